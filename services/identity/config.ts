@@ -1,0 +1,45 @@
+import { ConfigError, commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+
+export const IDENTITY_PORT = 8001;
+
+export const identitySettings = {
+  ...commonSettings('identity', IDENTITY_PORT),
+  publicUrl: setting(
+    'PUBLIC_URL',
+    parse.url(),
+    undefined,
+    'Base URL callers use to reach this service; tokens carry it as iss (default http://<HOST>:<PORT>).',
+  ),
+  tokenTtlSeconds: setting('TOKEN_TTL_SECONDS', parse.integer(30, 3600), '600', 'Lifetime of a minted service token in seconds (30-3600).'),
+  keyRotationDays: setting('KEY_ROTATION_DAYS', parse.integer(1, 365), '30', 'Days a signing key signs before a new one replaces it.'),
+  serviceTokens: setting(
+    'SERVICE_TOKENS',
+    parse.list(),
+    '',
+    'Registered services as comma-separated name=token pairs, e.g. repohost-api=<token>; they may resolve platform credentials.',
+  ),
+  platformUrl: setting(
+    'PLATFORM_URL',
+    parse.url(),
+    'https://api.github.com',
+    'API base URL of the code-hosting platform, used to mint app-installation tokens.',
+  ),
+  bodyLimit: setting('BODY_LIMIT', parse.text(), '64kb', 'Largest JSON body accepted.'),
+};
+
+export type IdentityConfig = ReturnType<typeof loadIdentityConfig>;
+
+export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env) {
+  const c = loadConfig('IDENTITY_', identitySettings, env);
+  const services = new Map<string, string>();
+  for (const pair of c.serviceTokens) {
+    const eq = pair.indexOf('=');
+    const name = pair.slice(0, eq).trim();
+    const token = pair.slice(eq + 1).trim();
+    if (eq <= 0 || token.length < 16) {
+      throw new ConfigError('IDENTITY_SERVICE_TOKENS must be name=token pairs with tokens of at least 16 characters.');
+    }
+    services.set(name, token);
+  }
+  return { ...c, services };
+}

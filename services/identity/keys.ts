@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+
+const ALG = 'ES256';
+
+interface StoredKey {
+  kid: string;
+  alg: string;
+  privateJwk: JWK;
+  publicJwk: JWK;
+  createdAt: string;
+  /** When a newer key took over; the public half stays published until tokens it signed have expired. */
+  retiredAt: string | null;
+}
+
+/** Writes a file readable by its owner only, atomically (a crash leaves the old file or the new one). */
+export function writePrivateFile(file: string, data: string | Buffer): void {
+  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, data, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+/**
+ * The signing keys, kept in `<data>/keys/signing-keys.json` with owner-only permissions. The newest
+ * key signs; older ones are published until every token they signed has expired, then dropped.
+ */
+export class SigningKeys {
+  private readonly file: string;
+  private keys: StoredKey[] = [];
+  private loadedMtime = 0;
+
+  constructor(
+    keysDir: string,
+    private readonly tokenTtlSeconds: number,
+    private readonly rotationDays: number,
+  ) {
+    mkdirSync(keysDir, { recursive: true, mode: 0o700 });
+    chmodSync(keysDir, 0o700);
+    this.file = join(keysDir, 'signing-keys.json');
+  }
+
+  /** Loads the keys, creating the first on first run and rotating when the active one is due. */
+  async prepare(now = new Date()): Promise<void> {
+    this.reloadIfChanged();
+    const active = this.active();
+    const due = active && now.getTime() - Date.parse(active.createdAt) > this.rotationDays * 86_400_000;
+    if (!active || due) await this.rotate(now);
+    else this.prune(now);
+  }
+
+  /** Makes a new signing key; the old one stays published until its tokens have expired. */
+  async rotate(now = new Date()): Promise<string> {
+    this.reloadIfChanged();
+    const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
+    const kid = randomBytes(12).toString('base64url');
+    const fresh: StoredKey = {
+      kid,
+      alg: ALG,
+      privateJwk: { ...(await exportJWK(privateKey)), kid, alg: ALG },
+      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' },
+      createdAt: now.toISOString(),
+      retiredAt: null,
+    };
+    for (const k of this.keys) k.retiredAt ??= now.toISOString();
+    this.keys.push(fresh);
+    this.prune(now);
+    this.save();
+    return kid;
+  }
+
+  /** The public key set: the active key and retired keys whose tokens may still be valid. */
+  publicSet(now = new Date()): { keys: JWK[] } {
+    this.reloadIfChanged();
+    return { keys: this.keys.filter((k) => this.stillPublished(k, now)).map((k) => k.publicJwk) };
+  }
+
+  async sign(claims: { sub: string; aud: string; iss: string }, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
+    this.reloadIfChanged();
+    const key = this.active();
+    if (!key) throw new Error('no signing key');
+    const iat = Math.floor(now.getTime() / 1000);
+    const exp = iat + this.tokenTtlSeconds;
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+      .setIssuer(claims.iss)
+      .setSubject(claims.sub)
+      .setAudience(claims.aud)
+      .setIssuedAt(iat)
+      .setNotBefore(iat)
+      .setExpirationTime(exp)
+      .setJti(randomBytes(12).toString('base64url'))
+      .sign(await importJWK(key.privateJwk, key.alg));
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+
+  get ready(): boolean {
+    return this.active() !== undefined;
+  }
+
+  private active(): StoredKey | undefined {
+    return this.keys.find((k) => k.retiredAt === null);
+  }
+
+  private stillPublished(k: StoredKey, now: Date): boolean {
+    if (k.retiredAt === null) return true;
+    // Keep publishing past the last token's expiry, plus the verifiers' clock skew.
+    return now.getTime() < Date.parse(k.retiredAt) + (this.tokenTtlSeconds + 300) * 1000;
+  }
+
+  private prune(now: Date): void {
+    const before = this.keys.length;
+    this.keys = this.keys.filter((k) => this.stillPublished(k, now));
+    if (this.keys.length !== before) this.save();
+  }
+
+  private reloadIfChanged(): void {
+    if (!existsSync(this.file)) return;
+    const mtime = statSync(this.file).mtimeMs;
+    if (mtime === this.loadedMtime) return;
+    this.keys = JSON.parse(readFileSync(this.file, 'utf8')) as StoredKey[];
+    this.loadedMtime = mtime;
+  }
+
+  private save(): void {
+    writePrivateFile(this.file, JSON.stringify(this.keys, null, 2));
+    this.loadedMtime = statSync(this.file).mtimeMs;
+  }
+}

@@ -1,0 +1,67 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApp } from '../kit/app.ts';
+import { createLogger, type Logger } from '../kit/logger.ts';
+import { mountProbes } from '../kit/probes.ts';
+import { listen, type RunningService } from '../kit/server.ts';
+import { databaseAnswers, openDatabase } from '../kit/sqlite.ts';
+import { Accounts } from './accounts.ts';
+import { loadIdentityConfig } from './config.ts';
+import { Connections } from './connections.ts';
+import { SigningKeys, writePrivateFile } from './keys.ts';
+import { identityApi } from './routes.ts';
+import { identityMigrations, type IdentityDatabase } from './schema.ts';
+
+export const LOCAL_ACCOUNT = 'local';
+/** The local account's session credential, for the desktop shell; owner-only, in the data folder. */
+export const LOCAL_SESSION_FILE = 'local-session';
+
+export function openIdentityStore(dataDir: string, config: { tokenTtlSeconds: number; keyRotationDays: number; platformUrl: string }) {
+  const database = openDatabase<IdentityDatabase>(join(dataDir, 'identity.db'), identityMigrations);
+  const keys = new SigningKeys(join(dataDir, 'keys'), config.tokenTtlSeconds, config.keyRotationDays);
+  const accounts = new Accounts(database.db);
+  const connections = new Connections(database.db, join(dataDir, 'keys', 'connections.key'), config.platformUrl);
+  return { database, keys, accounts, connections };
+}
+
+/** Starts the identity service from its environment; the same call serves tests, headless and the desktop app. */
+export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService> {
+  const config = loadIdentityConfig(env);
+  const log = logger ?? createLogger('identity', config.logLevel);
+  const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
+  await keys.prepare();
+  if ((await accounts.count()) === 0 || !existsSync(join(config.dataDir, LOCAL_SESSION_FILE))) {
+    const credential = (await accounts.count()) === 0 ? (await accounts.add(LOCAL_ACCOUNT)).credential : await accounts.addSession(LOCAL_ACCOUNT);
+    writePrivateFile(join(config.dataDir, LOCAL_SESSION_FILE), `${credential}\n`);
+    log.info('local account ready; its session credential is in the data folder');
+  }
+  let issuer = config.publicUrl ?? '';
+  const api = identityApi({ issuer: () => issuer, keys, accounts, connections, services: config.services, tokenTtlSeconds: config.tokenTtlSeconds });
+  const app = createApp({
+    logger: log,
+    api,
+    bodyLimit: config.bodyLimit,
+    extraRoutes: (a) =>
+      mountProbes(
+        a,
+        { database: () => databaseAnswers(database.sqlite), keys: () => keys.ready },
+        { database: 'the database does not answer', keys: 'no signing key is loaded' },
+      ),
+  });
+  const rotation = setInterval(() => {
+    keys.prepare().catch((err: unknown) => log.error({ err }, 'key rotation failed'));
+  }, 3_600_000);
+  rotation.unref();
+  const running = await listen({
+    app,
+    host: config.host,
+    port: config.port,
+    logger: log,
+    onClose: async () => {
+      clearInterval(rotation);
+      await database.close();
+    },
+  });
+  issuer ||= running.url;
+  return running;
+}

@@ -1,0 +1,198 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
+import type { Principal } from './auth.ts';
+
+/** Anything that turns an Authorization header into a principal or throws a 401 problem. */
+export interface CallerVerifier {
+  verify(authorization: string | undefined): Promise<Principal>;
+}
+import { Problem, problem } from './problem.ts';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface Reply<T = unknown> {
+  status?: number;
+  body?: T;
+  headers?: Record<string, string>;
+}
+
+export interface RouteContext<P, Q, B, H> {
+  params: P;
+  query: Q;
+  body: B;
+  headers: H;
+  /** The verified caller; present on every route declared with `auth: true`. */
+  principal: Principal;
+  req: Request;
+  res: Response;
+}
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, H extends AnyObject> {
+  method: Method;
+  /** OpenAPI-style path: `/v1/personas/{profile}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** Require a verified bearer token (default true). */
+  auth?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  headers?: H;
+  /** The success responses; every answer's body is parsed through its schema, so no member outside it leaves. */
+  responses: Record<number, ResponseSpec>;
+  /** Problem responses this route may answer, documented as problem+json. */
+  problems?: number[];
+  handler: (ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>, z.infer<H>>) => Promise<Reply> | Reply;
+}
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().meta({ description: 'What went wrong and what to do about it.' }),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details.' });
+
+const PROBLEM_TEXT: Record<number, string> = {
+  400: 'Malformed request (for example JSON that does not parse).',
+  401: 'Missing or invalid bearer token.',
+  403: 'Refused.',
+  404: 'No such resource for this caller.',
+  409: 'Conflicts with the current state.',
+  413: 'Body or value over a size limit.',
+  415: 'Body is not JSON.',
+  422: 'A member is missing or invalid; the detail names it.',
+  429: 'Rate limited; see Retry-After.',
+  502: 'An upstream answered with an error.',
+  503: 'Not ready; the detail says what is missing.',
+};
+
+/**
+ * One service's HTTP contract: each route is declared once, with zod schemas that both validate the
+ * request and produce `/openapi.json`. Handlers receive parsed input and return a reply; they never
+ * write error bodies themselves.
+ */
+export class Api {
+  readonly registry = new OpenAPIRegistry();
+  readonly router: Router = express.Router();
+  private readonly operationIds = new Set<string>();
+
+  constructor(
+    private readonly info: { title: string; version: string; description: string },
+    private readonly verifier?: CallerVerifier,
+  ) {
+    this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  }
+
+  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, H extends AnyObject>(spec: RouteSpec<P, Q, B, H>): void {
+    if (this.operationIds.has(spec.operationId)) throw new Error(`operation id ${spec.operationId} declared twice`);
+    this.operationIds.add(spec.operationId);
+    const auth = spec.auth ?? true;
+    if (auth && !this.verifier) throw new Error(`route ${spec.operationId} needs a token verifier`);
+
+    const responses: Record<string, object> = {};
+    for (const [status, r] of Object.entries(spec.responses)) {
+      responses[status] = r.schema
+        ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
+        : { description: r.description };
+    }
+    const problemStatuses = new Set([...(spec.problems ?? []), ...(auth ? [401] : []), ...(spec.body ? [400, 413, 415, 422] : [])]);
+    if (spec.params || spec.query) problemStatuses.add(422);
+    for (const status of [...problemStatuses].sort()) {
+      responses[String(status)] = {
+        description: PROBLEM_TEXT[status] ?? 'Problem.',
+        content: { 'application/problem+json': { schema: ProblemSchema } },
+      };
+    }
+    this.registry.registerPath({
+      method: spec.method,
+      path: spec.path,
+      operationId: spec.operationId,
+      summary: spec.summary,
+      description: spec.description,
+      tags: spec.tags,
+      security: auth ? [{ bearer: [] }] : [],
+      request: {
+        params: spec.params,
+        query: spec.query,
+        headers: spec.headers,
+        body: spec.body ? { content: { 'application/json': { schema: spec.body } }, required: true } : undefined,
+      },
+      responses,
+    });
+
+    const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    const handler = async (req: Request, res: Response) => {
+      const principal = auth ? await this.verifier!.verify(req.get('authorization')) : (undefined as unknown as Principal);
+      if (spec.body && !req.is('application/json')) {
+        throw problem.unsupportedMedia('Send the body as JSON with "Content-Type: application/json".');
+      }
+      const params = parseInput(spec.params, req.params, 'path');
+      const query = parseInput(spec.query, req.query, 'query');
+      const headers = parseInput(spec.headers, req.headers, 'header');
+      const body = spec.body ? parseInput(spec.body, req.body, 'body') : undefined;
+      const reply = await spec.handler({ params, query, headers, body, principal, req, res } as RouteContext<
+        z.infer<P>,
+        z.infer<Q>,
+        z.infer<B>,
+        z.infer<H>
+      >);
+      if (res.headersSent) return;
+      const status = reply.status ?? 200;
+      if (reply.headers) res.set(reply.headers);
+      if (reply.body === undefined) {
+        res.status(status).end();
+        return;
+      }
+      const schema = spec.responses[status]?.schema;
+      res.status(status).json(schema ? schema.parse(reply.body) : reply.body);
+    };
+    this.router[spec.method](expressPath, (req: Request, res: Response, next: NextFunction) => {
+      handler(req, res).catch(next);
+    });
+  }
+
+  /** The OpenAPI 3.1 document of every declared route. */
+  document(servers: { url: string }[] = []): object {
+    return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: this.info,
+      servers,
+    });
+  }
+}
+
+function parseInput<S extends z.ZodType | undefined>(schema: S, input: unknown, where: string): unknown {
+  if (!schema) return {};
+  const parsed = schema.safeParse(input ?? {});
+  if (parsed.success) return parsed.data;
+  throw problem.unprocessable(describeIssues(parsed.error, where), {
+    errors: parsed.error.issues.map((i) => ({ location: where, member: memberPath(i.path), message: i.message })),
+  });
+}
+
+function memberPath(path: readonly PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.') || '(whole)';
+}
+
+/** "body.value_type: expected ..." – names the member and never echoes the value sent. */
+export function describeIssues(error: z.ZodError, where: string): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${where} member ${memberPath(i.path)}: ${i.message}`)
+    .join('; ')
+    .concat('. Correct it and send the request again.');
+}
+
+export { Problem };

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Api } from './api.ts';
+import { errorSummary, type Logger } from './logger.ts';
+import { Problem, problem } from './problem.ts';
+
+export interface AppOptions {
+  logger: Logger;
+  /** The service's routes; its OpenAPI document is served at /openapi.json and browsable at /docs. */
+  api?: Api;
+  /** Largest JSON body accepted, e.g. "1mb". */
+  bodyLimit?: string;
+  /** How an error reaches the caller; problem+json unless a service's spec fixes another envelope. */
+  renderError?: (res: Response, problem: Problem) => void;
+  /** Routes that sit outside the Api (probes, streams); mounted before the API router. */
+  extraRoutes?: (app: Express) => void;
+}
+
+/**
+ * The Express app every service builds: JSON bodies with a limit, one log line per request (method,
+ * path without query, status, time; never headers or bodies), 404 for unknown routes, and one error
+ * handler that turns everything into a problem whose detail says what to fix.
+ */
+export function createApp(options: AppOptions): Express {
+  const { logger } = options;
+  const renderError = options.renderError ?? renderProblem;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    const id = randomUUID();
+    res.locals.requestId = id;
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const line = { req_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 100) / 100 };
+      if (res.statusCode >= 500) logger.error(line, 'request');
+      else if (res.statusCode >= 400) logger.warn({ ...line, refusal: res.locals.refusal }, 'request refused');
+      else logger.info(line, 'request');
+    });
+    next();
+  });
+
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
+
+  options.extraRoutes?.(app);
+
+  if (options.api) {
+    const api = options.api;
+    let doc: object | undefined;
+    app.get('/openapi.json', (req, res) => {
+      doc ??= api.document([{ url: `${req.protocol}://${req.get('host')}` }]);
+      res.json(doc);
+    });
+    mountDocs(app);
+    app.use(api.router);
+  }
+
+  app.use((req) => {
+    throw problem.notFound(`There is no route ${req.method} ${req.path}; see /openapi.json for the routes this service offers.`);
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const p = toProblem(err);
+    if (p.status >= 500 && !(err instanceof Problem)) logger.error({ err: errorSummary(err), path: req.path }, 'unexpected error');
+    res.locals.refusal = p.title;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    renderError(res, p);
+  });
+  return app;
+}
+
+export function renderProblem(res: Response, p: Problem): void {
+  if (p.extra.headers) res.set(p.extra.headers);
+  res.status(p.status).type('application/problem+json').send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
+}
+
+/** Maps body-parser and unexpected errors to problems; never exposes a stack or an internal message. */
+export function toProblem(err: unknown): Problem {
+  if (err instanceof Problem) return err;
+  const e = err as { type?: string; status?: number; limit?: number };
+  if (e?.type === 'entity.parse.failed') return problem.badRequest('The body is not valid JSON; check its syntax.');
+  if (e?.type === 'entity.too.large') {
+    return problem.tooLarge(`The body is larger than the ${e.limit ?? ''} bytes this service accepts; send less.`.replace('  ', ' '));
+  }
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    return problem.unsupportedMedia('Send the body as UTF-8 JSON.');
+  }
+  if (e?.status === 400 || e?.type === 'request.aborted') return problem.badRequest('The request could not be read; send it again.');
+  return new Problem(500, 'Internal Server Error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
+}
+
+const require = createRequire(import.meta.url);
+
+/** Interactive docs from swagger-ui-dist's files on disk, so they work offline and under a strict CSP. */
+function mountDocs(app: Express): void {
+  const assets = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>API docs</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head><body><div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body></html>`;
+  const csp = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'";
+  app.get(['/docs', '/docs/'], (_req, res) => {
+    res.set('Content-Security-Policy', csp).type('html').send(page);
+  });
+  app.get('/docs/init.js', (_req, res) => {
+    res.type('application/javascript').send("window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });");
+  });
+  app.use('/docs/assets', express.static(assets, { index: false, maxAge: '1h' }));
+}

@@ -1,0 +1,109 @@
+import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
+import { problem } from './problem.ts';
+
+/** Who made a request: the account (`sub`) and the audience the token was minted for. */
+export interface Principal {
+  readonly account: string;
+  readonly audience: string;
+  /** The verified bearer token itself, for services that must present it onward (the gateway). */
+  readonly token: string;
+}
+
+export interface TokenVerifierOptions {
+  /** The identity service's base URL; tokens must carry exactly this as `iss`. */
+  identityUrl: string;
+  /** The one audience this service accepts. */
+  audience: string;
+  /** Seconds of clock skew tolerated on `exp` and `nbf`. */
+  clockToleranceSeconds?: number;
+}
+
+/** Asymmetric algorithms only: never `none`, never an HMAC that could be keyed with a public key. */
+export const ALLOWED_ALGORITHMS = ['ES256', 'EdDSA', 'RS256', 'PS256'];
+
+export interface TokenVerifier {
+  verify(authorization: string | undefined): Promise<Principal>;
+  /** True when the identity service's keys are at hand (cached or fetched now). */
+  keysAvailable(): Promise<boolean>;
+  /** How many times the key set was fetched: a warm cache fetches once, not per request. */
+  readonly keySetFetches: number;
+}
+
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const issuer = options.identityUrl.replace(/\/+$/, '');
+  let fetches = 0;
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), {
+    cacheMaxAge: 10 * 60_000,
+    cooldownDuration: 5_000,
+    timeoutDuration: 3_000,
+    [customFetch]: (url, init) => {
+      fetches += 1;
+      return fetch(url, init);
+    },
+  });
+
+  async function verify(authorization: string | undefined): Promise<Principal> {
+    const match = /^Bearer ([A-Za-z0-9_.~+/=-]+)$/.exec(authorization ?? '');
+    if (!match?.[1]) {
+      throw problem.unauthorized(
+        `Send a token from the identity service as "Authorization: Bearer <token>", minted for the audience "${options.audience}".`,
+      );
+    }
+    const token = match[1];
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, jwks, {
+        issuer,
+        audience: options.audience,
+        algorithms: ALLOWED_ALGORITHMS,
+        clockTolerance: options.clockToleranceSeconds ?? 30,
+        requiredClaims: ['sub', 'exp'],
+      }));
+    } catch (err) {
+      throw problem.unauthorized(describeRejection(err, options.audience, issuer));
+    }
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    if (aud.length !== 1 || aud[0] !== options.audience) {
+      throw problem.unauthorized(`The token must be minted for exactly the audience "${options.audience}"; ask the identity service for one.`);
+    }
+    if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
+      throw problem.unauthorized('The token names no account (sub); ask the identity service for a new one.');
+    }
+    return { account: payload.sub, audience: options.audience, token };
+  }
+
+  async function keysAvailable(): Promise<boolean> {
+    if (jwks.jwks() && jwks.fresh) return true;
+    try {
+      await jwks.reload();
+      return true;
+    } catch {
+      return jwks.jwks() !== undefined;
+    }
+  }
+
+  return {
+    verify,
+    keysAvailable,
+    get keySetFetches() {
+      return fetches;
+    },
+  };
+}
+
+function describeRejection(err: unknown, audience: string, issuer: string): string {
+  if (err instanceof errors.JWTExpired) return 'The token has expired; ask the identity service for a new one.';
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'aud') return `The token is for another audience; ask the identity service for one minted for "${audience}".`;
+    if (err.claim === 'iss') return `The token was not issued by the identity service at ${issuer}; ask that service for one.`;
+    if (err.claim === 'nbf') return 'The token is not valid yet (nbf is in the future); check the clock or ask for a new token.';
+    if (err.claim === 'sub' || err.claim === 'exp') return `The token lacks the ${err.claim} claim; ask the identity service for a new one.`;
+    return 'The token\u2019s claims are not acceptable; ask the identity service for a new one.';
+  }
+  if (err instanceof errors.JWKSNoMatchingKey) return 'The token was signed with a key the identity service does not publish; ask it for a new token.';
+  if (err instanceof errors.JWKSTimeout || (err instanceof Error && err.name === 'TypeError')) {
+    return 'The identity service\u2019s keys could not be fetched, so no token can be checked now; make sure the identity service is running.';
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'The token\u2019s signing algorithm is not accepted; ask the identity service for a new one.';
+  return 'The token is not valid; ask the identity service for a new one.';
+}

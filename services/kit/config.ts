@@ -1,0 +1,98 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/** One environment variable a service reads: its name without the prefix, how to parse it, its default. */
+export interface Setting<T> {
+  readonly name: string;
+  readonly schema: z.ZodType<T>;
+  /** Default as the variable's text; undefined means the variable is optional and absent gives undefined. */
+  readonly fallback: string | undefined;
+  readonly description: string;
+}
+
+export function setting<T>(name: string, schema: z.ZodType<T>, fallback: string | undefined, description: string): Setting<T> {
+  return { name, schema, fallback, description };
+}
+
+type Values<S extends Record<string, Setting<unknown>>> = { readonly [K in keyof S]: S[K] extends Setting<infer V> ? V : never };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads every `<prefix><NAME>` variable once, at start. An unknown name with the prefix stops startup
+ * (a typo would otherwise silently fall back to a default), and so does a value that does not parse.
+ */
+export function loadConfig<S extends Record<string, Setting<unknown>>>(
+  prefix: string,
+  settings: S,
+  env: NodeJS.ProcessEnv = process.env,
+): Values<S> {
+  const known = new Set(Object.values(settings).map((s) => prefix + s.name));
+  const unknown = Object.keys(env).filter((name) => name.startsWith(prefix) && !known.has(name)).sort();
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `Unknown setting ${unknown.join(', ')}: no setting of this service has that name. ` +
+        `Remove it or correct its spelling; known settings are ${[...known].sort().join(', ')}.`,
+    );
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(settings)) {
+    const name = prefix + s.name;
+    const raw = env[name] === undefined || env[name] === '' ? s.fallback : env[name];
+    if (raw === undefined) {
+      out[key] = undefined;
+      continue;
+    }
+    const parsed = s.schema.safeParse(raw);
+    if (!parsed.success) {
+      const why = parsed.error.issues.map((i) => i.message).join('; ');
+      throw new ConfigError(`Setting ${name} is not valid (${why}). ${s.description}`);
+    }
+    out[key] = parsed.data;
+  }
+  return out as Values<S>;
+}
+
+/** Parsers for the kinds of value settings hold; each takes the variable's text. */
+export const parse = {
+  text: () => z.string().min(1),
+  port: () => z.coerce.number().int('must be a whole number').min(0).max(65535, 'must be a port number 0-65535'),
+  integer: (min: number, max: number) => z.coerce.number().int('must be a whole number').min(min).max(max),
+  url: () =>
+    z
+      .string()
+      .url('must be an absolute URL such as http://127.0.0.1:8001')
+      .transform((u) => u.replace(/\/+$/, '')),
+  boolean: () =>
+    z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => ['true', '1', 'yes'].includes(v)),
+  list: () => z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  loopbackHost: () =>
+    z.string().refine(isLoopbackHost, 'must be a loopback address (127.0.0.1, ::1 or localhost); these services never listen beyond this machine'),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+};
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** The per-user folder the desktop app keeps its state in; headless uses the same by default. */
+export function appDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const home = homedir();
+  if (process.platform === 'darwin') return join(home, 'Library', 'Application Support', 'hub-services');
+  if (process.platform === 'win32') return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'hub-services');
+  return join(env.XDG_DATA_HOME ?? join(home, '.local', 'share'), 'hub-services');
+}
+
+/** HOST, PORT, DATA_DIR and LOG_LEVEL, which every service reads. */
+export function commonSettings(service: string, defaultPort: number) {
+  return {
+    host: setting('HOST', parse.loopbackHost(), '127.0.0.1', 'Address to listen on; loopback only.'),
+    port: setting('PORT', parse.port(), String(defaultPort), `Port to listen on (default ${defaultPort}).`),
+    dataDir: setting('DATA_DIR', parse.text(), join(appDataDir(), service), 'Folder holding this service\u2019s state.'),
+    logLevel: setting('LOG_LEVEL', parse.logLevel(), 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The one error type of the services: an RFC 9457 problem. `detail` always says what to do about it.
+ * Thrown anywhere, rendered once by the app's error handler; never carries a stack to the caller.
+ */
+export class Problem extends Error {
+  override name = 'Problem';
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly extra: { type?: string; headers?: Record<string, string>; members?: Record<string, unknown> } = {},
+  ) {
+    super(`${status} ${title}: ${detail}`);
+  }
+
+  toJSON(instance?: string): Record<string, unknown> {
+    return {
+      type: this.extra.type ?? 'about:blank',
+      title: this.title,
+      status: this.status,
+      detail: this.detail,
+      ...(instance ? { instance } : {}),
+      ...(this.extra.members ?? {}),
+    };
+  }
+}
+
+export const problem = {
+  badRequest: (detail: string, members?: Record<string, unknown>) => new Problem(400, 'Bad Request', detail, { members }),
+  unauthorized: (detail: string) =>
+    new Problem(401, 'Unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } }),
+  forbidden: (detail: string) => new Problem(403, 'Forbidden', detail),
+  notFound: (detail: string) => new Problem(404, 'Not Found', detail),
+  conflict: (detail: string, members?: Record<string, unknown>) => new Problem(409, 'Conflict', detail, { members }),
+  tooLarge: (detail: string) => new Problem(413, 'Content Too Large', detail),
+  unsupportedMedia: (detail: string) => new Problem(415, 'Unsupported Media Type', detail),
+  unprocessable: (detail: string, members?: Record<string, unknown>) => new Problem(422, 'Unprocessable Content', detail, { members }),
+  tooMany: (detail: string, retryAfterSeconds: string) =>
+    new Problem(429, 'Too Many Requests', detail, { headers: { 'Retry-After': retryAfterSeconds } }),
+  unavailable: (detail: string) => new Problem(503, 'Service Unavailable', detail),
+  badGateway: (detail: string) => new Problem(502, 'Bad Gateway', detail),
+};
