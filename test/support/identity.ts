@@ -1,0 +1,57 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunningService } from '../../services/kit/server.ts';
+import { openIdentityStore, startIdentity, LOCAL_SESSION_FILE } from '../../services/identity/service.ts';
+
+export interface TestIdentity {
+  readonly url: string;
+  readonly dataDir: string;
+  /** Session credential of the local account made on first run. */
+  readonly localCredential: string;
+  /** Creates an account through the identity store and returns its session credential. */
+  addAccount(name: string): Promise<string>;
+  /** A token for `audience` minted over HTTP with a session credential. */
+  mint(credential: string, audience: string): Promise<string>;
+  readonly service: RunningService;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `${prefix}-`));
+}
+
+/** A real identity service on an ephemeral loopback port with its own data folder. */
+export async function startTestIdentity(extraEnv: Record<string, string> = {}): Promise<TestIdentity> {
+  const dataDir = tempDir('identity');
+  const env = { IDENTITY_DATA_DIR: dataDir, IDENTITY_PORT: '0', IDENTITY_LOG_LEVEL: 'silent', ...extraEnv };
+  const service = await startIdentity(env);
+  const localCredential = readFileSync(join(dataDir, LOCAL_SESSION_FILE), 'utf8').trim();
+  return {
+    url: service.url,
+    dataDir,
+    localCredential,
+    service,
+    async addAccount(name) {
+      const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
+      try {
+        return (await store.accounts.add(name)).credential;
+      } finally {
+        await store.database.close();
+      }
+    },
+    async mint(credential, audience) {
+      const res = await fetch(`${service.url}/v1/auth/service-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ audience }),
+      });
+      if (res.status !== 200) throw new Error(`mint failed: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { token: string }).token;
+    },
+    async close() {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
