@@ -14,3 +14,22 @@ export interface ConsoleApi {
   /** Validates the method name and params (zod) and answers; never throws, never returns a token. */
   call(request: ConsoleRequest): Promise<ConsoleResult>;
 }
+
+/**
+ * The headless console: serves the renderer build and the console API over HTTP on loopback, behind a
+ * per-launch secret that is part of the printed URL (as Jupyter does).
+ * Implemented in main/console/server.ts as `startConsoleServer(options): Promise<ConsoleServer>`;
+ * the API itself in main/console/api.ts as `createConsoleApi({ supervisor }): ConsoleApi`.
+ */
+export interface ConsoleServerOptions {
+  supervisor: import('../supervisor/types.ts').Supervisor;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+}
+
+export interface ConsoleServer {
+  /** The URL to open, secret included. */
+  readonly url: string;
+  close(): Promise<void>;
+}
