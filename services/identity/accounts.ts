@@ -18,11 +18,6 @@ const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export class Accounts {
   constructor(private readonly db: Kysely<IdentityDatabase>) {}
 
-  async count(): Promise<number> {
-    const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   /** Creates an account and its first session credential; the credential is returned once and stored hashed. */
   async add(name: string): Promise<{ id: string; credential: string }> {
     if (!NAME.test(name)) {

@@ -30,8 +30,9 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
   const log = logger ?? createLogger('identity', config.logLevel);
   const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
   await keys.prepare();
-  if ((await accounts.count()) === 0 || !existsSync(join(config.dataDir, LOCAL_SESSION_FILE))) {
-    const credential = (await accounts.count()) === 0 ? (await accounts.add(LOCAL_ACCOUNT)).credential : await accounts.addSession(LOCAL_ACCOUNT);
+  const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
+  if (!hasLocal || !existsSync(join(config.dataDir, LOCAL_SESSION_FILE))) {
+    const credential = hasLocal ? await accounts.addSession(LOCAL_ACCOUNT) : (await accounts.add(LOCAL_ACCOUNT)).credential;
     writePrivateFile(join(config.dataDir, LOCAL_SESSION_FILE), `${credential}\n`);
     log.info('local account ready; its session credential is in the data folder');
   }

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -7,8 +7,8 @@ export type { Logger };
  * token, secret, password, value, content or body are redacted wherever they appear, so a careless
  * log call cannot leak a credential, a field value or a note body.
  */
-export function createLogger(service: string, level = 'info'): Logger {
-  return pino({
+export function createLogger(service: string, level = 'info', destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name: service,
     level,
     base: { service },
@@ -33,7 +33,8 @@ export function createLogger(service: string, level = 'info'): Logger {
       censor: '[redacted]',
     },
     serializers: { err: errorSummary },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Errors are logged by name, code and message only: never a stack (it can carry values) nor a cause chain. */
