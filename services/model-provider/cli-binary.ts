@@ -1,0 +1,52 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+
+export type CliLocation = { found: true; path: string; source: 'setting' | 'PATH' | 'install location' } | { found: false; detail: string };
+
+const NAMES = process.platform === 'win32' ? ['claude.exe', 'claude.cmd', 'claude'] : ['claude'];
+
+function executable(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Where the CLI is usually installed when it is not on the service's PATH (a desktop app often gets a short PATH). */
+export function usualInstallLocations(env: NodeJS.ProcessEnv = process.env): string[] {
+  const home = env.HOME ?? homedir();
+  const dirs = [
+    join(home, '.claude', 'local'),
+    join(home, '.local', 'bin'),
+    join(home, '.npm-global', 'bin'),
+    join(home, '.bun', 'bin'),
+    join(home, '.volta', 'bin'),
+    '/usr/local/bin',
+    '/opt/homebrew/bin',
+    '/usr/bin',
+  ];
+  if (process.platform === 'win32' && env.APPDATA) dirs.push(join(env.APPDATA, 'npm'));
+  return dirs.flatMap((d) => NAMES.map((n) => join(d, n)));
+}
+
+/** MODELPROV_CLI_BINARY if set (a path, or a name looked up on PATH); otherwise PATH, then the usual install locations. */
+export function locateCli(configured: string | undefined, env: NodeJS.ProcessEnv = process.env): CliLocation {
+  const pathDirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  if (configured) {
+    if (configured.includes('/') || configured.includes('\\') || isAbsolute(configured)) {
+      const p = resolve(configured);
+      return executable(p)
+        ? { found: true, path: p, source: 'setting' }
+        : { found: false, detail: `MODELPROV_CLI_BINARY names ${p}, which is not an executable file.` };
+    }
+    for (const d of pathDirs) if (executable(join(d, configured))) return { found: true, path: join(d, configured), source: 'setting' };
+    return { found: false, detail: `MODELPROV_CLI_BINARY names "${configured}", which is not on PATH.` };
+  }
+  for (const d of pathDirs) for (const n of NAMES) if (executable(join(d, n))) return { found: true, path: join(d, n), source: 'PATH' };
+  for (const p of usualInstallLocations(env)) if (executable(p)) return { found: true, path: p, source: 'install location' };
+  return { found: false, detail: 'The CLI binary (claude) was found neither on PATH nor in the usual install locations.' };
+}

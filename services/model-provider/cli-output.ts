@@ -1,0 +1,122 @@
+import { providerError, ProviderError } from './errors.ts';
+import type { RunResult } from './cli-process.ts';
+
+/** What a run loaded, from its `system/init` event (and the hook events the CLI prints before it). */
+export interface Loaded {
+  tools: string[];
+  mcp_servers: string[];
+  hooks: string[];
+}
+
+export function loadedBy(init: Record<string, unknown>): Loaded {
+  const tools = Array.isArray(init.tools) ? init.tools.map(String) : [];
+  const mcp = Array.isArray(init.mcp_servers) ? init.mcp_servers.map((s) => String((s as { name?: unknown })?.name ?? s)) : [];
+  return { tools, mcp_servers: mcp, hooks: [] };
+}
+
+export const isInit = (e: Record<string, unknown>) => e.type === 'system' && e.subtype === 'init';
+export const isHook = (e: Record<string, unknown>) => e.type === 'system' && typeof e.subtype === 'string' && e.subtype.startsWith('hook_');
+
+/**
+ * A run is locked down when it loaded no tools and no MCP servers (and ran no hooks). A schema run
+ * is allowed exactly the StructuredOutput tool, which --json-schema itself adds.
+ */
+export function lockdownBreach(loaded: Loaded, structured: boolean): string | undefined {
+  const tools = loaded.tools.filter((t) => !(structured && t === 'StructuredOutput'));
+  const parts: string[] = [];
+  if (tools.length > 0) parts.push(`tools ${tools.join(', ')}`);
+  if (loaded.mcp_servers.length > 0) parts.push(`MCP servers ${loaded.mcp_servers.join(', ')}`);
+  if (loaded.hooks.length > 0) parts.push(`hooks ${loaded.hooks.join(', ')}`);
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+/** prompt_tokens counts everything the model read: fresh input plus cache reads plus cache writes. */
+export function usageOf(raw: unknown): Usage {
+  const u = (raw ?? {}) as Record<string, unknown>;
+  const n = (k: string) => (typeof u[k] === 'number' && Number.isFinite(u[k]) ? (u[k] as number) : 0);
+  const cacheRead = n('cache_read_input_tokens');
+  const prompt = n('input_tokens') + cacheRead + n('cache_creation_input_tokens');
+  const completion = n('output_tokens');
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cacheRead } };
+}
+
+export interface CliAnswer {
+  text: string;
+  structured: unknown;
+  usage: Usage;
+  /** The model answered with tool-call syntax (or tried to use a tool) instead of text. */
+  toolCall: boolean;
+}
+
+const AUTH_ERRORS = new Set(['authentication_failed', 'oauth_org_not_allowed']);
+const AUTH_TEXT = /^(Not logged in|Invalid API key|Please run \/login|Failed to authenticate|OAuth token expired|OAuth session expired)/i;
+const LIMIT_ERRORS = new Set(['rate_limit', 'billing_error']);
+
+/**
+ * Markup a model emits when it believes it can call tools; with no tools it is never a real answer.
+ * A reply counts when it opens with such a tag, or carries a function-call block anywhere.
+ */
+const TOOL_TAGS = '(?:antml:)?(?:function_calls|invoke|tool_use|tool_call|function_call|bash|read_file|write_file|execute_command|attempt_completion)';
+const OPENS_WITH_TOOL_TAG = new RegExp(`^\\s*(?:\`\`\`\\w*\\s*)?<${TOOL_TAGS}\\b`, 'i');
+const CALL_BLOCK = /<(?:antml:)?function_calls>|<(?:antml:)?invoke name=|"type"\s*:\s*"tool_use"/i;
+
+export function looksLikeToolCall(text: string): boolean {
+  return OPENS_WITH_TOOL_TAG.test(text) || CALL_BLOCK.test(text);
+}
+
+/**
+ * Reads a finished run. `is_error` (not `subtype`) says a run failed; a not-signed-in CLI says so with
+ * the assistant error `authentication_failed` and a result text starting "Not logged in".
+ */
+export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: number): CliAnswer {
+  if (run.end === 'spawn_failed') {
+    const code = run.spawnError?.code;
+    throw providerError.cliNotFound(
+      code === 'ENOENT' ? 'The CLI binary could not be started (not found).' : `The CLI binary could not be started (${code ?? 'spawn error'}).`,
+    );
+  }
+  if (run.end === 'timeout') throw providerError.timeout(timeoutSeconds);
+  if (run.end === 'shutdown') throw providerError.shuttingDown();
+  if (run.end === 'output_too_large') throw providerError.cliFailed('it printed more output than the service accepts (32 MiB).');
+
+  const assistantErrors = run.events.filter((e) => e.type === 'assistant' && typeof e.error === 'string').map((e) => e.error as string);
+  const result = [...run.events].reverse().find((e) => e.type === 'result');
+  const resultText = typeof result?.result === 'string' ? result.result : '';
+  if (assistantErrors.some((e) => AUTH_ERRORS.has(e)) || (result?.is_error === true && AUTH_TEXT.test(resultText))) {
+    throw providerError.notLoggedIn();
+  }
+  if (!result) {
+    const how = run.signal ? `it was ended by ${run.signal}` : `it exited with code ${run.exitCode ?? 'unknown'}`;
+    throw providerError.cliFailed(`${how} without a result.`);
+  }
+  const toolUseBlocks = run.events.some(
+    (e) =>
+      e.type === 'assistant' &&
+      Array.isArray((e.message as { content?: unknown })?.content) &&
+      ((e.message as { content: { type?: string; name?: string }[] }).content.some((b) => b.type === 'tool_use' && !(structured && b.name === 'StructuredOutput'))),
+  );
+  if (result.is_error === true || (typeof result.subtype === 'string' && result.subtype.startsWith('error'))) {
+    const why = (Array.isArray(result.errors) ? result.errors.join('; ') : resultText).slice(0, 200) || String(result.subtype);
+    if (assistantErrors.some((e) => LIMIT_ERRORS.has(e))) throw providerError.rateLimited(`${why}.`);
+    if (assistantErrors.includes('model_not_found')) {
+      throw new ProviderError(404, 'model_not_found', 'The signed-in account cannot use this model; choose another alias from GET /v1/models.', { param: 'model' });
+    }
+    // A plain run that ran out of its single turn was trying to use a tool.
+    if (!structured && result.subtype === 'error_max_turns') return { text: '', structured: undefined, usage: usageOf(result.usage), toolCall: true };
+    throw providerError.cliFailed(`${why}.`);
+  }
+  const text = resultText;
+  return {
+    text,
+    structured: result.structured_output,
+    usage: usageOf(result.usage),
+    toolCall: toolUseBlocks || (!structured && looksLikeToolCall(text)),
+  };
+}

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../kit/logger.ts';
+import type { CliLocation } from './cli-binary.ts';
+import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type CliAnswer, type Loaded, type Usage } from './cli-output.ts';
+import type { CliProcesses, RunResult } from './cli-process.ts';
+import { providerError, type ProviderError } from './errors.ts';
+import { cliArgs } from './invocation.ts';
+import type { Lockdown } from './lockdown.ts';
+import { isModelAlias, MODEL_ALIASES } from './models.ts';
+import { ClientGone, type RunSlots } from './run-slots.ts';
+import { translate, type CompletionRequest } from './translate.ts';
+
+export interface Completion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: [{ index: 0; message: { role: 'assistant'; content: string; refusal: null }; logprobs: null; finish_reason: 'stop' }];
+  usage: Usage;
+}
+
+export interface CompletionDeps {
+  processes: CliProcesses;
+  slots: RunSlots;
+  lockdown: Lockdown;
+  locate: () => CliLocation;
+  defaultModel: string;
+  systemPrompt: string;
+  timeoutSeconds: number;
+  logger: Logger;
+}
+
+/** The gate every completion passes before a CLI runs: lockdown proven, binary present. */
+function gate(deps: CompletionDeps): string {
+  const { lockdown } = deps;
+  if (lockdown.state === 'pending') {
+    void lockdown.ensureProbed();
+    throw providerError.notLockedDown('The startup lockdown probe has not finished yet; send the request again in a few seconds.', true);
+  }
+  const where = deps.locate();
+  if (!where.found) throw providerError.cliNotFound(where.detail);
+  if (lockdown.state === 'no_cli') {
+    // The binary appeared after startup: prove lockdown before the first call.
+    void lockdown.ensureProbed();
+    throw providerError.notLockedDown('The CLI was found only now; its lockdown probe is running. Send the request again in a few seconds.', true);
+  }
+  if (lockdown.state !== 'ok') throw providerError.notLockedDown(`Lockdown is not proven, so the CLI is not run: ${lockdown.detail}`, false);
+  return where.path;
+}
+
+/**
+ * One completion: translate, gate, wait for a run slot, run the CLI (once more if the reply is
+ * tool-call syntax), and shape the answer. Throws ProviderError for every refusal, ClientGone when
+ * the caller went away (its run's process group is then already being killed).
+ */
+export async function complete(deps: CompletionDeps, request: CompletionRequest, signal: AbortSignal): Promise<Completion> {
+  const model = request.model === undefined || request.model === '' ? deps.defaultModel : request.model;
+  if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
+  const { systemPrompt, prompt, jsonSchema } = translate(request, deps.systemPrompt);
+  const binary = gate(deps);
+  const structured = jsonSchema !== undefined;
+  const args = cliArgs({ model, systemPrompt, ...(jsonSchema ? { jsonSchema } : {}) });
+
+  const release = await deps.slots.acquire(signal);
+  let answer: CliAnswer;
+  try {
+    answer = await runOnce(deps, binary, args, prompt, structured, signal);
+    if (answer.toolCall) {
+      deps.logger.warn({ model }, 'reply was tool-call syntax; asking once more');
+      answer = await runOnce(deps, binary, args, prompt, structured, signal);
+      if (answer.toolCall) throw providerError.toolCallReply();
+    }
+  } finally {
+    release();
+  }
+  deps.lockdown.login = 'signed_in';
+
+  let content: string;
+  if (structured) {
+    if (answer.structured === undefined || answer.structured === null) {
+      throw providerError.cliFailed('it finished without a structured answer for the JSON schema.');
+    }
+    content = JSON.stringify(answer.structured);
+  } else {
+    if (answer.text.trim() === '') throw providerError.emptyReply();
+    content = answer.text;
+  }
+  return {
+    id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: answer.usage,
+  };
+}
+
+async function runOnce(deps: CompletionDeps, binary: string, args: string[], prompt: string, structured: boolean, signal: AbortSignal): Promise<CliAnswer> {
+  const hooks: string[] = [];
+  let breach: { loaded: Loaded; what: string } | undefined;
+  let run: RunResult;
+  run = await deps.processes.run(binary, args, prompt, {
+    timeoutMs: deps.timeoutSeconds * 1000,
+    signal,
+    onEvent: (event) => {
+      if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+      if (isInit(event) && !breach) {
+        const loaded = { ...loadedBy(event), hooks: [...new Set(hooks)] };
+        const what = lockdownBreach(loaded, structured);
+        if (what) {
+          breach = { loaded, what };
+          return 'stop';
+        }
+      }
+    },
+  });
+  if (breach) {
+    deps.lockdown.breached(breach.loaded, breach.what);
+    throw providerError.notLockedDown(`This run loaded ${breach.what}; it was stopped before answering. ${deps.lockdown.detail}`, false);
+  }
+  if (run.end === 'aborted') throw new ClientGone('client went away during the run');
+  try {
+    return readAnswer(run, structured, deps.timeoutSeconds);
+  } catch (err) {
+    const e = err as ProviderError;
+    if (e.code === 'not_logged_in') deps.lockdown.login = 'not_signed_in';
+    if (e.code === 'cli_failed' || e.code === 'timeout') {
+      deps.logger.warn({ code: e.code, end: run.end, exitCode: run.exitCode, signal: run.signal, stderr: run.stderr.slice(0, 500) }, 'CLI run failed');
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,37 @@
+import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+import { MODEL_ALIASES } from './models.ts';
+
+export const MODEL_PROVIDER_PORT = 8127;
+
+export const modelProviderSettings = {
+  ...commonSettings('model-provider', MODEL_PROVIDER_PORT),
+  cliBinary: setting(
+    'CLI_BINARY',
+    parse.text(),
+    undefined,
+    'Path of the CLI binary (or a name looked up on PATH); without it PATH is searched, then the usual global install locations.',
+  ),
+  defaultModel: setting(
+    'DEFAULT_MODEL',
+    parse.text().refine((m) => (MODEL_ALIASES as readonly string[]).includes(m), `must be one of ${MODEL_ALIASES.join(', ')}`),
+    'sonnet',
+    `Model alias used when a request names none; one of ${MODEL_ALIASES.join(', ')}.`,
+  ),
+  timeoutSeconds: setting('TIMEOUT_SECONDS', parse.integer(1, 3600), '300', 'Hard limit for one CLI run in seconds (1-3600); past it the run\u2019s process group is killed.'),
+  probeTimeoutSeconds: setting('PROBE_TIMEOUT_SECONDS', parse.integer(1, 120), '120', 'Hard limit for the startup lockdown probe in seconds (1-120).'),
+  maxConcurrent: setting('MAX_CONCURRENT', parse.integer(1, 16), '2', 'CLI runs at once (1-16); keep it small, parallel runs share one login.'),
+  maxQueue: setting('MAX_QUEUE', parse.integer(0, 1000), '16', 'Requests that may wait for a free run slot (0-1000); past it a request is refused with 429.'),
+  bodyLimit: setting('BODY_LIMIT', parse.text(), '4mb', 'Largest JSON body accepted.'),
+  systemPrompt: setting(
+    'SYSTEM_PROMPT',
+    parse.text(),
+    'You are a helpful assistant. You have no tools: answer directly in text.',
+    'System prompt used when a request carries no system message (the CLI\u2019s own agent prompt is never used).',
+  ),
+};
+
+export type ModelProviderConfig = ReturnType<typeof loadModelProviderConfig>;
+
+export function loadModelProviderConfig(env: NodeJS.ProcessEnv = process.env) {
+  return loadConfig('MODELPROV_', modelProviderSettings, env);
+}

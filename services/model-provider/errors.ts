@@ -1,0 +1,88 @@
+import type { Response } from 'express';
+
+/**
+ * The one error type of the provider, rendered in the chat-completions error envelope
+ * `{"error": {"message", "type", "param", "code"}}`. `message` always says what the caller can do.
+ * `retry` sets `x-should-retry`, which OpenAI clients obey instead of their status-based default
+ * (they retry 408, 409, 429 and 5xx): false where another attempt cannot help or costs a full run.
+ */
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly options: { type?: string; param?: string | null; retry?: boolean; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+  }
+
+  get type(): string {
+    return this.options.type ?? defaultType(this.status);
+  }
+
+  envelope() {
+    return { error: { message: this.message, type: this.type, param: this.options.param ?? null, code: this.code } };
+  }
+}
+
+function defaultType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 503) return 'service_unavailable_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+export function renderError(res: Response, err: ProviderError): void {
+  res.locals.refusal = err.code;
+  if (err.options.retry !== undefined) res.set('x-should-retry', String(err.options.retry));
+  if (err.options.retryAfterSeconds !== undefined) res.set('retry-after', String(err.options.retryAfterSeconds));
+  res.status(err.status).json(err.envelope());
+}
+
+/** Every code the service answers with, and its status; the README's table is the same list. */
+export const providerError = {
+  invalidRequest: (message: string, param: string | null) => new ProviderError(400, 'invalid_request', message, { param }),
+  toolsUnsupported: (param: string) =>
+    new ProviderError(
+      400,
+      'tools_unsupported',
+      'This provider runs the model with no tools and does not do function calling; send the request without tools, tool_choice, functions or tool messages.',
+      { param },
+    ),
+  modelNotFound: (model: string, known: readonly string[]) =>
+    new ProviderError(404, 'model_not_found', `The model "${model.slice(0, 60)}" is not offered here; use one of ${known.join(', ')} (see GET /v1/models).`, {
+      param: 'model',
+    }),
+  notLockedDown: (message: string, retry: boolean) => new ProviderError(503, 'not_locked_down', message, { retry, ...(retry ? { retryAfterSeconds: 2 } : {}) }),
+  emptyReply: () =>
+    new ProviderError(502, 'empty_reply', 'The CLI finished without any reply text; send the request again (an empty reply is never returned as an answer).'),
+  toolCallReply: () =>
+    new ProviderError(
+      502,
+      'tool_call_reply',
+      'The model answered with tool-call syntax twice although it has no tools; rephrase the request so that it asks for a plain answer.',
+    ),
+  notLoggedIn: () =>
+    new ProviderError(
+      401,
+      'not_logged_in',
+      'The CLI on this machine is not signed in; open a terminal, run the CLI once and sign in (/login), then send the request again.',
+    ),
+  cliNotFound: (why: string) => new ProviderError(503, 'cli_not_found', `${why} Install the CLI or set MODELPROV_CLI_BINARY to its path, then restart the service.`, { retry: false }),
+  cliFailed: (why: string) => new ProviderError(502, 'cli_failed', `The CLI run failed: ${why} Send the request again; if it keeps failing, see the service's log.`),
+  rateLimited: (why: string) => new ProviderError(429, 'rate_limited', `The CLI's account is rate- or usage-limited: ${why} Wait before sending more requests.`),
+  timeout: (seconds: number) =>
+    new ProviderError(504, 'timeout', `The CLI did not answer within ${seconds} s and was stopped; send a shorter request or raise MODELPROV_TIMEOUT_SECONDS.`, {
+      type: 'timeout_error',
+      retry: false,
+    }),
+  queueFull: (running: number, waiting: number) =>
+    new ProviderError(429, 'queue_full', `All ${running} CLI slots are busy and ${waiting} requests are already waiting; try again shortly.`, {
+      retryAfterSeconds: 1,
+    }),
+  shuttingDown: () => new ProviderError(503, 'shutting_down', 'The service is stopping; send the request again once it has restarted.'),
+};

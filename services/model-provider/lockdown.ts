@@ -1,0 +1,120 @@
+import type { Logger } from '../kit/logger.ts';
+import type { CliLocation } from './cli-binary.ts';
+import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type Loaded } from './cli-output.ts';
+import type { CliProcesses } from './cli-process.ts';
+import { ProviderError } from './errors.ts';
+import { cliArgs } from './invocation.ts';
+
+export type LockdownState = 'pending' | 'ok' | 'not_ok' | 'probe_failed' | 'no_cli';
+export type LoginState = 'signed_in' | 'not_signed_in' | 'unknown';
+
+export const PROBE_PROMPT = 'Reply with the single word: ready';
+
+/**
+ * The startup probe: the CLI runs once under exactly the flags of every call, and lockdown is ok only
+ * when its init event lists no tools and no MCP servers (and no hook ran). Until the probe has
+ * finished, and whenever it is not ok, completions are refused.
+ */
+export class Lockdown {
+  state: LockdownState = 'pending';
+  loaded: Loaded = { tools: [], mcp_servers: [], hooks: [] };
+  detail = 'The startup probe has not finished yet.';
+  probedAt: string | undefined;
+  login: LoginState = 'unknown';
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: {
+      processes: CliProcesses;
+      locate: () => CliLocation;
+      model: string;
+      systemPrompt: string;
+      timeoutSeconds: number;
+      logger: Logger;
+    },
+  ) {}
+
+  get ok(): boolean {
+    return this.state === 'ok';
+  }
+
+  /** Runs the probe unless one is running or has already run with a binary present. */
+  ensureProbed(): Promise<void> {
+    if (this.state !== 'pending' && this.state !== 'no_cli') return Promise.resolve();
+    this.running ??= this.probe().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /**
+   * A CLI that was not signed in may be signed in by now: readiness probes again, in the background and
+   * at most once a minute (a run that is not signed in costs no tokens; once signed in, probing stops).
+   */
+  recheckLogin(): void {
+    if (this.login !== 'not_signed_in' || this.running) return;
+    if (this.probedAt && Date.now() - Date.parse(this.probedAt) < 60_000) return;
+    this.running = this.probe().finally(() => (this.running = undefined));
+  }
+
+  /** A later run saw something loaded after all: lockdown is off until the service is restarted. */
+  breached(loaded: Loaded, breach: string): void {
+    this.state = 'not_ok';
+    this.loaded = loaded;
+    this.detail = `A CLI run loaded ${breach}; every completion is refused until that is removed from the CLI's configuration and the service restarted.`;
+    this.deps.logger.error({ lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks }, 'lockdown breached');
+  }
+
+  private async probe(): Promise<void> {
+    const { logger } = this.deps;
+    const where = this.deps.locate();
+    if (!where.found) {
+      this.state = 'no_cli';
+      this.detail = `Not probed: ${where.detail}`;
+      logger.warn({ lockdown: this.state }, 'lockdown probe skipped: no CLI binary');
+      return;
+    }
+    this.state = 'pending';
+    this.detail = 'The startup probe is running.';
+    const hooks: string[] = [];
+    let init: Loaded | undefined;
+    const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt }), PROBE_PROMPT, {
+      timeoutMs: this.deps.timeoutSeconds * 1000,
+      onEvent: (event) => {
+        if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+        if (isInit(event) && !init) {
+          init = { ...loadedBy(event), hooks: [...new Set(hooks)] };
+          if (lockdownBreach(init, false)) return 'stop';
+        }
+      },
+    });
+    this.probedAt = new Date().toISOString();
+    if (!init) {
+      this.state = 'probe_failed';
+      const how =
+        run.end === 'timeout'
+          ? `did not report what it loaded within ${this.deps.timeoutSeconds} s`
+          : run.end === 'spawn_failed'
+            ? `could not be started (${run.spawnError?.code ?? 'error'})`
+            : `exited (code ${run.exitCode ?? run.signal}) without reporting what it loaded`;
+      this.detail = `The probe run of ${where.path} ${how}; check the binary, then restart the service.`;
+      logger.error({ lockdown: this.state, end: run.end, exitCode: run.exitCode, stderr: run.stderr.slice(0, 500) }, 'lockdown probe failed');
+      return;
+    }
+    this.loaded = init;
+    const breach = lockdownBreach(init, false);
+    if (breach) {
+      this.state = 'not_ok';
+      this.detail = `The CLI loaded ${breach} although every call disables them; remove them from the CLI's configuration, then restart the service.`;
+      logger.error({ lockdown: this.state, tools: init.tools, mcp_servers: init.mcp_servers, hooks: init.hooks }, 'lockdown not ok');
+      return;
+    }
+    this.state = 'ok';
+    this.detail = 'The probe run loaded no tools, no MCP servers and no hooks.';
+    try {
+      readAnswer(run, false, this.deps.timeoutSeconds);
+      this.login = 'signed_in';
+    } catch (err) {
+      this.login = err instanceof ProviderError && err.code === 'not_logged_in' ? 'not_signed_in' : 'unknown';
+    }
+    logger.info({ lockdown: this.state, login: this.login, cli: where.path }, 'lockdown probe done');
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The four model aliases the service accepts. The CLI itself accepts any name (an unknown one only fails
+ * later, when signed in), so the service checks the alias. These four each name one model family in the
+ * CLI's 2.1.x alias list; compound aliases (default, best, opusplan, the [1m] variants) are left out
+ * because what they resolve to depends on the account.
+ */
+export const MODEL_ALIASES = ['sonnet', 'opus', 'haiku', 'fable'] as const;
+export type ModelAlias = (typeof MODEL_ALIASES)[number];
+
+export function isModelAlias(name: string): name is ModelAlias {
+  return (MODEL_ALIASES as readonly string[]).includes(name);
+}
+
+/** The model list in the chat-completions list shape. */
+export function modelList(created: number) {
+  return {
+    object: 'list' as const,
+    data: MODEL_ALIASES.map((id) => ({ id, object: 'model' as const, created, owned_by: 'local-cli' })),
+  };
+}

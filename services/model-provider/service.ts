@@ -1,0 +1,82 @@
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLogger, type Logger } from '../kit/logger.ts';
+import { listen, type RunningService } from '../kit/server.ts';
+import { createProviderApp } from './app.ts';
+import { locateCli } from './cli-binary.ts';
+import { CliProcesses } from './cli-process.ts';
+import { loadModelProviderConfig } from './config.ts';
+import { cliEnvironment } from './invocation.ts';
+import { Lockdown } from './lockdown.ts';
+import { RunSlots } from './run-slots.ts';
+
+const VERSION = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+/** The one fixed, empty working directory every CLI run gets; made afresh at each start. */
+export function prepareWorkDir(dataDir: string): string {
+  const dir = join(dataDir, 'empty-cwd');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/**
+ * Starts the chat-model provider from its environment; the same call serves tests, headless and the
+ * desktop app. The lockdown probe starts at once in the background; completions wait for it (503).
+ * close() stops accepting, kills every CLI run's process group and waits for them.
+ */
+export async function startModelProvider(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService & { lockdownProbed(): Promise<void> }> {
+  const config = loadModelProviderConfig(env);
+  const log = logger ?? createLogger('model-provider', config.logLevel);
+  const workDir = prepareWorkDir(config.dataDir);
+  const processes = new CliProcesses({ cwd: workDir, env: cliEnvironment(process.env) });
+  const locate = () => locateCli(config.cliBinary, process.env);
+  const lockdown = new Lockdown({
+    processes,
+    locate,
+    model: config.defaultModel,
+    systemPrompt: config.systemPrompt,
+    timeoutSeconds: config.probeTimeoutSeconds,
+    logger: log,
+  });
+  const slots = new RunSlots(config.maxConcurrent, config.maxQueue);
+  const app = createProviderApp({
+    processes,
+    slots,
+    lockdown,
+    locate,
+    defaultModel: config.defaultModel,
+    systemPrompt: config.systemPrompt,
+    timeoutSeconds: config.timeoutSeconds,
+    logger: log,
+    version: VERSION,
+    bodyLimit: config.bodyLimit,
+    startedAt: Math.floor(Date.now() / 1000),
+  });
+  let stopping = false;
+  const running = await listen({
+    app,
+    host: config.host,
+    port: config.port,
+    logger: log,
+    drainMs: 2_000,
+    onClose: async () => {
+      await processes.killAll();
+    },
+  });
+  const probe = lockdown.ensureProbed();
+  return {
+    url: running.url,
+    port: running.port,
+    lockdownProbed: () => probe,
+    async close() {
+      if (!stopping) {
+        stopping = true;
+        // Runs in flight die with the service: kill their groups first so their requests finish at once.
+        await processes.killAll();
+      }
+      await running.close();
+    },
+  };
+}

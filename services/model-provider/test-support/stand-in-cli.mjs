@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+/**
+ * A stand-in for the signed-in CLI in print mode, for tests and benchmarks. It replays the recorded
+ * 2.1.197 output shapes (stream-json: system/init, assistant, result) for signed-in answers, which
+ * cannot be recorded here. What it does is chosen by a marker in the prompt it reads from stdin:
+ *   (none)                     a text answer that names the prompt's size and hash
+ *   [stand-in:empty]           a successful result with empty text
+ *   [stand-in:crash]           an error on stderr, exit 1, no result
+ *   [stand-in:hang]            starts a child process, prints init, then never finishes
+ *   [stand-in:tool-call-once]  tool-call syntax the first time (per STANDIN_RECORD_DIR), text after
+ *   [stand-in:tool-call-always] tool-call syntax every time
+ *   [stand-in:not-logged-in]   the recorded not-logged-in shape
+ *   [stand-in:rate-limit]      a usage-limit failure
+ *   [stand-in:slow=MS]         waits MS milliseconds, then answers
+ * With --json-schema it answers in structured_output, an object built from the schema.
+ * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
+ * how many runs were alive when it started), STANDIN_LOADS (comma-separated tools the init event
+ * reports), STANDIN_MCP (MCP server names), STANDIN_HOOK (a SessionStart hook event before init).
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const argv = process.argv.slice(2);
+const flag = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const session = randomUUID();
+const out = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+
+const chunks = [];
+for await (const c of process.stdin) chunks.push(c);
+const stdin = Buffer.concat(chunks).toString('utf8');
+if (!argv.includes('-p')) {
+  process.stderr.write('stand-in: only print mode (-p) is imitated\n');
+  process.exit(2);
+}
+if (stdin.length === 0) {
+  process.stderr.write('Error: Input must be provided either through stdin or as a prompt argument when using --print\n');
+  process.exit(1);
+}
+
+const recordDir = process.env.STANDIN_RECORD_DIR;
+const alive = recordDir ? join(recordDir, 'alive') : undefined;
+const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0 };
+if (alive) {
+  mkdirSync(alive, { recursive: true });
+  writeFileSync(join(alive, String(process.pid)), '');
+  record.concurrentAtStart = readdirSync(alive).length;
+}
+const save = () => recordDir && writeFileSync(join(recordDir, `run-${process.pid}.json`), JSON.stringify(record));
+const done = (code) => {
+  if (alive) rmSync(join(alive, String(process.pid)), { force: true });
+  save();
+  process.exit(code);
+};
+save();
+
+function pgid() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
+}
+
+const schemaText = flag('--json-schema');
+const tools = (process.env.STANDIN_LOADS ?? '').split(',').filter(Boolean);
+if (schemaText) tools.push('StructuredOutput');
+if (process.env.STANDIN_HOOK) {
+  out({ type: 'system', subtype: 'hook_started', hook_id: randomUUID(), hook_name: 'SessionStart:startup', hook_event: 'SessionStart', uuid: randomUUID(), session_id: session });
+  out({ type: 'system', subtype: 'hook_response', hook_id: randomUUID(), hook_name: 'SessionStart:startup', hook_event: 'SessionStart', output: '', stdout: '', stderr: '', exit_code: 0, outcome: 'success', uuid: randomUUID(), session_id: session });
+}
+out({
+  type: 'system',
+  subtype: 'init',
+  cwd: process.cwd(),
+  session_id: session,
+  tools,
+  mcp_servers: (process.env.STANDIN_MCP ?? '').split(',').filter(Boolean).map((name) => ({ name, status: 'pending' })),
+  model: flag('--model') ?? 'default',
+  permissionMode: 'default',
+  slash_commands: [],
+  apiKeySource: 'none',
+  claude_code_version: '2.1.197',
+  output_style: 'default',
+  agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
+  skills: [],
+  plugins: [],
+  uuid: randomUUID(),
+  fast_mode_state: 'off',
+});
+
+const usage = { input_tokens: 12, cache_creation_input_tokens: 30, cache_read_input_tokens: 2000, output_tokens: 9, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 }, service_tier: 'standard' };
+const assistant = (content, extra = {}) =>
+  out({ type: 'assistant', message: { id: `msg_${session.slice(0, 8)}`, model: 'claude-stand-in', role: 'assistant', type: 'message', stop_reason: 'end_turn', usage, content }, parent_tool_use_id: null, session_id: session, uuid: randomUUID(), ...extra });
+const result = (fields) =>
+  out({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 5, duration_api_ms: 4, num_turns: 1, result: '', stop_reason: 'end_turn', session_id: session, total_cost_usd: 0.0001, usage, modelUsage: {}, permission_denials: [], terminal_reason: 'completed', uuid: randomUUID(), ...fields });
+
+const mode = /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
+const TOOL_CALL = '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
+
+function exampleFor(schema) {
+  if (!schema || typeof schema !== 'object') return 'stand-in';
+  if (schema.type === 'object' || schema.properties) {
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, exampleFor(v)]));
+  }
+  if (schema.type === 'array') return [exampleFor(schema.items)];
+  if (schema.type === 'number' || schema.type === 'integer') return 42;
+  if (schema.type === 'boolean') return true;
+  return 'stand-in';
+}
+
+function answer() {
+  if (schemaText) {
+    const structured = exampleFor(JSON.parse(schemaText));
+    assistant([{ type: 'tool_use', id: 'toolu_1', name: 'StructuredOutput', input: structured }]);
+    result({ num_turns: 2, structured_output: structured });
+  } else {
+    const text = `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
+    assistant([{ type: 'text', text }]);
+    result({ result: text });
+  }
+  done(0);
+}
+
+switch (mode?.[1]) {
+  case 'empty':
+    assistant([{ type: 'text', text: '' }]);
+    result({ result: '' });
+    done(0);
+    break;
+  case 'crash':
+    process.stderr.write('Error: the stand-in crashed on purpose\n');
+    done(1);
+    break;
+  case 'hang': {
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    record.grandchildPid = child.pid;
+    save();
+    setInterval(() => {}, 1000);
+    break;
+  }
+  case 'tool-call-once': {
+    const marker = recordDir ? join(recordDir, `tool-call-${createHash('sha256').update(stdin).digest('hex').slice(0, 12)}`) : undefined;
+    if (marker && existsSync(marker)) answer();
+    else {
+      if (marker) writeFileSync(marker, '');
+      assistant([{ type: 'text', text: TOOL_CALL }]);
+      result({ result: TOOL_CALL });
+      done(0);
+    }
+    break;
+  }
+  case 'tool-call-always':
+    assistant([{ type: 'text', text: TOOL_CALL }]);
+    result({ result: TOOL_CALL });
+    done(0);
+    break;
+  case 'not-logged-in':
+    assistant([{ type: 'text', text: 'Not logged in · Please run /login' }], { error: 'authentication_failed' });
+    result({ is_error: true, result: 'Not logged in · Please run /login', total_cost_usd: 0 });
+    done(1);
+    break;
+  case 'rate-limit':
+    assistant([{ type: 'text', text: "You've hit your usage limit" }], { error: 'rate_limit' });
+    result({ is_error: true, result: "You've hit your usage limit" });
+    done(1);
+    break;
+  case 'slow':
+    setTimeout(answer, Number(mode[2] ?? 100));
+    break;
+  default:
+    answer();
+}

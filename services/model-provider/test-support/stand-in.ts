@@ -1,0 +1,53 @@
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const STAND_IN_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'stand-in-cli.mjs');
+
+export interface StandInRun {
+  pid: number;
+  argv: string[];
+  cwd: string;
+  cwdEntries: string[];
+  stdin: string;
+  pgid: number | null;
+  concurrentAtStart: number;
+  grandchildPid?: number;
+}
+
+/**
+ * An executable stand-in CLI in `dir`: a small shell script that sets what the stand-in should
+ * pretend to have loaded and where it records its runs, then execs the stand-in with the argv the
+ * service gave it, untouched.
+ */
+export function standInBinary(dir: string, options: { loads?: string[]; mcp?: string[]; hook?: boolean } = {}): { binary: string; recordDir: string; runs(): StandInRun[] } {
+  const recordDir = join(dir, 'runs');
+  mkdirSync(recordDir, { recursive: true });
+  const vars = [
+    `STANDIN_RECORD_DIR='${recordDir}'`,
+    options.loads ? `STANDIN_LOADS='${options.loads.join(',')}'` : '',
+    options.mcp ? `STANDIN_MCP='${options.mcp.join(',')}'` : '',
+    options.hook ? 'STANDIN_HOOK=1' : '',
+  ].filter(Boolean);
+  const binary = join(dir, 'claude');
+  writeFileSync(binary, `#!/bin/sh\nexport ${vars.join(' ')}\nexec '${process.execPath}' '${STAND_IN_SCRIPT}' "$@"\n`);
+  chmodSync(binary, 0o755);
+  return {
+    binary,
+    recordDir,
+    runs: () =>
+      readdirSync(recordDir)
+        .filter((f) => f.startsWith('run-'))
+        .map((f) => JSON.parse(readFileSync(join(recordDir, f), 'utf8')) as StandInRun),
+  };
+}
+
+/** A process is gone when /proc no longer has it or it is a zombie waiting to be reaped. */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
