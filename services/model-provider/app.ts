@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { errorSummary, type Logger } from '../kit/logger.ts';
+import { errorSummary } from '../kit/logger.ts';
 import { browserGuard } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
@@ -21,7 +21,7 @@ export interface ProviderAppDeps extends CompletionDeps {
 const ROUTES = 'GET /healthy, GET /ready, GET /v1/models and POST /v1/chat/completions';
 
 /** The readiness body: 200 only when a completion would work right now. */
-export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate'>) {
+export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots'>) {
   const { lockdown } = deps;
   const where = deps.locate();
   lockdown.recheckLogin();
@@ -41,7 +41,8 @@ export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate'>) {
     ...(lockdown.login === 'not_signed_in' ? { detail: 'The CLI is not signed in; run it once in a terminal and sign in (/login).' } : {}),
   };
   const ready = cli.ok && lockdownCheck.ok && login.ok;
-  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login } };
+  const runs = { running: deps.slots.running, queued: deps.slots.queued, cap: deps.slots.cap, max_queue: deps.slots.maxQueue };
+  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs };
 }
 
 /** Four routes and nothing else; errors in the chat-completions envelope; refusals logged. */

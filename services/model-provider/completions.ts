@@ -98,8 +98,7 @@ export async function complete(deps: CompletionDeps, request: CompletionRequest,
 async function runOnce(deps: CompletionDeps, binary: string, args: string[], prompt: string, structured: boolean, signal: AbortSignal): Promise<CliAnswer> {
   const hooks: string[] = [];
   let breach: { loaded: Loaded; what: string } | undefined;
-  let run: RunResult;
-  run = await deps.processes.run(binary, args, prompt, {
+  const run: RunResult = await deps.processes.run(binary, args, prompt, {
     timeoutMs: deps.timeoutSeconds * 1000,
     signal,
     onEvent: (event) => {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global Buffer, setInterval */
 /**
  * A stand-in for the signed-in CLI in print mode, for tests and benchmarks. It replays the recorded
  * 2.1.197 output shapes (stream-json: system/init, assistant, result) for signed-in answers, which
@@ -44,7 +45,7 @@ if (stdin.length === 0) {
 
 const recordDir = process.env.STANDIN_RECORD_DIR;
 const alive = recordDir ? join(recordDir, 'alive') : undefined;
-const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0 };
+const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env).filter((k) => /^(ANTHROPIC|MODELPROV|CLAUDECODE)/.test(k)) };
 if (alive) {
   mkdirSync(alive, { recursive: true });
   writeFileSync(join(alive, String(process.pid)), '');

@@ -13,6 +13,7 @@ export interface StandInRun {
   pgid: number | null;
   concurrentAtStart: number;
   grandchildPid?: number;
+  envKeys: string[];
 }
 
 /**
