@@ -1,0 +1,84 @@
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { processAlive } from './test-support/stand-in.ts';
+import { startProvider, waitFor } from './test-support/provider.ts';
+
+const post = (url: string, content: string, signal?: AbortSignal) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content }] }),
+    ...(signal ? { signal } : {}),
+  });
+
+describe('the hard timeout', () => {
+  it('kills a run that hangs past MODELPROV_TIMEOUT_SECONDS with its whole group and answers 504 timeout', async () => {
+    const p = await startProvider({ env: { MODELPROV_TIMEOUT_SECONDS: '1' } });
+    try {
+      await p.service.lockdownProbed();
+      let err: unknown;
+      try {
+        await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hang forever [stand-in:hang]' }] });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      const e = err as InstanceType<typeof OpenAI.APIError>;
+      expect([e.status, e.code, e.type]).toEqual([504, 'timeout', 'timeout_error']);
+      expect(e.headers.get('x-should-retry')).toBe('false');
+      const run = await waitFor('the run record', () => p.runs().find((r) => r.grandchildPid));
+      await waitFor('the timed-out run and its child to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+      expect(p.log()).toContain('"refusal":"timeout"');
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('the bounded queue', () => {
+  it('refuses a request past the queue with 429 queue_full instead of letting it hang; the queued one still finishes', async () => {
+    const p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '1', MODELPROV_MAX_QUEUE: '1' } });
+    try {
+      await p.service.lockdownProbed();
+      const holder = new AbortController();
+      const first = post(p.url, 'hold the slot [stand-in:hang]', holder.signal).catch((e: unknown) => e);
+      const run = await waitFor('the slot holder to run', () => p.runs().find((r) => r.grandchildPid));
+      const queued = post(p.url, 'waiting in the queue');
+      for (;;) {
+        const body = (await (await fetch(`${p.url}/ready`)).json()) as { runs: { queued: number } };
+        if (body.runs.queued === 1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const refused = await post(p.url, 'one too many');
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
+
+      holder.abort();
+      await first;
+      const done = await queued;
+      expect(done.status).toBe(200);
+      await waitFor('the abandoned run to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('close() kills every running CLI group; their requests end with 503 shutting_down', async () => {
+    const p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '2' } });
+    await p.service.lockdownProbed();
+    const a = post(p.url, 'shutdown a [stand-in:hang]');
+    const b = post(p.url, 'shutdown b [stand-in:hang]');
+    const runs = await waitFor('both runs to start', () => {
+      const r = p.runs().filter((x) => x.grandchildPid);
+      return r.length === 2 ? r : undefined;
+    });
+    await p.close();
+    const answers = await Promise.all([a, b]);
+    expect(answers.map((r) => r.status)).toEqual([503, 503]);
+    expect(((await answers[0]!.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
+    await waitFor('every run and child to be gone', () => runs.every((r) => !processAlive(r.pid) && !processAlive(r.grandchildPid!)));
+  });
+});

@@ -1,0 +1,148 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { startProvider } from './test-support/provider.ts';
+
+interface ReadyBody {
+  status: string;
+  checks: {
+    cli: { ok: boolean; detail?: string };
+    lockdown: { ok: boolean; state: string; tools: string[]; mcp_servers: string[]; hooks: string[]; detail: string };
+  };
+}
+
+async function ready(url: string): Promise<{ status: number; body: ReadyBody }> {
+  const res = await fetch(`${url}/ready`);
+  return { status: res.status, body: (await res.json()) as ReadyBody };
+}
+
+async function completionError(client: OpenAI): Promise<InstanceType<typeof OpenAI.APIError>> {
+  try {
+    await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hello' }] });
+  } catch (err) {
+    if (err instanceof OpenAI.APIError) return err;
+    throw err;
+  }
+  throw new Error('the completion succeeded but a refusal was expected');
+}
+
+describe('the startup lockdown probe', () => {
+  it('finds lockdown not ok when the probe run loads a tool: readiness 503 listing it, every completion 503 not_locked_down', async () => {
+    const p = await startProvider({ loads: ['Bash'] });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', tools: ['Bash'], mcp_servers: [] });
+      expect(r.body.checks.lockdown.detail).toMatch(/Bash/);
+      const err = await completionError(p.client);
+      expect([err.status, err.code]).toEqual([503, 'not_locked_down']);
+      expect(err.headers.get('x-should-retry')).toBe('false');
+      expect(p.runs()).toHaveLength(0);
+      expect(p.log()).toContain('"refusal":"not_locked_down"');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('finds lockdown not ok when the probe run loads an MCP server', async () => {
+    const p = await startProvider({ mcp: ['probe'] });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, tools: [], mcp_servers: ['probe'] });
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('finds lockdown not ok when a settings hook runs at session start', async () => {
+    const p = await startProvider({ hook: true });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, hooks: ['SessionStart:startup'] });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('allows a schema run exactly the StructuredOutput tool, which --json-schema itself adds', async () => {
+    const p = await startProvider();
+    try {
+      await p.service.lockdownProbed();
+      const c = await p.client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'structured' }],
+        response_format: { type: 'json_object' },
+      });
+      expect(JSON.parse(c.choices[0]!.message.content!)).toEqual({});
+      expect((await ready(p.url)).body.checks.lockdown.ok).toBe(true);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('answers 503 not_locked_down, which the client may retry, while the probe has not finished; close() kills the probe', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modelprov-slow-'));
+    const slow = join(dir, 'claude');
+    writeFileSync(slow, '#!/bin/sh\nsleep 60\n');
+    chmodSync(slow, 0o755);
+    const p = await startProvider({ binary: slow });
+    try {
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'pending' });
+      const err = await completionError(p.client);
+      expect([err.status, err.code]).toEqual([503, 'not_locked_down']);
+      expect(err.headers.get('x-should-retry')).toBe('true');
+      expect(err.message).toMatch(/has not finished/);
+    } finally {
+      await p.close();
+    }
+    await p.service.lockdownProbed();
+  });
+
+  it('gives up on a probe that takes longer than its limit and says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modelprov-slow-'));
+    const slow = join(dir, 'claude');
+    writeFileSync(slow, '#!/bin/sh\nsleep 60\n');
+    chmodSync(slow, 0o755);
+    const p = await startProvider({ binary: slow, env: { MODELPROV_PROBE_TIMEOUT_SECONDS: '1' } });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown.state).toBe('probe_failed');
+      expect(r.body.checks.lockdown.detail).toMatch(/within 1 s/);
+      const err = await completionError(p.client);
+      expect([err.status, err.code, err.headers.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'false']);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('a missing CLI binary', () => {
+  it('does not stop the server: readiness says what is wrong, completions answer 503 cli_not_found', async () => {
+    const p = await startProvider({ binary: '/nonexistent/bin/claude' });
+    try {
+      await p.service.lockdownProbed();
+      expect((await fetch(`${p.url}/healthy`)).status).toBe(200);
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.cli.ok).toBe(false);
+      expect(r.body.checks.cli.detail).toMatch(/MODELPROV_CLI_BINARY names \/nonexistent\/bin\/claude/);
+      expect(r.body.checks.lockdown.state).toBe('no_cli');
+      const err = await completionError(p.client);
+      expect([err.status, err.code, err.headers.get('x-should-retry')]).toEqual([503, 'cli_not_found', 'false']);
+      expect(err.message).toMatch(/MODELPROV_CLI_BINARY/);
+    } finally {
+      await p.close();
+    }
+  });
+});
