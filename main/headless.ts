@@ -1,0 +1,105 @@
+/**
+ * `npm run serve` (and `npm start` where Electron's binary is not available): every service as a plain Node
+ * child, the console over loopback with a per-launch secret, all stopped on Ctrl-C.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { appDataDir } from '../services/kit/config.ts';
+import type { ConsoleServer, ConsoleServerOptions } from './console/contract.ts';
+import { ServiceSupervisor } from './supervisor/supervisor.ts';
+import type { ServiceStatus } from './supervisor/types.ts';
+
+const USAGE = `Usage: npm run serve -- [--data-dir <path>] [--console-port <port>]
+
+Starts every service on loopback, waits until each is ready, prints the URLs, and stops them all on Ctrl-C.
+  --data-dir <path>      keep all state in this folder (default: ${appDataDir()})
+  --console-port <port>  port for the console (default: any free port)
+Each service's port comes from its own variable (IDENTITY_PORT, PERSONA_PORT, REPOHOST_PORT, MODELPROV_PORT).`;
+
+type StartConsole = (options: ConsoleServerOptions) => Promise<ConsoleServer>;
+
+/** The console is built by another part of the app; without it the services still run. */
+async function loadConsole(): Promise<StartConsole | undefined> {
+  const file = join(dirname(fileURLToPath(import.meta.url)), 'console', 'server.ts');
+  if (!existsSync(file)) return undefined;
+  const mod = (await import(pathToFileURL(file).href)) as { startConsoleServer?: StartConsole };
+  return mod.startConsoleServer;
+}
+
+function line(s: ServiceStatus): string {
+  const head = `  ${s.name.padEnd(17)} ${s.state.padEnd(11)} ${s.url}`;
+  return s.lastError && s.state !== 'ready' ? `${head}\n${' '.repeat(20)}${s.lastError}` : head;
+}
+
+async function main(): Promise<void> {
+  let args;
+  try {
+    args = parseArgs({
+      options: { 'data-dir': { type: 'string' }, 'console-port': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }).values;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const consolePort = args['console-port'] === undefined ? 0 : Number(args['console-port']);
+  if (!Number.isInteger(consolePort) || consolePort < 0 || consolePort > 65535) {
+    process.stderr.write(`--console-port must be a port number 0-65535.\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const dataDir = resolve(args['data-dir'] ?? appDataDir());
+  const supervisor = new ServiceSupervisor({ dataDir });
+  process.stdout.write(`Data folder: ${dataDir}\nStarting ${supervisor.services().join(', ')}...\n`);
+
+  let stopping = false;
+  let consoleServer: ConsoleServer | undefined;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      process.stdout.write('Stopping already; the services end by themselves when this process is gone.\n');
+      process.exit(130);
+    }
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping every service...\n`);
+    await consoleServer?.close().catch(() => undefined);
+    await supervisor.close();
+    process.stdout.write('Stopped.\n');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  supervisor.on('status', (s: ServiceStatus) => {
+    if (!stopping && ['ready', 'degraded', 'backing-off', 'gave-up'].includes(s.state)) process.stdout.write(`${line(s)}\n`);
+  });
+
+  await supervisor.startAll();
+
+  const startConsole = await loadConsole();
+  let consoleLine: string;
+  if (!startConsole) {
+    consoleLine = 'Console: unavailable in this version (main/console/server.ts is missing); the services run without it.';
+  } else {
+    try {
+      consoleServer = await startConsole({ supervisor, host: '127.0.0.1', port: consolePort });
+      consoleLine = `Console: ${consoleServer.url}`;
+    } catch (err) {
+      consoleLine = `Console: could not start (${(err as Error).message}); the services run without it.`;
+    }
+  }
+
+  // The provider's readiness probe of its CLI may take up to two minutes; report whatever is settled by then.
+  const statuses = await supervisor.waitUntilSettled(undefined, 150_000).catch(() => supervisor.status());
+  if (stopping) return;
+  const ready = statuses.filter((s) => s.state === 'ready').length;
+  process.stdout.write(`\n${ready === statuses.length ? 'All services are ready' : `${ready} of ${statuses.length} services are ready`}:\n`);
+  for (const s of statuses) process.stdout.write(`${line(s)}\n`);
+  process.stdout.write(`${consoleLine}\nLogs: ${join(dataDir, 'logs')}\nPress Ctrl-C to stop.\n`);
+}
+
+await main();

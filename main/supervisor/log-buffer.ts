@@ -1,0 +1,70 @@
+import { mkdirSync } from 'node:fs';
+import { createStream, type RotatingFileStream } from 'rotating-file-stream';
+import type { LogLine, ServiceName } from './types.ts';
+
+/** The newest lines of one service, for the console; older lines fall off the front. */
+export class LogRing {
+  private lines: LogLine[] = [];
+  constructor(private readonly capacity: number) {}
+
+  push(line: LogLine): void {
+    this.lines.push(line);
+    if (this.lines.length > this.capacity) this.lines.splice(0, this.lines.length - this.capacity);
+  }
+
+  tail(options: { filter?: string; limit?: number } = {}): LogLine[] {
+    const filter = options.filter?.toLowerCase();
+    const matching = filter ? this.lines.filter((l) => l.text.toLowerCase().includes(filter)) : this.lines;
+    const limit = Math.max(0, Math.min(options.limit ?? 200, this.capacity));
+    return limit === 0 ? [] : matching.slice(-limit);
+  }
+}
+
+/** Rotating log files, one per service, under `<dataDir>/logs`: 10 MB a file, five files kept. */
+export class LogFiles {
+  private readonly streams = new Map<ServiceName, RotatingFileStream>();
+  constructor(private readonly dir: string) {}
+
+  write(line: LogLine): void {
+    let stream = this.streams.get(line.service);
+    if (!stream) {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      stream = createStream(`${line.service}.log`, { path: this.dir, size: '10M', maxFiles: 5, mode: 0o600 });
+      stream.on('error', () => {
+        /* a full disk must not take the supervisor down; the ring buffer still has the lines */
+      });
+      this.streams.set(line.service, stream);
+    }
+    stream.write(`${line.time} ${line.stream} ${line.text}\n`);
+  }
+
+  async close(): Promise<void> {
+    const closing = [...this.streams.values()].map((s) => new Promise<void>((resolve) => s.end(() => resolve())));
+    this.streams.clear();
+    await Promise.all(closing);
+  }
+}
+
+/** Splits a byte stream into lines, keeping a partial last line until its end arrives. */
+export function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer | string): void; flush(): void } {
+  let pending = '';
+  return {
+    push(chunk) {
+      pending += chunk.toString();
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).replace(/\r$/, '');
+        pending = pending.slice(nl + 1);
+        if (line) onLine(line);
+      }
+      if (pending.length > 64_000) {
+        onLine(pending);
+        pending = '';
+      }
+    },
+    flush() {
+      if (pending) onLine(pending);
+      pending = '';
+    },
+  };
+}

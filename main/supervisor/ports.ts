@@ -1,0 +1,72 @@
+import { createServer } from 'node:net';
+import type { ServiceName } from './types.ts';
+
+/** True when nothing listens on host:port (we could bind it a moment ago). */
+export function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
+}
+
+const TITLES: Array<[RegExp, ServiceName]> = [
+  [/identity/i, 'identity'],
+  [/persona/i, 'persona-store'],
+  [/gateway|repohost|repository/i, 'repohost-gateway'],
+  [/provider|chat/i, 'model-provider'],
+];
+
+async function getJson(url: string): Promise<unknown> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    if (!res.ok) return undefined;
+    return await res.json();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks whatever holds a port whether it is one of our services: by the title of its /openapi.json,
+ * by the provider's /v1/models list, or by a /healthy that answers like ours. Never touches the holder otherwise.
+ */
+export async function identifyHolder(baseUrl: string): Promise<{ service?: ServiceName; oursLike: boolean }> {
+  const openapi = (await getJson(`${baseUrl}/openapi.json`)) as { info?: { title?: unknown } } | undefined;
+  const title = typeof openapi?.info?.title === 'string' ? openapi.info.title : undefined;
+  if (title) {
+    const hit = TITLES.find(([re]) => re.test(title));
+    if (hit) return { service: hit[1], oursLike: true };
+  }
+  const healthy = (await getJson(`${baseUrl}/healthy`)) as { status?: unknown } | undefined;
+  if (healthy?.status !== 'ok') return { oursLike: false };
+  const models = (await getJson(`${baseUrl}/v1/models`)) as { object?: unknown } | undefined;
+  if (models?.object === 'list') return { service: 'model-provider', oursLike: true };
+  return { oursLike: true };
+}
+
+const LABELS: Record<ServiceName, string> = {
+  identity: 'the identity service',
+  'persona-store': 'the persona store',
+  'repohost-gateway': 'the repository-hosting gateway',
+  'model-provider': 'the chat-model provider',
+};
+
+export function serviceLabel(name: ServiceName): string {
+  return LABELS[name];
+}
+
+/** The sentence shown when a service's port is taken before we start it. */
+export async function busyPortMessage(name: ServiceName, host: string, port: number, prefix: string): Promise<string> {
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  const holder = await identifyHolder(`http://${hostPart}:${port}`);
+  const who = holder.service
+    ? `another copy of ${LABELS[holder.service]} (it answers like one; perhaps a second app or \`npm run serve\` is running)`
+    : holder.oursLike
+      ? 'a program that answers like one of these services'
+      : 'a program that is not one of these services';
+  return (
+    `Port ${port} on ${host} is already in use by ${who}, so ${LABELS[name]} was not started. ` +
+    `Stop that program, or set ${prefix}PORT to a free port. Nothing was killed.`
+  );
+}

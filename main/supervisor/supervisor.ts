@@ -1,0 +1,451 @@
+import { EventEmitter } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
+import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
+import { LogFiles, LogRing, lineSplitter } from './log-buffer.ts';
+import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
+import { descendants, residentBytes } from './process-tree.ts';
+import { SERVICE_NAMES, type LogLine, type ServiceName, type ServiceState, type ServiceStatus, type Supervisor } from './types.ts';
+import { SERVICE_DEFAULTS, baseUrl, gatewayServiceToken, placement, serviceEnv, type Placement } from './wiring.ts';
+
+export interface SupervisorOptions {
+  /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
+  dataDir: string;
+  /** The environment the services' variables come from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  launcher?: ProcessLauncher;
+  /** The services this supervisor manages (default all four). */
+  services?: readonly ServiceName[];
+  restartPolicy?: Partial<RestartPolicy>;
+  /** SIGTERM, then SIGKILL after this long. */
+  stopTimeoutMs?: number;
+  /** How long a new process may take to answer /healthy before it counts as a failed start. */
+  startTimeoutMs?: number;
+  /** Probe interval once a service is ready. */
+  pollMs?: number;
+  /** Consecutive failed /healthy probes of a running service that mean it is hung and must be restarted. */
+  livenessFailures?: number;
+  /** Lines kept per service for the console. */
+  logLines?: number;
+}
+
+/** Exit codes that a restart cannot fix: 3 = service not built yet (services/run.ts), 78 = configuration error. */
+const NEEDS_A_PERSON = new Set([3, 78]);
+
+interface Slot {
+  name: ServiceName;
+  state: ServiceState;
+  placement: Placement;
+  desired: 'running' | 'stopped';
+  proc?: ManagedProcess;
+  startedAt?: number;
+  restarts: number;
+  lastError?: string;
+  generation: number;
+  crashes: CrashHistory;
+  timer?: NodeJS.Timeout;
+  healthFailures: number;
+  /** Why we are killing it, when it is we who end it (failed liveness). */
+  killReason?: string;
+  stderrTail: string[];
+  exited?: Promise<void>;
+  starting?: Promise<void>;
+}
+
+export class ServiceSupervisor extends EventEmitter implements Supervisor {
+  readonly dataDir: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly launcher: ProcessLauncher;
+  private readonly policy: RestartPolicy;
+  private readonly slots = new Map<ServiceName, Slot>();
+  private readonly rings = new Map<ServiceName, LogRing>();
+  private readonly files: LogFiles;
+  private readonly stopTimeoutMs: number;
+  private readonly startTimeoutMs: number;
+  private readonly pollMs: number;
+  private readonly livenessFailures: number;
+  private gatewayToken?: string;
+
+  constructor(options: SupervisorOptions) {
+    super();
+    this.dataDir = options.dataDir;
+    this.env = options.env ?? process.env;
+    this.launcher = options.launcher ?? nodeChildLauncher;
+    this.policy = { ...DEFAULT_RESTART_POLICY, ...options.restartPolicy };
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 5_000;
+    this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
+    this.pollMs = options.pollMs ?? 5_000;
+    this.livenessFailures = options.livenessFailures ?? 3;
+    this.files = new LogFiles(join(this.dataDir, 'logs'));
+    for (const name of options.services ?? SERVICE_NAMES) {
+      this.slots.set(name, {
+        name,
+        state: 'stopped',
+        placement: placement(name, this.dataDir, this.env),
+        desired: 'stopped',
+        restarts: 0,
+        generation: 0,
+        crashes: new CrashHistory(this.policy),
+        healthFailures: 0,
+        stderrTail: [],
+      });
+      this.rings.set(name, new LogRing(options.logLines ?? 2_000));
+    }
+  }
+
+  /** The services this supervisor manages, in start order. */
+  services(): ServiceName[] {
+    return [...this.slots.keys()];
+  }
+
+  status(): ServiceStatus[] {
+    return [...this.slots.values()].map((s) => this.describe(s));
+  }
+
+  url(name: ServiceName): string {
+    return baseUrl(this.slot(name).placement);
+  }
+
+  logs(name: ServiceName, options?: { filter?: string; limit?: number }): LogLine[] {
+    this.slot(name);
+    return this.rings.get(name)!.tail(options);
+  }
+
+  async localCredential(): Promise<string> {
+    const file = join(this.slots.get('identity')?.placement.dataDir ?? join(this.dataDir, 'identity'), 'local-session');
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (existsSync(file)) {
+        const credential = readFileSync(file, 'utf8').trim();
+        if (credential) return credential;
+      }
+      const identity = this.slots.get('identity');
+      const running = identity && ['starting', 'live', 'ready', 'degraded', 'backing-off'].includes(identity.state);
+      if (!running || Date.now() > deadline) {
+        throw new Error('The local session is not there yet: start the identity service; it writes the session when it first starts.');
+      }
+      await sleep(100);
+    }
+  }
+
+  async start(name: ServiceName): Promise<void> {
+    const slot = this.slot(name);
+    if (slot.state === 'stopping') await slot.exited;
+    if (slot.proc || slot.starting) {
+      slot.desired = 'running';
+      return slot.starting;
+    }
+    slot.desired = 'running';
+    this.clearTimer(slot);
+    if (slot.state !== 'backing-off') {
+      slot.crashes.clear();
+      slot.lastError = undefined;
+    }
+    slot.starting = this.launch(slot).finally(() => (slot.starting = undefined));
+    return slot.starting;
+  }
+
+  async stop(name: ServiceName): Promise<void> {
+    const slot = this.slot(name);
+    slot.desired = 'stopped';
+    this.clearTimer(slot);
+    if (slot.starting) await slot.starting;
+    if (!slot.proc) {
+      if (slot.state !== 'stopped') this.setState(slot, 'stopped');
+      return;
+    }
+    this.setState(slot, 'stopping');
+    await this.terminate(slot);
+  }
+
+  async restart(name: ServiceName): Promise<void> {
+    await this.stop(name);
+    await this.start(name);
+  }
+
+  async startAll(): Promise<void> {
+    await Promise.all(this.services().map((n) => this.start(n)));
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.services().map((n) => this.stop(n)));
+  }
+
+  /** Stops every service and closes the log files; the supervisor is not used afterwards. */
+  async close(): Promise<void> {
+    await this.stopAll();
+    await this.files.close();
+  }
+
+  /**
+   * Resolves when every named service has settled: ready, or in a state that needs a person (gave up,
+   * stopped). Rejects after `timeoutMs` naming the ones still on their way.
+   */
+  waitUntilSettled(names: readonly ServiceName[] = this.services(), timeoutMs = 60_000): Promise<ServiceStatus[]> {
+    const settled = (s: ServiceStatus) => s.state === 'ready' || s.state === 'gave-up' || s.state === 'stopped';
+    const pick = () => this.status().filter((s) => names.includes(s.name));
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const now = pick();
+        if (now.every(settled)) {
+          cleanup();
+          resolve(now);
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        const waiting = pick().filter((s) => !settled(s));
+        reject(new Error(`Still waiting after ${Math.round(timeoutMs / 1000)} s for ${waiting.map((s) => `${s.name} (${s.state})`).join(', ')}.`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.off('status', check);
+      };
+      this.on('status', check);
+      check();
+    });
+  }
+
+  private slot(name: ServiceName): Slot {
+    const slot = this.slots.get(name);
+    if (!slot) throw new Error(`Unknown service ${String(name)}; the services are ${this.services().join(', ')}.`);
+    return slot;
+  }
+
+  private describe(s: Slot): ServiceStatus {
+    const pid = s.proc?.pid;
+    return {
+      name: s.name,
+      state: s.state,
+      port: s.placement.port,
+      url: baseUrl(s.placement),
+      ...(pid !== undefined ? { pid } : {}),
+      ...(s.startedAt !== undefined && s.proc ? { startedAt: new Date(s.startedAt).toISOString(), uptimeMs: Date.now() - s.startedAt } : {}),
+      ...(pid !== undefined ? optional('memoryBytes', s.proc?.memoryBytes?.() ?? residentBytes(pid)) : {}),
+      restarts: s.restarts,
+      ...(s.lastError ? { lastError: s.lastError } : {}),
+    };
+  }
+
+  private setState(slot: Slot, state: ServiceState, lastError?: string): void {
+    if (lastError !== undefined) slot.lastError = lastError;
+    if (slot.state === state && lastError === undefined) return;
+    slot.state = state;
+    this.emit('status', this.describe(slot));
+  }
+
+  private note(name: ServiceName, text: string): void {
+    this.record({ service: name, time: new Date().toISOString(), stream: 'stderr', text: `[supervisor] ${text}` });
+  }
+
+  private record(line: LogLine): void {
+    this.rings.get(line.service)!.push(line);
+    this.files.write(line);
+    this.emit('log', line);
+  }
+
+  private identityUrl(): string {
+    return this.env.IDENTITY_PUBLIC_URL || baseUrl(placement('identity', this.dataDir, this.env));
+  }
+
+  private async launch(slot: Slot): Promise<void> {
+    const generation = ++slot.generation;
+    this.setState(slot, 'starting');
+    const { host, port } = slot.placement;
+    if (!(await portIsFree(host, port))) {
+      const message = await busyPortMessage(slot.name, host, port, SERVICE_DEFAULTS[slot.name].prefix);
+      slot.desired = 'stopped';
+      this.note(slot.name, message);
+      this.setState(slot, 'gave-up', message);
+      return;
+    }
+    if (slot.generation !== generation || slot.desired !== 'running') return;
+    this.gatewayToken ??= gatewayServiceToken(this.dataDir);
+    const env = serviceEnv(slot.name, this.env, { dataDir: this.dataDir, identityUrl: this.identityUrl(), gatewayToken: this.gatewayToken });
+    const proc = this.launcher.launch(slot.name, env);
+    slot.proc = proc;
+    slot.startedAt = Date.now();
+    slot.healthFailures = 0;
+    slot.killReason = undefined;
+    slot.stderrTail = [];
+    const time = () => new Date().toISOString();
+    const out = lineSplitter((text) => this.record({ service: slot.name, time: time(), stream: 'stdout', text }));
+    const err = lineSplitter((text) => {
+      slot.stderrTail = [...slot.stderrTail.slice(-9), text];
+      this.record({ service: slot.name, time: time(), stream: 'stderr', text });
+    });
+    proc.stdout?.on('data', (d: Buffer) => out.push(d));
+    proc.stderr?.on('data', (d: Buffer) => err.push(d));
+    slot.exited = new Promise<void>((resolve) =>
+      proc.onExit((code, signal) => {
+        // Let the last output arrive before the exit is judged on it.
+        setImmediate(() => {
+          out.flush();
+          err.flush();
+          this.handleExit(slot, generation, code, signal);
+          resolve();
+        });
+      }),
+    );
+    this.note(slot.name, `started (pid ${proc.pid ?? 'unknown'}) on ${baseUrl(slot.placement)}`);
+    this.emit('status', this.describe(slot));
+    this.schedule(slot, generation, 50);
+  }
+
+  private schedule(slot: Slot, generation: number, delayMs: number): void {
+    this.clearTimer(slot);
+    slot.timer = setTimeout(() => void this.probe(slot, generation), delayMs);
+  }
+
+  private clearTimer(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = undefined;
+  }
+
+  /** One round of /healthy and /ready; decides the state and when to look again. Never restarts for not-ready. */
+  private async probe(slot: Slot, generation: number): Promise<void> {
+    if (this.superseded(slot, generation)) return;
+    const url = baseUrl(slot.placement);
+    const healthy = await fetchStatus(`${url}/healthy`);
+    if (this.superseded(slot, generation)) return;
+    const age = Date.now() - (slot.startedAt ?? Date.now());
+    if (healthy.status !== 200) {
+      if (slot.state === 'starting') {
+        if (age > this.startTimeoutMs) {
+          return this.livenessFailed(slot, `did not answer /healthy within ${Math.round(this.startTimeoutMs / 1000)} s of starting`);
+        }
+        return this.schedule(slot, generation, age < 10_000 ? 50 : 500);
+      }
+      slot.healthFailures += 1;
+      if (slot.healthFailures >= this.livenessFailures) {
+        return this.livenessFailed(slot, `stopped answering /healthy (${slot.healthFailures} probes in a row)`);
+      }
+      return this.schedule(slot, generation, Math.min(this.pollMs, 1_000));
+    }
+    slot.healthFailures = 0;
+    const ready = await fetchStatus(`${url}/ready`);
+    if (this.superseded(slot, generation)) return;
+    if (ready.status === 200) {
+      if (slot.state !== 'ready') {
+        slot.lastError = undefined;
+        this.note(slot.name, `ready after ${age} ms`);
+        this.setState(slot, 'ready');
+      }
+      return this.schedule(slot, generation, this.pollMs);
+    }
+    const why = ready.detail ?? `/ready answered ${ready.status || 'nothing'}`;
+    if (slot.state === 'ready' || slot.state === 'degraded') {
+      this.setState(slot, 'degraded', why);
+      return this.schedule(slot, generation, this.pollMs);
+    }
+    this.setState(slot, 'live', why);
+    return this.schedule(slot, generation, age < 10_000 ? 200 : 1_000);
+  }
+
+  /** True when the probe's process is no longer the current one, or is being stopped. */
+  private superseded(slot: Slot, generation: number): boolean {
+    return slot.generation !== generation || !slot.proc || slot.state === 'stopping';
+  }
+
+  private livenessFailed(slot: Slot, reason: string): void {
+    slot.killReason = `${serviceLabel(slot.name)} ${reason}`;
+    this.note(slot.name, `${reason}; ending the process to restart it`);
+    void this.terminate(slot);
+  }
+
+  /** SIGTERM, then SIGKILL (with everything the process started) after the stop timeout. */
+  private async terminate(slot: Slot): Promise<void> {
+    const proc = slot.proc;
+    if (!proc) return;
+    const exited = slot.exited;
+    proc.kill('SIGTERM');
+    const inTime = await Promise.race([exited?.then(() => true), sleep(this.stopTimeoutMs).then(() => false)]);
+    if (!inTime && slot.proc === proc) {
+      const family = proc.pid !== undefined ? descendants(proc.pid) : [];
+      this.note(slot.name, `did not stop within ${this.stopTimeoutMs} ms of SIGTERM; sending SIGKILL to it and ${family.length} process(es) it started`);
+      proc.kill('SIGKILL');
+      for (const pid of family) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+      await exited;
+    }
+  }
+
+  private handleExit(slot: Slot, generation: number, code: number | null, signal: string | null): void {
+    if (slot.generation !== generation) return;
+    slot.proc = undefined;
+    this.clearTimer(slot);
+    const how = signal ? `was ended by ${signal}` : `exited with code ${code}`;
+    if (slot.desired === 'stopped') {
+      this.note(slot.name, `stopped (${how})`);
+      this.setState(slot, 'stopped');
+      return;
+    }
+    const said = lastMeaningfulLine(slot.stderrTail);
+    if (code !== null && NEEDS_A_PERSON.has(code)) {
+      const message = `${said ?? `${serviceLabel(slot.name)} ${how}.`} Not restarting: this needs a change before it can start.`;
+      slot.desired = 'stopped';
+      this.note(slot.name, message);
+      this.setState(slot, 'gave-up', message);
+      return;
+    }
+    const cause = slot.killReason ?? `${serviceLabel(slot.name)} ${how}${said ? `: ${said}` : ''}`;
+    const count = slot.crashes.record(Date.now());
+    if (slot.crashes.tooMany(count)) {
+      const message =
+        `Gave up after ${count} crashes within ${Math.round(this.policy.windowMs / 1000)} s. Last: ${cause}. ` +
+        'Look at its log, then start it again.';
+      slot.desired = 'stopped';
+      this.note(slot.name, message);
+      this.setState(slot, 'gave-up', message);
+      return;
+    }
+    this.setState(slot, 'crashed', cause);
+    const delay = backoffDelay(count, this.policy);
+    this.note(slot.name, `${cause}; restarting in ${delay} ms (crash ${count} of ${this.policy.maxCrashes} allowed within the window)`);
+    this.setState(slot, 'backing-off', `${cause}. Restarting in ${(delay / 1000).toFixed(1)} s.`);
+    slot.timer = setTimeout(() => {
+      slot.timer = undefined;
+      if (slot.desired !== 'running' || slot.proc || slot.starting) return;
+      slot.restarts += 1;
+      slot.starting = this.launch(slot).finally(() => (slot.starting = undefined));
+    }, delay);
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function fetchStatus(url: string): Promise<{ status: number; detail?: string }> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    if (res.ok) {
+      await res.body?.cancel();
+      return { status: res.status };
+    }
+    const body = (await res.json().catch(() => undefined)) as { detail?: unknown } | undefined;
+    return { status: res.status, ...(typeof body?.detail === 'string' ? { detail: body.detail.slice(0, 300) } : {}) };
+  } catch {
+    return { status: 0 };
+  }
+}
+
+/** The last stderr line that says something (not a stack frame), shortened for a status line. */
+function lastMeaningfulLine(lines: string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.trim();
+    if (!line || /^at\s/.test(line) || line.startsWith('{')) continue;
+    return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+  }
+  return undefined;
+}

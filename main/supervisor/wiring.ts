@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { SERVICE_NAMES, type ServiceName } from './types.ts';
+
+/** What the supervisor knows about each service: its environment prefix and default port. */
+export const SERVICE_DEFAULTS: Record<ServiceName, { prefix: string; port: number }> = {
+  identity: { prefix: 'IDENTITY_', port: 8001 },
+  'persona-store': { prefix: 'PERSONA_', port: 8004 },
+  'repohost-gateway': { prefix: 'REPOHOST_', port: 8011 },
+  'model-provider': { prefix: 'MODELPROV_', port: 8127 },
+};
+
+const ALL_PREFIXES = SERVICE_NAMES.map((n) => SERVICE_DEFAULTS[n].prefix);
+
+/** The gateway's service token towards identity: made once per install, kept owner-only in the data folder. */
+export const GATEWAY_TOKEN_FILE = 'repohost-service-token';
+
+export function gatewayServiceToken(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, GATEWAY_TOKEN_FILE);
+  if (!existsSync(file)) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      writeSync(fd, `${randomBytes(32).toString('base64url')}\n`);
+      closeSync(fd);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  const token = readFileSync(file, 'utf8').trim();
+  if (token.length < 16) throw new Error(`${file} does not hold a service token; delete it and start again to make a new one.`);
+  return token;
+}
+
+export interface Placement {
+  host: string;
+  port: number;
+  dataDir: string;
+}
+
+/** Where a service listens and keeps its state: the user's own variables win, the supervisor's defaults otherwise. */
+export function placement(name: ServiceName, dataDir: string, env: NodeJS.ProcessEnv): Placement {
+  const { prefix, port } = SERVICE_DEFAULTS[name];
+  const rawPort = env[`${prefix}PORT`];
+  const parsedPort = rawPort ? Number(rawPort) : port;
+  return {
+    host: env[`${prefix}HOST`] || '127.0.0.1',
+    // A bad value is passed on as it is below, so the service itself names the variable and exits 78.
+    port: Number.isInteger(parsedPort) && parsedPort > 0 && parsedPort < 65536 ? parsedPort : port,
+    dataDir: env[`${prefix}DATA_DIR`] || join(dataDir, name),
+  };
+}
+
+export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {
+  const host = p.host.includes(':') ? `[${p.host}]` : p.host;
+  return `http://${host}:${p.port}`;
+}
+
+/**
+ * A service's environment: the parent's environment without any service's prefixed variables, then the
+ * user's own variables with this service's prefix, then the wiring (ports, data folders, identity URL,
+ * the gateway's service token) where the user did not set it.
+ */
+export function serviceEnv(
+  name: ServiceName,
+  parentEnv: NodeJS.ProcessEnv,
+  wiring: { dataDir: string; identityUrl: string; gatewayToken: string },
+): Record<string, string> {
+  const { prefix } = SERVICE_DEFAULTS[name];
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parentEnv)) {
+    if (value === undefined) continue;
+    if (ALL_PREFIXES.some((p) => key.startsWith(p)) && !key.startsWith(prefix)) continue;
+    env[key] = value;
+  }
+  const p = placement(name, wiring.dataDir, parentEnv);
+  const set = (key: string, value: string) => {
+    if (!env[prefix + key]) env[prefix + key] = value;
+  };
+  set('HOST', p.host);
+  set('PORT', String(p.port));
+  set('DATA_DIR', p.dataDir);
+  if (name === 'identity') {
+    const own = env.IDENTITY_SERVICE_TOKENS ?? '';
+    if (!/(^|,)\s*repohost-api\s*=/.test(own)) {
+      env.IDENTITY_SERVICE_TOKENS = [own, `repohost-api=${wiring.gatewayToken}`].filter(Boolean).join(',');
+    }
+  }
+  if (name === 'persona-store') set('IDENTITY_URL', wiring.identityUrl);
+  if (name === 'repohost-gateway') {
+    set('IDENTITY_URL', wiring.identityUrl);
+    set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken);
+  }
+  return env;
+}
