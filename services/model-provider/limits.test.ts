@@ -25,7 +25,7 @@ describe('the hard timeout', () => {
       expect(err).toBeInstanceOf(OpenAI.APIError);
       const e = err as InstanceType<typeof OpenAI.APIError>;
       expect([e.status, e.code, e.type]).toEqual([504, 'timeout', 'timeout_error']);
-      expect(e.headers.get('x-should-retry')).toBe('false');
+      expect(e.headers?.get('x-should-retry')).toBe('false');
       const run = await waitFor('the run record', () => p.runs().find((r) => r.grandchildPid));
       await waitFor('the timed-out run and its child to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
       expect(p.log()).toContain('"refusal":"timeout"');

@@ -39,7 +39,7 @@ describe('the startup lockdown probe', () => {
       expect(r.body.checks.lockdown.detail).toMatch(/Bash/);
       const err = await completionError(p.client);
       expect([err.status, err.code]).toEqual([503, 'not_locked_down']);
-      expect(err.headers.get('x-should-retry')).toBe('false');
+      expect(err.headers?.get('x-should-retry')).toBe('false');
       expect(p.runs()).toHaveLength(0);
       expect(p.log()).toContain('"refusal":"not_locked_down"');
     } finally {
@@ -99,7 +99,7 @@ describe('the startup lockdown probe', () => {
       expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'pending' });
       const err = await completionError(p.client);
       expect([err.status, err.code]).toEqual([503, 'not_locked_down']);
-      expect(err.headers.get('x-should-retry')).toBe('true');
+      expect(err.headers?.get('x-should-retry')).toBe('true');
       expect(err.message).toMatch(/has not finished/);
     } finally {
       await p.close();
@@ -120,7 +120,7 @@ describe('the startup lockdown probe', () => {
       expect(r.body.checks.lockdown.state).toBe('probe_failed');
       expect(r.body.checks.lockdown.detail).toMatch(/within 1 s/);
       const err = await completionError(p.client);
-      expect([err.status, err.code, err.headers.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'false']);
+      expect([err.status, err.code, err.headers?.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'false']);
     } finally {
       await p.close();
     }
@@ -139,7 +139,7 @@ describe('a missing CLI binary', () => {
       expect(r.body.checks.cli.detail).toMatch(/MODELPROV_CLI_BINARY names \/nonexistent\/bin\/claude/);
       expect(r.body.checks.lockdown.state).toBe('no_cli');
       const err = await completionError(p.client);
-      expect([err.status, err.code, err.headers.get('x-should-retry')]).toEqual([503, 'cli_not_found', 'false']);
+      expect([err.status, err.code, err.headers?.get('x-should-retry')]).toEqual([503, 'cli_not_found', 'false']);
       expect(err.message).toMatch(/MODELPROV_CLI_BINARY/);
     } finally {
       await p.close();
