@@ -1,0 +1,52 @@
+/**
+ * The console API: one dispatcher of `{ method, params }` for both transports (IPC in Electron, HTTP
+ * headless). It validates the request with zod, runs the method and answers a ConsoleResult; it never
+ * throws and never lets a token, a credential or a stack trace into an answer.
+ */
+import { z } from 'zod';
+import type { Supervisor } from '../supervisor/types.ts';
+import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
+import { METHOD_NAMES, METHODS, type MethodContext, type MethodName } from './methods.ts';
+import { ConsoleError, ServiceClient } from './service-client.ts';
+
+const Request = z.object({ method: z.string().min(1).max(100), params: z.unknown().optional() }).strict();
+
+export function createConsoleApi(options: { supervisor: Supervisor }): ConsoleApi {
+  const ctx: MethodContext = { supervisor: options.supervisor, services: new ServiceClient(options.supervisor) };
+  return {
+    async call(request: ConsoleRequest): Promise<ConsoleResult> {
+      const parsed = Request.safeParse(request);
+      if (!parsed.success) {
+        return failure('A console request is an object with a method name and optional params; send {"method": "...", "params": {...}}.', 400);
+      }
+      const { method, params } = parsed.data;
+      if (!Object.hasOwn(METHODS, method)) {
+        return failure(`There is no console method "${method.slice(0, 100)}"; the methods are: ${METHOD_NAMES.join(', ')}.`, 404);
+      }
+      const spec = METHODS[method as MethodName];
+      const checked = spec.params.safeParse(params);
+      if (!checked.success) return failure(describeParams(method, checked.error), 422);
+      try {
+        // Each method's params were parsed by its own schema just above.
+        const run = spec.run as (p: unknown, c: MethodContext) => Promise<unknown>;
+        return { ok: true, data: (await run(checked.data, ctx)) ?? null };
+      } catch (err) {
+        if (err instanceof ConsoleError) return failure(err.message, err.status);
+        return failure(`The ${method} request failed inside the console; try again, and if it keeps failing see the log of the desktop app.`, 500);
+      }
+    },
+  };
+}
+
+function failure(message: string, status?: number): ConsoleResult {
+  return { ok: false, error: status === undefined ? { message } : { message, status } };
+}
+
+/** "params.profile: a profile is ..." – names the member and never echoes the value sent. */
+function describeParams(method: string, error: z.ZodError): string {
+  const issues = error.issues.slice(0, 5).map((i) => {
+    const where = i.path.length ? `params.${i.path.map(String).join('.')}` : 'params';
+    return `${where}: ${i.message}`;
+  });
+  return `The ${method} request is not right: ${issues.join('; ')}. Correct it and try again.`;
+}

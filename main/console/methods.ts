@@ -1,0 +1,145 @@
+/**
+ * Every method of the console API: its params (zod) and what it does. The renderer calls these by name
+ * over IPC or HTTP; the results are plain JSON without tokens or secrets.
+ */
+import { z } from 'zod';
+import { SERVICE_NAMES, type Supervisor } from '../supervisor/types.ts';
+import { ConsoleError, type ServiceClient } from './service-client.ts';
+
+const Profile = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a profile is 1-64 letters, digits, dot, dash or underscore');
+const Service = z.enum(SERVICE_NAMES);
+const NoParams = z.object({}).strict().optional();
+const Limit = z.number().int().min(1).max(500).optional();
+
+export interface MethodContext {
+  supervisor: Supervisor;
+  services: ServiceClient;
+}
+
+interface MethodSpec<S extends z.ZodType> {
+  params: S;
+  run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>;
+}
+
+function method<S extends z.ZodType>(params: S, run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>): MethodSpec<S> {
+  return { params, run };
+}
+
+/** The supervisor's refusals (a busy port, a service that gave up) are sentences for a person: pass them on. */
+async function control<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0]!.slice(0, 500) : '';
+    throw new ConsoleError(message || 'The supervisor could not do that; see the service log in the Services panel.', 409);
+  }
+}
+
+const personaPath = (profile: string) => `/v1/personas/${encodeURIComponent(profile)}`;
+
+/** Members that carry secrets are dropped from platform answers, whatever a service sends. */
+const SECRET_MEMBERS = new Set(['token', 'secret', 'password', 'private_key', 'authorization', 'credential']);
+export function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .filter(([k]) => !SECRET_MEMBERS.has(k.toLowerCase()))
+        .map(([k, v]) => [k, withoutSecrets(v)]),
+    );
+  }
+  return value;
+}
+
+export const METHODS = {
+  // Services: the supervisor's view and controls.
+  'services.list': method(NoParams, async (_p, { supervisor }) => supervisor.status()),
+  'services.start': method(z.object({ name: Service }).strict(), async ({ name }, { supervisor }) => {
+    await control(() => supervisor.start(name));
+    return supervisor.status().find((s) => s.name === name);
+  }),
+  'services.stop': method(z.object({ name: Service }).strict(), async ({ name }, { supervisor }) => {
+    await control(() => supervisor.stop(name));
+    return supervisor.status().find((s) => s.name === name);
+  }),
+  'services.restart': method(z.object({ name: Service }).strict(), async ({ name }, { supervisor }) => {
+    await control(() => supervisor.restart(name));
+    return supervisor.status().find((s) => s.name === name);
+  }),
+  'services.startAll': method(NoParams, async (_p, { supervisor }) => {
+    await control(() => supervisor.startAll());
+    return supervisor.status();
+  }),
+  'services.stopAll': method(NoParams, async (_p, { supervisor }) => {
+    await control(() => supervisor.stopAll());
+    return supervisor.status();
+  }),
+  'services.logs': method(
+    z.object({ name: Service, filter: z.string().max(200).optional(), limit: Limit }).strict(),
+    async ({ name, filter, limit }, { supervisor }) => supervisor.logs(name, { filter: filter || undefined, limit: limit ?? 200 }),
+  ),
+
+  // Personas of the local account (persona store, audience `persona`).
+  'personas.list': method(NoParams, async (_p, { services }) => (await services.call('persona-store', { path: '/v1/personas' })).body),
+  'personas.get': method(
+    z.object({ profile: Profile }).strict(),
+    async ({ profile }, { services }) => (await services.call('persona-store', { path: personaPath(profile) })).body,
+  ),
+  'personas.fields': method(
+    z.object({ profile: Profile }).strict(),
+    async ({ profile }, { services }) => (await services.call('persona-store', { path: `${personaPath(profile)}/fields` })).body,
+  ),
+  'personas.notes': method(
+    z.object({ profile: Profile }).strict(),
+    async ({ profile }, { services }) => (await services.call('persona-store', { path: `${personaPath(profile)}/notes` })).body,
+  ),
+  'personas.events': method(
+    z
+      .object({
+        profile: Profile,
+        filters: z.record(z.string().regex(/^[a-z_]{1,40}$/, 'a filter name is lower-case letters and underscores'), z.string().max(200)).optional(),
+        cursor: z.string().max(500).optional(),
+        limit: Limit,
+      })
+      .strict(),
+    async ({ profile, filters, cursor, limit }, { services }) =>
+      (await services.call('persona-store', { path: `${personaPath(profile)}/events`, query: { ...filters, cursor, limit } })).body,
+  ),
+  'personas.recall': method(
+    z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
+    async ({ q, profile }, { services }) =>
+      (await services.call('persona-store', { path: profile ? `${personaPath(profile)}/recall` : '/v1/recall', query: { q } })).body,
+  ),
+
+  // Platform connections (identity, with the session credential) and subscriptions (gateway).
+  'connections.list': method(NoParams, async (_p, { services }) => withoutSecrets((await services.call('identity', { path: '/v1/connections' })).body)),
+  'connections.put': method(
+    z.object({ profile: Profile, token: z.string().trim().min(20, 'a personal access token is at least 20 characters').max(500) }).strict(),
+    async ({ profile, token }, { services }) =>
+      withoutSecrets(
+        (await services.call('identity', { method: 'PUT', path: `/v1/connections/${encodeURIComponent(profile)}`, body: { kind: 'token', token } })).body,
+      ),
+  ),
+  'connections.remove': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => {
+    await services.call('identity', { method: 'DELETE', path: `/v1/connections/${encodeURIComponent(profile)}` });
+    return { removed: profile };
+  }),
+  'subscriptions.list': method(
+    z.object({ profile: Profile.optional() }).strict().optional(),
+    async (p, { services }) => withoutSecrets((await services.call('repohost-gateway', { path: '/v1/subscriptions', query: { profile: p?.profile } })).body),
+  ),
+
+  // The provider: readiness (CLI, login, lockdown) and models. Its /ready answers 503 with the same body.
+  'provider.status': method(NoParams, async (_p, { services }) => {
+    const [ready, models] = await Promise.all([
+      services.call('model-provider', { path: '/ready', acceptStatus: [503] }),
+      services.call('model-provider', { path: '/v1/models' }),
+    ]);
+    return { ready: ready.body, models: models.body };
+  }),
+} satisfies Record<string, MethodSpec<z.ZodType>>;
+
+export type MethodName = keyof typeof METHODS;
+export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];

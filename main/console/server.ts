@@ -1,0 +1,174 @@
+/**
+ * The headless console: the renderer build and the console API over HTTP on loopback, behind a
+ * per-launch secret that is part of the printed URL (as Jupyter does). Opening that URL trades the
+ * secret for an HttpOnly, SameSite=Strict cookie and redirects to a clean URL; scripts may send the
+ * secret as the `X-Console-Secret` header instead. Every request is also checked for a loopback Host
+ * (DNS rebinding) and a same-origin Origin (other pages in the browser).
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildRenderer, CONTENT_SECURITY_POLICY, type RendererFile } from '../../renderer/build.ts';
+import { createConsoleApi } from './api.ts';
+import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
+const BODY_LIMIT = 64 * 1024;
+export const SECRET_HEADER = 'x-console-secret';
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': `${CONTENT_SECURITY_POLICY}; frame-ancestors 'none'`,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!LOOPBACK_HOSTS.has(host)) {
+    throw new Error(`The console listens on loopback only; "${host}" is not 127.0.0.1, ::1 or localhost.`);
+  }
+  const api = createConsoleApi({ supervisor: options.supervisor });
+  const { files } = await buildRenderer();
+  const secret = randomBytes(32).toString('base64url');
+  let port = 0;
+  const cookieName = () => `hub_console_${port}`;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    const hostHeader = req.headers.host ?? '';
+    if (!isLoopbackHost(hostHeader, port)) {
+      return refuse(res, 421, `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`);
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${hostHeader}`) {
+      return refuse(res, 403, 'Requests from other web pages are refused; use the console page itself.');
+    }
+    const url = new URL(req.url ?? '/', `http://${hostHeader}`);
+
+    if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('secret')) {
+      if (!sameSecret(url.searchParams.get('secret') ?? '', secret)) {
+        return refuse(res, 401, 'This console link is from another launch; open the URL printed by the latest `npm run serve`.', true);
+      }
+      res.setHeader('Set-Cookie', `${cookieName()}=${secret}; HttpOnly; SameSite=Strict; Path=/`);
+      res.writeHead(303, { Location: '/' }).end();
+      return;
+    }
+
+    if (!authorized(req)) {
+      return refuse(res, 401, 'Open the console with the URL printed by `npm run serve`; it carries this launch\u2019s secret.', req.method === 'GET');
+    }
+
+    if (url.pathname === '/api/call') {
+      if (req.method !== 'POST') return refuse(res, 405, 'Call the console API with POST and a JSON body {"method", "params"}.');
+      const fetchSite = req.headers['sec-fetch-site'];
+      if (fetchSite !== undefined && fetchSite !== 'same-origin') {
+        return refuse(res, 403, 'Requests from other web pages are refused; use the console page itself.');
+      }
+      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+        return refuse(res, 415, 'Send the console request as JSON (Content-Type: application/json).');
+      }
+      const text = await readBody(req);
+      if (text === undefined) return refuse(res, 413, `A console request is at most ${BODY_LIMIT / 1024} KiB; send less.`);
+      let request: unknown;
+      try {
+        request = JSON.parse(text);
+      } catch {
+        return refuse(res, 400, 'The console request is not valid JSON; send {"method": "...", "params": {...}}.');
+      }
+      const result = await api.call(request as never);
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(result));
+      return;
+    }
+
+    if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'The console pages are read with GET.');
+    const file: RendererFile | undefined = files[url.pathname === '/' ? 'index.html' : url.pathname.slice(1)];
+    if (!file) return refuse(res, 404, `There is no console page ${url.pathname.slice(0, 100)}; open / instead.`);
+    res.writeHead(200, { 'Content-Type': file.contentType }).end(req.method === 'HEAD' ? undefined : file.body);
+  }
+
+  function authorized(req: IncomingMessage): boolean {
+    const header = req.headers[SECRET_HEADER];
+    if (typeof header === 'string') return sameSecret(header, secret);
+    const cookie = parseCookies(req.headers.cookie)[cookieName()];
+    return cookie !== undefined && sameSecret(cookie, secret);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${options.port} on ${host} is already in use; choose another port for the console.`) : err);
+    });
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const base = host === '::1' ? `http://[::1]:${port}` : `http://${host === 'localhost' ? '127.0.0.1' : host}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${base}/?secret=${secret}`,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function isLoopbackHost(hostHeader: string, port: number): boolean {
+  const match = /^(\[::1\]|127\.0\.0\.1|localhost):(\d+)$/i.exec(hostHeader);
+  return match !== null && Number(match[2]) === port;
+}
+
+function sameSecret(given: string, secret: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function parseCookies(header: string | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) cookies[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return cookies;
+}
+
+function readBody(req: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) over = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Refusals answer in the API's own shape, or as a short page when a person opened the URL. */
+function refuse(res: ServerResponse, status: number, message: string, asPage = false): void {
+  if (asPage) {
+    const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    res
+      .writeHead(status, { 'Content-Type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hub console</title></head><body><p>${escaped}</p></body></html>`);
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify({ ok: false, error: { message, status } }));
+}

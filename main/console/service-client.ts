@@ -1,0 +1,149 @@
+/**
+ * How the console reaches the services: plain HTTP on loopback, with tokens minted from the identity
+ * service with the local account's session credential. Tokens live in this module's memory only; they
+ * are never part of a result or an error message.
+ */
+import type { ServiceName, Supervisor } from '../supervisor/types.ts';
+
+/** A failure the console shows to a person: a sentence that says what to do, and the HTTP status if any. */
+export class ConsoleError extends Error {
+  override name = 'ConsoleError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export const SERVICE_LABELS: Record<ServiceName, string> = {
+  identity: 'identity service',
+  'persona-store': 'persona store',
+  'repohost-gateway': 'repository gateway',
+  'model-provider': 'model provider',
+};
+
+/** The audience each token-checking service verifies (DESIGN.md). */
+const AUDIENCES: Partial<Record<ServiceName, string>> = {
+  'persona-store': 'persona',
+  'repohost-gateway': 'repohost-api',
+};
+
+const CALL_TIMEOUT_MS = 15_000;
+/** A cached token is used only while it has at least this long left. */
+const TOKEN_MARGIN_MS = 60_000;
+
+export interface ServiceRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Answer these statuses with their body instead of failing (the provider's /ready answers 503 with a body). */
+  acceptStatus?: number[];
+}
+
+export interface ServiceAnswer {
+  status: number;
+  body: unknown;
+}
+
+export class ServiceClient {
+  private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
+
+  constructor(private readonly supervisor: Supervisor) {}
+
+  /** Calls a service with the credential it expects: a minted token, the session credential (identity) or none. */
+  async call(service: ServiceName, request: ServiceRequest): Promise<ServiceAnswer> {
+    const audience = AUDIENCES[service];
+    let answer = await this.send(service, request, await this.authorization(service, audience));
+    if (answer.status === 401 && audience) {
+      // A token minted before identity rotated its keys or restarted: mint a fresh one, once.
+      this.tokens.delete(audience);
+      answer = await this.send(service, request, await this.authorization(service, audience));
+    }
+    if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status)) return answer;
+    throw new ConsoleError(`The ${SERVICE_LABELS[service]} answered ${answer.status}: ${reasonOf(answer.body)}`, answer.status);
+  }
+
+  private async authorization(service: ServiceName, audience: string | undefined): Promise<string | undefined> {
+    if (service === 'model-provider') return undefined;
+    const credential = await this.localCredential();
+    if (service === 'identity') return `Bearer ${credential}`;
+    if (!audience) return undefined;
+    const cached = this.tokens.get(audience);
+    if (cached && cached.expiresAt - Date.now() > TOKEN_MARGIN_MS) return `Bearer ${cached.token}`;
+    const minted = await this.send('identity', { method: 'POST', path: '/v1/auth/service-token', body: { audience } }, `Bearer ${credential}`);
+    const body = minted.body as { token?: unknown; expires_at?: unknown } | undefined;
+    if (minted.status !== 200 || typeof body?.token !== 'string') {
+      throw new ConsoleError(
+        `The identity service would not issue a token for the ${SERVICE_LABELS[service]} (${minted.status}: ${reasonOf(minted.body)}). Check the identity service in the Services panel.`,
+        502,
+      );
+    }
+    const expiresAt = typeof body.expires_at === 'string' ? Date.parse(body.expires_at) : Date.now() + 5 * 60_000;
+    this.tokens.set(audience, { token: body.token, expiresAt });
+    return `Bearer ${body.token}`;
+  }
+
+  private async localCredential(): Promise<string> {
+    try {
+      return await this.supervisor.localCredential();
+    } catch {
+      throw new ConsoleError(
+        'The local account is not available yet: the identity service has not created it. Start the identity service in the Services panel, then try again.',
+        503,
+      );
+    }
+  }
+
+  private async send(service: ServiceName, request: ServiceRequest, authorization: string | undefined): Promise<ServiceAnswer> {
+    const url = new URL(request.path, this.supervisor.url(service));
+    for (const [name, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (authorization) headers.authorization = authorization;
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: request.method ?? 'GET',
+        headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        redirect: 'error',
+      });
+    } catch (err) {
+      throw this.unreachable(service, err);
+    }
+    const text = await res.text();
+    let body: unknown = undefined;
+    if (text) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+    }
+    return { status: res.status, body };
+  }
+
+  private unreachable(service: ServiceName, err: unknown): ConsoleError {
+    const label = SERVICE_LABELS[service];
+    const state = this.supervisor.status().find((s) => s.name === service)?.state;
+    if ((err as Error)?.name === 'TimeoutError') {
+      return new ConsoleError(`The ${label} did not answer within ${CALL_TIMEOUT_MS / 1000} s; see its log in the Services panel.`, 504);
+    }
+    const where = state && state !== 'ready' && state !== 'live' && state !== 'degraded' ? ` (it is ${state})` : '';
+    return new ConsoleError(`The ${label} is not answering${where}. Start it in the Services panel, then try again.`, 503);
+  }
+}
+
+/** The sentence a service gave: a problem's detail, the provider envelope's message, or a generic hint. */
+export function reasonOf(body: unknown): string {
+  const b = body as { detail?: unknown; title?: unknown; error?: { message?: unknown } } | undefined;
+  if (typeof b?.detail === 'string') return b.detail;
+  if (typeof b?.error?.message === 'string') return b.error.message;
+  if (typeof b?.title === 'string') return b.title;
+  return 'no explanation was given; see its log in the Services panel.';
+}

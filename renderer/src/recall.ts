@@ -1,0 +1,64 @@
+/** Recall: stemmed keyword search over fields and notes, two lists ranked separately, shown as claims. */
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { FieldClaim, NoteClaim, type FieldEntry, type NoteEntry } from './claims.ts';
+import { Empty, Failed, Loading, itemsOf } from './states.ts';
+import { call } from './transport.ts';
+
+type Hit<T> = T & { profile?: string; entry?: T; field?: T; note?: T };
+type Search = { state: 'idle' } | { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; q: string; data: unknown };
+
+/** Recall items may be the entry itself or wrap it; take the entry either way. */
+function entryOf<T>(hit: Hit<T>, member: 'field' | 'note'): T {
+  return (hit[member] ?? hit.entry ?? hit) as T;
+}
+
+export function Recall() {
+  const [q, setQ] = useState('');
+  const [profile, setProfile] = useState('');
+  const [search, setSearch] = useState<Search>({ state: 'idle' });
+
+  const run = async (e: Event) => {
+    e.preventDefault();
+    if (!q.trim()) {
+      setSearch({ state: 'error', message: 'Type one or more words to search for.' });
+      return;
+    }
+    setSearch({ state: 'loading' });
+    try {
+      const data = await call('personas.recall', profile.trim() ? { q, profile: profile.trim() } : { q });
+      setSearch({ state: 'done', q, data });
+    } catch (err) {
+      setSearch({ state: 'error', message: (err as Error).message });
+    }
+  };
+
+  return html`<section aria-labelledby="recall-title">
+    <h2 id="recall-title">Recall</h2>
+    <form class="search" onSubmit=${run}>
+      <label>Words <input name="q" type="search" value=${q} onInput=${(e: Event) => setQ((e.target as HTMLInputElement).value)} /></label>
+      <label>Profile (empty: every persona)
+        <input name="profile" value=${profile} onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit">Search</button>
+    </form>
+    ${search.state === 'idle' ? html`<p class="muted">Search fields and notes by word; operators are treated as plain words.</p>` : null}
+    ${search.state === 'loading' ? html`<${Loading} what="matches" />` : null}
+    ${search.state === 'error' ? html`<${Failed} message=${search.message} />` : null}
+    ${search.state === 'done' ? html`<${Results} data=${search.data} q=${search.q} />` : null}
+  </section>`;
+}
+
+function Results({ data, q }: { data: unknown; q: string }) {
+  const fields = itemsOf<Hit<FieldEntry>>((data as Record<string, unknown>)?.fields, 'fields');
+  const notes = itemsOf<Hit<NoteEntry>>((data as Record<string, unknown>)?.notes, 'notes');
+  if (fields.length === 0 && notes.length === 0) {
+    return html`<${Empty}><p>Nothing matches “${q}”. Try fewer or other words.</p><//>`;
+  }
+  return html`<div class="recall-results">
+    <h3>Fields (${fields.length})</h3>
+    <div class="claims">${fields.map((h, i) => html`<${FieldClaim} key=${i} field=${entryOf(h, 'field')} />`)}</div>
+    <h3>Notes (${notes.length})</h3>
+    <div class="claims">${notes.map((h, i) => html`<${NoteClaim} key=${i} note=${entryOf(h, 'note')} />`)}</div>
+  </div>`;
+}

@@ -1,0 +1,94 @@
+/** The services panel: state, port, uptime, memory, last error, controls, and a log tail with a filter. */
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import type { LogLine, ServiceName, ServiceStatus } from '../../main/supervisor/types.ts';
+import { Empty, Failed, Loaded, formatBytes, formatDuration, useCall } from './states.ts';
+import { call } from './transport.ts';
+
+const LABELS: Record<ServiceName, string> = {
+  identity: 'Identity',
+  'persona-store': 'Persona store',
+  'repohost-gateway': 'Repository gateway',
+  'model-provider': 'Model provider',
+};
+
+const RUNNING = new Set(['starting', 'live', 'ready', 'degraded', 'backing-off']);
+
+export function Services() {
+  const [load, reload] = useCall<ServiceStatus[]>('services.list', undefined, 'services', 2_000);
+  const [busy, setBusy] = useState<string | undefined>();
+  const [failure, setFailure] = useState<string | undefined>();
+  const [logService, setLogService] = useState<ServiceName>('identity');
+
+  const act = async (verb: 'start' | 'stop' | 'restart' | 'startAll' | 'stopAll', name?: ServiceName) => {
+    setBusy(name ? `${verb}:${name}` : verb);
+    setFailure(undefined);
+    try {
+      await call(`services.${verb}`, name ? { name } : undefined);
+    } catch (err) {
+      setFailure((err as Error).message);
+    } finally {
+      setBusy(undefined);
+      reload();
+    }
+  };
+
+  return html`<section aria-labelledby="services-title">
+    <h2 id="services-title">Services</h2>
+    <div class="toolbar">
+      <button type="button" disabled=${busy !== undefined} onClick=${() => act('startAll')}>Start all</button>
+      <button type="button" disabled=${busy !== undefined} onClick=${() => act('stopAll')}>Stop all</button>
+    </div>
+    ${failure ? html`<${Failed} message=${failure} />` : null}
+    <${Loaded}
+      load=${load}
+      what="services"
+      retry=${reload}
+      render=${(list: ServiceStatus[]) => html`<table class="services">
+        <thead><tr><th>Service</th><th>State</th><th>Port</th><th>Uptime</th><th>Memory</th><th>Restarts</th><th>Last error</th><th>Actions</th></tr></thead>
+        <tbody>
+          ${list.map(
+            (s) => html`<tr key=${s.name} data-service=${s.name}>
+              <td>${LABELS[s.name] ?? s.name}</td>
+              <td><span class=${`badge state-${s.state}`} data-state=${s.state}>${s.state}</span></td>
+              <td>${s.port}</td>
+              <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '—'}</td>
+              <td>${formatBytes(s.memoryBytes)}</td>
+              <td>${s.restarts}</td>
+              <td class="last-error">${s.lastError ?? ''}</td>
+              <td class="actions">
+                <button type="button" disabled=${busy !== undefined || RUNNING.has(s.state)} onClick=${() => act('start', s.name)} aria-label=${`Start ${s.name}`}>Start</button>
+                <button type="button" disabled=${busy !== undefined || !RUNNING.has(s.state)} onClick=${() => act('stop', s.name)} aria-label=${`Stop ${s.name}`}>Stop</button>
+                <button type="button" disabled=${busy !== undefined} onClick=${() => act('restart', s.name)} aria-label=${`Restart ${s.name}`}>Restart</button>
+                <button type="button" class="link" onClick=${() => setLogService(s.name)} aria-label=${`Show the log of ${s.name}`}>Log</button>
+              </td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>`}
+    />
+    <${LogTail} service=${logService} />
+  </section>`;
+}
+
+function LogTail({ service }: { service: ServiceName }) {
+  const [draft, setDraft] = useState('');
+  const [filter, setFilter] = useState('');
+  const [load, reload] = useCall<LogLine[]>('services.logs', { name: service, filter: filter || undefined, limit: 200 }, `logs:${service}:${filter}`, 3_000);
+  return html`<section class="log-tail" aria-labelledby="log-title">
+    <h3 id="log-title">Log of ${LABELS[service]}</h3>
+    <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()))}>
+      <label>Only lines containing <input name="filter" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /></label>
+      <button type="submit">Filter</button>
+    </form>
+    <${Loaded}
+      load=${load}
+      what="the log"
+      retry=${reload}
+      render=${(lines: LogLine[]) =>
+        lines.length === 0
+          ? html`<${Empty}><p>${filter ? `No lines contain “${filter}”. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`
+          : html`<pre class="log">${lines.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${l.text}\n`).join('')}</pre>`}
+    />
+  </section>`;
+}

@@ -1,0 +1,88 @@
+/**
+ * Loading, empty and error states, and the hook that runs a console call for a view. Every state says
+ * what is happening or what the user can do about it.
+ */
+import { html } from 'htm/preact';
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { call } from './transport.ts';
+
+export type Load<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; data: T };
+
+/** Runs `method` when `key` changes (and on reload); an optional interval refreshes it quietly. */
+export function useCall<T>(method: string, params: unknown, key: string, refreshMs?: number): [Load<T>, () => void] {
+  const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
+  const [round, setRound] = useState(0);
+  const latest = useRef(0);
+  const shownKey = useRef<string | undefined>(undefined);
+  const reload = useCallback(() => setRound((r) => r + 1), []);
+  useEffect(() => {
+    const ticket = ++latest.current;
+    // A new subject shows the loading state; a refresh of the same one keeps what is on screen.
+    if (shownKey.current !== key) setLoad({ state: 'loading' });
+    shownKey.current = key;
+    call<T>(method, params).then(
+      (data) => ticket === latest.current && setLoad({ state: 'done', data }),
+      (err: Error) => ticket === latest.current && setLoad({ state: 'error', message: err.message }),
+    );
+  }, [method, key, round]);
+  useEffect(() => {
+    if (!refreshMs) return;
+    const timer = setInterval(reload, refreshMs);
+    return () => clearInterval(timer);
+  }, [refreshMs, reload]);
+  return [load, reload];
+}
+
+export function Loading({ what }: { what: string }) {
+  return html`<p class="state loading" role="status">Loading ${what}…</p>`;
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return html`<div class="state empty" role="status">${children}</div>`;
+}
+
+export function Failed({ message, retry }: { message: string; retry?: () => void }) {
+  return html`<div class="state error" role="alert">
+    <p>${message}</p>
+    ${retry ? html`<button type="button" onClick=${retry}>Try again</button>` : null}
+  </div>`;
+}
+
+/** Renders a Load: the loading and error states here, the data by `render`. */
+export function Loaded<T>({ load, what, retry, render }: { load: Load<T>; what: string; retry: () => void; render: (data: T) => unknown }) {
+  if (load.state === 'loading') return html`<${Loading} what=${what} />`;
+  if (load.state === 'error') return html`<${Failed} message=${load.message} retry=${retry} />`;
+  return render(load.data);
+}
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined) return '—';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  const h = Math.floor(m / 60);
+  return `${h} h ${m % 60} min`;
+}
+
+export function formatBytes(bytes: number | undefined): string {
+  if (bytes === undefined) return '—';
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+export function formatTime(iso: unknown): string {
+  if (typeof iso !== 'string') return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+/** The list inside an answer: the answer itself, or its `member` (or `items`/`data`) array. */
+export function itemsOf<T>(data: unknown, member: string): T[] {
+  if (Array.isArray(data)) return data as T[];
+  const d = data as Record<string, unknown> | null;
+  for (const name of [member, 'items', 'data']) {
+    if (Array.isArray(d?.[name])) return d[name] as T[];
+  }
+  return [];
+}
