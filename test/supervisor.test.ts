@@ -1,0 +1,242 @@
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ServiceSupervisor, type SupervisorOptions } from '../main/supervisor/supervisor.ts';
+import type { ServiceName, ServiceStatus } from '../main/supervisor/types.ts';
+import { isAlive } from '../main/supervisor/process-tree.ts';
+import { tempDir } from './support/identity.ts';
+import { ROOT, freePort, spawnService } from './support/process.ts';
+
+const supervisors: ServiceSupervisor[] = [];
+afterEach(async () => {
+  await Promise.all(supervisors.splice(0).map((s) => s.close()));
+});
+
+async function identitySupervisor(extra: Partial<SupervisorOptions> = {}, env: NodeJS.ProcessEnv = {}) {
+  const port = await freePort();
+  const supervisor = new ServiceSupervisor({
+    dataDir: tempDir('supervisor-'),
+    services: ['identity'],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(port), IDENTITY_LOG_LEVEL: 'warn', ...env },
+    ...extra,
+  });
+  supervisors.push(supervisor);
+  return { supervisor, port };
+}
+
+function statusOf(supervisor: ServiceSupervisor, name: ServiceName): ServiceStatus {
+  return supervisor.status().find((s) => s.name === name)!;
+}
+
+/** Resolves with the first status event that satisfies `test`. */
+function nextStatus(supervisor: ServiceSupervisor, test: (s: ServiceStatus) => boolean): Promise<ServiceStatus> {
+  return new Promise((resolve) => {
+    const on = (s: ServiceStatus) => {
+      if (test(s)) {
+        supervisor.off('status', on);
+        resolve(s);
+      }
+    };
+    supervisor.on('status', on);
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('supervisor with real child processes', () => {
+  it('starts identity, wires its data folder, reports ready with pid, memory and the local session', async () => {
+    const { supervisor, port } = await identitySupervisor();
+    await supervisor.startAll();
+    const [status] = await supervisor.waitUntilSettled();
+    expect(status).toMatchObject({ name: 'identity', state: 'ready', port, url: `http://127.0.0.1:${port}`, restarts: 0 });
+    expect(status!.pid).toBeGreaterThan(0);
+    expect(status!.memoryBytes).toBeGreaterThan(1_000_000);
+    expect((await fetch(`${supervisor.url('identity')}/healthy`)).status).toBe(200);
+    const credential = await supervisor.localCredential();
+    expect(credential.length).toBeGreaterThan(16);
+    const minted = await fetch(`${supervisor.url('identity')}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'persona' }),
+    });
+    expect(minted.status).toBe(200);
+    // The gateway's service token is made once and kept owner-only.
+    expect(statSync(join(supervisor.dataDir, 'repohost-service-token')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(supervisor.dataDir, 'identity', 'local-session')).isFile()).toBe(true);
+    expect(supervisor.logs('identity', { filter: 'ready after' }).length).toBe(1);
+  });
+
+  it('a killed service comes back after a backoff delay, and a user stop is not undone', async () => {
+    const { supervisor } = await identitySupervisor({ restartPolicy: { baseDelayMs: 300, maxCrashes: 5 } });
+    await supervisor.start('identity');
+    await supervisor.waitUntilSettled();
+    const firstPid = statusOf(supervisor, 'identity').pid!;
+    const backingOff = nextStatus(supervisor, (s) => s.state === 'backing-off');
+    process.kill(firstPid, 'SIGKILL');
+    const during = await backingOff;
+    expect(during.lastError).toMatch(/ended by SIGKILL.*Restarting in 0\.3 s/);
+    const again = await nextStatus(supervisor, (s) => s.state === 'ready');
+    expect(again.restarts).toBe(1);
+    expect(again.pid).not.toBe(firstPid);
+    expect(isAlive(firstPid)).toBe(false);
+
+    // The second crash inside the window waits twice as long.
+    const second = nextStatus(supervisor, (s) => s.state === 'backing-off');
+    process.kill(again.pid!, 'SIGKILL');
+    expect((await second).lastError).toMatch(/Restarting in 0\.6 s/);
+    await nextStatus(supervisor, (s) => s.state === 'ready');
+
+    await supervisor.stop('identity');
+    // Longer than any backoff delay so far: a stop by the user is never followed by a restart.
+    await new Promise((r) => setTimeout(r, 900));
+    const stopped = statusOf(supervisor, 'identity');
+    expect(stopped.state).toBe('stopped');
+    expect(stopped.pid).toBeUndefined();
+    expect(supervisor.logs('identity', { filter: 'restarting in' }).map((l) => l.text)).toEqual([
+      expect.stringContaining('restarting in 300 ms'),
+      expect.stringContaining('restarting in 600 ms'),
+    ]);
+  });
+
+  it('a crash loop gives up and says so, and a manual start tries again', async () => {
+    const { supervisor } = await identitySupervisor({ restartPolicy: { baseDelayMs: 50, maxCrashes: 3, windowMs: 120_000 } });
+    const killed: number[] = [];
+    // Each time the service answers, it "crashes" again: three crashes inside the window.
+    supervisor.on('status', (s: ServiceStatus) => {
+      if ((s.state === 'live' || s.state === 'ready') && s.pid && !killed.includes(s.pid)) {
+        killed.push(s.pid);
+        process.kill(s.pid, 'SIGKILL');
+      }
+    });
+    const gaveUp = nextStatus(supervisor, (s) => s.state === 'gave-up');
+    await supervisor.start('identity');
+    const final = await gaveUp;
+    expect(killed).toHaveLength(3);
+    expect(final.restarts).toBe(2);
+    expect(final.lastError).toMatch(/^Gave up after 3 crashes within 120 s\. Last: the identity service was ended by SIGKILL\. Look at its log, then start it again\.$/);
+    // It stays down: no restart is pending.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statusOf(supervisor, 'identity').state).toBe('gave-up');
+    expect(statusOf(supervisor, 'identity').pid).toBeUndefined();
+    supervisor.removeAllListeners('status');
+    await supervisor.start('identity');
+    await supervisor.waitUntilSettled();
+    expect(statusOf(supervisor, 'identity').state).toBe('ready');
+  });
+
+  it('a configuration error gives up at once with the service\u2019s own message', async () => {
+    const { supervisor } = await identitySupervisor({}, { IDENTITY_TOKEN_TTL_SECOND: '60' });
+    await supervisor.start('identity');
+    const [status] = await supervisor.waitUntilSettled();
+    expect(status!.state).toBe('gave-up');
+    expect(status!.restarts).toBe(0);
+    expect(status!.lastError).toMatch(/Unknown setting IDENTITY_TOKEN_TTL_SECOND.*Not restarting/);
+  });
+
+  it('a busy port held by a foreign program gives a clear error naming the port and kills nothing', async () => {
+    const holder: Server = createServer((socket) => socket.end('not http\n'));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const { supervisor } = await identitySupervisor({}, { IDENTITY_PORT: String(port) });
+      await supervisor.start('identity');
+      const status = statusOf(supervisor, 'identity');
+      expect(status.state).toBe('gave-up');
+      expect(status.lastError).toBe(
+        `Port ${port} on 127.0.0.1 is already in use by a program that is not one of these services, so the identity service was not started. ` +
+          'Stop that program, or set IDENTITY_PORT to a free port. Nothing was killed.',
+      );
+      expect(holder.listening).toBe(true);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('a busy port held by another copy of one of our services names that service and leaves it running', async () => {
+    const port = await freePort();
+    const other = await spawnService('identity', { IDENTITY_PORT: String(port), IDENTITY_DATA_DIR: tempDir('other-identity-'), IDENTITY_LOG_LEVEL: 'warn' }, port);
+    try {
+      const { supervisor } = await identitySupervisor({}, { IDENTITY_PORT: String(port) });
+      await supervisor.start('identity');
+      expect(statusOf(supervisor, 'identity').lastError).toMatch(
+        new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use by another copy of the identity service`),
+      );
+      expect((await fetch(`${other.url}/healthy`)).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('a service that ignores SIGTERM is killed after the stop timeout, with what it started', async () => {
+    const port = await freePort();
+    const stubborn = join(tempDir('stubborn-'), 'stubborn.mjs');
+    writeFileSync(
+      stubborn,
+      `import { createServer } from 'node:http'; import { spawn } from 'node:child_process';
+       process.on('SIGTERM', () => {});
+       const grandchild = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });
+       console.log('grandchild ' + grandchild.pid);
+       createServer((q, s) => s.end(q.url === '/healthy' || q.url === '/ready' ? '{"status":"ok"}' : '')).listen(${port}, '127.0.0.1');`,
+    );
+    const { supervisor } = await identitySupervisor(
+      {
+        stopTimeoutMs: 500,
+        launcher: {
+          launch: (_name, env) => {
+            const child = spawn(process.execPath, [stubborn], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+            return {
+              pid: child.pid,
+              stdout: child.stdout,
+              stderr: child.stderr,
+              onExit: (l) => void child.once('exit', (code, signal) => l(code, signal)),
+              kill: (signal) => child.kill(signal),
+            };
+          },
+        },
+      },
+      { IDENTITY_PORT: String(port) },
+    );
+    await supervisor.start('identity');
+    await supervisor.waitUntilSettled();
+    const pid = statusOf(supervisor, 'identity').pid!;
+    const grandchild = Number((await waitFor('grandchild pid', () => supervisor.logs('identity', { filter: 'grandchild' })[0]))!.text.split(' ')[1]);
+    expect(isAlive(grandchild)).toBe(true);
+    await supervisor.stop('identity');
+    expect(statusOf(supervisor, 'identity').state).toBe('stopped');
+    expect(supervisor.logs('identity', { filter: 'SIGKILL' })[0]!.text).toMatch(/did not stop within 500 ms of SIGTERM; sending SIGKILL to it and 1 process\(es\) it started/);
+    expect(isAlive(pid)).toBe(false);
+    await waitFor('grandchild gone', () => !isAlive(grandchild), 5_000);
+  });
+
+  it('SIGKILL of the supervisor leaves no child alive', async () => {
+    const dataDir = tempDir('orphans-');
+    const port = await freePort();
+    const host = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'supervisor-host.ts'), dataDir, 'identity'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', IDENTITY_PORT: String(port), IDENTITY_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    host.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const line = await waitFor('the supervisor host to report', () => out.includes('\n') && out.split('\n')[0], 60_000);
+    const statuses = JSON.parse(line) as ServiceStatus[];
+    expect(statuses.map((s) => s.state)).toEqual(['ready']);
+    const pids = statuses.map((s) => s.pid!);
+    expect(pids.every(isAlive)).toBe(true);
+    const exited = new Promise((resolve) => host.once('exit', resolve));
+    host.kill('SIGKILL');
+    await exited;
+    await waitFor('every child to exit', () => pids.every((p) => !isAlive(p)), 10_000);
+    expect(pids.filter(isAlive)).toEqual([]);
+  });
+});
