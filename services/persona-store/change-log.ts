@@ -1,0 +1,72 @@
+import type { EventRow } from './schema.ts';
+import type { PersonaSql } from './store.ts';
+
+/** Every kind of change the log records; one entry per change. */
+export const ACTIONS = [
+  'persona_created',
+  'persona_updated',
+  'persona_deleted',
+  'field_set',
+  'field_revised',
+  'field_pinned',
+  'field_unpinned',
+  'field_revived',
+  'field_forgotten',
+  'field_destroyed',
+  'note_added',
+  'note_revised',
+  'note_pinned',
+  'note_unpinned',
+  'note_forgotten',
+  'note_destroyed',
+] as const;
+export type Action = (typeof ACTIONS)[number];
+export type TargetKind = 'persona' | 'field' | 'note';
+
+/** What the change log shows for a field whose content was destroyed, in place of its key. */
+export const DESTROYED_FIELD = '(destroyed field)';
+/** asserted_by of changes the service makes by itself (the sweeper). */
+export const SERVICE_ACTOR = 'persona-store';
+
+export interface Change {
+  account: string;
+  profile: string;
+  action: Action;
+  targetKind: TargetKind;
+  target: string;
+  assertedBy: string;
+  source: string | null;
+  /** Names of the members that changed, never their values. */
+  changes: string[];
+  /** What the change replaced; only when the person asked to keep replaced values. */
+  replaced?: Record<string, unknown>;
+}
+
+export function record(sql: PersonaSql, change: Change, at = new Date().toISOString()): void {
+  sql.insertEvent({
+    account: change.account,
+    profile: change.profile,
+    at,
+    action: change.action,
+    target_kind: change.targetKind,
+    target: change.target,
+    asserted_by: change.assertedBy,
+    source: change.source,
+    changes: JSON.stringify(change.changes),
+    replaced: change.replaced ? JSON.stringify(change.replaced) : null,
+  });
+}
+
+export function eventView(row: EventRow) {
+  return {
+    id: row.id,
+    at: row.at,
+    action: row.action,
+    target_kind: row.target_kind,
+    target: row.target,
+    asserted_by: row.asserted_by,
+    source: row.source,
+    changes: JSON.parse(row.changes) as string[],
+    ...(row.replaced ? { replaced: JSON.parse(row.replaced) as Record<string, unknown> } : {}),
+  };
+}

@@ -1,0 +1,49 @@
+import { ConfigError, commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+import { z } from 'zod';
+
+export const PERSONA_PORT = 8004;
+export const PERSONA_AUDIENCE = 'persona';
+
+export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
+export type ForgetMode = (typeof FORGET_MODES)[number];
+
+export const personaSettings = {
+  ...commonSettings('persona-store', PERSONA_PORT),
+  identityUrl: setting('IDENTITY_URL', parse.url(), 'http://127.0.0.1:8001', 'Base URL of the identity service whose keys verify tokens (its iss).'),
+  settingsApiBaseUrl: setting(
+    'SETTINGS_API_BASE_URL',
+    parse.url(),
+    undefined,
+    'Base URL of the settings service; with PERSONA_SETTINGS_API_TOKEN, each request reads the caller\u2019s persona settings from it.',
+  ),
+  settingsApiToken: setting('SETTINGS_API_TOKEN', parse.text(), undefined, 'Bearer token this service presents to the settings service.'),
+  settingsTimeoutMs: setting('SETTINGS_TIMEOUT_MS', parse.integer(50, 30_000), '2000', 'How long to wait for the settings service (ms) before refusing with 503.'),
+  forgetMode: setting(
+    'FORGET_MODE',
+    z.enum(FORGET_MODES, { message: `must be one of ${FORGET_MODES.join(', ')}` }),
+    'keep',
+    `What forgetting does when the person chose nothing: ${FORGET_MODES.join(', ')}.`,
+  ),
+  gracePeriodSeconds: setting('GRACE_PERIOD_SECONDS', parse.integer(1, 31_536_000), '604800', 'Grace period before destruction, in seconds (default 7 days).'),
+  sweepIntervalSeconds: setting('SWEEP_INTERVAL_SECONDS', parse.integer(1, 86_400), '60', 'How often the sweeper destroys entries whose grace period ended (seconds).'),
+  keepReplacedValues: setting('KEEP_REPLACED_VALUES', parse.boolean(), 'false', 'Whether the change log keeps what a change replaced (the person may choose).'),
+  pageSize: setting('PAGE_SIZE', parse.integer(1, 1000), '100', 'Largest page of a list, export or change log; a person may lower it.'),
+  pinCapFields: setting('PIN_CAP_FIELDS', parse.integer(0, 1000), '25', 'Most pinned fields per persona; a person may lower it.'),
+  pinCapNotes: setting('PIN_CAP_NOTES', parse.integer(0, 1000), '25', 'Most pinned notes per persona; a person may lower it.'),
+  maxValueBytes: setting('MAX_VALUE_BYTES', parse.integer(16, 1_048_576), '16384', 'Largest field value, as compact JSON in UTF-8 bytes.'),
+  maxNoteChars: setting('MAX_NOTE_CHARS', parse.integer(16, 1_000_000), '8000', 'Longest note content, in characters.'),
+  maxKeyLength: setting('MAX_KEY_LENGTH', parse.integer(8, 256), '64', 'Longest field key after normalisation, in characters.'),
+  bodyLimit: setting('BODY_LIMIT', parse.text(), '256kb', 'Largest JSON body accepted.'),
+};
+
+export type PersonaConfig = ReturnType<typeof loadPersonaConfig>;
+
+export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
+  const c = loadConfig('PERSONA_', personaSettings, env);
+  if ((c.settingsApiBaseUrl === undefined) !== (c.settingsApiToken === undefined)) {
+    throw new ConfigError(
+      'Set both PERSONA_SETTINGS_API_BASE_URL and PERSONA_SETTINGS_API_TOKEN to read per-person settings, or neither to use this deployment\u2019s configuration.',
+    );
+  }
+  return c;
+}

@@ -1,0 +1,475 @@
+import { randomUUID } from 'node:crypto';
+import { problem } from '../kit/problem.ts';
+import type { Principal } from '../kit/auth.ts';
+import { record, SERVICE_ACTOR, type Action } from './change-log.ts';
+import { refuseCredentials, stringsOf, type WrittenString } from './credentials.ts';
+import { fieldKey } from './field-key.ts';
+import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
+import { matchExpression, searchableKey, searchableText } from './recall.ts';
+import type { FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import type { Policy } from './settings.ts';
+import type { PersonaSql } from './store.ts';
+
+export const SOURCES = ['owner', 'assistant', 'service'] as const;
+export const NOTE_KINDS = ['episode', 'observation', 'lesson'] as const;
+export const VERBOSITIES = ['terse', 'balanced', 'detailed'] as const;
+export const CARD_MEMBERS = ['display_name', 'pronouns', 'language', 'tone', 'verbosity', 'speaking_style'] as const;
+
+export interface Limits {
+  maxValueBytes: number;
+  maxNoteChars: number;
+  maxKeyLength: number;
+}
+
+export type CardInput = { display_name?: string } & Partial<Record<Exclude<(typeof CARD_MEMBERS)[number], 'display_name'>, string | null>>;
+export interface FieldInput {
+  description: string;
+  value: unknown;
+  source: (typeof SOURCES)[number];
+  pinned?: boolean;
+}
+export interface NoteInput {
+  content: string;
+  kind: (typeof NOTE_KINDS)[number];
+  source: (typeof SOURCES)[number];
+  pinned?: boolean;
+}
+export type NotePatch = Partial<NoteInput>;
+
+export function cardView(p: PersonaRow) {
+  return {
+    profile: p.profile,
+    display_name: p.display_name,
+    pronouns: p.pronouns,
+    language: p.language,
+    tone: p.tone,
+    verbosity: p.verbosity,
+    speaking_style: p.speaking_style,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+  };
+}
+
+export function fieldView(f: FieldRow) {
+  return {
+    key: f.key,
+    description: f.description,
+    value: JSON.parse(f.value) as unknown,
+    value_type: f.value_type,
+    revision: f.revision,
+    source: f.source,
+    asserted_by: f.asserted_by,
+    pinned: f.pinned === 1,
+    created_at: f.created_at,
+    updated_at: f.updated_at,
+  };
+}
+
+export function noteView(n: NoteRow) {
+  return {
+    id: n.id,
+    kind: n.kind,
+    content: n.content,
+    source: n.source,
+    asserted_by: n.asserted_by,
+    pinned: n.pinned === 1,
+    revision: n.revision,
+    written_at: n.written_at,
+    revised_at: n.revised_at,
+  };
+}
+
+/** value_type: null, boolean, integer, number, string, list (any array) or object. */
+export function valueType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+const notFoundPersona = (profile: string) =>
+  problem.notFound(`There is no persona "${profile}" for your account; list yours with GET /v1/personas or create it with POST /v1/personas.`);
+
+/**
+ * The operations on personas, fields and notes. Each write runs in one immediate transaction and
+ * records exactly one change-log entry per change it makes (a retry that changes nothing records none).
+ */
+export class Personas {
+  constructor(
+    private readonly sql: PersonaSql,
+    private readonly limits: Limits,
+  ) {}
+
+  private requirePersona(account: string, profile: string): PersonaRow {
+    const p = this.sql.persona(account, profile);
+    if (!p) throw notFoundPersona(profile);
+    return p;
+  }
+
+  private liveField(persona: PersonaRow, rawKey: string): FieldRow {
+    const key = fieldKey(rawKey, this.limits.maxKeyLength);
+    const f = this.sql.field(persona.id, key);
+    if (!f || f.state !== 'live') {
+      throw problem.notFound(`Persona "${persona.profile}" has no field "${key}"; see GET /v1/personas/${persona.profile}/fields/_schema for its keys.`);
+    }
+    return f;
+  }
+
+  private liveNote(persona: PersonaRow, id: string): NoteRow {
+    const n = this.sql.note(persona.id, id);
+    if (!n || n.state !== 'live') {
+      throw problem.notFound(`Persona "${persona.profile}" has no note "${id}"; list its notes with GET /v1/personas/${persona.profile}/notes.`);
+    }
+    return n;
+  }
+
+  // Personas
+
+  listPersonas(account: string, after: string, limit: number) {
+    const rows = this.sql.personas(account, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return { personas: page.map(cardView), next_after: rows.length > limit ? page[page.length - 1]!.profile : null };
+  }
+
+  async createPersona(principal: Principal, profile: string, card: CardInput & { display_name: string }) {
+    await refuseCredentials([{ where: 'body.profile', text: profile }, ...cardStrings(card)]);
+    const now = new Date().toISOString();
+    return this.sql.transaction(() => {
+      if (this.sql.persona(principal.account, profile)) {
+        throw problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
+      }
+      const row = this.sql.insertPersona({
+        account: principal.account,
+        profile,
+        display_name: card.display_name,
+        pronouns: card.pronouns ?? null,
+        language: card.language ?? null,
+        tone: card.tone ?? null,
+        verbosity: card.verbosity ?? null,
+        speaking_style: card.speaking_style ?? null,
+        created_at: now,
+        updated_at: now,
+      });
+      record(this.sql, {
+        account: principal.account,
+        profile,
+        action: 'persona_created',
+        targetKind: 'persona',
+        target: profile,
+        assertedBy: principal.audience,
+        source: null,
+        changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
+      });
+      return cardView(row);
+    });
+  }
+
+  async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
+    await refuseCredentials(cardStrings(patch));
+    return this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
+      if (changed.length === 0) return cardView(p);
+      const next = { ...p, updated_at: new Date().toISOString() };
+      for (const m of changed) (next as Record<string, unknown>)[m] = patch[m];
+      const row = this.sql.updatePersona(next);
+      record(this.sql, {
+        account: p.account,
+        profile,
+        action: 'persona_updated',
+        targetKind: 'persona',
+        target: profile,
+        assertedBy: principal.audience,
+        source: null,
+        changes: changed,
+        replaced: policy.keepReplacedValues ? Object.fromEntries(changed.map((m) => [m, p[m]])) : undefined,
+      });
+      return cardView(row);
+    });
+  }
+
+  /** Hard delete with cascade, whatever the forget setting; the persona's change log goes too, but for one entry saying so. */
+  deletePersona(principal: Principal, profile: string): void {
+    this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      this.sql.deletePersona(p.id);
+      this.sql.deleteEventsOf(p.account, profile);
+      record(this.sql, {
+        account: p.account,
+        profile,
+        action: 'persona_deleted',
+        targetKind: 'persona',
+        target: profile,
+        assertedBy: principal.audience,
+        source: null,
+        changes: ['deleted'],
+      });
+    });
+    this.sql.checkpoint();
+  }
+
+  identityBlock(account: string, policy: Policy, profile: string) {
+    const p = this.requirePersona(account, profile);
+    return {
+      persona: cardView(p),
+      fields: this.sql.pinnedFields(p.id, policy.pinCapFields).map(fieldView),
+      notes: this.sql.pinnedNotes(p.id, policy.pinCapNotes).map(noteView),
+      ...this.sql.liveCounts(p.id),
+      pin_caps: { fields: policy.pinCapFields, notes: policy.pinCapNotes },
+    };
+  }
+
+  // Fields
+
+  async putField(principal: Principal, policy: Policy, profile: string, rawKey: string, input: FieldInput) {
+    const key = fieldKey(rawKey, this.limits.maxKeyLength);
+    await refuseCredentials([
+      { where: 'path key', text: rawKey },
+      { where: 'body.description', text: input.description },
+      ...stringsOf(input.value, 'body.value'),
+    ]);
+    const value = JSON.stringify(input.value);
+    if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
+      throw problem.tooLarge(`body.value is larger than ${this.limits.maxValueBytes} bytes as compact JSON (the limit); store less in one field.`);
+    }
+    const pinned = input.pinned ? 1 : 0;
+    let destroyedPending = false;
+    const result = this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      let existing = this.sql.field(p.id, key);
+      const now = new Date().toISOString();
+      if (existing?.state === 'pending') {
+        // It was going to be destroyed: it is, now, and the key starts afresh.
+        destroyField(this.sql, p, existing, principal.audience);
+        destroyedPending = true;
+        existing = undefined;
+      }
+      const live = existing?.state === 'live' ? existing : undefined;
+      if (pinned && !live?.pinned && this.sql.countPinnedFields(p.id) >= policy.pinCapFields) {
+        throw problem.conflict(
+          `Persona "${profile}" already has ${policy.pinCapFields} pinned fields, the most allowed (pin cap ${policy.pinCapFields}); unpin one first or send pinned false.`,
+        );
+      }
+      const next = {
+        description: input.description,
+        value,
+        value_type: valueType(input.value),
+        source: input.source,
+        asserted_by: principal.audience,
+        pinned,
+      };
+      const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
+      if (!existing) {
+        const row = this.sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
+        this.sql.indexField(row.id, searchableKey(key), row.description, searchableText(input.value));
+        record(this.sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] });
+        return row;
+      }
+      const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
+      if (live && changed.length === 0) return live;
+      const row = this.sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now });
+      if (live) this.sql.unindexField(row.id);
+      this.sql.indexField(row.id, searchableKey(key), row.description, searchableText(input.value));
+      let action: Action;
+      if (!live) action = 'field_revived';
+      else if (changed.length === 1 && changed[0] === 'pinned') action = pinned ? 'field_pinned' : 'field_unpinned';
+      else action = 'field_revised';
+      const replacedMembers = changed.filter((m) => m === 'description' || m === 'value');
+      const replaced =
+        live && policy.keepReplacedValues && replacedMembers.length > 0
+          ? Object.fromEntries(replacedMembers.map((m) => [m, m === 'value' ? (JSON.parse(existing.value) as unknown) : existing.description]))
+          : undefined;
+      record(this.sql, { ...base, action, changes: live ? changed : ['state', ...changed], replaced });
+      return row;
+    });
+    if (destroyedPending) this.sql.checkpoint();
+    return fieldView(result);
+  }
+
+  getField(account: string, profile: string, rawKey: string) {
+    return fieldView(this.liveField(this.requirePersona(account, profile), rawKey));
+  }
+
+  listFields(account: string, profile: string, after: string, limit: number) {
+    const p = this.requirePersona(account, profile);
+    const rows = this.sql.fields(p.id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return { fields: page.map(fieldView), next_after: rows.length > limit ? page[page.length - 1]!.key : null };
+  }
+
+  describeSchema(account: string, profile: string, after: string, limit: number) {
+    const p = this.requirePersona(account, profile);
+    const rows = this.sql.schema(p.id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return { fields: page, next_after: rows.length > limit ? page[page.length - 1]!.key : null };
+  }
+
+  forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): { outcome: ForgetOutcome } {
+    const outcome = this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      return forgetField(this.sql, p, this.liveField(p, rawKey), policy, principal.audience, new Date());
+    });
+    if (outcome === 'destroyed') this.sql.checkpoint();
+    return { outcome };
+  }
+
+  // Notes
+
+  async addNote(principal: Principal, policy: Policy, profile: string, input: NoteInput, idempotencyKey: string | undefined) {
+    this.checkNoteSize(input.content);
+    await refuseCredentials([{ where: 'body.content', text: input.content }]);
+    return this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      if (idempotencyKey !== undefined) {
+        const first = this.sql.noteByIdempotencyKey(p.id, idempotencyKey);
+        if (first && first.state !== 'live') {
+          throw problem.conflict('The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.');
+        }
+        if (first) return { note: noteView(first), replayed: true };
+      }
+      const pinned = input.pinned ? 1 : 0;
+      if (pinned && this.sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
+        throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`);
+      }
+      const now = new Date().toISOString();
+      const row = this.sql.insertNote({
+        id: randomUUID(),
+        persona_id: p.id,
+        kind: input.kind,
+        content: input.content,
+        revision: 1,
+        source: input.source,
+        asserted_by: principal.audience,
+        pinned,
+        state: 'live',
+        destroy_at: null,
+        idempotency_key: idempotencyKey ?? null,
+        written_at: now,
+        revised_at: now,
+      });
+      this.sql.indexNote(row.seq, row.content);
+      record(this.sql, {
+        account: p.account,
+        profile,
+        action: 'note_added',
+        targetKind: 'note',
+        target: row.id,
+        assertedBy: principal.audience,
+        source: input.source,
+        changes: ['content', 'kind', 'source', 'pinned'],
+      });
+      return { note: noteView(row), replayed: false };
+    });
+  }
+
+  listNotes(account: string, profile: string, after: number, limit: number, kind?: string) {
+    const p = this.requirePersona(account, profile);
+    const rows = this.sql.notes(p.id, after, limit + 1, kind);
+    const page = rows.slice(0, limit);
+    return { notes: page.map(noteView), next_after: rows.length > limit ? String(page[page.length - 1]!.seq) : null };
+  }
+
+  getNote(account: string, profile: string, id: string) {
+    return noteView(this.liveNote(this.requirePersona(account, profile), id));
+  }
+
+  /** Only the named parts change; written_at never moves. A kept note cannot be revived (see README). */
+  async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
+    if (patch.content !== undefined) {
+      this.checkNoteSize(patch.content);
+      await refuseCredentials([{ where: 'body.content', text: patch.content }]);
+    }
+    return this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      const n = this.liveNote(p, id);
+      const next = {
+        content: patch.content ?? n.content,
+        kind: patch.kind ?? n.kind,
+        source: patch.source ?? n.source,
+        pinned: patch.pinned === undefined ? n.pinned : patch.pinned ? 1 : 0,
+        asserted_by: principal.audience,
+      };
+      const changed = (['content', 'kind', 'source', 'pinned', 'asserted_by'] as const).filter((m) => n[m] !== next[m]);
+      if (changed.length === 0) return noteView(n);
+      if (next.pinned && !n.pinned && this.sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
+        throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`);
+      }
+      const row = this.sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: new Date().toISOString() });
+      if (next.content !== n.content) {
+        this.sql.unindexNote(n.seq);
+        this.sql.indexNote(n.seq, next.content);
+      }
+      const action: Action = changed.length === 1 && changed[0] === 'pinned' ? (next.pinned ? 'note_pinned' : 'note_unpinned') : 'note_revised';
+      record(this.sql, {
+        account: p.account,
+        profile,
+        action,
+        targetKind: 'note',
+        target: n.id,
+        assertedBy: principal.audience,
+        source: next.source,
+        changes: changed,
+        replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,
+      });
+      return noteView(row);
+    });
+  }
+
+  forgetNote(principal: Principal, policy: Policy, profile: string, id: string): { outcome: ForgetOutcome } {
+    const outcome = this.sql.transaction(() => {
+      const p = this.requirePersona(principal.account, profile);
+      return forgetNote(this.sql, p, this.liveNote(p, id), policy, principal.audience, new Date());
+    });
+    if (outcome === 'destroyed') this.sql.checkpoint();
+    return { outcome };
+  }
+
+  private checkNoteSize(content: string): void {
+    if (content.length > this.limits.maxNoteChars) {
+      throw problem.tooLarge(`body.content is longer than ${this.limits.maxNoteChars} characters (the limit); split it into several notes.`);
+    }
+  }
+
+  // Recall, export, change log
+
+  recall(account: string, profile: string | undefined, q: string, limit: number) {
+    const match = matchExpression(q);
+    const personaId = profile === undefined ? null : this.requirePersona(account, profile).id;
+    return {
+      fields: this.sql.recallFields(match, account, personaId, limit).map((r) => ({ profile: r.profile, score: -r.score, ...fieldView(r) })),
+      notes: this.sql.recallNotes(match, account, personaId, limit).map((r) => ({ profile: r.profile, score: -r.score, ...noteView(r) })),
+    };
+  }
+
+  exportPersona(account: string, profile: string, page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number }) {
+    const p = this.requirePersona(account, profile);
+    const fields = this.sql.fields(p.id, page.fieldsAfter, page.fieldsLimit + 1);
+    const notes = this.sql.notes(p.id, page.notesAfter, page.notesLimit + 1);
+    const f = fields.slice(0, page.fieldsLimit);
+    const n = notes.slice(0, page.notesLimit);
+    return {
+      format: 'persona-export/1',
+      persona: cardView(p),
+      fields: f.map(fieldView),
+      notes: n.map(noteView),
+      fields_next_after: fields.length > page.fieldsLimit ? f[f.length - 1]!.key : null,
+      notes_next_after: notes.length > page.notesLimit ? String(n[n.length - 1]!.seq) : null,
+    };
+  }
+
+  events(account: string, profile: string, filter: { after: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
+    this.requirePersona(account, profile);
+    return this.sql.events({ account, profile, ...filter });
+  }
+}
+
+function cardStrings(card: CardInput): WrittenString[] {
+  const out: WrittenString[] = [];
+  for (const m of CARD_MEMBERS) {
+    const v = card[m];
+    if (typeof v === 'string') out.push({ where: `body.${m}`, text: v });
+  }
+  return out;
+}
+
+export { SERVICE_ACTOR };

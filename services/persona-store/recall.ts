@@ -1,0 +1,48 @@
+import { problem } from '../kit/problem.ts';
+
+/** Most words of q that take part in a search; more are refused rather than silently dropped. */
+export const MAX_QUERY_WORDS = 32;
+
+/**
+ * Turns what a person typed into an FTS5 query in which every word is an ordinary word: q is split on
+ * white space, each piece is quoted (a quote inside is doubled), so AND, OR, NOT, NEAR, *, ^, :, (
+ * and quotes are words to find, never operators. Pieces with no letter or digit carry nothing the
+ * tokenizer would index and are dropped. All remaining words must occur (implicit AND); the porter
+ * stemmer makes "running" find "runs".
+ */
+export function matchExpression(q: string): string {
+  const words = q
+    .normalize('NFKC')
+    .split(/\s+/u)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w));
+  if (words.length === 0) {
+    throw problem.unprocessable('query member q has no word to search for (it needs at least one letter or digit); send q with the words to recall.');
+  }
+  if (words.length > MAX_QUERY_WORDS) {
+    throw problem.unprocessable(`query member q has more than ${MAX_QUERY_WORDS} words; send at most ${MAX_QUERY_WORDS}.`);
+  }
+  return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' ');
+}
+
+/** The text of a field value that recall searches: every string and number inside it, and its member names. */
+export function searchableText(value: unknown): string {
+  const out: string[] = [];
+  const walk = (v: unknown) => {
+    if (typeof v === 'string') out.push(v);
+    else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, inner] of Object.entries(v)) {
+        out.push(k);
+        walk(inner);
+      }
+    }
+  };
+  walk(value);
+  return out.join(' ');
+}
+
+/** Keys are indexed with their underscores as spaces, so "favourite colour" finds favourite_colour. */
+export function searchableKey(key: string): string {
+  return key.replace(/_/g, ' ');
+}

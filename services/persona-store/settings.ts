@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { problem } from '../kit/problem.ts';
+import { FORGET_MODES, type ForgetMode, type PersonaConfig } from './config.ts';
+
+/** What one person's requests obey: forgetting, change-log values, and caps they may have lowered. */
+export interface Policy {
+  forgetMode: ForgetMode;
+  gracePeriodSeconds: number;
+  keepReplacedValues: boolean;
+  pageSize: number;
+  pinCapFields: number;
+  pinCapNotes: number;
+}
+
+/**
+ * The settings service's answer to `GET <base>/v1/settings/persona?account=<account>` (bearer
+ * PERSONA_SETTINGS_API_TOKEN). Every member is optional; 404 means the person chose nothing.
+ */
+export const PersonSettings = z.object({
+  forget_mode: z.enum(FORGET_MODES).optional(),
+  grace_period_seconds: z.number().int().min(1).max(31_536_000).optional(),
+  keep_replaced_values: z.boolean().optional(),
+  page_size: z.number().int().min(1).optional(),
+  pin_cap_fields: z.number().int().min(0).optional(),
+  pin_cap_notes: z.number().int().min(0).optional(),
+});
+export type PersonSettings = z.infer<typeof PersonSettings>;
+
+export interface PolicySource {
+  policyFor(account: string): Promise<Policy>;
+}
+
+export function deploymentPolicy(config: PersonaConfig): Policy {
+  return {
+    forgetMode: config.forgetMode,
+    gracePeriodSeconds: config.gracePeriodSeconds,
+    keepReplacedValues: config.keepReplacedValues,
+    pageSize: config.pageSize,
+    pinCapFields: config.pinCapFields,
+    pinCapNotes: config.pinCapNotes,
+  };
+}
+
+/** A person may lower a cap, never raise it. */
+export function applyPersonSettings(base: Policy, s: PersonSettings): Policy {
+  return {
+    forgetMode: s.forget_mode ?? base.forgetMode,
+    gracePeriodSeconds: s.grace_period_seconds ?? base.gracePeriodSeconds,
+    keepReplacedValues: s.keep_replaced_values ?? base.keepReplacedValues,
+    pageSize: Math.min(base.pageSize, s.page_size ?? base.pageSize),
+    pinCapFields: Math.min(base.pinCapFields, s.pin_cap_fields ?? base.pinCapFields),
+    pinCapNotes: Math.min(base.pinCapNotes, s.pin_cap_notes ?? base.pinCapNotes),
+  };
+}
+
+export function createPolicySource(config: PersonaConfig): PolicySource {
+  const base = deploymentPolicy(config);
+  const baseUrl = config.settingsApiBaseUrl;
+  const token = config.settingsApiToken;
+  if (!baseUrl || !token) return { policyFor: async () => base };
+
+  const unavailable = (why: string) =>
+    problem.unavailable(
+      `The settings service ${why}, so this person's forget mode and caps are unknown; nothing was done, so that no other policy than theirs is applied. ` +
+        'Try again when the settings service answers.',
+    );
+  return {
+    async policyFor(account) {
+      let res: Response;
+      try {
+        res = await fetch(`${baseUrl}/v1/settings/persona?account=${encodeURIComponent(account)}`, {
+          headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+          signal: AbortSignal.timeout(config.settingsTimeoutMs),
+        });
+      } catch {
+        throw unavailable(`at ${baseUrl} could not be reached within ${config.settingsTimeoutMs} ms`);
+      }
+      if (res.status === 404) {
+        await res.body?.cancel();
+        return base;
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw unavailable(`answered ${res.status}`);
+      }
+      let parsed;
+      try {
+        parsed = PersonSettings.safeParse(await res.json());
+      } catch {
+        throw unavailable('answered with something that is not JSON');
+      }
+      if (!parsed.success) throw unavailable('answered with settings that do not have the expected shape');
+      return applyPersonSettings(base, parsed.data);
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { ACTIONS } from './change-log.ts';
+import { NOTE_KINDS, SOURCES, VERBOSITIES } from './personas.ts';
+
+/** One zod schema per shape: request validation and /openapi.json both come from these. */
+
+export const Profile = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a profile is 1-64 letters, digits, dot, dash or underscore, starting with a letter or digit')
+  .meta({ description: 'Names the persona; unique per account.' });
+
+const Source = z.enum(SOURCES).meta({
+  description: 'The writer\u2019s own claim of who the entry comes from (owner, assistant or service). A claim, not verified; asserted_by is what the service verified.',
+});
+const AssertedBy = z.string().meta({ description: 'Audience of the verified token that made the write; derived by the service, never read from the body.' });
+const Timestamp = z.string().meta({ description: 'ISO 8601 time (UTC).' });
+
+const cardMembers = {
+  pronouns: z.string().min(1).max(60).nullable().optional().meta({ description: 'Pronouns the assistant uses for itself, e.g. "she/her".' }),
+  language: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a language is a BCP 47 tag such as en or pt-BR')
+    .nullable()
+    .optional()
+    .meta({ description: 'Language the assistant speaks by default (BCP 47 tag).' }),
+  tone: z.string().min(1).max(200).nullable().optional().meta({ description: 'Tone of voice in a few words, e.g. "warm, dry humour".' }),
+  verbosity: z.enum(VERBOSITIES).nullable().optional().meta({ description: 'How much it says: terse, balanced or detailed.' }),
+  speaking_style: z.string().min(1).max(2000).nullable().optional().meta({ description: 'Free-text guidance on how the assistant speaks.' }),
+};
+const DisplayName = z.string().min(1).max(200).meta({ description: 'Name of the assistant.' });
+
+export const CreatePersona = z.strictObject({ profile: Profile, display_name: DisplayName, ...cardMembers }).meta({ id: 'CreatePersona' });
+export const UpdatePersona = z
+  .strictObject({ display_name: DisplayName.optional(), ...cardMembers })
+  .meta({ id: 'UpdatePersona', description: 'Only the members sent change; null clears an optional member.' });
+
+export const Card = z
+  .object({
+    profile: z.string(),
+    display_name: z.string(),
+    pronouns: z.string().nullable(),
+    language: z.string().nullable(),
+    tone: z.string().nullable(),
+    verbosity: z.enum(VERBOSITIES).nullable(),
+    speaking_style: z.string().nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Persona', description: 'The identity card: who the assistant is and how it speaks.' });
+
+export const PutField = z
+  .strictObject({
+    description: z.string().min(1).max(1000).meta({ description: 'What the field is for (at most 1000 characters).' }),
+    value: z
+      .unknown()
+      .refine((v) => v !== undefined, 'value is required (any JSON value, null included)')
+      .meta({ description: 'Any JSON value.' }),
+    source: Source,
+    pinned: z.boolean().optional().meta({ description: 'Pinned fields appear in the identity block (default false).' }),
+  })
+  .meta({ id: 'PutField' });
+
+export const Field = z
+  .object({
+    key: z.string().meta({ description: 'The key, normalised to snake_case.' }),
+    description: z.string(),
+    value: z.unknown(),
+    value_type: z.enum(['null', 'boolean', 'integer', 'number', 'string', 'list', 'object']),
+    revision: z.number().int().meta({ description: '1 after the first write; +1 for each write that changed something.' }),
+    source: Source,
+    asserted_by: AssertedBy,
+    pinned: z.boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Field' });
+
+export const SchemaListing = z
+  .object({
+    fields: z.array(z.object({ key: z.string(), description: z.string() })),
+    next_after: z.string().nullable(),
+  })
+  .meta({ id: 'SchemaListing', description: 'Keys and descriptions of the live fields, no values: reuse a key rather than invent a second one.' });
+
+export const AddNote = z
+  .strictObject({
+    content: z.string().min(1).meta({ description: 'Free text (at most PERSONA_MAX_NOTE_CHARS characters).' }),
+    kind: z.enum(NOTE_KINDS).meta({ description: 'episode, observation or lesson.' }),
+    source: Source,
+    pinned: z.boolean().optional(),
+  })
+  .meta({ id: 'AddNote' });
+export const ReviseNote = z
+  .strictObject({
+    content: z.string().min(1).optional(),
+    kind: z.enum(NOTE_KINDS).optional(),
+    source: Source.optional(),
+    pinned: z.boolean().optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'send at least one of content, kind, source, pinned')
+  .meta({ id: 'ReviseNote', description: 'Only the parts sent change; the note keeps its time of writing.' });
+
+export const Note = z
+  .object({
+    id: z.string(),
+    kind: z.enum(NOTE_KINDS),
+    content: z.string(),
+    source: Source,
+    asserted_by: AssertedBy,
+    pinned: z.boolean(),
+    revision: z.number().int(),
+    written_at: Timestamp.meta({ description: 'When the note was written; revising never moves it.' }),
+    revised_at: Timestamp,
+  })
+  .meta({ id: 'Note' });
+
+export const IdentityBlock = z
+  .object({
+    persona: Card,
+    fields: z.array(Field).meta({ description: 'Pinned live fields, by key.' }),
+    notes: z.array(Note).meta({ description: 'Pinned live notes, oldest first.' }),
+    field_count: z.number().int(),
+    note_count: z.number().int(),
+    pin_caps: z.object({ fields: z.number().int(), notes: z.number().int() }),
+  })
+  .meta({ id: 'IdentityBlock' });
+
+export const ForgetResult = z
+  .object({ outcome: z.enum(['kept', 'pending', 'destroyed']).meta({ description: 'What forgetting did, per the person\u2019s setting.' }) })
+  .meta({ id: 'ForgetResult' });
+
+export const RecallResult = z
+  .object({
+    fields: z.array(Field.extend({ profile: z.string(), score: z.number() })).meta({ description: 'Matching live fields, best first (bm25).' }),
+    notes: z.array(Note.extend({ profile: z.string(), score: z.number() })).meta({ description: 'Matching live notes, best first (bm25); ranked apart from fields.' }),
+  })
+  .meta({ id: 'RecallResult' });
+
+export const Export = z
+  .object({
+    format: z.literal('persona-export/1'),
+    persona: Card,
+    fields: z.array(Field),
+    notes: z.array(Note),
+    fields_next_after: z.string().nullable(),
+    notes_next_after: z.string().nullable(),
+  })
+  .meta({ id: 'PersonaExport' });
+
+export const Event = z
+  .object({
+    id: z.number().int(),
+    at: Timestamp,
+    action: z.enum(ACTIONS),
+    target_kind: z.enum(['persona', 'field', 'note']),
+    target: z.string().meta({ description: 'Profile, field key or note id; "(destroyed field)" once a field was destroyed.' }),
+    asserted_by: z.string(),
+    source: z.string().nullable(),
+    changes: z.array(z.string()).meta({ description: 'Names of the members that changed; never their values.' }),
+    replaced: z.record(z.string(), z.unknown()).optional().meta({ description: 'What the change replaced; only when the person keeps replaced values.' }),
+  })
+  .meta({ id: 'Event' });
+
+const Limit = z.coerce.number().int().min(1).optional();
+export const PageQuery = z.object({ after: z.string().max(300).optional(), limit: Limit });
+export const NotesQuery = z.object({
+  after: z.coerce.number().int().min(0).optional(),
+  limit: Limit,
+  kind: z.enum(NOTE_KINDS).optional(),
+});
+export const RecallQuery = z.object({
+  q: z.string().min(1).max(1000).meta({ description: 'Words to find; every word is an ordinary word (no operators). All must occur.' }),
+  limit: z.coerce.number().int().min(1).max(50).optional().meta({ description: 'Hits per list (default 10, at most 50).' }),
+});
+export const ExportQuery = z.object({
+  fields_after: z.string().max(300).optional(),
+  fields_limit: Limit,
+  notes_after: z.coerce.number().int().min(0).optional(),
+  notes_limit: Limit,
+});
+const IsoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time');
+export const EventsQuery = z.object({
+  after: z.coerce.number().int().min(0).optional().meta({ description: 'Only entries with a greater id (paging).' }),
+  limit: Limit,
+  since: IsoTime.optional().meta({ description: 'Only entries at or after this time.' }),
+  until: IsoTime.optional().meta({ description: 'Only entries before this time.' }),
+  target: z.string().max(300).optional().meta({ description: 'Only entries about this profile, field key or note id.' }),
+  target_kind: z.enum(['persona', 'field', 'note']).optional(),
+  action: z
+    .string()
+    .optional()
+    .refine((s) => s === undefined || s.split(',').every((a) => (ACTIONS as readonly string[]).includes(a)), `must be actions from ${ACTIONS.join(', ')}, comma-separated`)
+    .meta({ description: 'Comma-separated actions to include.' }),
+});

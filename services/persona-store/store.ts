@@ -1,0 +1,228 @@
+import type { Sqlite } from '../kit/sqlite.ts';
+import type { EventRow, FieldRow, NoteRow, PersonaRow } from './schema.ts';
+
+/**
+ * All SQL of the persona store, as prepared statements. Nothing here decides anything: the rules
+ * (revisions, forgetting, recall, credentials) live in their own files and call these.
+ */
+class Connection {
+  constructor(readonly sqlite: Sqlite) {
+    // Freed pages are zeroed, so destroyed content does not linger in the file.
+    sqlite.pragma('secure_delete = ON');
+  }
+}
+
+// Extends Connection so that `sqlite` is set before the statement fields below are initialised.
+export class PersonaSql extends Connection {
+
+  transaction<T>(fn: () => T): T {
+    return this.sqlite.transaction(fn).immediate();
+  }
+
+  private s = (sql: string) => this.sqlite.prepare(sql);
+
+  // Personas
+  private qPersona = this.s('SELECT * FROM personas WHERE account = ? AND profile = ?');
+  private qPersonas = this.s('SELECT * FROM personas WHERE account = ? AND profile > ? ORDER BY profile LIMIT ?');
+  private qPersonaIds = this.s('SELECT id, profile FROM personas WHERE account = ?');
+  private qInsertPersona = this.s(`INSERT INTO personas (account, profile, display_name, pronouns, language, tone, verbosity, speaking_style, created_at, updated_at)
+    VALUES (@account, @profile, @display_name, @pronouns, @language, @tone, @verbosity, @speaking_style, @created_at, @updated_at) RETURNING *`);
+  private qUpdatePersona = this.s(`UPDATE personas SET display_name = @display_name, pronouns = @pronouns, language = @language, tone = @tone,
+    verbosity = @verbosity, speaking_style = @speaking_style, updated_at = @updated_at WHERE id = @id RETURNING *`);
+  private qDeletePersona = this.s('DELETE FROM personas WHERE id = ?');
+
+  persona(account: string, profile: string): PersonaRow | undefined {
+    return this.qPersona.get(account, profile) as PersonaRow | undefined;
+  }
+  personas(account: string, after: string, limit: number): PersonaRow[] {
+    return this.qPersonas.all(account, after, limit) as PersonaRow[];
+  }
+  personaIds(account: string): { id: number; profile: string }[] {
+    return this.qPersonaIds.all(account) as { id: number; profile: string }[];
+  }
+  insertPersona(row: Omit<PersonaRow, 'id'>): PersonaRow {
+    return this.qInsertPersona.get(row) as PersonaRow;
+  }
+  updatePersona(row: PersonaRow): PersonaRow {
+    return this.qUpdatePersona.get(row) as PersonaRow;
+  }
+  /** The persona's rows leave the full-text index first (contentless: the index cannot cascade by itself). */
+  deletePersona(personaId: number): void {
+    for (const { id } of this.s("SELECT id FROM fields WHERE persona_id = ? AND state = 'live'").all(personaId) as { id: number }[]) {
+      this.unindexField(id);
+    }
+    for (const { seq } of this.s("SELECT seq FROM notes WHERE persona_id = ? AND state = 'live'").all(personaId) as { seq: number }[]) {
+      this.unindexNote(seq);
+    }
+    this.qDeletePersona.run(personaId);
+  }
+
+  // Fields
+  private qField = this.s('SELECT * FROM fields WHERE persona_id = ? AND key = ?');
+  private qFields = this.s("SELECT * FROM fields WHERE persona_id = ? AND state = 'live' AND key > ? ORDER BY key LIMIT ?");
+  private qPinnedFields = this.s("SELECT * FROM fields WHERE persona_id = ? AND state = 'live' AND pinned = 1 ORDER BY key LIMIT ?");
+  private qSchema = this.s("SELECT key, description FROM fields WHERE persona_id = ? AND state = 'live' AND key > ? ORDER BY key LIMIT ?");
+  private qInsertField = this.s(`INSERT INTO fields (persona_id, key, description, value, value_type, revision, source, asserted_by, pinned, state, destroy_at, created_at, updated_at)
+    VALUES (@persona_id, @key, @description, @value, @value_type, @revision, @source, @asserted_by, @pinned, @state, @destroy_at, @created_at, @updated_at) RETURNING *`);
+  private qUpdateField = this.s(`UPDATE fields SET description = @description, value = @value, value_type = @value_type, revision = @revision, source = @source,
+    asserted_by = @asserted_by, pinned = @pinned, state = @state, destroy_at = @destroy_at, updated_at = @updated_at WHERE id = @id RETURNING *`);
+  private qDeleteField = this.s('DELETE FROM fields WHERE id = ?');
+  private qIndexField = this.s('INSERT INTO fields_fts (rowid, key, description, value) VALUES (?, ?, ?, ?)');
+  private qUnindexField = this.s('DELETE FROM fields_fts WHERE rowid = ?');
+
+  field(personaId: number, key: string): FieldRow | undefined {
+    return this.qField.get(personaId, key) as FieldRow | undefined;
+  }
+  fields(personaId: number, afterKey: string, limit: number): FieldRow[] {
+    return this.qFields.all(personaId, afterKey, limit) as FieldRow[];
+  }
+  pinnedFields(personaId: number, limit: number): FieldRow[] {
+    return this.qPinnedFields.all(personaId, limit) as FieldRow[];
+  }
+  schema(personaId: number, afterKey: string, limit: number): { key: string; description: string }[] {
+    return this.qSchema.all(personaId, afterKey, limit) as { key: string; description: string }[];
+  }
+  insertField(row: Omit<FieldRow, 'id'>): FieldRow {
+    return this.qInsertField.get(row) as FieldRow;
+  }
+  updateField(row: FieldRow): FieldRow {
+    return this.qUpdateField.get(row) as FieldRow;
+  }
+  deleteField(id: number): void {
+    this.qDeleteField.run(id);
+  }
+  indexField(id: number, key: string, description: string, valueText: string): void {
+    this.qIndexField.run(id, key, description, valueText);
+  }
+  unindexField(id: number): void {
+    this.qUnindexField.run(id);
+  }
+  countPinnedFields(personaId: number): number {
+    return (this.s("SELECT count(*) AS n FROM fields WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
+  }
+
+  // Notes
+  private qNote = this.s('SELECT * FROM notes WHERE persona_id = ? AND id = ?');
+  private qNoteByIdempotency = this.s('SELECT * FROM notes WHERE persona_id = ? AND idempotency_key = ?');
+  private qNotes = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live' AND seq > ? ORDER BY seq LIMIT ?");
+  private qNotesOfKind = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live' AND kind = ? AND seq > ? ORDER BY seq LIMIT ?");
+  private qPinnedNotes = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1 ORDER BY seq LIMIT ?");
+  private qInsertNote = this.s(`INSERT INTO notes (id, persona_id, kind, content, revision, source, asserted_by, pinned, state, destroy_at, idempotency_key, written_at, revised_at)
+    VALUES (@id, @persona_id, @kind, @content, @revision, @source, @asserted_by, @pinned, @state, @destroy_at, @idempotency_key, @written_at, @revised_at) RETURNING *`);
+  private qUpdateNote = this.s(`UPDATE notes SET kind = @kind, content = @content, revision = @revision, source = @source, asserted_by = @asserted_by,
+    pinned = @pinned, state = @state, destroy_at = @destroy_at, revised_at = @revised_at WHERE seq = @seq RETURNING *`);
+  private qDeleteNote = this.s('DELETE FROM notes WHERE seq = ?');
+  private qIndexNote = this.s('INSERT INTO notes_fts (rowid, content) VALUES (?, ?)');
+  private qUnindexNote = this.s('DELETE FROM notes_fts WHERE rowid = ?');
+
+  note(personaId: number, id: string): NoteRow | undefined {
+    return this.qNote.get(personaId, id) as NoteRow | undefined;
+  }
+  noteByIdempotencyKey(personaId: number, key: string): NoteRow | undefined {
+    return this.qNoteByIdempotency.get(personaId, key) as NoteRow | undefined;
+  }
+  notes(personaId: number, afterSeq: number, limit: number, kind?: string): NoteRow[] {
+    return (kind ? this.qNotesOfKind.all(personaId, kind, afterSeq, limit) : this.qNotes.all(personaId, afterSeq, limit)) as NoteRow[];
+  }
+  pinnedNotes(personaId: number, limit: number): NoteRow[] {
+    return this.qPinnedNotes.all(personaId, limit) as NoteRow[];
+  }
+  insertNote(row: Omit<NoteRow, 'seq'>): NoteRow {
+    return this.qInsertNote.get(row) as NoteRow;
+  }
+  updateNote(row: NoteRow): NoteRow {
+    return this.qUpdateNote.get(row) as NoteRow;
+  }
+  deleteNote(seq: number): void {
+    this.qDeleteNote.run(seq);
+  }
+  indexNote(seq: number, content: string): void {
+    this.qIndexNote.run(seq, content);
+  }
+  unindexNote(seq: number): void {
+    this.qUnindexNote.run(seq);
+  }
+  countPinnedNotes(personaId: number): number {
+    return (this.s("SELECT count(*) AS n FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
+  }
+
+  private qCounts = this.s(`SELECT (SELECT count(*) FROM fields WHERE persona_id = @id AND state = 'live') AS field_count,
+    (SELECT count(*) FROM notes WHERE persona_id = @id AND state = 'live') AS note_count`);
+  liveCounts(personaId: number): { field_count: number; note_count: number } {
+    return this.qCounts.get({ id: personaId }) as { field_count: number; note_count: number };
+  }
+
+  // Forgetting
+  dueFields(now: string): FieldRow[] {
+    return this.s("SELECT * FROM fields WHERE state = 'pending' AND destroy_at <= ? LIMIT 500").all(now) as FieldRow[];
+  }
+  dueNotes(now: string): NoteRow[] {
+    return this.s("SELECT * FROM notes WHERE state = 'pending' AND destroy_at <= ? LIMIT 500").all(now) as NoteRow[];
+  }
+  personaById(id: number): PersonaRow | undefined {
+    return this.s('SELECT * FROM personas WHERE id = ?').get(id) as PersonaRow | undefined;
+  }
+  checkpoint(): void {
+    this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  // Recall: FTS5 MATCH joined to live rows of the caller's personas, ranked by bm25 within each list.
+  private qRecallFields = this.s(`SELECT f.*, p.profile AS profile, fts.rank AS score FROM fields_fts fts
+    JOIN fields f ON f.id = fts.rowid JOIN personas p ON p.id = f.persona_id
+    WHERE fields_fts MATCH @match AND p.account = @account AND (@persona_id IS NULL OR f.persona_id = @persona_id) AND f.state = 'live'
+    ORDER BY fts.rank LIMIT @limit`);
+  private qRecallNotes = this.s(`SELECT n.*, p.profile AS profile, fts.rank AS score FROM notes_fts fts
+    JOIN notes n ON n.seq = fts.rowid JOIN personas p ON p.id = n.persona_id
+    WHERE notes_fts MATCH @match AND p.account = @account AND (@persona_id IS NULL OR n.persona_id = @persona_id) AND n.state = 'live'
+    ORDER BY fts.rank LIMIT @limit`);
+  recallFields(match: string, account: string, personaId: number | null, limit: number): (FieldRow & { profile: string; score: number })[] {
+    return this.qRecallFields.all({ match, account, persona_id: personaId, limit }) as (FieldRow & { profile: string; score: number })[];
+  }
+  recallNotes(match: string, account: string, personaId: number | null, limit: number): (NoteRow & { profile: string; score: number })[] {
+    return this.qRecallNotes.all({ match, account, persona_id: personaId, limit }) as (NoteRow & { profile: string; score: number })[];
+  }
+
+  // Change log
+  private qInsertEvent = this.s(`INSERT INTO events (account, profile, at, action, target_kind, target, asserted_by, source, changes, replaced)
+    VALUES (@account, @profile, @at, @action, @target_kind, @target, @asserted_by, @source, @changes, @replaced)`);
+  insertEvent(row: Omit<EventRow, 'id'>): void {
+    this.qInsertEvent.run(row);
+  }
+  events(filter: {
+    account: string;
+    profile: string;
+    after: number;
+    since?: string;
+    until?: string;
+    target?: string;
+    targetKind?: string;
+    actions?: string[];
+    limit: number;
+  }): EventRow[] {
+    const where = ['account = @account', 'profile = @profile', 'id > @after'];
+    if (filter.since) where.push('at >= @since');
+    if (filter.until) where.push('at < @until');
+    if (filter.target) where.push('target = @target');
+    if (filter.targetKind) where.push('target_kind = @targetKind');
+    const params: Record<string, unknown> = { ...filter };
+    delete params.actions;
+    if (filter.actions?.length) {
+      where.push(`action IN (${filter.actions.map((_, i) => `@a${i}`).join(', ')})`);
+      filter.actions.forEach((a, i) => (params[`a${i}`] = a));
+    }
+    return this.sqlite.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`).all(params) as EventRow[];
+  }
+  /** A destroyed entry leaves no trace in the change log: its name and any replaced values are scrubbed. */
+  scrubEvents(account: string, profile: string, targetKind: string, target: string, replacement: string): void {
+    this.s('UPDATE events SET target = ?, replaced = NULL WHERE account = ? AND profile = ? AND target_kind = ? AND target = ?').run(
+      replacement,
+      account,
+      profile,
+      targetKind,
+      target,
+    );
+  }
+  deleteEventsOf(account: string, profile: string): void {
+    this.s('DELETE FROM events WHERE account = ? AND profile = ?').run(account, profile);
+  }
+}
