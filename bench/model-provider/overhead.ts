@@ -1,0 +1,131 @@
+/**
+ * The chat-model provider's cost over the CLI it runs. With the stand-in CLI: the time the service
+ * adds per completion over spawning the same stand-in directly (p50, p95, runs interleaved), and
+ * completions per second at the concurrency cap against the bare stand-in at the same concurrency.
+ * With the real CLI (not signed in, empty HOME): the round trip through the service against the bare
+ * CLI. Targets: added p50 <= 5 ms, throughput >= 95% of bare.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliArgs } from '../../services/model-provider/invocation.ts';
+import { startModelProvider } from '../../services/model-provider/service.ts';
+import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
+import { ROOT } from '../../test/support/process.ts';
+import { ms, summarize, time } from '../stats.ts';
+
+const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
+const CAP = 2;
+
+function bare(binary: string, prompt: string, cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), { cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => resolve(out));
+    child.stdin.end(prompt);
+  });
+}
+
+async function viaService(url: string, prompt: string): Promise<number> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function throughput(n: number, concurrency: number, one: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const [elapsed] = await time(() =>
+    Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) await one(next++);
+      }),
+    ),
+  );
+  return n / (elapsed / 1000);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-modelprov-'));
+const standIn = standInBinary(dir);
+const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
+
+// --- stand-in ---------------------------------------------------------------------------------
+{
+  const service = await startModelProvider(
+    { MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data'), MODELPROV_CLI_BINARY: standIn.binary, MODELPROV_LOG_LEVEL: 'silent', MODELPROV_MAX_CONCURRENT: String(CAP), MODELPROV_MAX_QUEUE: '100' },
+  );
+  try {
+    await service.lockdownProbed();
+    for (let i = 0; i < 10; i++) {
+      await viaService(service.url, `warm up ${i}`);
+      await bare(standIn.binary, `warm up ${i}`, bareCwd);
+    }
+    const N = 150;
+    const svc: number[] = [];
+    const raw: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const [a, status] = await time(() => viaService(service.url, `latency ${i}`));
+      if (status !== 200) throw new Error(`completion answered ${status}`);
+      svc.push(a);
+      raw.push((await time(() => bare(standIn.binary, `latency ${i}`, bareCwd)))[0]);
+    }
+    const s = summarize(svc);
+    const b = summarize(raw);
+    const M = 120;
+    const bareRate1 = await throughput(M, CAP, (i) => bare(standIn.binary, `throughput ${i}`, bareCwd));
+    const svcRate = await throughput(M, CAP, (i) => viaService(service.url, `throughput ${i}`));
+    const bareRate2 = await throughput(M, CAP, (i) => bare(standIn.binary, `throughput ${i}`, bareCwd));
+    const bareRate = (bareRate1 + bareRate2) / 2;
+
+    console.log('model-provider / stand-in CLI');
+    console.log(`  bare stand-in spawn (${b.n} runs):       p50 ${ms(b.p50)}  p95 ${ms(b.p95)}`);
+    console.log(`  through the service (${s.n} completions): p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
+    console.log(`  added by the service:                 p50 ${ms(s.p50 - b.p50)}  p95 ${ms(s.p95 - b.p95)}  (target p50 <= 5 ms)`);
+    console.log(`  throughput at the cap (${CAP} at once, ${M} each): service ${svcRate.toFixed(1)}/s, bare ${bareRate.toFixed(1)}/s (runs before and after: ${bareRate1.toFixed(1)}, ${bareRate2.toFixed(1)})`);
+    console.log(`  service / bare throughput:            ${((svcRate / bareRate) * 100).toFixed(1)}%  (target >= 95%)`);
+  } finally {
+    await service.close();
+  }
+}
+
+// --- the real CLI, not signed in ----------------------------------------------------------------
+{
+  const real = join(ROOT, 'node_modules', '.bin', 'claude');
+  if (!existsSync(real)) {
+    console.log('model-provider / real CLI: skipped, the pinned CLI package is not installed (run npm ci)');
+  } else {
+    const home = mkdtempSync(join(tmpdir(), 'bench-modelprov-home-'));
+    const wrapper = join(dir, 'real-claude');
+    writeFileSync(wrapper, `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${home}' TERM=dumb '${real}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const service = await startModelProvider({ MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
+    try {
+      await service.lockdownProbed();
+      const N = 12;
+      const svc: number[] = [];
+      const raw: number[] = [];
+      await viaService(service.url, 'warm up');
+      await bare(wrapper, 'warm up', bareCwd);
+      for (let i = 0; i < N; i++) {
+        const [a, status] = await time(() => viaService(service.url, `hello ${i}`));
+        if (status !== 401) throw new Error(`expected not_logged_in (401), got ${status}`);
+        svc.push(a);
+        raw.push((await time(() => bare(wrapper, `hello ${i}`, bareCwd)))[0]);
+      }
+      const s = summarize(svc);
+      const b = summarize(raw);
+      console.log('model-provider / real CLI 2.1.197, not signed in (answers not_logged_in)');
+      console.log(`  bare CLI run (${b.n} runs):                 p50 ${ms(b.p50)}  p95 ${ms(b.p95)}`);
+      console.log(`  round trip through the service (${s.n}):    p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
+      console.log(`  added by the service:                  p50 ${ms(s.p50 - b.p50)} (${((s.p50 / b.p50 - 1) * 100).toFixed(1)}%)`);
+    } finally {
+      await service.close();
+    }
+  }
+}
