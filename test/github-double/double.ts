@@ -99,6 +99,7 @@ export interface Repo {
   checkRuns: CheckRun[];
   runs: Run[];
   workflows: { id: number; name: string; path: string }[];
+  blobs: Map<string, string>;
 }
 
 interface Quota {
@@ -219,7 +220,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     });
 
   const canSee = (id: Identity, r: Repo) =>
-    !r.private || (id.access === 'all' ? id.kind === 'token' ? r.owner === id.login : r.owner === id.login : id.access.includes(`${r.owner}/${r.name}`));
+    !r.private || (id.access === 'all' ? r.owner === id.login : id.access.includes(`${r.owner}/${r.name}`));
   const canWrite = (id: Identity, r: Repo) =>
     id.access === 'all' ? r.owner === id.login : id.access.includes(`${r.owner}/${r.name}`);
 
@@ -711,11 +712,18 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
           if (e.sha === null) {
             if (!files.delete(e.path)) return new Answer(422, { message: `GitRPC::BadObjectState: ${e.path} does not exist`, documentation_url: DOCS });
           } else if (typeof e.content === 'string') files.set(e.path, { mode: e.mode, content: e.content });
+          else if (typeof e.sha === 'string' && r.blobs.has(e.sha)) files.set(e.path, { mode: e.mode, content: r.blobs.get(e.sha)! });
           else return new Answer(422, { message: 'Must supply tree.sha or tree.content', documentation_url: DOCS });
         }
         const tsha = treeSha(files);
         r.trees.set(tsha, files);
         return new Answer(201, { sha: tsha, url: 'https://github.example/t', tree: [...files.entries()].map(([path, f]) => ({ path, mode: f.mode, type: 'blob', sha: blobSha(f.content) })), truncated: false });
+      }
+      case 'git/create-blob': {
+        const content = body.encoding === 'base64' ? Buffer.from(String(body.content), 'base64').toString('latin1') : String(body.content);
+        const s = blobSha(content);
+        r.blobs.set(s, content);
+        return new Answer(201, { sha: s, url: `${base}/repos/${r.owner}/${r.name}/git/blobs/${s}` });
       }
       case 'git/create-commit': {
         const tsha = String(body.tree);
@@ -771,6 +779,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       checkRuns: [],
       runs: [],
       workflows: [],
+      blobs: new Map(),
     };
     const files = new Map(Object.entries(options.files ?? { 'README.md': `# ${name}\n` }).map(([p, c]) => [p, { mode: '100644', content: c }]));
     r.refs.set('heads/main', commitFiles(r, undefined, files, 'Initial commit'));
@@ -857,7 +866,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
           }
           answer.headers.etag = etag;
         }
-        quotas.get(identity.bucket) ?? rateHeaders(identity.bucket);
+        if (!quotas.has(identity.bucket)) rateHeaders(identity.bucket);
         quotas.get(identity.bucket)!.used += 1;
       }
       send(answer);

@@ -1,0 +1,56 @@
+import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+
+export const REPOHOST_PORT = 8011;
+export const AUDIENCE = 'repohost-api';
+
+/** Loopback receivers only, unless the installation says otherwise: signals never leave the machine by default. */
+export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1,http://localhost,http://[::1]';
+
+export const repohostSettings = {
+  ...commonSettings('repohost-gateway', REPOHOST_PORT),
+  identityUrl: setting('IDENTITY_URL', parse.url(), 'http://127.0.0.1:8001', 'Base URL of the identity service (keys, credential resolution).'),
+  platformUrl: setting(
+    'PLATFORM_URL',
+    parse.url(),
+    'https://api.github.com',
+    'API base URL of the code-hosting platform; https://<host>/api/v3 for GitHub Enterprise Server.',
+  ),
+  identityServiceToken: setting(
+    'IDENTITY_SERVICE_TOKEN',
+    z16(),
+    undefined,
+    'This service\u2019s own token at the identity service: the value registered as repohost-api=<token> in IDENTITY_SERVICE_TOKENS.',
+  ),
+  signalUrlPrefixes: setting(
+    'SIGNAL_URL_PREFIXES',
+    parse.list(),
+    DEFAULT_SIGNAL_PREFIXES,
+    'Comma-separated URL prefixes a subscription\u2019s signal_url must start with (at a host, port or path boundary).',
+  ),
+  sweepSeconds: setting('SWEEP_SECONDS', parse.integer(1, 3600), '30', 'Seconds between background sweeps of active subscriptions.'),
+  credentialHoldSeconds: setting(
+    'CREDENTIAL_HOLD_SECONDS',
+    parse.integer(60, 86_400),
+    '3600',
+    'How long a subscription keeps the caller\u2019s platform credential in memory for background sweeps (never on disk).',
+  ),
+  signalRetryBaseMs: setting('SIGNAL_RETRY_BASE_MS', parse.integer(10, 3_600_000), '5000', 'First retry delay of a failed signal; each further retry waits four times longer.'),
+  signalAttempts: setting('SIGNAL_ATTEMPTS', parse.integer(1, 20), '8', 'Delivery attempts of a signal before it is given up as failed.'),
+  writeSpacingMs: setting(
+    'WRITE_SPACING_MS',
+    parse.integer(0, 10_000),
+    '1000',
+    'Least time between two writes under one credential (GitHub asks for at least one second).',
+  ),
+  bodyLimit: setting('BODY_LIMIT', parse.text(), '2mb', 'Largest JSON body accepted (commits carry file contents).'),
+};
+
+function z16() {
+  return parse.text().pipe(parse.text().min(16, 'must be at least 16 characters'));
+}
+
+export type RepohostConfig = ReturnType<typeof loadRepohostConfig>;
+
+export function loadRepohostConfig(env: NodeJS.ProcessEnv = process.env) {
+  return loadConfig('REPOHOST_', repohostSettings, env);
+}

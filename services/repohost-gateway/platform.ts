@@ -1,0 +1,273 @@
+import Bottleneck from 'bottleneck';
+import { Octokit } from 'octokit';
+import type { Logger } from '../kit/logger.ts';
+import { Problem, problem } from '../kit/problem.ts';
+import type { Credential, CredentialResolver } from './credentials.ts';
+
+/**
+ * The one way this service talks to the platform: one Octokit per credential (kept with it, in
+ * memory), throttled per credential, reads revalidated with ETags so a 304 costs no quota, and
+ * identical reads in flight at once made once.
+ */
+
+interface CachedRead {
+  etag: string;
+  response: { status: number; url: string; headers: Record<string, string | number | undefined>; data: unknown };
+}
+
+export interface PlatformCounters {
+  requests: number;
+  notModified: number;
+  coalesced: number;
+}
+
+const ETAG_ENTRIES_PER_CREDENTIAL = 1_000;
+const CLIENTS_KEPT = 500;
+
+export class Platform {
+  readonly counters: PlatformCounters = { requests: 0, notModified: 0, coalesced: 0 };
+  private readonly clients = new Map<string, { token: string; octokit: Octokit }>();
+  private readonly groups: Record<'global' | 'write' | 'search' | 'notifications' | 'auth', Bottleneck.Group>;
+
+  constructor(
+    readonly baseUrl: string,
+    writeSpacingMs: number,
+    private readonly logger: Logger,
+  ) {
+    const timeout = 120_000;
+    this.groups = {
+      global: new Bottleneck.Group({ id: 'repohost-global', maxConcurrent: 10, timeout }),
+      auth: new Bottleneck.Group({ id: 'repohost-auth', maxConcurrent: 1, timeout }),
+      write: new Bottleneck.Group({ id: 'repohost-write', maxConcurrent: 1, minTime: writeSpacingMs, timeout }),
+      notifications: new Bottleneck.Group({ id: 'repohost-notifications', maxConcurrent: 1, minTime: writeSpacingMs, timeout }),
+      search: new Bottleneck.Group({ id: 'repohost-search', maxConcurrent: 1, minTime: writeSpacingMs * 2, timeout }),
+    };
+  }
+
+  /** The Octokit of a credential, made once and kept while the credential is. */
+  octokit(credential: Credential): Octokit {
+    const kept = this.clients.get(credential.fingerprint);
+    if (kept && kept.token === credential.token) {
+      this.clients.delete(credential.fingerprint);
+      this.clients.set(credential.fingerprint, kept);
+      return kept.octokit;
+    }
+    const octokit = this.build(credential);
+    this.clients.set(credential.fingerprint, { token: credential.token, octokit });
+    while (this.clients.size > CLIENTS_KEPT) this.clients.delete(this.clients.keys().next().value!);
+    return octokit;
+  }
+
+  forget(credential: Credential): void {
+    this.clients.delete(credential.fingerprint);
+  }
+
+  private build(credential: Credential): Octokit {
+    const log = this.logger;
+    const octokit = new Octokit({
+      auth: credential.token,
+      baseUrl: this.baseUrl,
+      userAgent: 'hub-services-repohost-gateway',
+      log: {
+        debug: () => {},
+        info: () => {},
+        warn: (message: string) => log.warn({ platform: message.slice(0, 200) }, 'platform client warning'),
+        error: (message: string) => log.error({ platform: message.slice(0, 200) }, 'platform client error'),
+      },
+      throttle: {
+        id: credential.fingerprint,
+        ...this.groups,
+        // Never wait inside the service for a limit: the caller gets 429 with the platform's Retry-After.
+        onRateLimit: () => false,
+        onSecondaryRateLimit: () => false,
+      },
+      retry: { doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 429, 451], retries: 2 },
+    });
+    const etags = new Map<string, CachedRead>();
+    const inFlight = new Map<string, Promise<unknown>>();
+    const counters = this.counters;
+    octokit.hook.wrap('request', async (request, options) => {
+      if (options.method !== 'GET') {
+        counters.requests += 1;
+        return request(options);
+      }
+      const parsed = octokit.request.endpoint.parse(options);
+      const key = `${parsed.url} ${String(parsed.headers.accept ?? '')}`;
+      const running = inFlight.get(key);
+      if (running) {
+        counters.coalesced += 1;
+        return running as ReturnType<typeof request>;
+      }
+      const read = (async () => {
+        const cached = etags.get(key);
+        counters.requests += 1;
+        try {
+          const res = await request(cached ? { ...options, headers: { ...options.headers, 'if-none-match': cached.etag } } : options);
+          const etag = res.headers.etag;
+          if (res.status === 200 && typeof etag === 'string') {
+            etags.delete(key);
+            etags.set(key, { etag, response: res as CachedRead['response'] });
+            while (etags.size > ETAG_ENTRIES_PER_CREDENTIAL) etags.delete(etags.keys().next().value!);
+          }
+          return res;
+        } catch (err) {
+          if ((err as { status?: number }).status === 304 && cached) {
+            counters.notModified += 1;
+            const headers = (err as { response?: { headers?: Record<string, string> } }).response?.headers ?? {};
+            return { ...cached.response, headers: { ...cached.response.headers, ...headers, etag: cached.etag } };
+          }
+          throw err;
+        }
+      })().finally(() => inFlight.delete(key));
+      inFlight.set(key, read);
+      return read as ReturnType<typeof request>;
+    });
+    return octokit;
+  }
+}
+
+/** What a platform call is about, for the problem detail the caller reads. */
+export interface CallContext {
+  profile: string;
+  /** owner/name when the call is about one repository. */
+  repo?: string;
+  /** Reads normalise "not accessible" 403s to 404; writes keep them as 403. */
+  write?: boolean;
+  /** What was not found, when it is not the repository itself (a pull request, a job...). */
+  thing?: string;
+}
+
+function header(err: unknown, name: string): string | undefined {
+  const v = (err as { response?: { headers?: Record<string, unknown> } }).response?.headers?.[name];
+  return v === undefined ? undefined : String(v);
+}
+
+export function platformMessage(err: unknown): string {
+  const data = (err as { response?: { data?: unknown } }).response?.data;
+  const m = data && typeof data === 'object' ? (data as { message?: unknown }).message : undefined;
+  return typeof m === 'string' ? m.slice(0, 200) : '';
+}
+
+function isRateLimit(err: unknown, status: number): boolean {
+  if (status === 429) return true;
+  if (status !== 403) return false;
+  return header(err, 'retry-after') !== undefined || header(err, 'x-ratelimit-remaining') === '0' || /rate limit/i.test(platformMessage(err));
+}
+
+/** Seconds to wait, as GitHub documents: Retry-After, else until the reset, else a minute. */
+function retryAfter(err: unknown): string {
+  const after = header(err, 'retry-after');
+  if (after && /^\d+$/.test(after)) return after;
+  const reset = Number(header(err, 'x-ratelimit-reset'));
+  if (header(err, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset)) return String(Math.max(0, Math.ceil(reset - Date.now() / 1000)) + 1);
+  return '60';
+}
+
+export function notFoundProblem(ctx: CallContext): Problem {
+  if (ctx.thing) {
+    return problem.notFound(`${ctx.thing} was not found in ${ctx.repo ?? 'the repository'}; check the number or name.`);
+  }
+  return problem.notFound(
+    `Repository ${ctx.repo ?? ''} was not found, or the connection of profile "${ctx.profile}" cannot see it; check the name, or grant the repository to that connection (GET /v1/me shows its reach).`,
+  );
+}
+
+/** Turns a platform failure into the problem the caller reads; the platform's payload never passes through. */
+export function platformProblem(err: unknown, ctx: CallContext): Problem {
+  if (err instanceof Problem) return err;
+  const status = (err as { status?: number }).status;
+  if (typeof status !== 'number' || status === 500) {
+    return problem.badGateway('The platform could not be reached or failed; try again shortly.');
+  }
+  if (isRateLimit(err, status)) {
+    return problem.tooMany(
+      `The platform\u2019s rate limit for the connection of profile "${ctx.profile}" is reached; wait the seconds in Retry-After and send the request again.`,
+      retryAfter(err),
+    );
+  }
+  if (status === 404 || (status === 403 && !ctx.write && /not accessible|must have|permission/i.test(platformMessage(err)))) {
+    return notFoundProblem(ctx);
+  }
+  if (status === 403) {
+    return problem.forbidden(
+      `The connection of profile "${ctx.profile}" may not do this${ctx.repo ? ` in ${ctx.repo}` : ''} (${platformMessage(err) || 'forbidden'}); grant it the needed permission on the platform.`,
+    );
+  }
+  if (status === 401) {
+    return problem.badGateway(
+      `The platform refused the credential of profile "${ctx.profile}" even after a refresh; renew that connection at the identity service (PUT /v1/connections/${ctx.profile}).`,
+    );
+  }
+  if (status === 409 || status === 405) {
+    return problem.conflict(`The platform refused: ${platformMessage(err) || 'conflict'}. Read the current state and try again.`);
+  }
+  if (status === 422 || status === 400) {
+    return problem.unprocessable(`The platform refused the request: ${platformMessage(err) || 'validation failed'}. Correct it and try again.`);
+  }
+  return problem.badGateway(`The platform answered ${status}; try again shortly.`);
+}
+
+/** One caller's access to the platform under one profile's credential, with the one refresh a 401 earns. */
+export class Session {
+  constructor(
+    private readonly resolver: CredentialResolver,
+    private readonly platform: Platform,
+    readonly account: string,
+    readonly profile: string,
+    private readonly callerToken: string | undefined,
+    private using?: Credential,
+  ) {}
+
+  /** The credential this session last used, if any. */
+  get credential(): Credential | undefined {
+    return this.using;
+  }
+
+  async current(): Promise<Credential> {
+    if (this.using && this.using.usableUntil > Date.now()) return this.using;
+    const cached = this.resolver.cached(this.account, this.profile);
+    if (cached) return (this.using = cached);
+    if (!this.callerToken) throw new CredentialGone();
+    return (this.using = await this.resolver.resolve(this.account, this.profile, this.callerToken));
+  }
+
+  /** Runs `fn` with the profile's Octokit; a platform 401 refreshes the credential once and runs it again. */
+  async run<T>(ctx: Omit<CallContext, 'profile'>, fn: (octokit: Octokit) => Promise<T>): Promise<T> {
+    const full = { ...ctx, profile: this.profile };
+    const credential = await this.current();
+    try {
+      return await fn(this.platform.octokit(credential));
+    } catch (err) {
+      if ((err as { status?: number }).status !== 401 || !this.callerToken) throw platformProblem(err, full);
+    }
+    this.platform.forget(credential);
+    this.resolver.forget(this.account, this.profile);
+    const fresh = await this.resolver.resolve(this.account, this.profile, this.callerToken, true);
+    this.using = fresh;
+    try {
+      return await fn(this.platform.octokit(fresh));
+    } catch (err) {
+      throw platformProblem(err, full);
+    }
+  }
+}
+
+/** A background sweep has no caller token and the held credential ran out. */
+export class CredentialGone extends Error {
+  override name = 'CredentialGone';
+}
+
+/** A page of at most `limit` items and the exact total, from the Link header (one more read when there are several pages). */
+export async function listWithTotal<T>(
+  octokit: Octokit,
+  route: string,
+  params: Record<string, unknown>,
+  limit: number,
+): Promise<{ total: number; items: T[] }> {
+  const first = await octokit.request(route, { ...params, per_page: limit, page: 1 });
+  const items = first.data as T[];
+  const last = /<[^>]*[?&]page=(\d+)[^>]*>;\s*rel="last"/.exec(String(first.headers.link ?? ''))?.[1];
+  if (!last || Number(last) <= 1) return { total: items.length, items };
+  const lastPage = await octokit.request(route, { ...params, per_page: limit, page: Number(last) });
+  return { total: (Number(last) - 1) * limit + (lastPage.data as T[]).length, items };
+}

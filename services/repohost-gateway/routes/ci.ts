@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import type { Api } from '../../kit/api.ts';
+import { problem } from '../../kit/problem.ts';
+import { Checks, Dispatched, Limit, listOf, LogWindow, Run, RunDetail } from '../models.ts';
+import { check, checksState, job, run } from '../projection.ts';
+import { logWindow, type WindowRequest } from '../windows.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, sessionOf, tags } from './common.ts';
+
+const RunParams = RepoParams.extend({ run_id: Number_ });
+const RunList = listOf(Run, 'RunList');
+const Accepted = z.object({ run_id: z.number().int(), action: z.enum(['rerun', 'cancel']) }).meta({ id: 'RunActionAccepted' });
+
+export function ciRoutes(api: Api, parts: GatewayParts): void {
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/checks',
+    operationId: 'get_checks',
+    summary: 'Checks on a pull request, a branch or a commit',
+    tags: tags.ci,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    query: z.object({
+      ref: Ref.optional().meta({ description: 'A branch or commit SHA.' }),
+      pull: Number_.optional().meta({ description: 'A pull request number: checks of its head commit.' }),
+      limit: Limit,
+    }),
+    responses: { 200: { description: 'The checks and what they add up to.', schema: Checks } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const { ref, pull, limit } = ctx.query;
+      if ((ref === undefined) === (pull === undefined)) throw problem.unprocessable('Send exactly one of the query members ref (a branch or SHA) and pull (a number).');
+      const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: pull ? `Pull request #${pull}` : `Ref ${ref}` }, async (o) => {
+        const sha = pull ? (await o.rest.pulls.get({ owner, repo: name, pull_number: pull })).data.head.sha : ref!;
+        const runs = await o.rest.checks.listForRef({ owner, repo: name, ref: sha, per_page: limit });
+        const items = runs.data.check_runs.map((c) => check(raw(c)));
+        const headSha = runs.data.check_runs[0]?.head_sha ?? sha;
+        // The state covers only what was read; with more checks than limit it is at best pending.
+        const state = runs.data.total_count > items.length && checksState(items) !== 'failure' ? 'pending' : checksState(items);
+        return { ref: pull ? `pull/${pull}` : ref!, sha: headSha, state, total: runs.data.total_count, items };
+      });
+      return { body };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/checks/runs',
+    operationId: 'list_runs',
+    summary: 'Workflow runs, newest first, optionally of one branch or commit',
+    tags: tags.ci,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    query: z.object({ branch: Ref.optional(), sha: z.string().regex(/^[0-9a-f]{40}$/).optional(), limit: Limit }),
+    responses: { 200: { description: 'At most limit runs and the total.', schema: RunList } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
+        o.rest.actions.listWorkflowRunsForRepo({
+          owner,
+          repo: name,
+          per_page: ctx.query.limit,
+          ...(ctx.query.branch ? { branch: ctx.query.branch } : {}),
+          ...(ctx.query.sha ? { head_sha: ctx.query.sha } : {}),
+        }),
+      );
+      return { body: { total: r.data.total_count, items: r.data.workflow_runs.map((x) => run(raw(x))) } };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/checks/runs/{run_id}',
+    operationId: 'get_run',
+    summary: 'A workflow run with its jobs',
+    tags: tags.ci,
+    headers: ProfileHeaders,
+    params: RunParams,
+    responses: { 200: { description: 'The run.', schema: RunDetail } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, run_id } = ctx.params;
+      const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Workflow run ${run_id}` }, async (o) => {
+        const [r, jobs] = await Promise.all([
+          o.rest.actions.getWorkflowRun({ owner, repo: name, run_id }),
+          o.rest.actions.listJobsForWorkflowRun({ owner, repo: name, run_id, per_page: 100 }),
+        ]);
+        return { ...run(raw(r.data)), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map((j) => job(raw(j))) } };
+      });
+      return { body };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/checks/jobs/{job_id}/log',
+    operationId: 'get_job_log',
+    summary: 'A window of a job\u2019s log: the tail (default), a line range, or a search',
+    tags: tags.ci,
+    headers: ProfileHeaders,
+    params: RepoParams.extend({ job_id: Number_ }),
+    query: z.object({
+      tail: z.coerce.number().int().min(1).max(2000).optional().meta({ description: 'The last N lines (default 200).' }),
+      start: z.coerce.number().int().min(1).optional().meta({ description: 'First line of a range (1-based).' }),
+      end: z.coerce.number().int().min(1).optional().meta({ description: 'Last line of a range.' }),
+      search: z.string().min(1).max(200).optional().meta({ description: 'Lines containing this text (case-insensitive); tail caps how many.' }),
+    }),
+    responses: { 200: { description: 'The window and what it cut.', schema: LogWindow } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, job_id } = ctx.params;
+      const { tail, start, end, search } = ctx.query;
+      let request: WindowRequest;
+      if (search !== undefined) {
+        if (start !== undefined || end !== undefined) throw problem.unprocessable('Send either search or start/end, not both.');
+        request = { mode: 'search', search, lines: tail ?? 200 };
+      } else if (start !== undefined || end !== undefined) {
+        if (start === undefined || end === undefined || end < start) throw problem.unprocessable('A range needs start and end with end >= start.');
+        request = { mode: 'range', start, end };
+      } else request = { mode: 'tail', lines: tail ?? 200 };
+      const text = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Job ${job_id}` }, async (o) => {
+        const r = await o.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo: name, job_id });
+        return typeof r.data === 'string' ? r.data : Buffer.from(r.data as ArrayBuffer).toString('utf8');
+      });
+      return { body: logWindow(job_id, text, request) };
+    },
+  });
+
+  for (const action of ['rerun', 'cancel'] as const) {
+    api.route({
+      method: 'post',
+      path: `/v1/repos/{owner}/{name}/checks/runs/{run_id}/${action}`,
+      operationId: `${action}_run`,
+      summary: action === 'rerun' ? 'Re-run a workflow run' : 'Cancel a workflow run',
+      tags: tags.ci,
+      headers: ProfileHeaders,
+      params: RunParams,
+      responses: { 202: { description: 'Asked of the platform; read the run to follow it.', schema: Accepted } },
+      problems: [403, 404, 409, 429, 502, 503],
+      handler: async (ctx) => {
+        const { owner, name, run_id } = ctx.params;
+        await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Workflow run ${run_id}` }, async (o) => {
+          if (action === 'rerun') await o.rest.actions.reRunWorkflow({ owner, repo: name, run_id });
+          else await o.rest.actions.cancelWorkflowRun({ owner, repo: name, run_id });
+        });
+        return { status: 202, body: { run_id, action } };
+      },
+    });
+  }
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos/{owner}/{name}/checks/workflows/{workflow}/dispatch',
+    operationId: 'dispatch_workflow',
+    summary: 'Start a workflow (workflow_dispatch) on a branch; answers the run id',
+    tags: tags.ci,
+    headers: ProfileHeaders,
+    params: RepoParams.extend({ workflow: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'workflow is a workflow file name (ci.yml) or id') }),
+    body: z.object({ ref: Ref, inputs: z.record(z.string(), z.string()).optional() }),
+    responses: { 202: { description: 'Started.', schema: Dispatched } },
+    problems: [403, 404, 422, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, workflow } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Workflow ${workflow}` }, (o) =>
+        o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', {
+          owner,
+          repo: name,
+          workflow_id: /^\d+$/.test(workflow) ? Number(workflow) : workflow,
+          ref: ctx.body.ref,
+          inputs: ctx.body.inputs,
+          return_run_details: true,
+        }),
+      );
+      const runId = (r.data as { workflow_run_id?: number } | undefined)?.workflow_run_id ?? null;
+      return { status: 202, body: { workflow, ref: ctx.body.ref, run_id: runId } };
+    },
+  });
+}

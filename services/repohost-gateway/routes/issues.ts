@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import type { Api } from '../../kit/api.ts';
+import { Comment, Issue, Limit, listOf } from '../models.ts';
+import { listWithTotal } from '../platform.ts';
+import { comment, issue } from '../projection.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, raw, RepoParams, sessionOf, tags } from './common.ts';
+
+const IssueParams = RepoParams.extend({ number: Number_ });
+const IssueList = listOf(Issue, 'IssueList');
+
+export function issueRoutes(api: Api, parts: GatewayParts): void {
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/issues',
+    operationId: 'list_issues',
+    summary: 'List issues (the platform counts pull requests among them; is_pull_request says which)',
+    tags: tags.issues,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
+    responses: { 200: { description: 'At most limit issues, newest first, and the total.', schema: IssueList } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
+        listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/issues', { owner, repo: name, state: ctx.query.state }, ctx.query.limit),
+      );
+      return { body: { total: r.total, items: r.items.map(issue) } };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos/{owner}/{name}/issues',
+    operationId: 'open_issue',
+    summary: 'Open an issue',
+    tags: tags.issues,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    body: z.object({ title: z.string().min(1).max(256), body: z.string().max(65_536).optional() }),
+    responses: { 201: { description: 'The new issue.', schema: Issue } },
+    problems: [403, 404, 422, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
+        o.rest.issues.create({ owner, repo: name, title: ctx.body.title, body: ctx.body.body }),
+      );
+      return { status: 201, body: issue(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'patch',
+    path: '/v1/repos/{owner}/{name}/issues/{number}',
+    operationId: 'update_issue',
+    summary: 'Close (or reopen) an issue',
+    tags: tags.issues,
+    headers: ProfileHeaders,
+    params: IssueParams,
+    body: z.object({ state: z.enum(['open', 'closed']) }),
+    responses: { 200: { description: 'The issue as it is now.', schema: Issue } },
+    problems: [403, 404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue #${number}` }, (o) =>
+        o.rest.issues.update({ owner, repo: name, issue_number: number, state: ctx.body.state }),
+      );
+      return { body: issue(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos/{owner}/{name}/issues/{number}/comments',
+    operationId: 'comment_issue',
+    summary: 'Comment on an issue or a pull request',
+    tags: tags.issues,
+    headers: ProfileHeaders,
+    params: IssueParams,
+    body: z.object({ body: z.string().min(1).max(65_536) }),
+    responses: { 201: { description: 'The comment.', schema: Comment } },
+    problems: [403, 404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue or pull request #${number}` }, (o) =>
+        o.rest.issues.createComment({ owner, repo: name, issue_number: number, body: ctx.body.body }),
+      );
+      return { status: 201, body: comment(raw(r.data)) };
+    },
+  });
+}

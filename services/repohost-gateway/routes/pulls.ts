@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import type { Api } from '../../kit/api.ts';
+import { FilePatch, Limit, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
+import { listWithTotal } from '../platform.ts';
+import { check, checksState, filePatch, pullRequest, review, threads } from '../projection.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
+
+const PullParams = RepoParams.extend({ number: Number_ });
+const PullList = listOf(PullRequest, 'PullRequestList');
+const FilePatchList = listOf(FilePatch, 'FilePatchList');
+/** Reviews, review comments and checks read into one pull request answer. */
+const DETAIL_READ = 100;
+
+export function pullRoutes(api: Api, parts: GatewayParts): void {
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/pulls',
+    operationId: 'list_pulls',
+    summary: 'List pull requests',
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
+    responses: { 200: { description: 'At most limit pull requests, newest first, and the total.', schema: PullList } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
+        listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls', { owner, repo: name, state: ctx.query.state }, ctx.query.limit),
+      );
+      return { body: { total: r.total, items: r.items.map(pullRequest) } };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/pulls/{number}',
+    operationId: 'get_pull',
+    summary: 'Read a pull request with its reviews, review threads and checks, in one answer',
+    description: `Reads up to ${DETAIL_READ} reviews, ${DETAIL_READ} review comments (grouped into threads) and ${DETAIL_READ} check runs of the head commit; totals say how many there are.`,
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: PullParams,
+    responses: { 200: { description: 'The pull request.', schema: PullRequestDetail } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const where = { owner, repo: name, pull_number: number };
+      const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, async (o) => {
+        const pull = raw((await o.rest.pulls.get(where)).data);
+        const headSha = String((pull.head as Record<string, unknown>).sha);
+        const [reviews, comments, runs] = await Promise.all([
+          listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', where, DETAIL_READ),
+          listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments', where, DETAIL_READ),
+          o.rest.checks.listForRef({ owner, repo: name, ref: headSha, per_page: DETAIL_READ }),
+        ]);
+        const items = runs.data.check_runs.map((c) => check(raw(c)));
+        const grouped = threads(comments.items);
+        return {
+          ...pullRequest(pull),
+          body: typeof pull.body === 'string' ? pull.body : '',
+          mergeable: typeof pull.mergeable === 'boolean' ? pull.mergeable : null,
+          reviews: { total: reviews.total, items: reviews.items.map(review) },
+          threads: { total: grouped.length, items: grouped },
+          checks: { ref: `pull/${number}`, sha: headSha, state: checksState(items), total: runs.data.total_count, items },
+        };
+      });
+      return { body };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}/pulls/{number}/files',
+    operationId: 'list_pull_files',
+    summary: 'The changed files of a pull request, patch by patch, each patch capped',
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: PullParams,
+    query: z.object({
+      limit: Limit,
+      max_patch_bytes: z.coerce.number().int().min(0).max(1_000_000).default(20_000).meta({ description: 'Cap per patch in bytes (default 20,000).' }),
+    }),
+    responses: { 200: { description: 'At most limit files and the total; each patch says what was cut.', schema: FilePatchList } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, (o) =>
+        listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/files', { owner, repo: name, pull_number: number }, ctx.query.limit),
+      );
+      return { body: { total: r.total, items: r.items.map((f) => filePatch(f, ctx.query.max_patch_bytes)) } };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos/{owner}/{name}/pulls',
+    operationId: 'open_pull',
+    summary: 'Open a pull request',
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    body: z.object({ title: z.string().min(1).max(256), head: Ref, base: Ref, body: z.string().max(65_536).optional(), draft: z.boolean().default(false) }),
+    responses: { 201: { description: 'The new pull request.', schema: PullRequest } },
+    problems: [403, 404, 422, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
+        o.rest.pulls.create({ owner, repo: name, title: ctx.body.title, head: ctx.body.head, base: ctx.body.base, body: ctx.body.body, draft: ctx.body.draft }),
+      );
+      return { status: 201, body: pullRequest(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'patch',
+    path: '/v1/repos/{owner}/{name}/pulls/{number}',
+    operationId: 'update_pull',
+    summary: 'Change a pull request\u2019s title, body, base or state',
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: PullParams,
+    body: z
+      .object({ title: z.string().min(1).max(256).optional(), body: z.string().max(65_536).optional(), base: Ref.optional(), state: z.enum(['open', 'closed']).optional() })
+      .refine((b) => Object.keys(b).length > 0, 'send at least one of title, body, base, state'),
+    responses: { 200: { description: 'The pull request as it is now.', schema: PullRequest } },
+    problems: [403, 404, 422, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
+        o.rest.pulls.update({ owner, repo: name, pull_number: number, ...ctx.body }),
+      );
+      return { body: pullRequest(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos/{owner}/{name}/pulls/{number}/merge',
+    operationId: 'merge_pull',
+    summary: 'Merge a pull request, guarded by the expected head SHA when given',
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: PullParams,
+    body: z.object({
+      expected_head_sha: Sha.optional().meta({ description: 'Merge only if the head is still this commit; otherwise 409.' }),
+      method: z.enum(['merge', 'squash', 'rebase']).default('merge'),
+      commit_title: z.string().max(256).optional(),
+    }),
+    responses: { 200: { description: 'Merged.', schema: z.object({ merged: z.boolean(), sha: z.string() }).meta({ id: 'MergeResult' }) } },
+    problems: [403, 404, 409, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
+        o.rest.pulls.merge({ owner, repo: name, pull_number: number, sha: ctx.body.expected_head_sha, merge_method: ctx.body.method, commit_title: ctx.body.commit_title }),
+      );
+      return { body: { merged: r.data.merged, sha: r.data.sha } };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos/{owner}/{name}/pulls/{number}/reviews',
+    operationId: 'review_pull',
+    summary: 'Review a pull request: approve, request changes or comment',
+    tags: tags.pulls,
+    headers: ProfileHeaders,
+    params: PullParams,
+    body: z.object({ event: z.enum(['approve', 'request_changes', 'comment']), body: z.string().max(65_536).optional() }),
+    responses: { 200: { description: 'The review.', schema: Review } },
+    problems: [403, 404, 422, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name, number } = ctx.params;
+      const event = ({ approve: 'APPROVE', request_changes: 'REQUEST_CHANGES', comment: 'COMMENT' } as const)[ctx.body.event];
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
+        o.rest.pulls.createReview({ owner, repo: name, pull_number: number, event, body: ctx.body.body }),
+      );
+      return { body: review(raw(r.data)) };
+    },
+  });
+}

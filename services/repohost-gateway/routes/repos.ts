@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import type { Api } from '../../kit/api.ts';
+import { Limit, listOf, Me, Repository } from '../models.ts';
+import { listWithTotal } from '../platform.ts';
+import { repository } from '../projection.ts';
+import { full, type GatewayParts, ProfileHeaders, raw, RepoName, RepoParams, sessionOf, tags } from './common.ts';
+
+const RepositoryList = listOf(Repository, 'RepositoryList');
+
+export function identityRoutes(api: Api, parts: GatewayParts): void {
+  api.route({
+    method: 'get',
+    path: '/v1/me',
+    operationId: 'get_me',
+    summary: 'Who the connection of this profile is, and how much it reaches',
+    description: 'Works for app installations (from the installation\u2019s repositories) and for fine-grained tokens alike; never relies on /user alone.',
+    tags: tags.identity,
+    headers: ProfileHeaders,
+    responses: { 200: { description: 'The connection.', schema: Me } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const session = sessionOf(parts, ctx);
+      const credential = await session.current();
+      const me = await session.run({}, async (o) => {
+        if (credential.kind === 'app') {
+          const r = await o.rest.apps.listReposAccessibleToInstallation({ per_page: 1 });
+          const first = r.data.repositories[0];
+          return {
+            login: first?.owner.login ?? '',
+            kind: 'app' as const,
+            selection: r.data.repository_selection === 'selected' ? ('selected' as const) : ('all' as const),
+            repositories: r.data.total_count,
+          };
+        }
+        const user = (await o.rest.users.getAuthenticated()).data as { login: string; public_repos: number; total_private_repos?: number };
+        const owned = user.public_repos + (user.total_private_repos ?? 0);
+        const reachableOwned = (await listWithTotal(o, 'GET /user/repos', { affiliation: 'owner' }, 1)).total;
+        const reachable = (await listWithTotal(o, 'GET /user/repos', {}, 1)).total;
+        return { login: user.login, kind: 'token' as const, selection: reachableOwned < owned ? ('selected' as const) : ('all' as const), repositories: reachable };
+      });
+      return { body: me };
+    },
+  });
+}
+
+export function repoRoutes(api: Api, parts: GatewayParts): void {
+  api.route({
+    method: 'get',
+    path: '/v1/repos',
+    operationId: 'find_repos',
+    summary: 'Find repositories: by words (q), or every repository the connection reaches',
+    tags: tags.repos,
+    headers: ProfileHeaders,
+    query: z.object({ q: z.string().min(1).max(256).optional().meta({ description: 'Words to search for (platform search syntax).' }), limit: Limit }),
+    responses: { 200: { description: 'At most limit repositories and the total.', schema: RepositoryList } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const session = sessionOf(parts, ctx);
+      const { q, limit } = ctx.query;
+      const credential = await session.current();
+      const body = await session.run({}, async (o) => {
+        if (q) {
+          const r = await o.rest.search.repos({ q, per_page: limit });
+          return { total: r.data.total_count, items: r.data.items.map((x) => repository(raw(x))) };
+        }
+        if (credential.kind === 'app') {
+          const r = await o.rest.apps.listReposAccessibleToInstallation({ per_page: limit });
+          return { total: r.data.total_count, items: r.data.repositories.map((x) => repository(raw(x))) };
+        }
+        const r = await listWithTotal<Record<string, unknown>>(o, 'GET /user/repos', {}, limit);
+        return { total: r.total, items: r.items.map(repository) };
+      });
+      return { body };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/repos/{owner}/{name}',
+    operationId: 'get_repo',
+    summary: 'Read a repository',
+    tags: tags.repos,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    responses: { 200: { description: 'The repository.', schema: Repository } },
+    problems: [404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) => o.rest.repos.get({ owner, repo: name }));
+      return { body: repository(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/repos',
+    operationId: 'create_repo',
+    summary: 'Create a repository under the connection\u2019s account (private unless said otherwise)',
+    tags: tags.repos,
+    headers: ProfileHeaders,
+    body: z.object({
+      name: RepoName,
+      description: z.string().max(350).optional(),
+      private: z.boolean().default(true),
+      auto_init: z.boolean().default(true).meta({ description: 'Start with a README so branches and commits work at once.' }),
+    }),
+    responses: { 201: { description: 'The new repository.', schema: Repository } },
+    problems: [403, 409, 429, 502, 503],
+    handler: async (ctx) => {
+      const r = await sessionOf(parts, ctx).run({ write: true }, (o) =>
+        o.rest.repos.createForAuthenticatedUser({ name: ctx.body.name, description: ctx.body.description, private: ctx.body.private, auto_init: ctx.body.auto_init }),
+      );
+      return { status: 201, body: repository(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'patch',
+    path: '/v1/repos/{owner}/{name}',
+    operationId: 'update_repo',
+    summary: 'Change visibility or description, or archive',
+    tags: tags.repos,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    body: z
+      .object({
+        description: z.string().max(350).nullable().optional(),
+        visibility: z.enum(['public', 'private']).optional(),
+        archived: z.literal(true).optional().meta({ description: 'true archives the repository (read-only from then on).' }),
+      })
+      .refine((b) => Object.keys(b).length > 0, 'send at least one of description, visibility, archived'),
+    responses: { 200: { description: 'The repository as it is now.', schema: Repository } },
+    problems: [403, 404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
+        o.rest.repos.update({
+          owner,
+          repo: name,
+          ...(ctx.body.description !== undefined ? { description: ctx.body.description ?? '' } : {}),
+          ...(ctx.body.visibility ? { visibility: ctx.body.visibility } : {}),
+          ...(ctx.body.archived ? { archived: true } : {}),
+        }),
+      );
+      return { body: repository(raw(r.data)) };
+    },
+  });
+
+  api.route({
+    method: 'delete',
+    path: '/v1/repos/{owner}/{name}',
+    operationId: 'delete_repo',
+    summary: 'Delete a repository',
+    tags: tags.repos,
+    headers: ProfileHeaders,
+    params: RepoParams,
+    responses: { 204: { description: 'Deleted.' } },
+    problems: [403, 404, 429, 502, 503],
+    handler: async (ctx) => {
+      const { owner, name } = ctx.params;
+      await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) => o.rest.repos.delete({ owner, repo: name }));
+      return { status: 204 };
+    },
+  });
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { Api } from '../../kit/api.ts';
+import { listOf, OpenedSubscription, Subscription, SubscriptionKind } from '../models.ts';
+import { MAX_LIFETIME_SECONDS } from '../subscriptions.ts';
+import { type GatewayParts, Number_, ProfileHeaders, Ref, sessionOf, tags } from './common.ts';
+
+const SubscriptionList = listOf(Subscription, 'SubscriptionList');
+
+export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
+  api.route({
+    method: 'post',
+    path: '/v1/subscriptions',
+    operationId: 'open_subscription',
+    summary: 'Watch for checks settling, a pull request merging, a review landing or a run completing',
+    description:
+      'The subscription is watched at once, by a background sweep and on every read; when the event happens it ends and exactly one signal, signed per Standard Webhooks with the secret in this answer (shown once), is POSTed to signal_url.',
+    tags: tags.subscriptions,
+    headers: ProfileHeaders,
+    body: z.object({
+      kind: SubscriptionKind,
+      repo: z.string().regex(/^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/, 'repo is owner/name'),
+      pull: Number_.optional().meta({ description: 'Pull request number (pull_merged, review_landed, or checks_settled on its head).' }),
+      ref: Ref.optional().meta({ description: 'Branch or commit SHA (checks_settled).' }),
+      run_id: Number_.optional().meta({ description: 'Workflow run id (run_completed).' }),
+      signal_url: z.string().url('signal_url must be an absolute URL').max(2048),
+      expires_in_seconds: z.coerce
+        .number()
+        .int()
+        .min(60)
+        .max(MAX_LIFETIME_SECONDS, 'a subscription lives at most one week (604800 seconds)')
+        .default(86_400)
+        .meta({ description: 'Lifetime, at most one week; default one day.' }),
+    }),
+    responses: { 201: { description: 'The subscription, with its signing secret (shown once).', schema: OpenedSubscription } },
+    problems: [404, 422, 429, 502, 503],
+    handler: async (ctx) => ({ status: 201, body: await parts.subscriptions.open(sessionOf(parts, ctx), ctx.body), headers: { 'Cache-Control': 'no-store' } }),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/subscriptions',
+    operationId: 'list_subscriptions',
+    summary: 'Your subscriptions, newest first; active ones of this profile are watched first',
+    tags: tags.subscriptions,
+    headers: ProfileHeaders,
+    query: z.object({
+      state: z.enum(['active', 'ended', 'expired']).optional(),
+      limit: z.coerce.number().int().min(1, 'limit must be 1 to 100').max(100, 'limit must be 1 to 100').default(20),
+    }),
+    responses: { 200: { description: 'At most limit subscriptions and the total.', schema: SubscriptionList } },
+    problems: [404, 503],
+    handler: async (ctx) => ({ body: await parts.subscriptions.list(sessionOf(parts, ctx), ctx.query.limit, ctx.query.state) }),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/subscriptions/{id}',
+    operationId: 'get_subscription',
+    summary: 'Read a subscription (and watch it)',
+    tags: tags.subscriptions,
+    headers: ProfileHeaders,
+    params: z.object({ id: z.string().regex(/^sub_[A-Za-z0-9_-]{16}$/, 'id is a subscription id (sub_...)') }),
+    responses: { 200: { description: 'The subscription.', schema: Subscription } },
+    problems: [404, 503],
+    handler: async (ctx) => ({ body: await parts.subscriptions.read(sessionOf(parts, ctx), ctx.params.id) }),
+  });
+}

@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import { createTokenVerifier } from '../kit/auth.ts';
+import { createLogger, type Logger } from '../kit/logger.ts';
+import { listen, type RunningService } from '../kit/server.ts';
+import { openDatabase } from '../kit/sqlite.ts';
+import { gatewayApp } from './app.ts';
+import { AUDIENCE, loadRepohostConfig } from './config.ts';
+import { CredentialResolver } from './credentials.ts';
+import { Platform } from './platform.ts';
+import { SignalSender } from './signals.ts';
+import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
+import { Subscriptions } from './subscriptions.ts';
+
+export interface RunningGateway extends RunningService {
+  /** For tests and benchmarks in-process: the parts whose counters they read. */
+  readonly parts: { platform: Platform; subscriptions: Subscriptions; signals: SignalSender; resolver: CredentialResolver };
+}
+
+/** Starts the gateway from its environment; the same call serves tests, headless and the desktop app. */
+export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningGateway> {
+  const config = loadRepohostConfig(env);
+  const log = logger ?? createLogger('repohost-gateway', config.logLevel);
+  const database = openDatabase<GatewayDatabase>(join(config.dataDir, 'repohost-gateway.db'), gatewayMigrations);
+  const store = new SubscriptionStore(database.db);
+  await store.releaseInterrupted();
+  const verifier = createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE });
+  const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken);
+  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log);
+  const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log);
+  const subscriptions = new Subscriptions(
+    store,
+    resolver,
+    platform,
+    signals,
+    { signalUrlPrefixes: config.signalUrlPrefixes, credentialHoldMs: config.credentialHoldSeconds * 1000, sweepMs: config.sweepSeconds * 1000 },
+    log,
+  );
+  if (!config.identityServiceToken) log.warn('REPOHOST_IDENTITY_SERVICE_TOKEN is not set; /v1 routes answer 503 until it is');
+  const app = gatewayApp({
+    logger: log,
+    verifier,
+    sqlite: database.sqlite,
+    resolver,
+    platform,
+    subscriptions,
+    platformUrl: config.platformUrl,
+    bodyLimit: config.bodyLimit,
+  });
+  subscriptions.start();
+  const running = await listen({
+    app,
+    host: config.host,
+    port: config.port,
+    logger: log,
+    onClose: async () => {
+      await subscriptions.stop();
+      await signals.stop();
+      await database.close();
+    },
+  });
+  return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver } };
+}

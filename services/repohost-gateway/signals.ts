@@ -1,0 +1,117 @@
+import { Webhook } from 'standardwebhooks';
+import { errorSummary, type Logger } from '../kit/logger.ts';
+import type { SubscriptionRow, SubscriptionStore } from './store.ts';
+
+/**
+ * The one signal a subscription ends with, signed per Standard Webhooks with the subscription's own
+ * secret. It says what happened, never the result. Retried with growing delays; a 2xx, a 410 or
+ * running out of attempts ends delivery, so it is never sent twice after a success.
+ */
+
+export interface SignalPolicy {
+  retryBaseMs: number;
+  attempts: number;
+}
+
+export function signalBody(row: SubscriptionRow, at: Date): string {
+  return JSON.stringify({
+    type: 'subscription.ended',
+    timestamp: at.toISOString(),
+    data: { subscription: row.id, kind: row.kind, event: row.event, repo: row.repo, target: row.target },
+  });
+}
+
+/** Is `url` under one of the allowed prefixes, at a boundary (http://127.0.0.1 must not admit http://127.0.0.1.evil.test)? */
+export function signalUrlAllowed(url: string, prefixes: string[]): boolean {
+  return prefixes.some((p) => {
+    if (!url.startsWith(p)) return false;
+    if (p.endsWith('/')) return true;
+    const next = url.charAt(p.length);
+    return next === '' || next === '/' || next === ':' || next === '?' || next === '#';
+  });
+}
+
+export class SignalSender {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  sent = 0;
+
+  constructor(
+    private readonly store: SubscriptionStore,
+    private readonly policy: SignalPolicy,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Sends whatever is due now, then sleeps until the next retry is due. */
+  kick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= this.deliverDue().finally(() => {
+      this.running = undefined;
+      void this.schedule();
+    });
+    return this.running;
+  }
+
+  private async schedule(): Promise<void> {
+    if (this.stopped) return;
+    const next = await this.store.nextSignalAt();
+    if (this.timer) clearTimeout(this.timer);
+    if (next === undefined) return;
+    this.timer = setTimeout(() => void this.kick(), Math.max(0, next - Date.now()));
+    this.timer.unref();
+  }
+
+  private async deliverDue(): Promise<void> {
+    const due = await this.store.dueSignals(Date.now());
+    await Promise.all(due.map((row) => this.deliver(row)));
+  }
+
+  private async deliver(row: SubscriptionRow): Promise<void> {
+    if (!(await this.store.claimSignal(row.id))) return;
+    const at = new Date();
+    const body = signalBody(row, at);
+    const webhookId = `msg_${row.id}`;
+    const signature = new Webhook(row.secret).sign(webhookId, at, body);
+    const attempts = row.signal_attempts + 1;
+    let status = 0;
+    try {
+      const res = await fetch(row.signal_url, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': webhookId,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+        signal: AbortSignal.timeout(15_000),
+      });
+      status = res.status;
+      await res.body?.cancel();
+    } catch (err) {
+      this.logger.warn({ subscription: row.id, err: errorSummary(err) }, 'signal not delivered');
+    }
+    if (status >= 200 && status < 300) {
+      this.sent += 1;
+      await this.store.signalOutcome(row.id, 'sent', attempts, null);
+      this.logger.info({ subscription: row.id, attempts }, 'signal sent');
+      return;
+    }
+    if (status === 410 || attempts >= this.policy.attempts) {
+      await this.store.signalOutcome(row.id, 'failed', attempts, null);
+      this.logger.warn({ subscription: row.id, attempts, status }, 'signal given up');
+      return;
+    }
+    const delay = this.policy.retryBaseMs * 4 ** (attempts - 1) * (0.8 + Math.random() * 0.4);
+    await this.store.signalOutcome(row.id, 'pending', attempts, Date.now() + Math.round(delay));
+    this.logger.info({ subscription: row.id, attempts, status }, 'signal will be retried');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}

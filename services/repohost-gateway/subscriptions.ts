@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import { errorSummary, type Logger } from '../kit/logger.ts';
+import { problem } from '../kit/problem.ts';
+import type { Credential, CredentialResolver } from './credentials.ts';
+import type { OpenedSubscription, Subscription, SubscriptionKind } from './models.ts';
+import { CredentialGone, Session, type Platform } from './platform.ts';
+import { check, checksState } from './projection.ts';
+import { signalUrlAllowed, type SignalSender } from './signals.ts';
+import type { SubscriptionRow, SubscriptionStore } from './store.ts';
+
+/**
+ * Subscriptions: watch for checks settling, a pull request merging, a review landing or a run
+ * completing, and end with exactly one signal. Watched at opening, by the background sweep (while
+ * the caller's credential is held in memory) and on every read; after a restart, the caller's next
+ * read or list drives them again with a freshly resolved credential.
+ */
+
+export const MAX_LIFETIME_SECONDS = 7 * 24 * 3600;
+
+export interface OpenRequest {
+  kind: z.infer<typeof SubscriptionKind>;
+  repo: string;
+  pull?: number;
+  ref?: string;
+  run_id?: number;
+  signal_url: string;
+  expires_in_seconds: number;
+}
+
+export interface SubscriptionPolicy {
+  signalUrlPrefixes: string[];
+  credentialHoldMs: number;
+  sweepMs: number;
+}
+
+type Octo = Parameters<Parameters<Session['run']>[1]>[0];
+
+export class Subscriptions {
+  private readonly held = new Map<string, { credential: Credential; until: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  sweeps = 0;
+
+  constructor(
+    private readonly store: SubscriptionStore,
+    private readonly resolver: CredentialResolver,
+    private readonly platform: Platform,
+    private readonly signals: SignalSender,
+    private readonly policy: SubscriptionPolicy,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Keeps a caller's credential for background sweeps, for a bounded time and in memory only. */
+  hold(session: Session): void {
+    const credential = session.credential;
+    if (!credential) return;
+    this.held.set(`${credential.account}\0${credential.profile}`, {
+      credential,
+      until: Math.min(Date.now() + this.policy.credentialHoldMs, credential.usableUntil),
+    });
+  }
+
+  async open(session: Session, req: OpenRequest): Promise<z.infer<typeof OpenedSubscription>> {
+    if (!signalUrlAllowed(req.signal_url, this.policy.signalUrlPrefixes)) {
+      throw problem.unprocessable(
+        `signal_url is not under an allowed prefix; use an address starting with one of ${this.policy.signalUrlPrefixes.join(', ')}, or add its prefix to REPOHOST_SIGNAL_URL_PREFIXES.`,
+      );
+    }
+    const target = targetOf(req);
+    const now = Date.now();
+    const row: SubscriptionRow = {
+      id: `sub_${randomBytes(12).toString('base64url')}`,
+      account: session.account,
+      profile: session.profile,
+      kind: req.kind,
+      repo: req.repo,
+      target,
+      baseline: 0,
+      signal_url: req.signal_url,
+      secret: `whsec_${randomBytes(24).toString('base64')}`,
+      state: 'active',
+      event: null,
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + Math.min(req.expires_in_seconds, MAX_LIFETIME_SECONDS) * 1000).toISOString(),
+      ended_at: null,
+      signal_state: 'none',
+      signal_attempts: 0,
+      signal_next_at: null,
+    };
+    // Watched once at opening: an unknown or hidden target is refused here, before anything is stored.
+    if (req.kind === 'review_landed') row.baseline = await session.run({ repo: req.repo, thing: `Pull request #${req.pull}` }, (o) => newestReview(o, row));
+    const event = await session.run({ repo: req.repo, thing: thingOf(row) }, (o) => observe(o, row));
+    await this.store.insert(row);
+    this.hold(session);
+    if (event) await this.finish(row, event);
+    const stored = (await this.store.get(row.id))!;
+    return { ...toModel(stored), secret: row.secret };
+  }
+
+  async read(session: Session, id: string): Promise<z.infer<typeof Subscription>> {
+    const row = await this.store.get(id);
+    if (!row || row.account !== session.account) {
+      throw problem.notFound(`Subscription ${id} was not found; list yours with GET /v1/subscriptions.`);
+    }
+    await this.store.expire(Date.now());
+    if (row.state === 'active' && row.profile === session.profile) {
+      await this.watchQuietly(row, session);
+      this.hold(session);
+    }
+    return toModel((await this.store.get(id))!);
+  }
+
+  /** The caller's subscriptions; active ones of this profile are watched first, so a hub's sweep drives them after a restart. */
+  async list(session: Session, limit: number, state?: string): Promise<{ total: number; items: z.infer<typeof Subscription>[] }> {
+    await this.store.expire(Date.now());
+    const active = await this.store.activeFor(session.account, session.profile);
+    for (const row of active) await this.watchQuietly(row, session);
+    if (active.length > 0) this.hold(session);
+    const page = await this.store.listForAccount(session.account, limit, state);
+    return { total: page.total, items: page.items.map(toModel) };
+  }
+
+  /** One background pass: expire what is due, then watch every active subscription whose credential is still held. */
+  sweep(): Promise<void> {
+    this.sweeping ??= (async () => {
+      this.sweeps += 1;
+      const now = Date.now();
+      await this.store.expire(now);
+      for (const [key, h] of this.held) if (h.until <= now) this.held.delete(key);
+      for (const row of await this.store.active()) {
+        const h = this.held.get(`${row.account}\0${row.profile}`);
+        if (!h) continue;
+        await this.watchQuietly(row, new Session(this.resolver, this.platform, row.account, row.profile, undefined, h.credential));
+      }
+    })().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.logger.error({ err: errorSummary(err) }, 'sweep failed'));
+    }, this.policy.sweepMs);
+    this.timer.unref();
+    void this.signals.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.sweeping;
+    this.held.clear();
+  }
+
+  private async watchQuietly(row: SubscriptionRow, session: Session): Promise<void> {
+    try {
+      const event = await session.run({ repo: row.repo, thing: thingOf(row) }, (o) => observe(o, row));
+      if (event) await this.finish(row, event);
+    } catch (err) {
+      if (err instanceof CredentialGone) return;
+      this.logger.warn({ subscription: row.id, err: errorSummary(err) }, 'subscription not watched this time');
+    }
+  }
+
+  private async finish(row: SubscriptionRow, event: string): Promise<void> {
+    if (await this.store.end(row.id, event, Date.now())) {
+      this.logger.info({ subscription: row.id, event }, 'subscription ended');
+      await this.signals.kick();
+    }
+  }
+}
+
+function targetOf(req: OpenRequest): string {
+  const need = (what: string) =>
+    problem.unprocessable(`A ${req.kind} subscription needs ${what}; add it to the body and send the request again.`);
+  switch (req.kind) {
+    case 'pull_merged':
+    case 'review_landed':
+      if (req.pull === undefined) throw need('pull (the pull request number)');
+      return `pull/${req.pull}`;
+    case 'run_completed':
+      if (req.run_id === undefined) throw need('run_id (the workflow run id)');
+      return `run/${req.run_id}`;
+    case 'checks_settled':
+      if (req.pull !== undefined) return `pull/${req.pull}`;
+      if (!req.ref) throw need('pull or ref (a branch or commit SHA)');
+      return req.ref;
+  }
+}
+
+function thingOf(row: SubscriptionRow): string {
+  if (row.target.startsWith('pull/')) return `Pull request #${row.target.slice(5)}`;
+  if (row.target.startsWith('run/')) return `Workflow run ${row.target.slice(4)}`;
+  return `Ref ${row.target}`;
+}
+
+function split(repo: string): { owner: string; repo: string } {
+  const [owner, name] = repo.split('/') as [string, string];
+  return { owner, repo: name };
+}
+
+async function newestReview(octokit: Octo, row: SubscriptionRow): Promise<number> {
+  const reviews = await reviewsOf(octokit, row);
+  return reviews.reduce((max, r) => Math.max(max, r.id), 0);
+}
+
+async function reviewsOf(octokit: Octo, row: SubscriptionRow): Promise<{ id: number; state: string }[]> {
+  const params = { ...split(row.repo), pull_number: Number(row.target.slice(5)), per_page: 100 };
+  const first = await octokit.rest.pulls.listReviews({ ...params, page: 1 });
+  const last = /<[^>]*[?&]page=(\d+)[^>]*>;\s*rel="last"/.exec(String(first.headers.link ?? ''))?.[1];
+  const data = last ? (await octokit.rest.pulls.listReviews({ ...params, page: Number(last) })).data : first.data;
+  return data.map((r) => ({ id: r.id, state: r.state }));
+}
+
+/** What has happened to the watched thing, if anything; every read here is an ETag-revalidated GET. */
+async function observe(octokit: Octo, row: SubscriptionRow): Promise<string | undefined> {
+  const where = split(row.repo);
+  switch (row.kind) {
+    case 'pull_merged': {
+      const pull = (await octokit.rest.pulls.get({ ...where, pull_number: Number(row.target.slice(5)) })).data;
+      if (pull.merged) return 'pull_merged';
+      return pull.state === 'closed' ? 'pull_closed_unmerged' : undefined;
+    }
+    case 'review_landed': {
+      const reviews = await reviewsOf(octokit, row);
+      return reviews.some((r) => r.id > row.baseline && r.state !== 'PENDING') ? 'review_landed' : undefined;
+    }
+    case 'run_completed': {
+      const run = (await octokit.rest.actions.getWorkflowRun({ ...where, run_id: Number(row.target.slice(4)) })).data;
+      return run.status === 'completed' ? 'run_completed' : undefined;
+    }
+    case 'checks_settled': {
+      const ref = row.target.startsWith('pull/')
+        ? (await octokit.rest.pulls.get({ ...where, pull_number: Number(row.target.slice(5)) })).data.head.sha
+        : row.target;
+      const runs = await octokit.rest.checks.listForRef({ ...where, ref, per_page: 100 });
+      const state = checksState(runs.data.check_runs.map((c) => check(c as unknown as Record<string, unknown>)));
+      return state === 'success' || state === 'failure' ? 'checks_settled' : undefined;
+    }
+  }
+  return undefined;
+}
+
+export function toModel(row: SubscriptionRow): z.infer<typeof Subscription> {
+  return {
+    id: row.id,
+    kind: row.kind as z.infer<typeof SubscriptionKind>,
+    repo: row.repo,
+    target: row.target,
+    signal_url: row.signal_url,
+    state: row.state,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    ended_at: row.ended_at,
+    signal: row.signal_state === 'sending' ? 'pending' : row.signal_state,
+    signal_attempts: row.signal_attempts,
+  };
+}
