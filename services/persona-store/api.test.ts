@@ -1,0 +1,289 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
+import { OPERATION_IDS } from './routes.ts';
+import { field, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+
+let bed: Testbed;
+let c: Client;
+
+beforeAll(async () => {
+  bed = await startTestbed({ PERSONA_PIN_CAP_FIELDS: '2', PERSONA_PIN_CAP_NOTES: '2', PERSONA_MAX_NOTE_CHARS: '500', PERSONA_MAX_VALUE_BYTES: '256', PERSONA_KEEP_REPLACED_VALUES: 'true' });
+  c = bed.owner;
+  expect((await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada', tone: 'warm', verbosity: 'terse' })).status).toBe(201);
+});
+afterAll(async () => {
+  await bed?.close();
+});
+
+describe('the contract', () => {
+  it('serves exactly the 21 operation ids of the design in /openapi.json', async () => {
+    const doc = (await (await fetch(`${bed.store.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const ids = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
+    expect(ids.sort()).toEqual([...OPERATION_IDS].sort());
+    expect(ids).toHaveLength(21);
+    expect(Object.keys(doc.paths)).toContain('/v1/personas/{profile}/notes/{note_id}');
+    expect(Object.keys(doc.paths)).toContain('/v1/personas/{profile}/fields/_schema');
+  });
+
+  it('answers /healthy and /ready without a token', async () => {
+    expect((await fetch(`${bed.store.url}/healthy`)).status).toBe(200);
+    const ready = await fetch(`${bed.store.url}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ checks: { database: 'ok', identity_keys: 'ok' } });
+  });
+});
+
+describe('tokens', () => {
+  tokenRejectionSuite({ audience: 'persona', identity: () => bed.identity, call: (authorization) => fetch(`${bed.store.url}/v1/personas`, { headers: authorization ? { authorization } : {} }) });
+
+  it('refuses a token minted for another audience (repohost-api)', async () => {
+    const token = await bed.identity.mint(bed.identity.localCredential, 'repohost-api');
+    const res = await fetch(`${bed.store.url}/v1/personas/ada`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/persona/);
+  });
+});
+
+describe('the card', () => {
+  it('PATCH changes only the members sent, and null clears one', async () => {
+    const r = await c.call('PATCH', '/v1/personas/ada', { pronouns: 'she/her', tone: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ display_name: 'Ada', pronouns: 'she/her', tone: null, verbosity: 'terse' });
+  });
+
+  it('refuses an unknown card member, naming it, and a second persona of the same profile', async () => {
+    const r = await c.call('PATCH', '/v1/personas/ada', { mood: 'x' });
+    expect(r.status).toBe(422);
+    expect(r.text).toMatch(/mood/);
+    expect((await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Again' })).status).toBe(409);
+  });
+});
+
+describe('fields', () => {
+  it('normalises keys to snake_case and reads them back by any spelling', async () => {
+    const r = await c.call('PUT', '/v1/personas/ada/fields/favouriteColour', field('blue'));
+    expect(r.body).toMatchObject({ key: 'favourite_colour', revision: 1, value_type: 'string', asserted_by: 'persona', source: 'assistant', pinned: false });
+    expect((await c.call('GET', '/v1/personas/ada/fields/Favourite%20Colour')).body).toMatchObject({ key: 'favourite_colour', value: 'blue' });
+  });
+
+  it('refuses keys that normalise to nothing, are too long, or start with the reserved "_"', async () => {
+    expect((await c.call('PUT', `/v1/personas/ada/fields/${encodeURIComponent('--!!--')}`, field(1))).status).toBe(422);
+    const long = await c.call('PUT', `/v1/personas/ada/fields/${'k'.repeat(65)}`, field(1));
+    expect(long.status).toBe(422);
+    expect(long.text).toMatch(/64 characters/);
+    expect((await c.call('PUT', '/v1/personas/ada/fields/_schema', field(1))).status).toBe(422);
+  });
+
+  it('names each value type; a list yields list', async () => {
+    const types: [unknown, string][] = [[null, 'null'], [true, 'boolean'], [3, 'integer'], [2.5, 'number'], ['x', 'string'], [[1, 2], 'list'], [{ a: 1 }, 'object']];
+    for (const [value, type] of types) {
+      expect((await c.call('PUT', '/v1/personas/ada/fields/typed', field(value))).body).toMatchObject({ value_type: type, value });
+    }
+  });
+
+  it('an identical retry of a PUT keeps the revision and adds no change-log entry', async () => {
+    const first = await c.call('PUT', '/v1/personas/ada/fields/hometown', field('Lisbon'));
+    const before = (await c.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?target=hometown')).body.events.length;
+    const retry = await c.call('PUT', '/v1/personas/ada/fields/hometown', field('Lisbon'));
+    expect(retry.body).toEqual(first.body);
+    expect((await c.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?target=hometown')).body.events.length).toBe(before);
+    const changed = await c.call('PUT', '/v1/personas/ada/fields/hometown', field('Porto'));
+    expect(changed.body).toMatchObject({ revision: 2, value: 'Porto' });
+  });
+
+  it('the schema route lists keys and descriptions without values and never collides with a field called "schema"', async () => {
+    await c.call('PUT', '/v1/personas/ada/fields/schema', field('a field whose key is schema'));
+    expect((await c.call('GET', '/v1/personas/ada/fields/schema')).body).toMatchObject({ key: 'schema', value: 'a field whose key is schema' });
+    const listing = await c.call<{ fields: Record<string, unknown>[] }>('GET', '/v1/personas/ada/fields/_schema');
+    expect(listing.body.fields.map((f) => f.key)).toContain('schema');
+    for (const f of listing.body.fields) expect(Object.keys(f).sort()).toEqual(['description', 'key']);
+  });
+
+  it('a forgotten (kept) field leaves every answer and a PUT of its key revives it', async () => {
+    await c.call('PUT', '/v1/personas/ada/fields/shoe_size', field(38));
+    expect((await c.call('DELETE', '/v1/personas/ada/fields/shoe_size')).body).toEqual({ outcome: 'kept' });
+    expect((await c.call('GET', '/v1/personas/ada/fields/shoe_size')).status).toBe(404);
+    expect((await c.call('DELETE', '/v1/personas/ada/fields/shoe_size')).status).toBe(404);
+    const revived = await c.call('PUT', '/v1/personas/ada/fields/shoe_size', field(39));
+    expect(revived.body).toMatchObject({ revision: 2, value: 39 });
+    const events = await c.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?target=shoe_size');
+    expect(events.body.events.map((e) => e.action)).toEqual(['field_set', 'field_forgotten', 'field_revived']);
+  });
+
+  it('refuses a value over the size limit with 413 naming the limit', async () => {
+    const r = await c.call('PUT', '/v1/personas/ada/fields/big', field('x'.repeat(300)));
+    expect(r.status).toBe(413);
+    expect(r.text).toMatch(/256 bytes/);
+  });
+
+  it('caps pinned fields and says the cap', async () => {
+    await c.call('PUT', '/v1/personas/ada/fields/p1', field(1, { pinned: true }));
+    await c.call('PUT', '/v1/personas/ada/fields/p2', field(2, { pinned: true }));
+    const third = await c.call('PUT', '/v1/personas/ada/fields/p3', field(3, { pinned: true }));
+    expect(third.status).toBe(409);
+    expect(third.text).toMatch(/pin cap 2/);
+    // Re-sending an already pinned field is not a new pin.
+    expect((await c.call('PUT', '/v1/personas/ada/fields/p2', field(22, { pinned: true }))).status).toBe(200);
+  });
+});
+
+describe('notes', () => {
+  it('honours Idempotency-Key: a retry returns the first note', async () => {
+    const first = await c.call('POST', '/v1/personas/ada/notes', note('Ada prefers tea'), { 'idempotency-key': 'abc' });
+    expect(first.status).toBe(201);
+    const retry = await c.call('POST', '/v1/personas/ada/notes', note('Ada prefers tea'), { 'idempotency-key': 'abc' });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual(first.body);
+  });
+
+  it('revising changes only the parts sent and never moves the time of writing', async () => {
+    const n = (await c.call('POST', '/v1/personas/ada/notes', note('a lesson about bread', { kind: 'lesson' }))).body;
+    await new Promise((r) => setTimeout(r, 5));
+    const revised = await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, { content: 'a lesson about sourdough bread' });
+    expect(revised.body).toMatchObject({ kind: 'lesson', content: 'a lesson about sourdough bread', revision: 2, written_at: n.written_at });
+    expect(revised.body.revised_at).not.toBe(n.written_at);
+    expect((await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, {})).status).toBe(422);
+  });
+
+  it('a kept note cannot be revived: it answers 404 like a missing one', async () => {
+    const n = (await c.call('POST', '/v1/personas/ada/notes', note('soon forgotten'))).body;
+    expect((await c.call('DELETE', `/v1/personas/ada/notes/${n.id as string}`)).body).toEqual({ outcome: 'kept' });
+    expect((await c.call('GET', `/v1/personas/ada/notes/${n.id as string}`)).status).toBe(404);
+    expect((await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, { pinned: true })).status).toBe(404);
+  });
+
+  it('refuses a note over the length limit with 413 naming the limit', async () => {
+    const r = await c.call('POST', '/v1/personas/ada/notes', note('y'.repeat(501)));
+    expect(r.status).toBe(413);
+    expect(r.text).toMatch(/500 characters/);
+  });
+});
+
+describe('identity block, export and change log', () => {
+  it('the identity block has the card, pinned fields and notes only, live counts and the pin caps', async () => {
+    await c.call('POST', '/v1/personas', { profile: 'block', display_name: 'Block' });
+    await c.call('PUT', '/v1/personas/block/fields/a', field(1, { pinned: true }));
+    await c.call('PUT', '/v1/personas/block/fields/b', field(2));
+    await c.call('POST', '/v1/personas/block/notes', note('pinned note', { pinned: true }));
+    await c.call('POST', '/v1/personas/block/notes', note('plain note'));
+    const r = await c.call<{ fields: { key: string }[]; notes: { content: string }[] }>('GET', '/v1/personas/block');
+    expect(r.body).toMatchObject({ persona: { profile: 'block' }, field_count: 2, note_count: 2, pin_caps: { fields: 2, notes: 2 } });
+    expect(r.body.fields.map((f) => f.key)).toEqual(['a']);
+    expect(r.body.notes.map((n) => n.content)).toEqual(['pinned note']);
+  });
+
+  it('export pages fields and notes independently in a stable order', async () => {
+    await c.call('POST', '/v1/personas', { profile: 'exp', display_name: 'Exp' });
+    for (const k of ['k3', 'k1', 'k2']) await c.call('PUT', `/v1/personas/exp/fields/${k}`, field(k));
+    for (const t of ['n1', 'n2', 'n3', 'n4']) await c.call('POST', '/v1/personas/exp/notes', note(t));
+    const keys: string[] = [];
+    const texts: string[] = [];
+    let fieldsAfter = '';
+    let notesAfter = '0';
+    for (let page = 0; page < 5; page++) {
+      const r = await c.call<{ fields: { key: string; revision: number; asserted_by: string }[]; notes: { content: string }[]; fields_next_after: string | null; notes_next_after: string | null }>(
+        'GET',
+        `/v1/personas/exp/export?fields_limit=2&notes_limit=3&fields_after=${fieldsAfter}&notes_after=${notesAfter}`,
+      );
+      keys.push(...r.body.fields.map((f) => f.key));
+      texts.push(...r.body.notes.map((n) => n.content));
+      for (const f of r.body.fields) expect(f).toMatchObject({ revision: 1, asserted_by: 'persona' });
+      if (!r.body.fields_next_after && !r.body.notes_next_after) break;
+      fieldsAfter = r.body.fields_next_after ?? 'zzzz';
+      notesAfter = r.body.notes_next_after ?? '999999999';
+    }
+    expect(keys).toEqual(['k1', 'k2', 'k3']);
+    expect(texts).toEqual(['n1', 'n2', 'n3', 'n4']);
+  });
+
+  it('the change log carries no values by default and the replaced value only when the person keeps them', async () => {
+    const other = await startTestbed({}, bed.identity);
+    try {
+      await other.owner.call('POST', '/v1/personas', { profile: 'plain', display_name: 'P' });
+      await other.owner.call('PUT', '/v1/personas/plain/fields/city', field('Secretville'));
+      await other.owner.call('PUT', '/v1/personas/plain/fields/city', field('Quietown'));
+      const log = await other.owner.call('GET', '/v1/personas/plain/events');
+      expect(log.text).not.toMatch(/Secretville|Quietown/);
+    } finally {
+      await other.close();
+    }
+    // This deployment keeps replaced values: only the replaced one appears, never the new one.
+    await c.call('PUT', '/v1/personas/ada/fields/city', field('Oldtown'));
+    await c.call('PUT', '/v1/personas/ada/fields/city', field('Newtown'));
+    const log = await c.call<{ events: { action: string; replaced?: unknown }[] }>('GET', '/v1/personas/ada/events?target=city');
+    expect(log.body.events.map((e) => e.replaced)).toEqual([undefined, { value: 'Oldtown' }]);
+    expect(log.text).not.toMatch(/Newtown/);
+  });
+
+  it('filters the change log by action, target kind and time, and pages it', async () => {
+    const all = await c.call<{ events: { id: number; at: string; action: string }[] }>('GET', '/v1/personas/ada/events?limit=1000');
+    const byAction = await c.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?action=field_revived,note_forgotten');
+    expect(new Set(byAction.body.events.map((e) => e.action))).toEqual(new Set(['field_revived', 'note_forgotten']));
+    const notes = await c.call<{ events: { target_kind: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');
+    expect(notes.body.events.every((e) => e.target_kind === 'note')).toBe(true);
+    const mid = all.body.events[Math.floor(all.body.events.length / 2)]!;
+    const since = await c.call<{ events: { at: string }[] }>('GET', `/v1/personas/ada/events?since=${encodeURIComponent(mid.at)}`);
+    expect(since.body.events.every((e) => e.at >= mid.at)).toBe(true);
+    const paged: number[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await c.call<{ events: { id: number }[]; next_after: number | null }>('GET', `/v1/personas/ada/events?limit=3&after=${after}`);
+      paged.push(...page.body.events.map((e) => e.id));
+      if (page.body.next_after === null) break;
+      after = page.body.next_after;
+    }
+    expect(paged).toEqual(all.body.events.map((e) => e.id));
+    expect((await c.call('GET', '/v1/personas/ada/events?action=bogus')).status).toBe(422);
+  });
+});
+
+describe('recall', () => {
+  beforeAll(async () => {
+    await c.call('POST', '/v1/personas', { profile: 'runner', display_name: 'Runner' });
+    await c.call('POST', '/v1/personas/runner/notes', note('She runs along the river every morning'));
+    await c.call('POST', '/v1/personas/runner/notes', note('Cats AND dogs: NEAR the "door" * ^ col:on'));
+    await c.call('PUT', '/v1/personas/runner/fields/training_plan', field({ weekday: 'running intervals' }, { description: 'how she trains' }));
+    await c.call('POST', '/v1/personas', { profile: 'walker', display_name: 'Walker' });
+    await c.call('POST', '/v1/personas/walker/notes', note('He runs a marathon once a year'));
+  });
+
+  it('stems: "running" finds "runs", and fields and notes come in two lists', async () => {
+    const r = await c.call<{ fields: { key: string; profile: string; source: string; asserted_by: string }[]; notes: { content: string; profile: string }[] }>(
+      'GET',
+      '/v1/personas/runner/recall?q=running',
+    );
+    expect(r.body.notes.map((n) => n.content)).toEqual(['She runs along the river every morning']);
+    expect(r.body.fields.map((f) => f.key)).toEqual(['training_plan']);
+    expect(r.body.fields[0]).toMatchObject({ profile: 'runner', source: 'assistant', asserted_by: 'persona' });
+  });
+
+  it('treats operators as words: AND, NEAR, quotes, * and : neither error nor change meaning', async () => {
+    for (const q of ['cats AND dogs', 'NEAR door', '"door"', 'col:on', 'dogs*', '^cats', 'cats OR nothingatall']) {
+      const r = await c.call<{ notes: unknown[] }>('GET', `/v1/personas/runner/recall?q=${encodeURIComponent(q)}`);
+      expect(r.status, q).toBe(200);
+      expect(r.body.notes.length, q).toBe(q.includes('nothingatall') ? 0 : 1);
+    }
+  });
+
+  it('recalls across all of the caller\u2019s personas, naming each hit\u2019s profile, and only live rows', async () => {
+    const r = await c.call<{ notes: { profile: string }[] }>('GET', '/v1/recall?q=run');
+    expect(r.body.notes.map((n) => n.profile).sort()).toEqual(['runner', 'walker']);
+    const stranger = await bed.account('recall-stranger');
+    expect((await stranger.call<{ notes: unknown[] }>('GET', '/v1/recall?q=run')).body.notes).toEqual([]);
+    const walkerNote = (await c.call<{ notes: { id: string }[] }>('GET', '/v1/personas/walker/notes')).body.notes[0]!;
+    await c.call('DELETE', `/v1/personas/walker/notes/${walkerNote.id}`);
+    expect((await c.call<{ notes: { profile: string }[] }>('GET', '/v1/recall?q=run')).body.notes.map((n) => n.profile)).toEqual(['runner']);
+  });
+
+  it('answers random q strings without a server error', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 60, unit: 'grapheme' }), async (q) => {
+        const r = await c.call('GET', `/v1/recall?q=${encodeURIComponent(q)}`);
+        expect(r.status, JSON.stringify(q)).toBeLessThan(500);
+        expect([200, 422]).toContain(r.status);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
