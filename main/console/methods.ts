@@ -37,6 +37,17 @@ async function control<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
+async function firstProfile(services: ServiceClient): Promise<string | undefined> {
+  const body = (await services.call('identity', { path: '/v1/connections' })).body as { connections?: { profile: string }[] };
+  return body.connections?.[0]?.profile;
+}
+
+/** What the console shows of a subscription: never its signal URL, which may carry the hub's own secrets. */
+const SUBSCRIPTION_MEMBERS = ['id', 'kind', 'repo', 'target', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts'];
+function subscriptionView(item: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(SUBSCRIPTION_MEMBERS.filter((m) => m in item).map((m) => [m, item[m]]));
+}
+
 const personaPath = (profile: string) => `/v1/personas/${encodeURIComponent(profile)}`;
 
 /** Members that carry secrets are dropped from platform answers, whatever a service sends. */
@@ -88,24 +99,30 @@ export const METHODS = {
     async ({ profile }, { services }) => (await services.call('persona-store', { path: personaPath(profile) })).body,
   ),
   'personas.fields': method(
-    z.object({ profile: Profile }).strict(),
-    async ({ profile }, { services }) => (await services.call('persona-store', { path: `${personaPath(profile)}/fields` })).body,
+    z.object({ profile: Profile, after: z.string().max(300).optional(), limit: Limit }).strict(),
+    async ({ profile, after, limit }, { services }) =>
+      (await services.call('persona-store', { path: `${personaPath(profile)}/fields`, query: { after, limit } })).body,
   ),
   'personas.notes': method(
-    z.object({ profile: Profile }).strict(),
-    async ({ profile }, { services }) => (await services.call('persona-store', { path: `${personaPath(profile)}/notes` })).body,
+    z.object({ profile: Profile, after: z.number().int().min(0).optional(), limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
+    async ({ profile, after, limit, kind }, { services }) =>
+      (await services.call('persona-store', { path: `${personaPath(profile)}/notes`, query: { after, limit, kind } })).body,
   ),
+  // The change log, oldest first, paged by `after` (the last id seen); filters as the persona store names them.
   'personas.events': method(
     z
       .object({
         profile: Profile,
-        filters: z.record(z.string().regex(/^[a-z_]{1,40}$/, 'a filter name is lower-case letters and underscores'), z.string().max(200)).optional(),
-        cursor: z.string().max(500).optional(),
+        target_kind: z.enum(['persona', 'field', 'note']).optional(),
+        action: z.string().regex(/^[a-z_]+(,[a-z_]+)*$/, 'actions are names like field_set, comma-separated').max(500).optional(),
+        target: z.string().max(300).optional(),
+        since: z.iso.datetime({ offset: true }).optional(),
+        until: z.iso.datetime({ offset: true }).optional(),
+        after: z.number().int().min(0).optional(),
         limit: Limit,
       })
       .strict(),
-    async ({ profile, filters, cursor, limit }, { services }) =>
-      (await services.call('persona-store', { path: `${personaPath(profile)}/events`, query: { ...filters, cursor, limit } })).body,
+    async ({ profile, ...query }, { services }) => (await services.call('persona-store', { path: `${personaPath(profile)}/events`, query })).body,
   ),
   'personas.recall': method(
     z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
@@ -126,9 +143,20 @@ export const METHODS = {
     await services.call('identity', { method: 'DELETE', path: `/v1/connections/${encodeURIComponent(profile)}` });
     return { removed: profile };
   }),
+  // The gateway lists every subscription of the account; it wants a profile to act under, so the console
+  // names the one asked for, else the first connection's (any valid name serves when there is none).
   'subscriptions.list': method(
-    z.object({ profile: Profile.optional() }).strict().optional(),
-    async (p, { services }) => withoutSecrets((await services.call('repohost-gateway', { path: '/v1/subscriptions', query: { profile: p?.profile } })).body),
+    z.object({ profile: Profile.optional(), state: z.enum(['active', 'ended', 'expired']).optional(), limit: z.number().int().min(1).max(100).optional() }).strict().optional(),
+    async (p, { services }) => {
+      const profile = p?.profile ?? (await firstProfile(services)) ?? 'default';
+      const answer = await services.call('repohost-gateway', {
+        path: '/v1/subscriptions',
+        headers: { 'x-identity-profile': profile },
+        query: { state: p?.state, limit: p?.limit ?? 100 },
+      });
+      const body = answer.body as { total?: number; items?: Record<string, unknown>[] };
+      return { profile, total: body.total ?? 0, items: (body.items ?? []).map(subscriptionView) };
+    },
   ),
 
   // The provider: readiness (CLI, login, lockdown) and models. Its /ready answers 503 with the same body.

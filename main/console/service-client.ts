@@ -38,6 +38,7 @@ export interface ServiceRequest {
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
+  headers?: Record<string, string>;
   /** Answer these statuses with their body instead of failing (the provider's /ready answers 503 with a body). */
   acceptStatus?: number[];
 }
@@ -101,7 +102,7 @@ export class ServiceClient {
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
     }
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { ...request.headers, accept: 'application/json' };
     if (authorization) headers.authorization = authorization;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;

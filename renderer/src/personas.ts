@@ -49,8 +49,6 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
 
 export function PersonaDetail({ profile, back }: { profile: string; back: () => void }) {
   const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}`);
-  const [fields, reloadFields] = useCall<unknown>('personas.fields', { profile }, `fields:${profile}`);
-  const [notes, reloadNotes] = useCall<unknown>('personas.notes', { profile }, `notes:${profile}`);
   return html`<section class="persona" aria-labelledby="persona-title">
     <button type="button" class="link" onClick=${back}>← All personas</button>
     <${Loaded}
@@ -60,64 +58,157 @@ export function PersonaDetail({ profile, back }: { profile: string; back: () => 
       render=${(block: IdentityBlock) => html`<header class="card">
         <h2 id="persona-title">${block.persona?.display_name ?? profile}</h2>
         <p class="muted">profile ${profile} · ${block.field_count ?? 0} fields · ${block.note_count ?? 0} notes</p>
-        <p class="notice">Entries below are what writers reported. They are shown as claims with who made them, not as instructions.</p>
+        <${CardMembers} persona=${block.persona} />
+        <p class="notice">Entries below are what their writers reported. They are shown as claims, with who made them, never as instructions.</p>
       </header>`}
     />
     <h3>Fields</h3>
-    <${Loaded}
-      load=${fields}
+    <${Paged}
+      method="personas.fields"
+      params=${{ profile }}
       what="fields"
-      retry=${reloadFields}
-      render=${(data: unknown) => {
-        const list = itemsOf<FieldEntry>(data, 'fields');
-        if (list.length === 0) return html`<${Empty}><p>This persona has no fields yet. The assistant adds them as it learns what to keep.</p><//>`;
-        return html`<div class="claims">${list.map((f) => html`<${FieldClaim} key=${f.key} field=${f} />`)}</div>`;
-      }}
+      member="fields"
+      empty="This persona has no fields yet. The assistant adds them as it learns what to keep."
+      render=${(f: FieldEntry) => html`<${FieldClaim} key=${f.key} field=${f} />`}
     />
     <h3>Notes</h3>
-    <${Loaded}
-      load=${notes}
+    <${Paged}
+      method="personas.notes"
+      params=${{ profile }}
       what="notes"
-      retry=${reloadNotes}
-      render=${(data: unknown) => {
-        const list = itemsOf<NoteEntry>(data, 'notes');
-        if (list.length === 0) return html`<${Empty}><p>This persona has no notes yet.</p><//>`;
-        return html`<div class="claims">${list.map((n, i) => html`<${NoteClaim} key=${n.id ?? n.note_id ?? i} note=${n} />`)}</div>`;
-      }}
+      member="notes"
+      empty="This persona has no notes yet."
+      render=${(n: NoteEntry) => html`<${NoteClaim} key=${n.id} note=${n} />`}
     />
     <${ChangeLog} profile=${profile} />
   </section>`;
 }
 
-interface ChangeEvent {
-  [member: string]: unknown;
+const CARD_MEMBERS: [string, string][] = [
+  ['pronouns', 'Pronouns'],
+  ['language', 'Language'],
+  ['tone', 'Tone'],
+  ['verbosity', 'Verbosity'],
+  ['speaking_style', 'Speaking style'],
+];
+
+function CardMembers({ persona }: { persona: Persona | undefined }) {
+  const present = CARD_MEMBERS.filter(([m]) => typeof persona?.[m] === 'string' && persona[m]);
+  if (!persona || present.length === 0) return null;
+  return html`<dl class="card-members">
+    ${present.map(([m, label]) => html`<dt key=${`t-${m}`}>${label}</dt><dd key=${`d-${m}`}>${String(persona[m])}</dd>`)}
+  </dl>`;
 }
+
+/** Pages pile up behind a stack of cursors: "Next" pushes the answer's next_after, "Previous" pops. */
+function usePages(): { after: unknown; page: number; next: (cursor: unknown) => void; previous: () => void; reset: () => void } {
+  const [cursors, setCursors] = useState<unknown[]>([]);
+  return {
+    after: cursors[cursors.length - 1],
+    page: cursors.length + 1,
+    next: (cursor) => setCursors([...cursors, cursor]),
+    previous: () => setCursors(cursors.slice(0, -1)),
+    reset: () => setCursors([]),
+  };
+}
+
+function Pager({ page, hasNext, next, previous, label }: { page: number; hasNext: boolean; next: () => void; previous: () => void; label: string }) {
+  if (page === 1 && !hasNext) return null;
+  return html`<nav class="paging" aria-label=${label}>
+    <button type="button" disabled=${page === 1} onClick=${previous}>Previous</button>
+    <span class="muted">page ${page}</span>
+    <button type="button" disabled=${!hasNext} onClick=${next}>Next</button>
+  </nav>`;
+}
+
+function nextAfter(data: unknown): unknown {
+  const next = (data as { next_after?: unknown } | null)?.next_after;
+  return next === null || next === undefined || next === '' ? undefined : next;
+}
+
+function Paged<T>(props: { method: string; params: Record<string, unknown>; what: string; member: string; empty: string; render: (item: T) => unknown }) {
+  const pages = usePages();
+  const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
+  const [load, reload] = useCall<unknown>(props.method, params, `${props.method}:${JSON.stringify(params)}`);
+  return html`<${Loaded}
+    load=${load}
+    what=${props.what}
+    retry=${reload}
+    render=${(data: unknown) => {
+      const list = itemsOf<T>(data, props.member);
+      const next = nextAfter(data);
+      if (list.length === 0 && pages.page === 1) return html`<${Empty}><p>${props.empty}</p><//>`;
+      return html`<div class="claims">${list.map(props.render)}</div>
+        <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label=${`Pages of ${props.what}`} />`;
+    }}
+  />`;
+}
+
+interface ChangeEvent {
+  id: number;
+  at: string;
+  action: string;
+  target_kind: string;
+  target: string;
+  asserted_by: string;
+  source: string | null;
+  changes?: string[];
+}
+
+/** The persona store's change-log actions (services/persona-store/change-log.ts), for the filter. */
+const ACTIONS = [
+  'persona_created',
+  'persona_updated',
+  'field_set',
+  'field_revised',
+  'field_pinned',
+  'field_unpinned',
+  'field_revived',
+  'field_forgotten',
+  'field_destroyed',
+  'note_added',
+  'note_revised',
+  'note_pinned',
+  'note_unpinned',
+  'note_forgotten',
+  'note_destroyed',
+];
 
 const PAGE_SIZE = 20;
 
-/** The change log with filters and paging; entries carry no values or bodies. */
+interface LogFilters {
+  target_kind?: string;
+  action?: string;
+  target?: string;
+  since?: string;
+}
+
+/** The change log, oldest first, with filters and paging; entries name what changed, never values. */
 export function ChangeLog({ profile }: { profile: string }) {
-  const [draft, setDraft] = useState({ target: '', action: '' });
-  const [filters, setFilters] = useState<Record<string, string>>({});
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
-  const params = { profile, filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
-  const [events, reload] = useCall<unknown>('personas.events', params, `events:${profile}:${JSON.stringify(filters)}:${cursor ?? ''}`);
+  const [draft, setDraft] = useState<LogFilters>({});
+  const [filters, setFilters] = useState<LogFilters>({});
+  const pages = usePages();
+  const params = { profile, limit: PAGE_SIZE, ...filters, ...(pages.after === undefined ? {} : { after: pages.after }) };
+  const [events, reload] = useCall<unknown>('personas.events', params, `events:${JSON.stringify(params)}`);
+  const set = (member: keyof LogFilters) => (e: Event) => setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
   const apply = (e: Event) => {
     e.preventDefault();
-    const next: Record<string, string> = {};
-    if (draft.target) next.target = draft.target;
+    const next: LogFilters = {};
+    if (draft.target_kind) next.target_kind = draft.target_kind;
     if (draft.action) next.action = draft.action;
+    if (draft.target?.trim()) next.target = draft.target.trim();
+    if (draft.since) next.since = new Date(draft.since).toISOString();
     setFilters(next);
-    setCursors([]);
+    pages.reset();
   };
+  const filtered = Object.keys(filters).length > 0;
 
   return html`<section class="changelog" aria-labelledby="changelog-title">
     <h3 id="changelog-title">Change log</h3>
     <form class="filters" onSubmit=${apply}>
-      <label>What changed
-        <select name="target" value=${draft.target} onChange=${(e: Event) => setDraft({ ...draft, target: (e.target as HTMLSelectElement).value })}>
+      <label>About
+        <select name="target_kind" value=${draft.target_kind ?? ''} onChange=${set('target_kind')}>
           <option value="">everything</option>
           <option value="field">fields</option>
           <option value="note">notes</option>
@@ -125,13 +216,13 @@ export function ChangeLog({ profile }: { profile: string }) {
         </select>
       </label>
       <label>Change
-        <select name="action" value=${draft.action} onChange=${(e: Event) => setDraft({ ...draft, action: (e.target as HTMLSelectElement).value })}>
+        <select name="action" value=${draft.action ?? ''} onChange=${set('action')}>
           <option value="">any</option>
-          <option value="set">set</option>
-          <option value="revise">revised</option>
-          <option value="forget">forgotten</option>
+          ${ACTIONS.map((a) => html`<option key=${a} value=${a}>${a.replace('_', ' ')}</option>`)}
         </select>
       </label>
+      <label>Key or note id <input name="target" value=${draft.target ?? ''} onInput=${set('target')} /></label>
+      <label>Since <input name="since" type="datetime-local" value=${draft.since ?? ''} onInput=${set('since')} /></label>
       <button type="submit">Filter</button>
     </form>
     <${Loaded}
@@ -140,41 +231,27 @@ export function ChangeLog({ profile }: { profile: string }) {
       retry=${reload}
       render=${(data: unknown) => {
         const list = itemsOf<ChangeEvent>(data, 'events');
-        const next = nextCursor(data);
-        return html`${list.length === 0
-            ? html`<${Empty}><p>${Object.keys(filters).length ? 'No changes match these filters; choose "everything" and "any" to see all.' : 'No changes recorded yet.'}</p><//>`
-            : html`<table class="events">
-                <thead><tr><th>When</th><th>Change</th><th>What</th><th>By</th><th>Source (claimed)</th></tr></thead>
-                <tbody>
-                  ${list.map(
-                    (ev, i) => html`<tr key=${String(ev.id ?? i)}>
-                      <td>${formatTime(ev.at ?? ev.time ?? ev.created_at ?? ev.occurred_at)}</td>
-                      <td>${String(ev.action ?? ev.type ?? ev.change ?? '—')}</td>
-                      <td>${describeTarget(ev)}</td>
-                      <td>${String(ev.asserted_by ?? ev.actor ?? '—')}</td>
-                      <td>${String(ev.source ?? '—')}</td>
-                    </tr>`,
-                  )}
-                </tbody>
-              </table>`}
-          <nav class="paging" aria-label="Change log pages">
-            <button type="button" disabled=${cursors.length === 0} onClick=${() => setCursors(cursors.slice(0, -1))}>Newer</button>
-            <span class="muted">page ${cursors.length + 1}</span>
-            <button type="button" disabled=${!next} onClick=${() => next && setCursors([...cursors, next])}>Older</button>
-          </nav>`;
+        const next = nextAfter(data);
+        if (list.length === 0 && pages.page === 1) {
+          return html`<${Empty}><p>${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet.'}</p><//>`;
+        }
+        return html`<table class="events">
+            <thead><tr><th>When</th><th>Change</th><th>About</th><th>Members changed</th><th>Via (verified)</th><th>Source (claimed)</th></tr></thead>
+            <tbody>
+              ${list.map(
+                (ev) => html`<tr key=${ev.id}>
+                  <td>${formatTime(ev.at)}</td>
+                  <td>${ev.action.replace('_', ' ')}</td>
+                  <td>${ev.target_kind} <code>${ev.target}</code></td>
+                  <td>${(ev.changes ?? []).join(', ') || '—'}</td>
+                  <td>${ev.asserted_by}</td>
+                  <td>${ev.source ?? '—'}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>
+          <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label="Change log pages" />`;
       }}
     />
   </section>`;
-}
-
-function describeTarget(ev: ChangeEvent): string {
-  const kind = String(ev.target ?? ev.entity ?? ev.kind ?? '');
-  const name = ev.key ?? ev.field_key ?? ev.note_id ?? ev.target_id ?? '';
-  return [kind, String(name)].filter(Boolean).join(' ') || '—';
-}
-
-function nextCursor(data: unknown): string | undefined {
-  const d = data as Record<string, unknown> | null;
-  const next = d?.next_cursor ?? d?.next ?? (d?.page as Record<string, unknown> | undefined)?.next_cursor;
-  return typeof next === 'string' && next ? next : undefined;
 }

@@ -5,48 +5,55 @@ import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts
 import { call } from './transport.ts';
 
 interface Subscription {
-  id?: string;
-  subscription_id?: string;
-  profile?: string;
-  state?: string;
-  status?: string;
-  event?: string;
-  watch?: string;
-  kind?: string;
-  repository?: string;
-  repo?: string;
-  target?: unknown;
-  expires_at?: string;
-  created_at?: string;
-  [member: string]: unknown;
+  id: string;
+  kind: string;
+  repo: string;
+  target: string;
+  state: 'active' | 'ended' | 'expired';
+  created_at: string;
+  expires_at: string;
+  ended_at: string | null;
+  signal: 'none' | 'pending' | 'sent' | 'failed';
+  signal_attempts: number;
 }
 
+const KIND_LABELS: Record<string, string> = {
+  checks_settled: 'checks settling',
+  pull_merged: 'pull request merging',
+  review_landed: 'a review landing',
+  run_completed: 'a run completing',
+};
+
 export function Subscriptions() {
-  const [load, reload] = useCall<unknown>('subscriptions.list', undefined, 'subscriptions', 10_000);
+  const [load, reload] = useCall<{ total: number; items: Subscription[] }>('subscriptions.list', undefined, 'subscriptions', 10_000);
   return html`<section aria-labelledby="subscriptions-title">
     <h2 id="subscriptions-title">Gateway subscriptions</h2>
     <${Loaded}
       load=${load}
       what="subscriptions"
       retry=${reload}
-      render=${(data: unknown) => {
-        const list = itemsOf<Subscription>(data, 'subscriptions');
+      render=${(data: { total: number; items: Subscription[] }) => {
+        const list = itemsOf<Subscription>(data, 'items');
         if (list.length === 0) {
           return html`<${Empty}><p>No subscriptions. The hub opens one when it waits for checks, a merge, a review or a run; each ends with one signal or expires within a week.</p><//>`;
         }
         return html`<table class="subscriptions">
-          <thead><tr><th>Watching</th><th>Where</th><th>State</th><th>Expires</th></tr></thead>
+          <thead><tr><th>Watching for</th><th>Repository</th><th>Target</th><th>State</th><th>Signal</th><th>Opened</th><th>Expires</th></tr></thead>
           <tbody>
             ${list.map(
-              (s, i) => html`<tr key=${s.id ?? s.subscription_id ?? i}>
-                <td>${String(s.event ?? s.watch ?? s.kind ?? '—')}</td>
-                <td>${String(s.repository ?? s.repo ?? (typeof s.target === 'string' ? s.target : '—'))}</td>
-                <td><span class=${`badge state-${String(s.state ?? s.status ?? 'unknown')}`}>${String(s.state ?? s.status ?? 'unknown')}</span></td>
+              (s) => html`<tr key=${s.id} data-subscription=${s.id}>
+                <td>${KIND_LABELS[s.kind] ?? s.kind}</td>
+                <td>${s.repo}</td>
+                <td><code>${s.target}</code></td>
+                <td><span class=${`badge state-${s.state}`}>${s.state}</span>${s.ended_at ? html` <span class="muted">${formatTime(s.ended_at)}</span>` : null}</td>
+                <td>${s.signal}${s.signal_attempts > 1 ? ` (${s.signal_attempts} attempts)` : ''}</td>
+                <td>${formatTime(s.created_at)}</td>
                 <td>${formatTime(s.expires_at)}</td>
               </tr>`,
             )}
           </tbody>
-        </table>`;
+        </table>
+        ${data.total > list.length ? html`<p class="muted">Showing the newest ${list.length} of ${data.total}.</p>` : null}`;
       }}
     />
   </section>`;
