@@ -33,6 +33,7 @@ const MAX_STDERR_CHARS = 2000;
 export class CliProcesses {
   private readonly live = new Map<number, (why: RunEnd) => void>();
   private readonly exits = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(private readonly options: { cwd: string; env: NodeJS.ProcessEnv; killGraceMs?: number }) {}
 
@@ -41,6 +42,7 @@ export class CliProcesses {
   }
 
   run(binary: string, args: string[], stdin: string, opts: RunOptions): Promise<RunResult> {
+    if (this.stopped) return Promise.resolve({ end: 'shutdown', exitCode: null, signal: null, events: [], stderr: '' });
     return new Promise<RunResult>((resolveRun) => {
       const events: Record<string, unknown>[] = [];
       let stderr = '';
@@ -154,8 +156,9 @@ export class CliProcesses {
     });
   }
 
-  /** Kills every run's process group and waits until each leader has exited. */
+  /** Kills every run's process group, starts no new run, and waits until each leader has exited. */
   async killAll(): Promise<void> {
+    this.stopped = true;
     for (const stop of this.live.values()) stop('shutdown');
     await Promise.all([...this.exits]);
   }

@@ -81,4 +81,17 @@ describe('shutdown', () => {
     expect(((await answers[0]!.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
     await waitFor('every run and child to be gone', () => runs.every((r) => !processAlive(r.pid) && !processAlive(r.grandchildPid!)));
   });
+
+  it('starts no queued run once stopping: the queued request ends with 503 shutting_down too', async () => {
+    const p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '1' } });
+    await p.service.lockdownProbed();
+    const a = post(p.url, 'holder [stand-in:hang]');
+    await waitFor('the holder to run', () => p.runs().find((x) => x.grandchildPid));
+    const b = post(p.url, 'queued behind the holder');
+    await waitFor('the second request to queue', async () => ((await (await fetch(`${p.url}/ready`)).json()) as { runs: { queued: number } }).runs.queued === 1);
+    await p.close();
+    const answers = await Promise.all([a, b]);
+    expect(answers.map((r) => r.status)).toEqual([503, 503]);
+    expect(p.runs().map((r) => r.stdin)).toEqual(['holder [stand-in:hang]']);
+  });
 });

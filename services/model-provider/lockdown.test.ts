@@ -1,9 +1,10 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { startProvider } from './test-support/provider.ts';
+import { standInBinary } from './test-support/stand-in.ts';
+import { startProvider, waitFor } from './test-support/provider.ts';
 
 interface ReadyBody {
   status: string;
@@ -141,6 +142,27 @@ describe('a missing CLI binary', () => {
       const err = await completionError(p.client);
       expect([err.status, err.code, err.headers?.get('x-should-retry')]).toEqual([503, 'cli_not_found', 'false']);
       expect(err.message).toMatch(/MODELPROV_CLI_BINARY/);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('probes a binary that appears after startup before running it, then answers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modelprov-later-'));
+    const later = join(dir, 'bin', 'claude');
+    const p = await startProvider({ binary: later });
+    try {
+      await p.service.lockdownProbed();
+      expect((await ready(p.url)).body.checks.lockdown.state).toBe('no_cli');
+      const standIn = standInBinary(dir);
+      mkdirSync(join(dir, 'bin'));
+      copyFileSync(standIn.binary, later);
+      chmodSync(later, 0o755);
+      const first = await completionError(p.client);
+      expect([first.status, first.code, first.headers?.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'true']);
+      await waitFor('the late probe to pass', async () => (await ready(p.url)).status === 200);
+      const c = await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'now it works' }] });
+      expect(c.choices[0]!.message.content).toMatch(/^Stand-in reply/);
     } finally {
       await p.close();
     }

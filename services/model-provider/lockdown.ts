@@ -72,8 +72,8 @@ export class Lockdown {
       logger.warn({ lockdown: this.state }, 'lockdown probe skipped: no CLI binary');
       return;
     }
-    this.state = 'pending';
-    this.detail = 'The startup probe is running.';
+    // A re-probe (the login check) keeps serving under the state already proven until it has a new answer.
+    if (this.state === 'pending' || this.state === 'no_cli') this.detail = 'The startup probe is running.';
     const hooks: string[] = [];
     let init: Loaded | undefined;
     const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt }), PROBE_PROMPT, {

@@ -35,10 +35,11 @@ export async function startProvider(options: { env?: Record<string, string>; loa
   };
 }
 
-export async function waitFor<T>(what: string, get: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+/** Polls until `get` gives something truthy (it may be async). */
+export async function waitFor<T>(what: string, get: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = get();
+    const v = await get();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
