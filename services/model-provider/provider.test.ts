@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive } from './test-support/stand-in.ts';
+import { groupMembers, processAlive } from './test-support/stand-in.ts';
 import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
 
 let p: StartedProvider;
@@ -408,9 +408,11 @@ describe('process discipline', () => {
     const run = await waitFor('the hanging run to start its child', () => runsWith('disconnect me').find((r) => r.grandchildPid));
     expect(processAlive(run.pid)).toBe(true);
     expect(processAlive(run.grandchildPid!)).toBe(true);
+    expect(groupMembers(run.pgid!).sort()).toEqual([run.pid, run.grandchildPid!].sort());
     controller.abort();
     await pending;
     await waitFor('the run and its child to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+    expect(groupMembers(run.pgid!)).toEqual([]);
     expect(p.log()).toContain('client went away');
   });
 });

@@ -52,3 +52,19 @@ export function processAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** Every live (non-zombie) process in process group `pgid`, read from the process table (/proc). */
+export function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z' && Number(fields[2]) === pgid) members.push(Number(entry));
+    } catch {
+      /* gone while reading */
+    }
+  }
+  return members;
+}
