@@ -43,7 +43,16 @@ export function residentBytes(pid: number): number | undefined {
   }
 }
 
+/** True while the process exists and is not a zombie waiting to be reaped. */
 export function isAlive(pid: number): boolean {
+  if (process.platform === 'linux') {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    } catch {
+      return false;
+    }
+  }
   try {
     process.kill(pid, 0);
     return true;

@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
+import { SERVICE_NAMES } from '../main/supervisor/types.ts';
+import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
+import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
+import { tempDir } from './support/identity.ts';
+import { ROOT, freePort } from './support/process.ts';
+
+const built = (name: string) => existsSync(join(ROOT, 'services', name, 'main.ts'));
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+describe('npm run serve (headless)', () => {
+  it('starts every built service to ready, prints the URLs, and Ctrl-C leaves no process behind', { timeout: 200_000 }, async () => {
+    const dataDir = tempDir('headless-');
+    const standIn = standInBinary(tempDir('headless-cli-'));
+    const ports = { IDENTITY_PORT: await freePort(), PERSONA_PORT: await freePort(), REPOHOST_PORT: await freePort(), MODELPROV_PORT: await freePort() };
+    // The gateway is ready only when its platform answers; here that is the GitHub double on loopback.
+    const platform: GitHubDouble = await startGitHubDouble();
+    cleanups.push(() => platform.close());
+    const serve = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--data-dir', dataDir], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: tempDir('headless-home-'),
+        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+        MODELPROV_CLI_BINARY: standIn.binary,
+        REPOHOST_PLATFORM_URL: platform.url,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => serve.exitCode === null && serve.kill('SIGKILL'));
+    let out = '';
+    serve.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    serve.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | string>((resolve) => serve.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+    await waitFor('the summary', () => out.includes('Press Ctrl-C to stop.') || serve.exitCode !== null, 150_000);
+    expect(serve.exitCode, out).toBeNull();
+
+    const summary = out.slice(out.lastIndexOf('services are ready'));
+    const portOf: Record<string, number> = {
+      identity: ports.IDENTITY_PORT,
+      'persona-store': ports.PERSONA_PORT,
+      'repohost-gateway': ports.REPOHOST_PORT,
+      'model-provider': ports.MODELPROV_PORT,
+    };
+    for (const name of SERVICE_NAMES) {
+      const url = `http://127.0.0.1:${portOf[name]}`;
+      if (built(name)) {
+        expect(summary, out).toMatch(new RegExp(`${name}\\s+ready\\s+${url}`));
+        expect((await fetch(`${url}/ready`)).status).toBe(200);
+      } else {
+        expect(summary).toMatch(new RegExp(`${name}\\s+gave-up\\s+${url}\\n\\s+The ${name} service is not built yet`));
+      }
+    }
+    if (existsSync(join(ROOT, 'main', 'console', 'server.ts'))) {
+      const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\S*)/.exec(out)?.[1];
+      expect(consoleUrl, out).toBeDefined();
+    } else {
+      expect(out).toContain('Console: unavailable in this version');
+    }
+    expect(out).toContain(`Data folder: ${dataDir}`);
+
+    // A CLI run in flight when Ctrl-C arrives must die with the provider.
+    let hanging: Promise<unknown> | undefined;
+    if (built('model-provider')) {
+      hanging = fetch(`http://127.0.0.1:${ports.MODELPROV_PORT}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'wait [stand-in:hang]' }] }),
+      }).catch((e: unknown) => e);
+      await waitFor('the CLI run to start', () => standIn.runs().some((r) => r.stdin.includes('wait')), 20_000);
+    }
+    const family = descendants(serve.pid!);
+    const cliRuns = standIn.runs().flatMap((r) => [r.pid, ...(r.grandchildPid ? [r.grandchildPid] : [])]);
+    expect(family.length).toBeGreaterThanOrEqual(1);
+    if (built('model-provider')) expect(cliRuns.filter(isAlive).length).toBeGreaterThan(0);
+
+    serve.kill('SIGINT');
+    expect(await exited, out).toBe(0);
+    expect(out).toContain('Stopped.');
+    await hanging;
+    await waitFor('every process to be gone', () => [...family, ...cliRuns].every((p) => !isAlive(p)), 10_000);
+    expect([...family, ...cliRuns].filter(isAlive)).toEqual([]);
+  });
+
+  it('refuses an unknown option with the usage', async () => {
+    const run = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--datadir', '/tmp/x'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    run.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((resolve) => run.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(err).toMatch(/Unknown option '--datadir'/);
+    expect(err).toContain('Usage: npm run serve -- [--data-dir <path>]');
+  });
+});
