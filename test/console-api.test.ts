@@ -1,0 +1,227 @@
+/**
+ * The console API against the real services: the real supervisor runs identity, the persona store, the
+ * gateway (on the GitHub double) and the provider (its CLI the scripted stand-in) as child processes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConsoleApi } from '../main/console/api.ts';
+import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
+import type { LogLine, ServiceStatus } from '../main/supervisor/types.ts';
+import { seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+
+let stack: ConsoleStack;
+let seeded: Seeded;
+let api: ConsoleApi;
+let credential: string;
+/** Every answer the tests saw, checked at the end for tokens and secrets. */
+const answers: string[] = [];
+
+async function call(method: string, params?: unknown): Promise<ConsoleResult> {
+  const result = await api.call(params === undefined ? { method } : { method, params });
+  answers.push(JSON.stringify(result));
+  return result;
+}
+
+async function data<T>(method: string, params?: unknown): Promise<T> {
+  const result = await call(method, params);
+  if (!result.ok) throw new Error(`${method} failed: ${result.error.message}`);
+  return result.data as T;
+}
+
+async function failure(method: string, params?: unknown): Promise<{ message: string; status?: number }> {
+  const result = await call(method, params);
+  if (result.ok) throw new Error(`${method} should have failed`);
+  return result.error;
+}
+
+beforeAll(async () => {
+  stack = await startConsoleStack();
+  expect(stack.settled.map((s) => [s.name, s.state])).toEqual([
+    ['identity', 'ready'],
+    ['persona-store', 'ready'],
+    ['repohost-gateway', 'ready'],
+    ['model-provider', 'ready'],
+  ]);
+  const { supervisor } = stack;
+  credential = await supervisor.localCredential();
+  seeded = await seedConsoleData({
+    identityUrl: supervisor.url('identity'),
+    personaUrl: supervisor.url('persona-store'),
+    gatewayUrl: supervisor.url('repohost-gateway'),
+    credential,
+    platform: stack.platform,
+  });
+  api = createConsoleApi({ supervisor });
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('personas through the console API', () => {
+  it('lists the local account\u2019s personas', async () => {
+    const list = await data<{ personas: { profile: string; display_name: string }[] }>('personas.list');
+    expect(list.personas.map((p) => [p.profile, p.display_name])).toEqual([[seeded.profile, seeded.displayName]]);
+  });
+
+  it('reads a persona\u2019s card with its pinned entries and counts', async () => {
+    const block = await data<{ persona: { tone: string }; fields: { key: string }[]; field_count: number; note_count: number }>('personas.get', {
+      profile: seeded.profile,
+    });
+    expect(block.persona.tone).toBe('warm, dry humour');
+    expect(block.fields.map((f) => f.key)).toEqual(['favourite_tea']);
+    expect([block.field_count, block.note_count]).toEqual([3, 2]);
+  });
+
+  it('lists fields with value, type, revision and provenance (asserted_by is the writer\u2019s audience)', async () => {
+    const { fields } = await data<{ fields: Record<string, unknown>[] }>('personas.fields', { profile: seeded.profile });
+    const tea = fields.find((f) => f.key === 'favourite_tea')!;
+    expect(tea).toMatchObject({ value: 'Assam, strong', value_type: 'string', revision: 2, source: 'owner', asserted_by: 'persona', pinned: true });
+    const kids = fields.find((f) => f.key === 'kids_names')!;
+    expect(kids).toMatchObject({ value: ['Ada', 'Linus'], value_type: 'list', revision: 1, source: 'assistant', pinned: false });
+  });
+
+  it('lists notes with their provenance, and pages them', async () => {
+    const first = await data<{ notes: { content: string; asserted_by: string }[]; next_after: string | null }>('personas.notes', { profile: seeded.profile, limit: 1 });
+    expect(first.notes.map((n) => n.content)).toEqual([seeded.noteContents[0]]);
+    expect(first.notes[0]!.asserted_by).toBe('persona');
+    expect(first.next_after).not.toBeNull();
+    const second = await data<{ notes: { content: string }[] }>('personas.notes', { profile: seeded.profile, limit: 1, after: Number(first.next_after) });
+    expect(second.notes.map((n) => n.content)).toEqual([seeded.noteContents[1]]);
+  });
+
+  it('pages the change log with next_after and filters it by kind and action', async () => {
+    const page1 = await data<{ events: { id: number; action: string }[]; next_after: number | null }>('personas.events', { profile: seeded.profile, limit: 3 });
+    expect(page1.events.map((e) => e.action)).toEqual(['persona_created', 'field_set', 'field_set']);
+    expect(page1.next_after).toBe(page1.events[2]!.id);
+    const page2 = await data<{ events: { id: number; action: string }[] }>('personas.events', { profile: seeded.profile, limit: 3, after: page1.next_after! });
+    expect(page2.events[0]!.id).toBeGreaterThan(page1.next_after!);
+
+    const notes = await data<{ events: { target_kind: string; action: string }[] }>('personas.events', { profile: seeded.profile, target_kind: 'note' });
+    expect(notes.events.map((e) => e.action)).toEqual(['note_added', 'note_added']);
+    const revised = await data<{ events: { target: string; changes: string[] }[] }>('personas.events', { profile: seeded.profile, action: 'field_revised' });
+    expect(revised.events.map((e) => e.target)).toEqual(['favourite_tea']);
+    // The log names what changed, never the values.
+    expect(JSON.stringify(revised)).not.toContain('Assam');
+  });
+
+  it('recalls across every persona, or within one, as two separately ranked lists', async () => {
+    const all = await data<{ fields: { key: string; profile: string }[]; notes: unknown[] }>('personas.recall', { q: 'tea' });
+    expect(all.fields.map((f) => [f.profile, f.key])).toEqual([[seeded.profile, 'favourite_tea']]);
+    expect(all.notes).toEqual([]);
+    const one = await data<{ fields: unknown[]; notes: { content: string }[] }>('personas.recall', { q: 'walked river', profile: seeded.profile });
+    expect(one.notes.map((n) => n.content)).toEqual([seeded.noteContents[0]]);
+  });
+
+  it('a persona that does not exist answers with the persona store\u2019s own explanation', async () => {
+    const error = await failure('personas.get', { profile: 'nobody' });
+    expect(error.status).toBe(404);
+    expect(error.message).toMatch(/^The persona store answered 404: /);
+  });
+});
+
+describe('platform: subscriptions and connections', () => {
+  it('shows the gateway\u2019s subscriptions with state and expiry, never their signal URL', async () => {
+    const subs = await data<{ profile: string; total: number; items: Record<string, unknown>[] }>('subscriptions.list');
+    expect(subs.profile).toBe(seeded.connectionProfile);
+    expect(subs.items).toHaveLength(1);
+    expect(subs.items[0]).toMatchObject({ id: seeded.subscriptionId, kind: 'pull_merged', repo: 'octo/hello', state: 'active', signal: 'none' });
+    expect(Date.parse(String(subs.items[0]!.expires_at))).toBeGreaterThan(Date.now());
+    expect(subs.items[0]).not.toHaveProperty('signal_url');
+    expect(subs.items[0]).not.toHaveProperty('secret');
+  });
+
+  it('adds a token to identity, lists the profile without the secret, and removes it', async () => {
+    const token = `github_pat_${'Zz9'.repeat(10)}`;
+    const saved = await data<Record<string, unknown>>('connections.put', { profile: 'side-project', token });
+    expect(saved).toMatchObject({ profile: 'side-project', kind: 'token' });
+    const { connections } = await data<{ connections: { profile: string; kind: string }[] }>('connections.list');
+    expect(connections.map((c) => c.profile).sort()).toEqual(['side-project', seeded.connectionProfile]);
+    expect(JSON.stringify(connections)).not.toContain(token);
+    expect(await data('connections.remove', { profile: 'side-project' })).toEqual({ removed: 'side-project' });
+    const again = await failure('connections.remove', { profile: 'side-project' });
+    expect(again.status).toBe(404);
+    expect(again.message).toContain('side-project');
+    expect(answers.join('\n')).not.toContain(token);
+  });
+
+  it('a token that is too short is refused naming the member, without echoing it', async () => {
+    const error = await failure('connections.put', { profile: 'work2', token: 'short-secret-xyz' });
+    expect(error.status).toBe(422);
+    expect(error.message).toContain('params.token');
+    expect(error.message).not.toContain('short-secret-xyz');
+  });
+});
+
+describe('the provider and the services', () => {
+  it('shows whether the CLI was found, the login, the lockdown lists and the models', async () => {
+    const status = await data<{
+      ready: { ready: boolean; checks: { cli: { ok: boolean }; login: { state: string }; lockdown: { ok: boolean; tools: string[]; mcp_servers: string[] } } };
+      models: { data: { id: string }[] };
+    }>('provider.status');
+    expect(status.ready.ready).toBe(true);
+    expect(status.ready.checks.cli.ok).toBe(true);
+    expect(status.ready.checks.login.state).toBe('signed_in');
+    expect(status.ready.checks.lockdown).toMatchObject({ ok: true, tools: [], mcp_servers: [] });
+    expect(status.models.data.map((m) => m.id)).toContain('sonnet');
+  });
+
+  it('lists every service with state, port, uptime and memory', async () => {
+    const list = await data<ServiceStatus[]>('services.list');
+    expect(list.map((s) => s.name)).toEqual(['identity', 'persona-store', 'repohost-gateway', 'model-provider']);
+    for (const s of list) {
+      expect(s.state).toBe('ready');
+      expect(s.port).toBe(Number(stack.env[{ identity: 'IDENTITY_PORT', 'persona-store': 'PERSONA_PORT', 'repohost-gateway': 'REPOHOST_PORT', 'model-provider': 'MODELPROV_PORT' }[s.name]]));
+      expect(s.uptimeMs).toBeGreaterThan(0);
+      expect(s.memoryBytes).toBeGreaterThan(1024 * 1024);
+    }
+  });
+
+  it('tails a service\u2019s log and filters it', async () => {
+    const lines = await data<LogLine[]>('services.logs', { name: 'persona-store', filter: '/v1/personas/household/events', limit: 50 });
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(l.text).toContain('/v1/personas/household/events');
+    const none = await data<LogLine[]>('services.logs', { name: 'persona-store', filter: 'no line says this 7f3a' });
+    expect(none).toEqual([]);
+  });
+
+  it('a stopped persona store gives an error that says to start it, and starting it from the console brings it back', async () => {
+    const stopped = await data<ServiceStatus>('services.stop', { name: 'persona-store' });
+    expect(stopped.state).toBe('stopped');
+    const error = await failure('personas.list');
+    expect(error.message).toBe('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.');
+    await data('services.start', { name: 'persona-store' });
+    await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
+    const list = await data<{ personas: unknown[] }>('personas.list');
+    expect(list.personas).toHaveLength(1);
+  });
+});
+
+describe('requests the console refuses', () => {
+  it('an unknown method names the methods there are', async () => {
+    const error = await failure('personas.drop_all');
+    expect(error.status).toBe(404);
+    expect(error.message).toContain('personas.list');
+    expect(error.message).toContain('services.restart');
+  });
+
+  it('a request that is not {method, params} is refused with what to send', async () => {
+    const result = await api.call('nonsense' as never);
+    expect(result).toEqual({ ok: false, error: { status: 400, message: expect.stringContaining('{"method": "...", "params": {...}}') } });
+  });
+
+  it('params are checked per method: a service name must be one of ours, a profile well formed, extra members refused', async () => {
+    expect((await failure('services.stop', { name: 'sshd' })).message).toContain('params.name');
+    expect((await failure('personas.get', { profile: '../etc' })).message).toContain('params.profile');
+    expect((await failure('personas.list', { everything: true })).status).toBe(422);
+  });
+});
+
+describe('tokens stay on the main side', () => {
+  it('no answer carried a JWT, the session credential or a platform token', async () => {
+    expect(answers.length).toBeGreaterThan(20);
+    const all = answers.join('\n');
+    expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/);
+    expect(all).not.toContain(credential);
+    expect(all).not.toContain(seeded.platformToken);
+  });
+});
