@@ -1,0 +1,191 @@
+/**
+ * The headless console server over real HTTP: the per-launch secret, the cookie it becomes, the
+ * loopback Host and same-origin checks, the CSP, and the API behind them (the real supervisor running
+ * the real identity service).
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startConsoleServer } from '../main/console/server.ts';
+import type { ConsoleServer } from '../main/console/contract.ts';
+import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
+import { tempDir } from './support/identity.ts';
+import { freePort } from './support/process.ts';
+
+let supervisor: ServiceSupervisor;
+let server: ConsoleServer;
+let base: string;
+let secret: string;
+let port: number;
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** node:http, not fetch, so that Host and Origin can be set to what a hostile page would send. */
+function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const apiCall = (body: unknown, headers: Record<string, string>) =>
+  send('/api/call', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  supervisor = new ServiceSupervisor({
+    dataDir: tempDir('console-server'),
+    services: ['identity'],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'warn' },
+  });
+  await supervisor.startAll();
+  await supervisor.waitUntilSettled();
+  server = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0 });
+  const url = new URL(server.url);
+  base = url.origin;
+  port = Number(url.port);
+  secret = url.searchParams.get('secret')!;
+});
+
+afterAll(async () => {
+  await server?.close();
+  await supervisor?.close();
+});
+
+describe('the console URL and its secret', () => {
+  it('is a loopback URL carrying a long random secret', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?secret=[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('opening it trades the secret for an HttpOnly, SameSite=Strict cookie and a clean URL', async () => {
+    const res = await send(`/?secret=${secret}`, { headers: { host: `127.0.0.1:${port}` } });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/');
+    const cookie = String(res.headers['set-cookie']);
+    expect(cookie).toContain(`hub_console_${port}=${secret}`);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Strict');
+  });
+
+  it('with the cookie, the page loads under a strict CSP and never from another origin', async () => {
+    const cookie = `hub_console_${port}=${secret}`;
+    const page = await send('/', { headers: { host: `127.0.0.1:${port}`, cookie } });
+    expect(page.status).toBe(200);
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.body).toContain('<script defer src="app.js">');
+    expect(page.body).not.toMatch(/https?:\/\//);
+    const script = await send('/app.js', { headers: { host: `127.0.0.1:${port}`, cookie } });
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toContain('javascript');
+  });
+
+  it('without the secret, the page says where to get the URL', async () => {
+    const res = await send('/', { headers: { host: `127.0.0.1:${port}` } });
+    expect(res.status).toBe(401);
+    expect(res.body).toContain('npm run serve');
+    const wrong = await send(`/?secret=${'x'.repeat(43)}`, { headers: { host: `127.0.0.1:${port}` } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toContain('another launch');
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('a secret of another console (another port) does not open this one', async () => {
+    const res = await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}`, cookie: `hub_console_1=${secret}x` });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('the API behind the secret', () => {
+  it('answers with the secret as a header', async () => {
+    const res = await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}`, 'x-console-secret': secret });
+    expect(res.status).toBe(200);
+    const result = JSON.parse(res.body) as { ok: boolean; data: { name: string; state: string }[] };
+    expect(result.ok).toBe(true);
+    expect(result.data.map((s) => [s.name, s.state])).toEqual([['identity', 'ready']]);
+  });
+
+  it('answers with the cookie from the page\u2019s own origin', async () => {
+    const res = await apiCall({ method: 'connections.list' }, { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'sec-fetch-site': 'same-origin', cookie: `hub_console_${port}=${secret}` });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ ok: true, data: { connections: [] } });
+  });
+
+  it('refuses a call without the secret, or with a wrong one', async () => {
+    expect((await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}` })).status).toBe(401);
+    const wrong = await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}`, 'x-console-secret': `${secret.slice(0, -1)}A` });
+    expect(wrong.status).toBe(401);
+    expect(JSON.parse(wrong.body).error.message).toContain('npm run serve');
+  });
+
+  it('refuses a Host that is not loopback (DNS rebinding), even with the secret', async () => {
+    const res = await apiCall({ method: 'services.list' }, { host: `attacker.example:${port}`, 'x-console-secret': secret });
+    expect(res.status).toBe(421);
+    expect(JSON.parse(res.body).error.message).toContain(`http://127.0.0.1:${port}`);
+    expect((await apiCall({ method: 'services.list' }, { host: '127.0.0.1:1', 'x-console-secret': secret })).status).toBe(421);
+  });
+
+  it('refuses another page\u2019s Origin and cross-site fetches, even with the cookie', async () => {
+    const cookie = `hub_console_${port}=${secret}`;
+    const foreign = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: 'https://evil.example', cookie });
+    expect(foreign.status).toBe(403);
+    const otherPort = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port + 1}`, cookie });
+    expect(otherPort.status).toBe(403);
+    const crossSite = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site', cookie });
+    expect(crossSite.status).toBe(403);
+    expect(supervisor.status()[0]!.state).toBe('ready');
+  });
+
+  it('takes only JSON of a bounded size (no form posts from other pages)', async () => {
+    const headers = { host: `127.0.0.1:${port}`, 'x-console-secret': secret };
+    const form = await send('/api/call', { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: '{"method":"services.stopAll"}' });
+    expect(form.status).toBe(415);
+    const big = await send('/api/call', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ method: 'x', params: 'y'.repeat(70_000) }) });
+    expect(big.status).toBe(413);
+    const broken = await send('/api/call', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"method":' });
+    expect(broken.status).toBe(400);
+    const get = await send('/api/call', { headers });
+    expect(get.status).toBe(405);
+  });
+
+  it('an unknown page is a 404 that points at the console', async () => {
+    const res = await send('/admin', { headers: { host: `127.0.0.1:${port}`, 'x-console-secret': secret } });
+    expect(res.status).toBe(404);
+    expect(res.body).toContain('open / instead');
+  });
+});
+
+describe('starting the console', () => {
+  it('refuses a host that is not loopback', async () => {
+    await expect(startConsoleServer({ supervisor, host: '0.0.0.0', port: 0 })).rejects.toThrow('loopback only');
+  });
+
+  it('names a busy port', async () => {
+    await expect(startConsoleServer({ supervisor, host: '127.0.0.1', port })).rejects.toThrow(`Port ${port}`);
+  });
+
+  it('each launch has its own secret, and a closed console frees its port', async () => {
+    const other = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0 });
+    const otherUrl = new URL(other.url);
+    expect(otherUrl.searchParams.get('secret')).not.toBe(secret);
+    await other.close();
+    await expect(fetch(`${otherUrl.origin}/`)).rejects.toThrow();
+  });
+
+  it('the base URL is the loopback origin', () => {
+    expect(base).toBe(`http://127.0.0.1:${port}`);
+  });
+});
