@@ -102,7 +102,9 @@ export class Platform {
         const cached = etags.get(key);
         counters.requests += 1;
         try {
-          const res = await request(cached ? { ...options, headers: { ...options.headers, 'if-none-match': cached.etag } } : options);
+          // before-after-hook binds the same options object to every inner hook: the header must be set on it.
+          if (cached) options.headers['if-none-match'] = cached.etag;
+          const res = await request(options);
           const etag = res.headers.etag;
           if (res.status === 200 && typeof etag === 'string') {
             etags.delete(key);

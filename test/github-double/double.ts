@@ -146,6 +146,10 @@ export interface GitHubDouble {
   settle(fullName: string): void;
   /** The next request of a bucket answers a rate limit: primary (remaining 0 + reset) or secondary (Retry-After). */
   rateLimitNext(bucket: string, kind: 'primary' | 'secondary', retryAfterSeconds?: number): void;
+  /** Runs `fn` just before the next request of this operation is answered (someone else acting in between). */
+  onNext(operationId: string, fn: () => void): void;
+  /** Revokes every token of a bucket (the platform then answers 401 Bad credentials). */
+  revoke(bucket: string): void;
   /** Every request answers 503 while true (for readiness checks). */
   down: boolean;
   close(): Promise<void>;
@@ -193,6 +197,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   const quotas = new Map<string, Quota>();
   const pendingLimits = new Map<string, { kind: 'primary' | 'secondary'; retryAfter: number }>();
   const logs = new Map<string, string>();
+  const before = new Map<string, () => void>();
   let nextId = 1000;
   let base = '';
   let storage = '';
@@ -353,11 +358,12 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     const { params } = m;
     if (m.operationId === 'meta/root') return new Answer(200, make('root', {}));
     if (m.operationId === 'apps/create-installation-access-token') {
-      const jwt = /^Bearer (.+)$/.exec(authorization)?.[1] ?? '';
+      const jwt = /^Bearer (.+)$/i.exec(authorization)?.[1] ?? '';
       const app = [...apps.entries()].find(([, a]) => a.installationId === params.installation_id);
       if (!app) return error(404, 'Not Found');
       try {
-        await jwtVerify(jwt, await importSPKI(app[1].publicKey, 'RS256'), { issuer: app[0] });
+        const { payload } = await jwtVerify(jwt, await importSPKI(app[1].publicKey, 'RS256'));
+        if (String(payload.iss) !== app[0]) throw new Error('wrong issuer');
       } catch {
         return error(401, 'A JSON web token could not be decoded');
       }
@@ -788,7 +794,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   }
 
   function identify(authorization: string | undefined): Identity | undefined {
-    const t = /^(?:token|Bearer) (.+)$/.exec(authorization ?? '')?.[1];
+    const t = /^(?:token|Bearer) (.+)$/i.exec(authorization ?? '')?.[1];
     return t ? tokens.get(t) : undefined;
   }
 
@@ -846,9 +852,14 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const q = quotas.get(identity.bucket);
         if (limit.kind === 'primary') {
           if (q) q.used = q.limit;
-          return send(error(403, `API rate limit exceeded for ${identity.login}.`, { 'retry-after': String(limit.retryAfter) }));
+          return send(error(403, `API rate limit exceeded for ${identity.login}.`));
         }
         return send(error(429, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', { 'retry-after': String(limit.retryAfter) }));
+      }
+      const interlude = before.get(matched.operationId);
+      if (interlude) {
+        before.delete(matched.operationId);
+        interlude();
       }
       let answer: Answer;
       try {
@@ -975,6 +986,12 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       const r = double.repo(fullName);
       for (const c of r.checkRuns) c.settleMs = 0;
       for (const x of r.runs) x.settleMs = 0;
+    },
+    onNext(operationId, fn) {
+      before.set(operationId, fn);
+    },
+    revoke(bucket) {
+      for (const [t, id] of tokens) if (id.bucket === bucket) tokens.delete(t);
     },
     rateLimitNext(bucket, kind, retryAfterSeconds = 60) {
       pendingLimits.set(bucket, { kind, retryAfter: retryAfterSeconds });

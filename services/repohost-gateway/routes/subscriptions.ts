@@ -26,7 +26,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
       expires_in_seconds: z.coerce
         .number()
         .int()
-        .min(60)
+        .min(1)
         .max(MAX_LIFETIME_SECONDS, 'a subscription lives at most one week (604800 seconds)')
         .default(86_400)
         .meta({ description: 'Lifetime, at most one week; default one day.' }),

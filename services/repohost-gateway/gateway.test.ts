@@ -1,0 +1,492 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { membersOutside, startWorld, type World } from '../../test/github-double/world.ts';
+import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
+
+const PAT = `github_pat_${'a1'.repeat(20)}`;
+let world: World;
+let app: { appId: string; installationId: string; privateKey: string };
+
+beforeAll(async () => {
+  world = await startWorld();
+  const d = world.double;
+  d.addToken(PAT, 'alice', 'all');
+  d.addRepo('alice/web', { files: { 'README.md': '# web\n', 'src/app.ts': 'export const a = 1;\n', 'big.txt': 'x'.repeat(5000) }, description: 'the web app' });
+  d.addRepo('alice/notes', { private: true });
+  d.addRepo('bob/hidden', { private: true, hiddenAs403: true });
+  d.addRepo('bob/private', { private: true });
+  d.addRepo('acme/one', { private: true });
+  d.addRepo('acme/two', { private: true });
+  app = d.addInstallation('acme', ['acme/one']);
+  await world.connect('work', { kind: 'token', token: PAT });
+  await world.connect('acme', { kind: 'app', app_id: app.appId, installation_id: app.installationId, private_key: app.privateKey });
+});
+
+afterAll(async () => {
+  await world?.close();
+});
+
+const platformCalls = () => world.double.calls.length;
+
+describe('authentication comes before the platform', () => {
+  tokenRejectionSuite({
+    audience: 'repohost-api',
+    identity: () => world.identity,
+    call: (authorization) =>
+      fetch(`${world.gateway.url}/v1/me`, { headers: { ...(authorization ? { authorization } : {}), 'x-identity-profile': 'work' } }),
+  });
+
+  it('a token for another audience answers 401 and the platform is not called', async () => {
+    const before = platformCalls();
+    const res = await world.call('GET', '/v1/me', { token: await world.token('persona') });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(platformCalls()).toBe(before);
+  });
+
+  it('a missing X-Identity-Profile answers a problem naming the header, before the platform is called', async () => {
+    const before = platformCalls();
+    const res = await world.call('GET', '/v1/me', { profile: null });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('X-Identity-Profile');
+    expect(platformCalls()).toBe(before);
+  });
+
+  it('an unknown profile answers 404 naming the profile and how to add a connection, before the platform is called', async () => {
+    const before = platformCalls();
+    const res = await world.call('GET', '/v1/repos/alice/web', { profile: 'nobody' });
+    expect(res.status).toBe(404);
+    expect(res.body.detail).toContain('"nobody"');
+    expect(res.body.detail).toContain('/v1/connections/nobody');
+    expect(platformCalls()).toBe(before);
+  });
+});
+
+describe('identity', () => {
+  it('reports a fine-grained token: its login, kind token, all repositories, and how many', async () => {
+    const res = await world.call('GET', '/v1/me');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ login: 'alice', kind: 'token', selection: 'all', repositories: 2 });
+  });
+
+  it('reports an app installation through the identity service\u2019s real app path: selected repositories and their count', async () => {
+    const res = await world.call('GET', '/v1/me', { profile: 'acme' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ login: 'acme', kind: 'app', selection: 'selected', repositories: 1 });
+  });
+
+  it('a token limited to selected repositories says so', async () => {
+    world.double.addToken(`github_pat_${'b2'.repeat(20)}`, 'alice', ['alice/web']);
+    await world.connect('narrow', { kind: 'token', token: `github_pat_${'b2'.repeat(20)}` });
+    const res = await world.call('GET', '/v1/me', { profile: 'narrow' });
+    expect(res.body).toEqual({ login: 'alice', kind: 'token', selection: 'selected', repositories: 1 });
+  });
+});
+
+describe('repositories', () => {
+  it('finds repositories by words and lists what the connection reaches, with totals', async () => {
+    const found = await world.call('GET', '/v1/repos?q=web');
+    expect(found.status).toBe(200);
+    expect(found.body.total).toBe(1);
+    expect(found.body.items![0]).toMatchObject({ full_name: 'alice/web', description: 'the web app', private: false });
+    const reach = await world.call('GET', '/v1/repos?limit=1');
+    expect(reach.body.total).toBe(2);
+    expect(reach.body.items).toHaveLength(1);
+    const app = await world.call('GET', '/v1/repos', { profile: 'acme' });
+    expect(app.body.total).toBe(1);
+    expect(app.body.items![0]!.full_name).toBe('acme/one');
+  });
+
+  it('refuses a limit outside 1 to 100 with a problem naming limit', async () => {
+    const res = await world.call('GET', '/v1/repos?limit=101');
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('limit');
+  });
+
+  it('reads, creates, changes visibility and description, archives and deletes', async () => {
+    const read = await world.call('GET', '/v1/repos/alice/web');
+    expect(read.body).toMatchObject({ full_name: 'alice/web', owner: 'alice', name: 'web', visibility: 'public', default_branch: 'main', archived: false });
+
+    const created = await world.call('POST', '/v1/repos', { body: { name: 'scratch', description: 'tmp' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ full_name: 'alice/scratch', private: true, visibility: 'private', description: 'tmp' });
+
+    const changed = await world.call('PATCH', '/v1/repos/alice/scratch', { body: { visibility: 'public', description: 'now public' } });
+    expect(changed.body).toMatchObject({ visibility: 'public', description: 'now public' });
+    const archived = await world.call('PATCH', '/v1/repos/alice/scratch', { body: { archived: true } });
+    expect(archived.body.archived).toBe(true);
+
+    const deleted = await world.call('DELETE', '/v1/repos/alice/scratch');
+    expect(deleted.status).toBe(204);
+    expect((await world.call('GET', '/v1/repos/alice/scratch')).status).toBe(404);
+  });
+});
+
+describe('hidden means missing', () => {
+  const same = (a: Record<string, unknown>, b: Record<string, unknown>, from: string, to: string) =>
+    expect(JSON.parse(JSON.stringify(a).replaceAll(from, to))).toEqual(b);
+
+  it('a private repository the connection cannot see answers exactly like one that does not exist', async () => {
+    const hidden = await world.call('GET', '/v1/repos/bob/private');
+    const missing = await world.call('GET', '/v1/repos/bob/absent');
+    expect(hidden.status).toBe(404);
+    expect(missing.status).toBe(404);
+    same(hidden.body, missing.body, 'bob/private', 'bob/absent');
+  });
+
+  it('the platform\u2019s 403 "not accessible" on a read is normalised to the same 404', async () => {
+    for (const path of ['', '/pulls', '/issues']) {
+      const hidden = await world.call('GET', `/v1/repos/bob/hidden${path}`);
+      const missing = await world.call('GET', `/v1/repos/bob/absent${path}`);
+      expect(hidden.status).toBe(404);
+      same(hidden.body, missing.body, 'bob/hidden', 'bob/absent');
+    }
+    expect(world.double.calls.some((c) => c.path === '/repos/bob/hidden' && c.status === 403)).toBe(true);
+  });
+
+  it('an app installation does not see repositories outside its selection', async () => {
+    expect((await world.call('GET', '/v1/repos/acme/two', { profile: 'acme' })).status).toBe(404);
+    expect((await world.call('GET', '/v1/repos/acme/one', { profile: 'acme' })).status).toBe(200);
+  });
+});
+
+describe('files and commits', () => {
+  it('reads a file, capped at max_bytes, saying what was cut', async () => {
+    const whole = await world.call('GET', '/v1/repos/alice/web/contents?path=src/app.ts');
+    expect(whole.body).toMatchObject({ path: 'src/app.ts', encoding: 'utf-8', content: 'export const a = 1;\n', cut_bytes: 0 });
+    const capped = await world.call('GET', '/v1/repos/alice/web/contents?path=big.txt&max_bytes=1000');
+    expect(capped.body).toMatchObject({ size: 5000, returned_bytes: 1000, cut_bytes: 4000 });
+    expect(String(capped.body.content)).toHaveLength(1000);
+    expect((await world.call('GET', '/v1/repos/alice/web/contents?path=nope.txt')).status).toBe(404);
+  });
+
+  it('reads a tree, saying how many entries it left out', async () => {
+    const res = await world.call('GET', '/v1/repos/alice/web/tree?ref=main&limit=2');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ref: 'main', total: 4, cut_entries: 2, platform_truncated: false });
+    const under = await world.call('GET', '/v1/repos/alice/web/tree?ref=main&under=src');
+    expect(under.body.items).toEqual([{ path: 'src/app.ts', type: 'blob', mode: '100644', size: 20 }]);
+  });
+
+  it('commits adds, updates, deletes and modes in one commit through the Git Data API', async () => {
+    const head = world.double.headOf('alice/web', 'main');
+    const res = await world.call('POST', '/v1/repos/alice/web/commits', {
+      body: {
+        branch: 'main',
+        message: 'Several files',
+        expected_head_sha: head,
+        changes: [
+          { path: 'src/app.ts', content: 'export const a = 2;\n' },
+          { path: 'bin/run.sh', content: '#!/bin/sh\necho hi\n', mode: '100755' },
+          { path: 'big.txt', action: 'delete' },
+        ],
+      },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ branch: 'main', previous_head: head, files: 3 });
+    expect(world.double.headOf('alice/web', 'main')).toBe(res.body.sha);
+    const files = world.double.filesAt('alice/web', 'main');
+    expect(files['src/app.ts']).toBe('export const a = 2;\n');
+    expect(files['bin/run.sh']).toContain('echo hi');
+    expect(files['big.txt']).toBeUndefined();
+    expect(world.double.repo('alice/web').trees.get(world.double.repo('alice/web').commits.get(res.body.sha as string)!.tree)!.get('bin/run.sh')!.mode).toBe('100755');
+  });
+
+  it('a commit when the branch moved answers 409 with the current head, and nothing is forced', async () => {
+    const stale = world.double.headOf('alice/web', 'main');
+    const theirs = world.double.pushCommit('alice/web', 'main', { 'THEIRS.md': 'their work\n' });
+    const refUpdates = world.double.calls.filter((c) => c.operationId === 'git/update-ref').length;
+    const res = await world.call('POST', '/v1/repos/alice/web/commits', {
+      body: { branch: 'main', message: 'Mine', expected_head_sha: stale, changes: [{ path: 'MINE.md', content: 'mine\n' }] },
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.current_head_sha).toBe(theirs);
+    expect(res.body.detail).toContain(theirs);
+    expect(world.double.headOf('alice/web', 'main')).toBe(theirs);
+    expect(world.double.filesAt('alice/web', 'main')['THEIRS.md']).toBe('their work\n');
+    expect(world.double.calls.filter((c) => c.operationId === 'git/update-ref').length).toBe(refUpdates);
+  });
+
+  it('a branch that moves while the commit is being made answers 409 with the new head; the ref is never forced', async () => {
+    let theirs = '';
+    world.double.onNext('git/update-ref', () => (theirs = world.double.pushCommit('alice/web', 'main', { 'RACE.md': 'they won\n' })));
+    const res = await world.call('POST', '/v1/repos/alice/web/commits', { body: { branch: 'main', message: 'Mine', changes: [{ path: 'MINE.md', content: 'mine\n' }] } });
+    expect(res.status).toBe(409);
+    expect(res.body.current_head_sha).toBe(theirs);
+    expect(world.double.headOf('alice/web', 'main')).toBe(theirs);
+    expect(world.double.filesAt('alice/web', 'main')['MINE.md']).toBeUndefined();
+    const last = world.double.calls.filter((c) => c.operationId === 'git/update-ref').at(-1)!;
+    expect(last.status).toBe(422);
+  });
+
+  it('creates and deletes a branch', async () => {
+    const created = await world.call('POST', '/v1/repos/alice/web/branches', { body: { name: 'feature/x' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ name: 'feature/x', sha: world.double.headOf('alice/web', 'main') });
+    expect((await world.call('DELETE', '/v1/repos/alice/web/branches/feature%2Fx')).status).toBe(204);
+    expect(world.double.repo('alice/web').refs.has('heads/feature/x')).toBe(false);
+  });
+});
+
+describe('pull requests', () => {
+  let number: number;
+
+  it('opens a pull request from a branch with a commit', async () => {
+    await world.call('POST', '/v1/repos/alice/web/branches', { body: { name: 'change' } });
+    await world.call('POST', '/v1/repos/alice/web/commits', {
+      body: { branch: 'change', message: 'Change', changes: [{ path: 'README.md', content: `# web\n${'line\n'.repeat(50)}` }] },
+    });
+    const res = await world.call('POST', '/v1/repos/alice/web/pulls', { body: { title: 'A change', head: 'change', base: 'main', body: 'Please' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ title: 'A change', state: 'open', head: 'change', base: 'main', author: 'alice' });
+    number = res.body.number as number;
+  });
+
+  it('lists pull requests with a total', async () => {
+    const res = await world.call('GET', '/v1/repos/alice/web/pulls?limit=1');
+    expect(res.body.total).toBe(1);
+    expect(res.body.items![0]!.number).toBe(number);
+  });
+
+  it('reads a pull request with reviews, review threads and checks in one answer', async () => {
+    const d = world.double;
+    d.addReview('alice/web', number, { user: 'carol', state: 'CHANGES_REQUESTED', body: 'fix it' });
+    const first = d.addReviewComment('alice/web', number, { user: 'carol', body: 'why?', path: 'README.md', line: 2 });
+    d.addReviewComment('alice/web', number, { user: 'alice', body: 'because', path: 'README.md', line: 2, in_reply_to_id: first });
+    d.addCheckRun('alice/web', d.headOf('alice/web', 'change'), { name: 'build', settleMs: 0, conclusion: 'success' });
+    d.addCheckRun('alice/web', d.headOf('alice/web', 'change'), { name: 'lint', settleMs: 60_000 });
+    const res = await world.call('GET', `/v1/repos/alice/web/pulls/${number}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ number, body: 'Please', head_sha: d.headOf('alice/web', 'change'), mergeable: true });
+    expect(res.body.reviews).toMatchObject({ total: 1, items: [{ author: 'carol', state: 'CHANGES_REQUESTED', body: 'fix it' }] });
+    expect(res.body.threads).toMatchObject({ total: 1, items: [{ id: first, path: 'README.md', comments: [{ body: 'why?' }, { body: 'because' }] }] });
+    expect(res.body.checks).toMatchObject({ state: 'pending', total: 2 });
+  });
+
+  it('answers the changed files patch by patch, each capped and saying what was cut', async () => {
+    const whole = await world.call('GET', `/v1/repos/alice/web/pulls/${number}/files`);
+    expect(whole.body.total).toBe(1);
+    expect(whole.body.items![0]).toMatchObject({ path: 'README.md', status: 'modified', cut_bytes: 0 });
+    const capped = await world.call('GET', `/v1/repos/alice/web/pulls/${number}/files?max_patch_bytes=40`);
+    const item = capped.body.items![0]!;
+    expect(Buffer.byteLength(String(item.patch))).toBeLessThanOrEqual(40);
+    expect(item.cut_bytes).toBe((item.patch_bytes as number) - Buffer.byteLength(String(item.patch)));
+    expect(item.cut_bytes).toBeGreaterThan(0);
+  });
+
+  it('updates and reviews a pull request', async () => {
+    const updated = await world.call('PATCH', `/v1/repos/alice/web/pulls/${number}`, { body: { title: 'A better change' } });
+    expect(updated.body.title).toBe('A better change');
+    const reviewed = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/reviews`, { body: { event: 'approve', body: 'ok' } });
+    expect(reviewed.status).toBe(200);
+    expect(reviewed.body).toMatchObject({ state: 'APPROVED', author: 'alice', body: 'ok' });
+  });
+
+  it('refuses a merge when the head is not the expected SHA, and merges when it is', async () => {
+    const refused = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/merge`, { body: { expected_head_sha: '0'.repeat(40) } });
+    expect(refused.status).toBe(409);
+    expect(world.double.repo('alice/web').pulls[0]!.merged).toBe(false);
+    const merged = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/merge`, { body: { expected_head_sha: world.double.headOf('alice/web', 'change') } });
+    expect(merged.status).toBe(200);
+    expect(merged.body.merged).toBe(true);
+    expect((await world.call('GET', `/v1/repos/alice/web/pulls/${number}`)).body.state).toBe('merged');
+  });
+});
+
+describe('issues', () => {
+  it('opens, lists with a total, comments on issues and pull requests, and closes', async () => {
+    const opened = await world.call('POST', '/v1/repos/alice/web/issues', { body: { title: 'Bug', body: 'broken' } });
+    expect(opened.status).toBe(201);
+    expect(opened.body).toMatchObject({ title: 'Bug', state: 'open', is_pull_request: false });
+    const n = opened.body.number as number;
+    const list = await world.call('GET', '/v1/repos/alice/web/issues?state=all&limit=1');
+    expect(list.body.total).toBe(2);
+    expect(list.body.items).toHaveLength(1);
+    const comment = await world.call('POST', `/v1/repos/alice/web/issues/${n}/comments`, { body: { body: 'on it' } });
+    expect(comment.status).toBe(201);
+    expect(comment.body).toMatchObject({ body: 'on it', author: 'alice' });
+    const onPull = await world.call('POST', '/v1/repos/alice/web/issues/1/comments', { body: { body: 'merged, thanks' } });
+    expect(onPull.status).toBe(201);
+    const closed = await world.call('PATCH', `/v1/repos/alice/web/issues/${n}`, { body: { state: 'closed' } });
+    expect(closed.body.state).toBe('closed');
+  });
+});
+
+describe('CI', () => {
+  let runId: number;
+  let jobId: number;
+  const log = Array.from({ length: 500 }, (_, i) => (i === 250 ? 'ERROR: the needle broke' : `step ${i + 1} ${i === 10 ? 'y'.repeat(3000) : 'ok'}`)).join('\n');
+
+  beforeAll(() => {
+    const d = world.double;
+    d.addCheckRun('alice/web', d.headOf('alice/web', 'main'), { name: 'test', settleMs: 0, conclusion: 'failure' });
+    const r = d.addWorkflowRun('alice/web', { name: 'ci', head_branch: 'main', settleMs: 60_000, jobs: [{ name: 'build', log }] });
+    runId = r.runId;
+    jobId = r.jobIds[0]!;
+    d.addWorkflow('alice/web', 'ci', '.github/workflows/ci.yml');
+  });
+
+  it('reads checks on a branch, a commit and a pull request', async () => {
+    const branch = await world.call('GET', '/v1/repos/alice/web/checks?ref=main');
+    expect(branch.body).toMatchObject({ ref: 'main', state: 'failure', total: 1, items: [{ name: 'test', status: 'completed', conclusion: 'failure' }] });
+    const sha = world.double.headOf('alice/web', 'main');
+    expect((await world.call('GET', `/v1/repos/alice/web/checks?ref=${sha}`)).body.total).toBe(1);
+    const pull = await world.call('GET', '/v1/repos/alice/web/checks?pull=1');
+    expect(pull.body).toMatchObject({ ref: 'pull/1', total: 2 });
+    expect((await world.call('GET', '/v1/repos/alice/web/checks')).status).toBe(422);
+  });
+
+  it('lists runs and reads one with its jobs', async () => {
+    const runs = await world.call('GET', '/v1/repos/alice/web/checks/runs?branch=main');
+    expect(runs.body.total).toBeGreaterThanOrEqual(1);
+    const run = await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`);
+    expect(run.body).toMatchObject({ id: runId, name: 'ci', status: 'queued', jobs: { total: 1, items: [{ id: jobId, name: 'build' }] } });
+  });
+
+  it('answers the tail of a job log by default, saying how many lines and bytes it cut', async () => {
+    const res = await world.call('GET', `/v1/repos/alice/web/checks/jobs/${jobId}/log`);
+    expect(res.body).toMatchObject({ mode: 'tail', total_lines: 500, cut_lines: 300, total_bytes: Buffer.byteLength(log) });
+    const lines = res.body.lines as { number: number }[];
+    expect(lines).toHaveLength(200);
+    expect(lines[0]!.number).toBe(301);
+    expect(res.body.cut_bytes).toBeGreaterThan(0);
+  });
+
+  it('answers a line range, cutting over-long lines, and a search with its match count', async () => {
+    const range = await world.call('GET', `/v1/repos/alice/web/checks/jobs/${jobId}/log?start=10&end=12`);
+    const lines = range.body.lines as { number: number; text: string }[];
+    expect(lines.map((l) => l.number)).toEqual([10, 11, 12]);
+    expect(Buffer.byteLength(lines[1]!.text)).toBe(2000);
+    expect(range.body.cut_lines).toBe(497);
+    const search = await world.call('GET', `/v1/repos/alice/web/checks/jobs/${jobId}/log?search=needle`);
+    expect(search.body).toMatchObject({ mode: 'search', matches: 1, lines: [{ number: 251, text: 'ERROR: the needle broke' }] });
+  });
+
+  it('cancels a run, re-runs it, and dispatches a workflow with the new run id', async () => {
+    expect((await world.call('POST', `/v1/repos/alice/web/checks/runs/${runId}/cancel`)).status).toBe(202);
+    expect((await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`)).body).toMatchObject({ status: 'completed', conclusion: 'cancelled' });
+    expect((await world.call('POST', `/v1/repos/alice/web/checks/runs/${runId}/cancel`)).status).toBe(409);
+    expect((await world.call('POST', `/v1/repos/alice/web/checks/runs/${runId}/rerun`)).status).toBe(202);
+    expect((await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`)).body.attempt).toBe(2);
+    const dispatched = await world.call('POST', '/v1/repos/alice/web/checks/workflows/ci.yml/dispatch', { body: { ref: 'main' } });
+    expect(dispatched.status).toBe(202);
+    expect(typeof dispatched.body.run_id).toBe('number');
+    expect(world.double.repo('alice/web').runs.some((r) => r.id === dispatched.body.run_id)).toBe(true);
+  });
+});
+
+describe('rate limits and conditional requests', () => {
+  it('a repeated read is revalidated with its ETag: the 304 costs no primary quota', async () => {
+    await world.call('GET', '/v1/repos/alice/web');
+    const before = world.double.quotaUsed('alice');
+    const notModified = world.double.calls.filter((c) => c.status === 304).length;
+    for (let i = 0; i < 5; i++) expect((await world.call('GET', '/v1/repos/alice/web')).status).toBe(200);
+    expect(world.double.quotaUsed('alice')).toBe(before);
+    expect(world.double.calls.filter((c) => c.status === 304).length).toBe(notModified + 5);
+  });
+
+  it('identical reads in flight at once are made once', async () => {
+    const before = world.double.calls.filter((c) => c.path === '/repos/alice/notes').length;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => world.call('GET', '/v1/repos/alice/notes')));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(world.double.calls.filter((c) => c.path === '/repos/alice/notes').length - before).toBeLessThan(8);
+    expect(world.gateway.parts.platform.counters.coalesced).toBeGreaterThan(0);
+  });
+
+  it('a secondary rate limit answers 429 with the platform\u2019s own Retry-After, without waiting', async () => {
+    world.double.rateLimitNext('alice', 'secondary', 42);
+    const res = await world.call('GET', '/v1/repos/alice/web');
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('42');
+    expect(res.body.detail).toContain('Retry-After');
+  });
+
+  it('a primary rate limit answers 429 with the seconds until the platform\u2019s reset', async () => {
+    world.double.rateLimitNext('alice', 'primary');
+    const res = await world.call('GET', '/v1/repos/alice/notes');
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('a credential the platform stops accepting is refreshed once from the identity service', async () => {
+    expect((await world.call('GET', '/v1/repos/acme/one', { profile: 'acme' })).status).toBe(200);
+    const resolutions = world.gateway.parts.resolver.resolutions;
+    world.double.revoke(`installation:${app.installationId}`);
+    const res = await world.call('GET', '/v1/repos/acme/one', { profile: 'acme' });
+    expect(res.status).toBe(200);
+    expect(world.gateway.parts.resolver.resolutions).toBe(resolutions + 1);
+  });
+});
+
+describe('what leaves the service', () => {
+  it('no answer carries a member outside its schema', async () => {
+    const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as Record<string, unknown>;
+    const paths = doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>;
+    const routes = Object.entries(paths).map(([template, item]) => ({ regex: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`), item }));
+    let checked = 0;
+    for (const a of world.answers) {
+      if (a.status >= 300) continue;
+      const route = routes.find((r) => r.regex.test(a.path) && r.item[a.method.toLowerCase()]);
+      expect(route, `${a.method} ${a.path} is documented`).toBeDefined();
+      const schema = route!.item[a.method.toLowerCase()]!.responses[String(a.status)]?.content?.['application/json']?.schema;
+      if (!schema) continue;
+      expect(membersOutside(a.body, schema, doc), `${a.method} ${a.path}`).toEqual([]);
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThan(40);
+  });
+
+  it('the platform credentials are in neither the data folder nor the logs', async () => {
+    const issued = world.double.calls.length;
+    expect(issued).toBeGreaterThan(0);
+    const secrets = [PAT, ...world.logs.join('\n').match(/ghs_[0-9a-f]{36}/g) ?? []];
+    const logs = world.logs.join('\n');
+    expect(logs.length).toBeGreaterThan(0);
+    for (const s of secrets) expect(logs).not.toContain(s);
+    expect(logs).not.toContain('ghs_');
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(p);
+      }
+    };
+    walk(world.dataDir);
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const content = readFileSync(f).toString('latin1');
+      expect(content).not.toContain(PAT);
+      expect(content).not.toContain('ghs_');
+    }
+  });
+
+  it('every request the double received matched GitHub\u2019s description and every answer validated', () => {
+    expect(world.double.violations).toEqual([]);
+  });
+
+  it('serves its OpenAPI document and the offline docs', async () => {
+    const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/me', '/v1/repos/{owner}/{name}/pulls/{number}', '/v1/subscriptions']));
+    expect((await fetch(`${world.gateway.url}/docs`)).status).toBe(200);
+  });
+});
+
+describe('readiness', () => {
+  it('is ready when identity keys, the platform and the database answer', async () => {
+    const res = await fetch(`${world.gateway.url}/ready`);
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 503 naming the platform when it cannot be reached', async () => {
+    world.double.down = true;
+    try {
+      const res = await fetch(`${world.gateway.url}/ready`);
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { detail: string }).detail).toContain('platform');
+    } finally {
+      world.double.down = false;
+    }
+  });
+});
