@@ -1,10 +1,11 @@
-import type { Express } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { createApp } from '../kit/app.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
 import { mountProbes } from '../kit/probes.ts';
 import { databaseAnswers, type Sqlite } from '../kit/sqlite.ts';
+import { fastShape, worthSecretlint } from './credentials.ts';
 import type { Personas } from './personas.ts';
 import { personaApi } from './routes.ts';
 import type { PolicySource } from './settings.ts';
@@ -40,7 +41,8 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
     logger: parts.logger,
     api,
     bodyLimit: parts.bodyLimit,
-    extraRoutes: (app) =>
+    extraRoutes: (app) => {
+      app.use(redactCredentialPaths);
       mountProbes(
         app,
         { database: () => databaseAnswers(parts.sqlite), identity_keys: () => parts.verifier.keysAvailable() },
@@ -48,6 +50,32 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
           database: 'the database does not answer',
           identity_keys: 'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',
         },
-      ),
+      );
+    },
   });
+}
+
+/**
+ * A path segment can carry a credential (a field key is caller text). The request log line and the
+ * problem's `instance` both use req.originalUrl, so a segment shaped like a credential is replaced
+ * there; routing uses req.url and is unaffected.
+ */
+function redactCredentialPaths(req: Request, _res: Response, next: NextFunction): void {
+  const [path, query] = req.originalUrl.split('?', 2) as [string, string | undefined];
+  const segments = path.split('/');
+  let changed = false;
+  for (let i = 0; i < segments.length; i++) {
+    let text = segments[i]!;
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      /* keep it as sent */
+    }
+    if (text.length >= 16 && (fastShape(text) || worthSecretlint(text))) {
+      segments[i] = '[redacted]';
+      changed = true;
+    }
+  }
+  if (changed) req.originalUrl = segments.join('/') + (query === undefined ? '' : `?${query}`);
+  next();
 }

@@ -63,7 +63,8 @@ const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'
 // `password = "..."`-style assignments of a random-looking value: letters and digits mixed, 12+ chars.
 const ASSIGNMENT = /\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?([A-Za-z0-9_\-+/=!@#$%^&*]{12,})/gi;
 
-function fastShape(text: string): string | undefined {
+/** The fast check alone (no secretlint): for places that must decide synchronously, like log lines. */
+export function fastShape(text: string): string | undefined {
   for (const shape of SHAPES) if (shape.pattern.test(text)) return shape.name;
   for (const m of text.matchAll(CONNECTION_STRING)) {
     if (!placeholder.test(m[3]!)) return 'a connection string with a password';
@@ -73,6 +74,17 @@ function fastShape(text: string): string | undefined {
     if (/[0-9]/.test(v) && /[A-Za-z]/.test(v) && !placeholder.test(v) && !/^(?:[a-z]+_)+[a-z]+$/i.test(v)) return 'a password or key assignment';
   }
   return undefined;
+}
+
+/**
+ * Every secretlint rule looks for a long random-looking token, a URL with credentials or a key block;
+ * text with none of those (most prose) skips it, which keeps writes fast (see the README's figures).
+ */
+const LONG_TOKEN = /[A-Za-z0-9_\-+/=]{16,}/g;
+export function worthSecretlint(text: string): boolean {
+  if (text.includes('://') || text.includes('-----BEGIN') || text.includes('@')) return true;
+  for (const m of text.matchAll(LONG_TOKEN)) if (/[0-9]/.test(m[0]) && /[A-Za-z]/.test(m[0])) return true;
+  return false;
 }
 
 const secretlintConfig: SecretLintCoreConfig = {
@@ -93,10 +105,11 @@ export async function findCredential(strings: WrittenString[]): Promise<{ kind: 
     const kind = fastShape(s.text);
     if (kind) return { kind, where: s.where };
   }
-  const joined = strings.map((s) => s.text).join('\n');
+  const suspects = strings.filter((s) => worthSecretlint(s.text));
+  const joined = suspects.map((s) => s.text).join('\n');
   if (joined.length === 0 || !(await secretlintFinds(joined))) return undefined;
   // Rare path: find which string it was, so the refusal can name the member.
-  for (const s of strings) if (await secretlintFinds(s.text)) return { kind: 'a credential', where: s.where };
+  for (const s of suspects) if (await secretlintFinds(s.text)) return { kind: 'a credential', where: s.where };
   return { kind: 'a credential', where: 'body' };
 }
 
@@ -120,7 +133,7 @@ export function stringsOf(value: unknown, where: string, out: WrittenString[] = 
   else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       out.push({ where: `${where} (a member name)`, text: k });
-      stringsOf(v, `${where}.${k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) ? k : '(member)'}`, out);
+      stringsOf(v, `${where}.${k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) && !worthSecretlint(k) ? k : '(member)'}`, out);
     }
   }
   return out;

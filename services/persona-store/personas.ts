@@ -222,12 +222,12 @@ export class Personas {
   // Fields
 
   async putField(principal: Principal, policy: Policy, profile: string, rawKey: string, input: FieldInput) {
-    const key = fieldKey(rawKey, this.limits.maxKeyLength);
     await refuseCredentials([
       { where: 'path key', text: rawKey },
       { where: 'body.description', text: input.description },
       ...stringsOf(input.value, 'body.value'),
     ]);
+    const key = fieldKey(rawKey, this.limits.maxKeyLength);
     const value = JSON.stringify(input.value);
     if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
       throw problem.tooLarge(`body.value is larger than ${this.limits.maxValueBytes} bytes as compact JSON (the limit); store less in one field.`);

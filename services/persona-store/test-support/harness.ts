@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { startTestIdentity, tempDir, type TestIdentity } from '../../../test/support/identity.ts';
+import type { Logger } from '../../kit/logger.ts';
 import type { RunningService } from '../../kit/server.ts';
 import { startPersonaStore } from '../service.ts';
 
@@ -47,13 +48,13 @@ export interface Testbed {
 }
 
 /** A real identity service and a real persona store on ephemeral ports, each with a temp folder. */
-export async function startTestbed(env: Record<string, string> = {}, identity?: TestIdentity): Promise<Testbed> {
+export async function startTestbed(env: Record<string, string> = {}, identity?: TestIdentity, logger?: Logger): Promise<Testbed> {
   const id = identity ?? (await startTestIdentity());
   const dataDir = tempDir('persona-store');
   const storeEnv = () => ({ PERSONA_DATA_DIR: dataDir, PERSONA_PORT: '0', PERSONA_IDENTITY_URL: id.url, PERSONA_LOG_LEVEL: 'silent', ...env });
   const bed: Testbed = {
     identity: id,
-    store: await startPersonaStore(storeEnv()),
+    store: await startPersonaStore(storeEnv(), logger),
     dataDir,
     owner: undefined as unknown as Client,
     async account(name) {
@@ -63,7 +64,7 @@ export async function startTestbed(env: Record<string, string> = {}, identity?: 
     async restart(more = {}) {
       await bed.store.close();
       Object.assign(env, more);
-      bed.store = await startPersonaStore(storeEnv());
+      bed.store = await startPersonaStore(storeEnv(), logger);
       bed.owner = new Client(bed.store.url, bed.owner.token);
     },
     async close() {
