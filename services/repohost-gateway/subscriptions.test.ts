@@ -1,0 +1,211 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorld, type World } from '../../test/github-double/world.ts';
+
+const PAT = `github_pat_${'c3'.repeat(20)}`;
+let world: World;
+let hook: string;
+
+async function eventually<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const signalsFor = (id: string) => world.receiver.received.filter((r) => r.headers['webhook-id'] === `msg_${id}`);
+
+function verified(secret: string, id: string): { type: string; data: Record<string, unknown> } {
+  const got = signalsFor(id);
+  expect(got).toHaveLength(1);
+  const { headers, body } = got[0]!;
+  return new Webhook(secret).verify(body, headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+}
+
+async function open(body: Record<string, unknown>) {
+  const res = await world.call('POST', '/v1/subscriptions', { body: { repo: 'dana/app', signal_url: hook, ...body } });
+  expect(res.status, res.text).toBe(201);
+  return res.body as { id: string; secret: string; state: string; expires_at: string; created_at: string };
+}
+
+const read = async (id: string) => (await world.call('GET', `/v1/subscriptions/${id}`)).body;
+
+beforeAll(async () => {
+  world = await startWorld({ REPOHOST_SWEEP_SECONDS: '3600' });
+  world.double.addToken(PAT, 'dana', 'all');
+  world.double.addRepo('dana/app', { private: true });
+  await world.connect('work', { kind: 'token', token: PAT });
+  hook = `${world.receiver.url}/hook`;
+});
+
+afterAll(async () => {
+  await world?.close();
+});
+
+function newPull(branch: string): number {
+  const d = world.double;
+  d.repo('dana/app').refs.set(`heads/${branch}`, d.headOf('dana/app', 'main'));
+  d.pushCommit('dana/app', branch, { [`${branch}.txt`]: 'change\n' });
+  return d.addPull('dana/app', { head: branch });
+}
+
+describe('subscriptions end with exactly one signed signal', () => {
+  it('checks settling on a pull request: active while checks run, then one signal verified with standardwebhooks', async () => {
+    const n = newPull('checks');
+    world.double.addCheckRun('dana/app', world.double.headOf('dana/app', 'checks'), { name: 'build', settleMs: 3_600_000, conclusion: 'failure' });
+    const sub = await open({ kind: 'checks_settled', pull: n });
+    expect(sub.state).toBe('active');
+    expect(sub.secret).toMatch(/^whsec_/);
+    await world.gateway.parts.subscriptions.sweep();
+    expect((await read(sub.id)).state).toBe('active');
+    world.double.settle('dana/app');
+    await eventually(
+      async () => {
+        await world.gateway.parts.subscriptions.sweep();
+        return (await read(sub.id)).state;
+      },
+      (s) => s === 'ended',
+      'checks to settle',
+    );
+    const signal = verified(sub.secret, sub.id);
+    expect(signal.type).toBe('subscription.ended');
+    expect(signal.data).toEqual({ subscription: sub.id, kind: 'checks_settled', event: 'checks_settled', repo: 'dana/app', target: `pull/${n}` });
+    expect(JSON.stringify(signal)).not.toContain('failure');
+    await world.gateway.parts.subscriptions.sweep();
+    await read(sub.id);
+    expect(signalsFor(sub.id)).toHaveLength(1);
+    expect(await read(sub.id)).toMatchObject({ state: 'ended', signal: 'sent', signal_attempts: 1 });
+  });
+
+  it('a pull request merging: the read after the merge ends it', async () => {
+    const n = newPull('merge');
+    const sub = await open({ kind: 'pull_merged', pull: n });
+    expect((await read(sub.id)).state).toBe('active');
+    world.double.mergePullOutside('dana/app', n);
+    expect((await read(sub.id)).state).toBe('ended');
+    expect(verified(sub.secret, sub.id).data.event).toBe('pull_merged');
+  });
+
+  it('a review landing: earlier reviews do not count; the hub\u2019s list drives it', async () => {
+    const n = newPull('review');
+    world.double.addReview('dana/app', n, { user: 'erin', state: 'COMMENTED' });
+    const sub = await open({ kind: 'review_landed', pull: n });
+    expect(sub.state).toBe('active');
+    await world.call('GET', '/v1/subscriptions');
+    expect((await read(sub.id)).state).toBe('active');
+    world.double.addReview('dana/app', n, { user: 'erin', state: 'APPROVED' });
+    const list = await world.call('GET', '/v1/subscriptions?state=ended');
+    expect(list.body.items!.map((s) => s.id)).toContain(sub.id);
+    expect(verified(sub.secret, sub.id).data.event).toBe('review_landed');
+  });
+
+  it('a run completing, across a restart of the gateway: the caller\u2019s read finishes the job', async () => {
+    const { runId } = world.double.addWorkflowRun('dana/app', { name: 'ci', head_branch: 'main', settleMs: 3_600_000 });
+    const sub = await open({ kind: 'run_completed', run_id: runId });
+    await world.restartGateway({ REPOHOST_SWEEP_SECONDS: '3600' });
+    world.double.settle('dana/app');
+    // No credential survives the restart, so a sweep alone cannot watch it.
+    await world.gateway.parts.subscriptions.sweep();
+    expect(signalsFor(sub.id)).toHaveLength(0);
+    expect((await read(sub.id)).state).toBe('ended');
+    expect(verified(sub.secret, sub.id).data).toMatchObject({ kind: 'run_completed', event: 'run_completed', target: `run/${runId}` });
+  });
+
+  it('an event that already happened ends the subscription at opening, with one signal', async () => {
+    const { runId } = world.double.addWorkflowRun('dana/app', { name: 'done', head_branch: 'main', settleMs: 0 });
+    const sub = await open({ kind: 'run_completed', run_id: runId });
+    expect(sub.state).toBe('ended');
+    verified(sub.secret, sub.id);
+  });
+
+  it('a failed delivery is retried with the same webhook-id until it succeeds, and is never sent again after', async () => {
+    world.receiver.status = 500;
+    const { runId } = world.double.addWorkflowRun('dana/app', { name: 'retry', head_branch: 'main', settleMs: 0 });
+    const sub = await open({ kind: 'run_completed', run_id: runId });
+    expect(signalsFor(sub.id)).toHaveLength(1);
+    world.receiver.status = 200;
+    await eventually(() => read(sub.id), (s) => s.signal === 'sent', 'the retried signal');
+    const got = signalsFor(sub.id);
+    expect(got).toHaveLength(2);
+    expect(new Webhook(sub.secret).verify(got[1]!.body, got[1]!.headers as Record<string, string>)).toBeTruthy();
+    expect((await read(sub.id)).signal_attempts).toBe(2);
+    await world.gateway.parts.subscriptions.sweep();
+    expect(signalsFor(sub.id)).toHaveLength(2);
+  });
+});
+
+describe('subscription limits', () => {
+  it('expires on its own and sends no signal', async () => {
+    const n = newPull('expiry');
+    const sub = await open({ kind: 'pull_merged', pull: n, expires_in_seconds: 1 });
+    expect(Date.parse(sub.expires_at) - Date.parse(sub.created_at)).toBe(1000);
+    await new Promise((r) => setTimeout(r, 1_100));
+    await world.gateway.parts.subscriptions.sweep();
+    expect((await read(sub.id)).state).toBe('expired');
+    world.double.mergePullOutside('dana/app', n);
+    await read(sub.id);
+    expect(signalsFor(sub.id)).toHaveLength(0);
+  });
+
+  it('lives at most one week', async () => {
+    const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: hook, expires_in_seconds: 604_801 } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('one week');
+    const week = await open({ kind: 'pull_merged', pull: newPull('week'), expires_in_seconds: 604_800 });
+    expect(Date.parse(week.expires_at) - Date.parse(week.created_at)).toBe(604_800_000);
+  });
+
+  it('a signal address outside the allowed prefixes is refused at opening, naming the variable', async () => {
+    for (const url of ['https://example.com/hook', 'http://127.0.0.1.evil.test/hook', 'http://localhostile/hook']) {
+      const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url } });
+      expect(res.status, url).toBe(422);
+      expect(res.body.detail).toContain('REPOHOST_SIGNAL_URL_PREFIXES');
+    }
+  });
+
+  it('a subscription on a repository the connection cannot see is refused with 404, like a missing one', async () => {
+    world.double.addRepo('zed/private', { private: true });
+    const hidden = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'zed/private', pull: 1, signal_url: hook } });
+    const missing = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'zed/nothing', pull: 1, signal_url: hook } });
+    expect(hidden.status).toBe(404);
+    expect(JSON.parse(JSON.stringify(hidden.body).replaceAll('zed/private', 'zed/nothing'))).toEqual(missing.body);
+  });
+
+  it('another account\u2019s subscription answers 404', async () => {
+    const sub = await open({ kind: 'pull_merged', pull: newPull('mine') });
+    const other = await world.identity.addAccount('other');
+    const token = await world.identity.mint(other, 'repohost-api');
+    const res = await world.call('GET', `/v1/subscriptions/${sub.id}`, { token });
+    expect(res.status).toBe(404);
+    expect((await world.call('GET', '/v1/subscriptions', { token })).body.total).toBe(0);
+  });
+
+  it('idle sweeps revalidate with ETags and cost no primary quota', async () => {
+    const n = newPull('idle');
+    world.double.addCheckRun('dana/app', world.double.headOf('dana/app', 'idle'), { name: 'slow', settleMs: 3_600_000 });
+    await open({ kind: 'checks_settled', pull: n });
+    await world.gateway.parts.subscriptions.sweep();
+    const quota = world.double.quotaUsed('dana');
+    const calls = world.double.calls.length;
+    for (let i = 0; i < 5; i++) await world.gateway.parts.subscriptions.sweep();
+    expect(world.double.calls.length).toBeGreaterThan(calls);
+    expect(world.double.quotaUsed('dana')).toBe(quota);
+  });
+
+  it('stores no credential: the database holds neither the token nor any installation token', () => {
+    const db = readdirSync(world.dataDir).map((f) => readFileSync(join(world.dataDir, f)).toString('latin1')).join('\n');
+    expect(db).toContain('sub_');
+    expect(db).not.toContain(PAT);
+    expect(db).not.toContain('ghs_');
+    expect(world.logs.join('\n')).not.toContain(PAT);
+  });
+
+  it('every request the double received matched GitHub\u2019s description', () => {
+    expect(world.double.violations).toEqual([]);
+  });
+});
