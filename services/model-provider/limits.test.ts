@@ -49,10 +49,16 @@ describe('the bounded queue', () => {
         if (body.runs.queued === 1) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      const refused = await post(p.url, 'one too many');
-      expect(refused.status).toBe(429);
-      expect(refused.headers.get('retry-after')).toBe('1');
-      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
+      let refused: unknown;
+      try {
+        await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'one too many' }] });
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('queue_full');
+      expect((refused as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
+      expect(p.runs().some((r) => r.stdin === 'one too many')).toBe(false);
 
       holder.abort();
       await first;
