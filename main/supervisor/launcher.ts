@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { ServiceName } from './types.ts';
 
 /** One running service process, however it was started (Node child or Electron utility process). */
 export interface ManagedProcess {
   readonly pid: number | undefined;
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
+  readonly stdout: NodeJS.ReadableStream | null;
+  readonly stderr: NodeJS.ReadableStream | null;
   /** Called once, when the process has exited. */
   onExit(listener: (code: number | null, signal: string | null) => void): void;
   /** Sends a signal; false when the process is already gone. */

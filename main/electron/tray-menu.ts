@@ -1,0 +1,90 @@
+/**
+ * The tray menu as data: a pure function of the services' statuses (Podman Desktop's pattern), applied
+ * by a thin wrapper in app.ts. Types only from Electron, so it loads in plain Node.
+ */
+import type { MenuItemConstructorOptions } from 'electron';
+import type { ServiceName, ServiceState, ServiceStatus } from '../supervisor/types.ts';
+
+export type AggregateState = 'ready' | 'starting' | 'degraded' | 'error' | 'stopped';
+
+export interface TrayActions {
+  start(name: ServiceName): void;
+  stop(name: ServiceName): void;
+  restart(name: ServiceName): void;
+  startAll(): void;
+  stopAll(): void;
+  openConsole(): void;
+  quit(): void;
+}
+
+const LABELS: Record<ServiceName, string> = {
+  identity: 'Identity',
+  'persona-store': 'Persona store',
+  'repohost-gateway': 'Repository gateway',
+  'model-provider': 'Chat-model provider',
+};
+
+const STATE_WORDS: Record<ServiceState, string> = {
+  stopped: 'stopped',
+  starting: 'starting',
+  live: 'up, not ready yet',
+  ready: 'ready',
+  degraded: 'degraded',
+  'backing-off': 'restarting soon',
+  crashed: 'crashed',
+  'gave-up': 'gave up',
+  stopping: 'stopping',
+};
+
+const RUNNING: ServiceState[] = ['starting', 'live', 'ready', 'degraded', 'stopping'];
+
+/** One state for the tray icon: the worst news first. */
+export function aggregateState(statuses: readonly ServiceStatus[]): AggregateState {
+  const states = statuses.map((s) => s.state);
+  if (states.some((s) => s === 'gave-up' || s === 'crashed' || s === 'backing-off')) return 'error';
+  if (states.every((s) => s === 'stopped')) return 'stopped';
+  if (states.some((s) => s === 'degraded')) return 'degraded';
+  if (states.some((s) => s === 'starting' || s === 'live' || s === 'stopping')) return 'starting';
+  if (states.every((s) => s === 'ready')) return 'ready';
+  return 'degraded'; // some ready, some stopped by the user
+}
+
+export function trayTooltip(statuses: readonly ServiceStatus[]): string {
+  const ready = statuses.filter((s) => s.state === 'ready').length;
+  return `Hub services: ${ready} of ${statuses.length} ready`;
+}
+
+export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayActions): MenuItemConstructorOptions[] {
+  const services: MenuItemConstructorOptions[] = statuses.map((s) => {
+    const running = RUNNING.includes(s.state);
+    return {
+      id: `service:${s.name}`,
+      label: `${LABELS[s.name]}: ${STATE_WORDS[s.state]}`,
+      ...(s.lastError && s.state !== 'ready' ? { toolTip: s.lastError } : {}),
+      submenu: [
+        { id: `service:${s.name}:port`, label: `Port ${s.port}`, enabled: false },
+        ...(s.lastError && s.state !== 'ready' ? [{ id: `service:${s.name}:error`, label: shorten(s.lastError), enabled: false }] : []),
+        { type: 'separator' as const },
+        { id: `service:${s.name}:start`, label: 'Start', enabled: !running, click: () => actions.start(s.name) },
+        { id: `service:${s.name}:stop`, label: 'Stop', enabled: running && s.state !== 'stopping', click: () => actions.stop(s.name) },
+        { id: `service:${s.name}:restart`, label: 'Restart', enabled: s.state !== 'stopping', click: () => actions.restart(s.name) },
+      ],
+    };
+  });
+  const anyStopped = statuses.some((s) => !RUNNING.includes(s.state));
+  const anyRunning = statuses.some((s) => RUNNING.includes(s.state));
+  return [
+    { id: 'open-console', label: 'Open console', click: () => actions.openConsole() },
+    { type: 'separator' },
+    ...services,
+    { type: 'separator' },
+    { id: 'start-all', label: 'Start all', enabled: anyStopped, click: () => actions.startAll() },
+    { id: 'stop-all', label: 'Stop all', enabled: anyRunning, click: () => actions.stopAll() },
+    { type: 'separator' },
+    { id: 'quit', label: 'Quit (stops every service)', click: () => actions.quit() },
+  ];
+}
+
+function shorten(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,58 @@
+/**
+ * The desktop app's launcher: each service in an Electron utility process (Electron's replacement for
+ * child_process.fork), running the same `services/run.ts <name>` as headless. The parent's death takes
+ * utility processes with it, because Chromium's service host owns them.
+ */
+import type { UtilityProcess, utilityProcess as UtilityProcessApi, App } from 'electron';
+import type { ManagedProcess, ProcessLauncher } from '../supervisor/launcher.ts';
+import { PROJECT_ROOT, SERVICE_RUNNER } from '../supervisor/launcher.ts';
+
+export function utilityProcessLauncher(fork: typeof UtilityProcessApi.fork, app: Pick<App, 'getAppMetrics'>, parentWatch?: string): ProcessLauncher {
+  return {
+    launch(name, env) {
+      const child: UtilityProcess = fork(SERVICE_RUNNER, [name], {
+        env,
+        cwd: PROJECT_ROOT,
+        stdio: 'pipe',
+        serviceName: name,
+        execArgv: ['--import', 'tsx', ...(parentWatch ? ['--import', parentWatch] : [])],
+      });
+      let exited: { code: number | null } | undefined;
+      const listeners: Array<(code: number | null, signal: string | null) => void> = [];
+      child.once('exit', (code: number) => {
+        exited = { code };
+        for (const l of listeners) l(code, null);
+      });
+      const process: ManagedProcess = {
+        get pid() {
+          return child.pid;
+        },
+        stdout: child.stdout,
+        stderr: child.stderr,
+        onExit(listener) {
+          if (exited) listener(exited.code, null);
+          else listeners.push(listener);
+        },
+        kill(signal) {
+          if (exited) return false;
+          // utilityProcess.kill() sends SIGTERM; SIGKILL goes straight to the pid.
+          if (signal === 'SIGKILL' && child.pid !== undefined) {
+            try {
+              globalThis.process.kill(child.pid, 'SIGKILL');
+              return true;
+            } catch {
+              return false;
+            }
+          }
+          return child.kill();
+        },
+        memoryBytes() {
+          const metric = app.getAppMetrics().find((m) => m.pid === child.pid);
+          // workingSetSize is in kilobytes.
+          return metric ? metric.memory.workingSetSize * 1024 : undefined;
+        },
+      };
+      return process;
+    },
+  };
+}
