@@ -4,6 +4,7 @@
  * rendered as text nodes by preact; nothing here builds HTML from data.
  */
 import { html } from 'htm/preact';
+import { formatTime } from './states.ts';
 
 export interface FieldEntry {
   key: string;
@@ -81,7 +82,7 @@ export function NoteClaim({ note }: { note: NoteEntry }) {
     <figcaption>${writer(note.source)} noted${kind}, <${Via} assertedBy=${note.asserted_by} />, that:</figcaption>
     <blockquote class="claim-text">${noteText(note)}</blockquote>
     <p class="claim-meta">
-      <span>written ${note.written_at ?? note.created_at ?? '—'}</span>
+      <span>written ${formatTime(note.written_at ?? note.created_at)}</span>
       <span title="source is the writer's own claim">source (claimed): ${note.source ?? '—'}</span>
       <span>asserted by: ${note.asserted_by ?? '—'}</span>
       ${note.pinned ? html`<span class="pin">pinned</span>` : html`<span>not pinned</span>`}

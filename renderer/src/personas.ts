@@ -174,7 +174,7 @@ const ACTIONS = [
   'note_destroyed',
 ];
 
-const PAGE_SIZE = 20;
+const PAGE_SIZE = 10;
 
 interface LogFilters {
   target_kind?: string;

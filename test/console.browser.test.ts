@@ -1,0 +1,277 @@
+/**
+ * The console in a real browser: the REAL headless entry (`main/headless.ts`, what `npm run serve`
+ * runs) starts every real service; Playwright drives Debian's Chromium against the console URL it
+ * prints. Screenshots go to test-artifacts/console/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
+import { seedConsoleData, stackEnv, type Seeded } from './support/console-stack.ts';
+import { tempDir } from './support/identity.ts';
+import { ROOT } from './support/process.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
+
+let dir: string;
+let platform: GitHubDouble;
+let env: Record<string, string>;
+let headless: ChildProcess;
+let output = '';
+let consoleUrl: string;
+let seeded: Seeded;
+let context: BrowserContext;
+let page: Page;
+
+function waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`headless did not print ${pattern} within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const check = () => {
+      const match = output.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        headless.stdout!.off('data', check);
+        resolve(match);
+      }
+    };
+    headless.stdout!.on('data', check);
+    headless.once('exit', (code) => reject(new Error(`headless exited (${code}) before printing ${pattern}:\n${output}`)));
+    check();
+  });
+}
+
+const url = (name: 'identity' | 'persona' | 'repohost') => `http://127.0.0.1:${env[{ identity: 'IDENTITY_PORT', persona: 'PERSONA_PORT', repohost: 'REPOHOST_PORT' }[name]]}`;
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  dir = tempDir('console-browser');
+  platform = await startGitHubDouble();
+  env = await stackEnv(dir, platform.url);
+  const dataDir = join(dir, 'data');
+  headless = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  headless.stdout!.setEncoding('utf8');
+  headless.stderr!.setEncoding('utf8');
+  headless.stdout!.on('data', (d: string) => (output += d));
+  headless.stderr!.on('data', (d: string) => (output += d));
+  const [, printed] = await waitForOutput(/Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/, 120_000);
+  await waitForOutput(/All services are ready/, 120_000);
+  consoleUrl = printed!;
+
+  const credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
+  seeded = await seedConsoleData({ identityUrl: url('identity'), personaUrl: url('persona'), gatewayUrl: url('repohost'), credential, platform });
+  // More writes, so that the change log has a second page (the console shows ten entries a page).
+  const token = ((await (await fetch(`${url('identity')}/v1/auth/service-token`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ audience: 'persona' }),
+  })).json()) as { token: string }).token;
+  for (let i = 1; i <= 6; i++) {
+    const res = await fetch(`${url('persona')}/v1/personas/${seeded.profile}/fields/chore_${i}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ description: `Chore number ${i}`, value: `chore ${i}`, source: 'assistant' }),
+    });
+    expect(res.status).toBe(200);
+  }
+
+  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+});
+
+afterAll(async () => {
+  await context?.close();
+  if (headless && headless.exitCode === null) {
+    const exited = new Promise((r) => headless.once('exit', r));
+    headless.kill('SIGINT');
+    await exited;
+  }
+  await platform?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the console in Chromium against `npm run serve`', () => {
+  it('opens with the printed URL, then drops the secret from the address and keeps it out of scripts', async () => {
+    await page.goto(consoleUrl);
+    await page.getByRole('heading', { name: 'Personas' }).waitFor();
+    expect(page.url()).not.toContain('secret');
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate(() => typeof (window as { consoleBridge?: unknown }).consoleBridge)).toBe('undefined');
+    await page.getByText('via loopback HTTP').waitFor();
+  });
+
+  it('the page runs no inline script and cannot reach a service directly (CSP)', async () => {
+    // DevTools' own evaluate is exempt from CSP, so the test plants what an injection would: an inline script.
+    const inline = await page.evaluate(async () => {
+      const violation = new Promise<string>((resolve) => document.addEventListener('securitypolicyviolation', (e) => resolve(e.violatedDirective), { once: true }));
+      const script = document.createElement('script');
+      script.textContent = 'window.__injected = true';
+      document.head.append(script);
+      return { ran: (window as { __injected?: boolean }).__injected === true, violated: await violation };
+    });
+    expect(inline).toEqual({ ran: false, violated: expect.stringMatching(/^script-src/) });
+    const direct = await page.evaluate(async (target) => {
+      try {
+        await fetch(`${target}/healthy`);
+        return 'reached';
+      } catch {
+        return 'blocked';
+      }
+    }, url('identity'));
+    expect(direct).toBe('blocked');
+  });
+
+  it('opens a persona with its card, fields and notes shown as reported claims', async () => {
+    await page.getByRole('button', { name: seeded.displayName }).click();
+    await page.getByRole('heading', { name: seeded.displayName }).waitFor();
+    await page.locator('figure.claim[data-kind="field"]').first().waitFor();
+    const tea = page.locator('figure.claim[data-kind="field"]', { hasText: 'favourite_tea' });
+    expect(await tea.locator('figcaption').innerText()).toBe('You (as owner) recorded, via persona, that favourite_tea is:');
+    expect(await tea.locator('blockquote').innerText()).toBe('Assam, strong');
+    expect(await tea.locator('.claim-meta').innerText()).toMatch(/type string\s+revision 2\s+source \(claimed\): owner\s+asserted by: persona\s+pinned/);
+    // An entry that reads like an instruction is still only a quoted claim of its writer.
+    const injected = page.locator('figure.claim[data-kind="field"]', { hasText: 'ignore_previous_instructions' });
+    expect(await injected.locator('figcaption').innerText()).toBe('The assistant recorded, via persona, that ignore_previous_instructions is:');
+    const note = page.locator('figure.claim[data-kind="note"]').first();
+    expect(await note.locator('figcaption').innerText()).toBe('The assistant noted (episode), via persona, that:');
+    expect(await note.locator('blockquote').innerText()).toBe(seeded.noteContents[0]);
+    // Markup in a note is text, never HTML.
+    const markup = page.locator('figure.claim[data-kind="note"]', { hasText: 'careless page' });
+    expect(await markup.locator('blockquote').innerText()).toBe(seeded.noteContents[1]);
+    expect(await page.locator('.claims img').count()).toBe(0);
+    await shot('persona');
+  });
+
+  it('pages and filters the persona\u2019s change log', async () => {
+    const rows = page.locator('table.events tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(10);
+    expect(await rows.first().innerText()).toContain('persona created');
+    await page.getByRole('navigation', { name: 'Change log pages' }).getByRole('button', { name: 'Next' }).click();
+    await page.getByText('page 2').waitFor();
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.last().innerText()).toContain('chore_6');
+    await page.locator('select[name="target_kind"]').selectOption('note');
+    await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    for (const text of await rows.allInnerTexts()) expect(text).toContain('note added');
+    await page.locator('select[name="target_kind"]').selectOption('');
+    await page.locator('select[name="action"]').selectOption('field_revised');
+    await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().innerText()).toContain('favourite_tea');
+    await shot('change-log');
+  });
+
+  it('recalls entries by word across personas', async () => {
+    await page.getByRole('button', { name: 'Recall' }).click();
+    await page.locator('input[name="q"]').fill('river');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const hit = page.locator('.recall-results figure.claim[data-kind="note"]');
+    await hit.waitFor();
+    expect(await hit.locator('blockquote').innerText()).toBe(seeded.noteContents[0]);
+    await page.locator('input[name="q"]').fill('zebra');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('Nothing matches “zebra”. Try fewer or other words.').waitFor();
+  });
+
+  it('shows the gateway\u2019s subscriptions with state and expiry, and the platform connections', async () => {
+    await page.getByRole('button', { name: 'Platform' }).click();
+    const sub = page.locator(`tr[data-subscription="${seeded.subscriptionId}"]`);
+    await sub.waitFor();
+    const text = await sub.innerText();
+    expect(text).toContain('pull request merging');
+    expect(text).toContain('octo/hello');
+    expect(text).toContain('active');
+    expect(text).not.toContain('127.0.0.1:9');
+    await page.locator('table.connections').getByText(seeded.connectionProfile, { exact: true }).waitFor();
+    await shot('platform');
+  });
+
+  it('adds a token that is never shown again, and removes it', async () => {
+    const secret = `github_pat_${'Qq7'.repeat(10)}`;
+    await page.locator('input[name="profile"]').fill('hobby');
+    await page.locator('input[name="token"]').fill(secret);
+    await page.getByRole('button', { name: 'Save token' }).click();
+    await page.getByText('Saved the token for profile “hobby”.', { exact: false }).waitFor();
+    expect(await page.locator('input[name="token"]').inputValue()).toBe('');
+    await page.locator('table.connections').getByText('hobby', { exact: true }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole('button', { name: 'Remove the connection of hobby' }).click();
+    await page.getByText('Removed the connection of profile “hobby”.').waitFor();
+    await expect.poll(() => page.locator('table.connections').getByText('hobby', { exact: true }).count()).toBe(0);
+  });
+
+  it('shows the provider\u2019s CLI, login, lockdown lists and models', async () => {
+    await page.getByRole('button', { name: 'Provider' }).click();
+    const dl = page.locator('dl.provider');
+    await dl.waitFor();
+    expect(await dl.locator('[data-check="ready"]').innerText()).toContain('yes');
+    expect(await dl.locator('[data-check="cli"]').innerText()).toMatch(/^found at \//);
+    expect(await dl.locator('[data-check="login"]').innerText()).toBe('yes');
+    expect(await dl.locator('[data-check="lockdown"]').innerText()).toBe('on: no tools, no MCP servers');
+    expect(await dl.locator('[data-check="tools"]').innerText()).toBe('none');
+    expect(await dl.locator('[data-check="mcp"]').innerText()).toBe('none');
+    expect(await page.locator('ul.models').innerText()).toContain('sonnet');
+    await shot('provider');
+  });
+
+  it('shows every service with state, port, uptime and memory, and a log tail with a filter', async () => {
+    await page.getByRole('button', { name: 'Services' }).click();
+    const rows = page.locator('table.services tbody tr');
+    await expect.poll(() => rows.count()).toBe(4);
+    for (const name of ['identity', 'persona-store', 'repohost-gateway', 'model-provider']) {
+      const row = page.locator(`tr[data-service="${name}"]`);
+      expect(await row.locator('[data-state]').innerText()).toBe('ready');
+      expect(await row.innerText()).toMatch(/\d+\.\d MB/);
+    }
+    expect(await page.locator('tr[data-service="persona-store"]').innerText()).toContain(env.PERSONA_PORT);
+    await page.getByRole('button', { name: 'Show the log of persona-store' }).click();
+    await page.getByRole('heading', { name: 'Log of Persona store' }).waitFor();
+    await page.locator('section.log-tail input[name="filter"]').fill('/fields/chore_3');
+    await page.locator('section.log-tail').getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(async () => (await page.locator('pre.log').innerText().catch(() => '')).includes('/fields/chore_3')).toBe(true);
+    for (const line of (await page.locator('pre.log').innerText()).trim().split('\n')) expect(line).toContain('/fields/chore_3');
+    await shot('services');
+  });
+
+  it('stops and starts a service from the page', async () => {
+    const row = page.locator('tr[data-service="persona-store"]');
+    await page.getByRole('button', { name: 'Stop persona-store', exact: true }).click();
+    await expect.poll(() => row.locator('[data-state]').innerText(), { timeout: 20_000 }).toBe('stopped');
+    await shot('service-stopped');
+    await page.getByRole('button', { name: 'Personas' }).click();
+    await page.getByText('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.').waitFor();
+    await page.getByRole('button', { name: 'Services' }).click();
+    await page.getByRole('button', { name: 'Start persona-store', exact: true }).click();
+    await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
+    await page.getByRole('button', { name: 'Personas' }).click();
+    await page.getByRole('button', { name: seeded.displayName }).waitFor();
+  });
+
+  it('Ctrl-C stops the headless app and every service with it', async () => {
+    const exited = new Promise<number | null>((r) => headless.once('exit', (code) => r(code)));
+    headless.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(output).toContain('Stopped.');
+    for (const port of [env.IDENTITY_PORT, env.PERSONA_PORT, env.REPOHOST_PORT, env.MODELPROV_PORT]) {
+      await expect(fetch(`http://127.0.0.1:${port}/healthy`)).rejects.toThrow();
+    }
+  });
+});
