@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGitHubDouble, type GitHubDouble } from '../../test/github-double/double.ts';
+import { startTestIdentity, tempDir, type TestIdentity } from '../../test/support/identity.ts';
+import { freePort, spawnService } from '../../test/support/process.ts';
+import { startRepohostGateway } from './service.ts';
+
+let double: GitHubDouble;
+let identity: TestIdentity;
+
+beforeAll(async () => {
+  double = await startGitHubDouble();
+  identity = await startTestIdentity();
+});
+
+afterAll(async () => {
+  await identity?.close();
+  await double?.close();
+});
+
+describe('the gateway as a program', () => {
+  it('runs as `npm run service -- repohost-gateway`, answers /healthy and stops cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    const proc = await spawnService(
+      'repohost-gateway',
+      { REPOHOST_PORT: String(port), REPOHOST_DATA_DIR: tempDir('repohost-proc'), REPOHOST_IDENTITY_URL: identity.url, REPOHOST_PLATFORM_URL: double.url },
+      port,
+    );
+    const ready = await fetch(`${proc.url}/ready`);
+    expect(ready.status).toBe(503);
+    expect(await proc.stop('SIGTERM')).toBe(0);
+  });
+
+  it('refuses to start with an unknown REPOHOST_ variable, naming it', async () => {
+    const port = await freePort();
+    await expect(spawnService('repohost-gateway', { REPOHOST_PORT: String(port), REPOHOST_SIGNAL_PREFIXES: 'http://x' }, port)).rejects.toThrow(
+      /REPOHOST_SIGNAL_PREFIXES/,
+    );
+  });
+});
+
+describe('readiness names what is missing', () => {
+  it('without a service token: /ready and every /v1 route say to set REPOHOST_IDENTITY_SERVICE_TOKEN', async () => {
+    const gateway = await startRepohostGateway({
+      REPOHOST_PORT: '0',
+      REPOHOST_DATA_DIR: tempDir('repohost-ready'),
+      REPOHOST_IDENTITY_URL: identity.url,
+      REPOHOST_PLATFORM_URL: double.url,
+      REPOHOST_LOG_LEVEL: 'silent',
+    });
+    try {
+      const ready = await fetch(`${gateway.url}/ready`);
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { detail: string; checks: Record<string, string> };
+      expect(body.detail).toContain('REPOHOST_IDENTITY_SERVICE_TOKEN');
+      expect(body.checks).toEqual({ identity_keys: 'ok', platform: 'ok', database: 'ok', service_token: 'failing' });
+      const before = double.calls.length;
+      const me = await fetch(`${gateway.url}/v1/me`, {
+        headers: { authorization: `Bearer ${await identity.mint(identity.localCredential, 'repohost-api')}`, 'x-identity-profile': 'work' },
+      });
+      expect(me.status).toBe(503);
+      expect(((await me.json()) as { detail: string }).detail).toContain('REPOHOST_IDENTITY_SERVICE_TOKEN');
+      expect(double.calls.length).toBe(before);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('when the identity service cannot be reached: 503 naming its keys', async () => {
+    const gateway = await startRepohostGateway({
+      REPOHOST_PORT: '0',
+      REPOHOST_DATA_DIR: tempDir('repohost-ready'),
+      REPOHOST_IDENTITY_URL: 'http://127.0.0.1:9',
+      REPOHOST_PLATFORM_URL: double.url,
+      REPOHOST_IDENTITY_SERVICE_TOKEN: 'x'.repeat(32),
+      REPOHOST_LOG_LEVEL: 'silent',
+    });
+    try {
+      const ready = await fetch(`${gateway.url}/ready`);
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { detail: string; checks: Record<string, string> };
+      expect(body.checks.identity_keys).toBe('failing');
+      expect(body.detail).toContain('signing keys');
+    } finally {
+      await gateway.close();
+    }
+  });
+});
