@@ -16,11 +16,11 @@ import type { PersonaSql } from './store.ts';
 export type ForgetOutcome = 'kept' | 'pending' | 'destroyed';
 
 export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome {
-  sql.unindexField(row.id);
   if (policy.forgetMode === 'destroy_now') {
     destroyField(sql, persona, row, assertedBy);
     return 'destroyed';
   }
+  sql.unindexField(row);
   const pending = policy.forgetMode === 'destroy_after_grace';
   sql.updateField({
     ...row,
@@ -42,11 +42,11 @@ export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow,
 }
 
 export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome {
-  sql.unindexNote(row.seq);
   if (policy.forgetMode === 'destroy_now') {
     destroyNote(sql, persona, row, assertedBy);
     return 'destroyed';
   }
+  sql.unindexNote(row);
   const pending = policy.forgetMode === 'destroy_after_grace';
   sql.updateNote({
     ...row,
@@ -68,7 +68,7 @@ export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, p
 
 /** Deletes the field for good; the caller checkpoints once its transaction has committed. */
 export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string): void {
-  if (row.state === 'live') sql.unindexField(row.id);
+  if (row.state === 'live') sql.unindexField(row);
   sql.deleteField(row.id);
   sql.scrubEvents(persona.account, persona.profile, 'field', row.key, DESTROYED_FIELD);
   record(sql, {
@@ -84,7 +84,7 @@ export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow
 }
 
 export function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string): void {
-  if (row.state === 'live') sql.unindexNote(row.seq);
+  if (row.state === 'live') sql.unindexNote(row);
   sql.deleteNote(row.seq);
   sql.scrubEvents(persona.account, persona.profile, 'note', row.id, row.id);
   record(sql, {

@@ -5,7 +5,7 @@ import { record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { refuseCredentials, stringsOf, type WrittenString } from './credentials.ts';
 import { fieldKey } from './field-key.ts';
 import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
-import { matchExpression, searchableKey, searchableText } from './recall.ts';
+import { matchExpression } from './recall.ts';
 import type { FieldRow, NoteRow, PersonaRow } from './schema.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
@@ -261,15 +261,15 @@ export class Personas {
       const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
       if (!existing) {
         const row = this.sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
-        this.sql.indexField(row.id, searchableKey(key), row.description, searchableText(input.value));
+        this.sql.indexField(row);
         record(this.sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] });
         return row;
       }
       const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
       if (live && changed.length === 0) return live;
       const row = this.sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now });
-      if (live) this.sql.unindexField(row.id);
-      this.sql.indexField(row.id, searchableKey(key), row.description, searchableText(input.value));
+      if (live) this.sql.unindexField(live);
+      this.sql.indexField(row);
       let action: Action;
       if (!live) action = 'field_revived';
       else if (changed.length === 1 && changed[0] === 'pinned') action = pinned ? 'field_pinned' : 'field_unpinned';
@@ -347,7 +347,7 @@ export class Personas {
         written_at: now,
         revised_at: now,
       });
-      this.sql.indexNote(row.seq, row.content);
+      this.sql.indexNote(row);
       record(this.sql, {
         account: p.account,
         profile,
@@ -396,8 +396,8 @@ export class Personas {
       }
       const row = this.sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: new Date().toISOString() });
       if (next.content !== n.content) {
-        this.sql.unindexNote(n.seq);
-        this.sql.indexNote(n.seq, next.content);
+        this.sql.unindexNote(n);
+        this.sql.indexNote(row);
       }
       const action: Action = changed.length === 1 && changed[0] === 'pinned' ? (next.pinned ? 'note_pinned' : 'note_unpinned') : 'note_revised';
       record(this.sql, {

@@ -46,3 +46,8 @@ export function searchableText(value: unknown): string {
 export function searchableKey(key: string): string {
   return key.replace(/_/g, ' ');
 }
+
+/** The three columns a field is indexed with (key, description, value text); indexing and unindexing both use it. */
+export function fieldIndexText(row: { key: string; description: string; value: string }): [string, string, string] {
+  return [searchableKey(row.key), row.description, searchableText(JSON.parse(row.value))];
+}

@@ -1,4 +1,5 @@
 import type { Sqlite } from '../kit/sqlite.ts';
+import { fieldIndexText } from './recall.ts';
 import type { EventRow, FieldRow, NoteRow, PersonaRow } from './schema.ts';
 
 /**
@@ -48,12 +49,8 @@ export class PersonaSql extends Connection {
   }
   /** The persona's rows leave the full-text index first (contentless: the index cannot cascade by itself). */
   deletePersona(personaId: number): void {
-    for (const { id } of this.s("SELECT id FROM fields WHERE persona_id = ? AND state = 'live'").all(personaId) as { id: number }[]) {
-      this.unindexField(id);
-    }
-    for (const { seq } of this.s("SELECT seq FROM notes WHERE persona_id = ? AND state = 'live'").all(personaId) as { seq: number }[]) {
-      this.unindexNote(seq);
-    }
+    for (const row of this.s("SELECT * FROM fields WHERE persona_id = ? AND state = 'live'").all(personaId) as FieldRow[]) this.unindexField(row);
+    for (const row of this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live'").all(personaId) as NoteRow[]) this.unindexNote(row);
     this.qDeletePersona.run(personaId);
   }
 
@@ -68,7 +65,7 @@ export class PersonaSql extends Connection {
     asserted_by = @asserted_by, pinned = @pinned, state = @state, destroy_at = @destroy_at, updated_at = @updated_at WHERE id = @id RETURNING *`);
   private qDeleteField = this.s('DELETE FROM fields WHERE id = ?');
   private qIndexField = this.s('INSERT INTO fields_fts (rowid, key, description, value) VALUES (?, ?, ?, ?)');
-  private qUnindexField = this.s('DELETE FROM fields_fts WHERE rowid = ?');
+  private qUnindexField = this.s("INSERT INTO fields_fts (fields_fts, rowid, key, description, value) VALUES ('delete', ?, ?, ?, ?)");
 
   field(personaId: number, key: string): FieldRow | undefined {
     return this.qField.get(personaId, key) as FieldRow | undefined;
@@ -91,11 +88,12 @@ export class PersonaSql extends Connection {
   deleteField(id: number): void {
     this.qDeleteField.run(id);
   }
-  indexField(id: number, key: string, description: string, valueText: string): void {
-    this.qIndexField.run(id, key, description, valueText);
+  indexField(row: FieldRow): void {
+    this.qIndexField.run(row.id, ...fieldIndexText(row));
   }
-  unindexField(id: number): void {
-    this.qUnindexField.run(id);
+  /** Must be given the row as it was indexed: the contentless index removes exactly those terms. */
+  unindexField(row: FieldRow): void {
+    this.qUnindexField.run(row.id, ...fieldIndexText(row));
   }
   countPinnedFields(personaId: number): number {
     return (this.s("SELECT count(*) AS n FROM fields WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
@@ -113,7 +111,7 @@ export class PersonaSql extends Connection {
     pinned = @pinned, state = @state, destroy_at = @destroy_at, revised_at = @revised_at WHERE seq = @seq RETURNING *`);
   private qDeleteNote = this.s('DELETE FROM notes WHERE seq = ?');
   private qIndexNote = this.s('INSERT INTO notes_fts (rowid, content) VALUES (?, ?)');
-  private qUnindexNote = this.s('DELETE FROM notes_fts WHERE rowid = ?');
+  private qUnindexNote = this.s("INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', ?, ?)");
 
   note(personaId: number, id: string): NoteRow | undefined {
     return this.qNote.get(personaId, id) as NoteRow | undefined;
@@ -136,11 +134,12 @@ export class PersonaSql extends Connection {
   deleteNote(seq: number): void {
     this.qDeleteNote.run(seq);
   }
-  indexNote(seq: number, content: string): void {
-    this.qIndexNote.run(seq, content);
+  indexNote(row: NoteRow): void {
+    this.qIndexNote.run(row.seq, row.content);
   }
-  unindexNote(seq: number): void {
-    this.qUnindexNote.run(seq);
+  /** Must be given the row as it was indexed. */
+  unindexNote(row: NoteRow): void {
+    this.qUnindexNote.run(row.seq, row.content);
   }
   countPinnedNotes(personaId: number): number {
     return (this.s("SELECT count(*) AS n FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
