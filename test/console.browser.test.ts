@@ -6,8 +6,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRenderer } from '../renderer/build.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
 import { seedConsoleData, stackEnv, type Seeded } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
@@ -214,6 +216,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('table.connections').getByText('hobby', { exact: true }).waitFor();
     expect(await page.content()).not.toContain(secret);
     await page.getByRole('button', { name: 'Remove the connection of hobby' }).click();
+    await page.getByRole('button', { name: 'Confirm removing the connection of hobby' }).click();
     await page.getByText('Removed the connection of profile “hobby”.').waitFor();
     await expect.poll(() => page.locator('table.connections').getByText('hobby', { exact: true }).count()).toBe(0);
   });
@@ -263,6 +266,34 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
     await page.getByRole('button', { name: 'Personas' }).click();
     await page.getByRole('button', { name: seeded.displayName }).waitFor();
+  });
+
+  it('the same build, loaded from files with a bridge as the Electron preload gives it, talks over the bridge', async () => {
+    const outDir = join(dir, 'renderer-files');
+    await buildRenderer({ outDir });
+    const console_ = new URL(consoleUrl);
+    const bridged: string[] = [];
+    const filePage = await context.newPage();
+    // Stands in for Electron's IPC: the page's bridge call reaches the console API of the running app.
+    await filePage.exposeFunction('__forwardToMain', async (request: { method: string }) => {
+      bridged.push(request.method);
+      const res = await fetch(`${console_.origin}/api/call`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-console-secret': console_.searchParams.get('secret')! },
+        body: JSON.stringify(request),
+      });
+      return res.json();
+    });
+    await filePage.addInitScript(() => {
+      const w = window as unknown as { consoleBridge: unknown; __forwardToMain: (r: unknown) => Promise<unknown> };
+      w.consoleBridge = { call: (request: unknown) => w.__forwardToMain(request) };
+    });
+    await filePage.goto(pathToFileURL(join(outDir, 'index.html')).href);
+    await filePage.getByText('via the desktop app').waitFor();
+    await filePage.getByRole('button', { name: seeded.displayName }).waitFor();
+    expect(bridged).toContain('personas.list');
+    await filePage.screenshot({ path: join(ARTIFACTS, 'file-build-over-bridge.png') });
+    await filePage.close();
   });
 
   it('Ctrl-C stops the headless app and every service with it', async () => {

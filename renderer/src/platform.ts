@@ -71,6 +71,7 @@ export function Connections() {
   const [profile, setProfile] = useState('');
   const [token, setToken] = useState('');
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const [confirming, setConfirming] = useState<string | undefined>();
 
   const add = async (e: Event) => {
     e.preventDefault();
@@ -86,6 +87,7 @@ export function Connections() {
     }
   };
   const remove = async (name: string) => {
+    setConfirming(undefined);
     try {
       await call('connections.remove', { profile: name });
       setMessage({ kind: 'ok', text: `Removed the connection of profile “${name}”.` });
@@ -112,7 +114,13 @@ export function Connections() {
                 <td>${c.profile}</td>
                 <td>${c.kind === 'token' ? 'personal access token' : 'app installation'}</td>
                 <td>${formatTime(c.updated_at)}</td>
-                <td><button type="button" onClick=${() => remove(c.profile)} aria-label=${`Remove the connection of ${c.profile}`}>Remove</button></td>
+                <td class="actions">
+                  ${confirming === c.profile
+                    ? html`<span>The token cannot be recovered. </span>
+                        <button type="button" onClick=${() => remove(c.profile)} aria-label=${`Confirm removing the connection of ${c.profile}`}>Remove for good</button>
+                        <button type="button" onClick=${() => setConfirming(undefined)}>Keep it</button>`
+                    : html`<button type="button" onClick=${() => setConfirming(c.profile)} aria-label=${`Remove the connection of ${c.profile}`}>Remove</button>`}
+                </td>
               </tr>`,
             )}
           </tbody>

@@ -88,7 +88,26 @@ function LogTail({ service }: { service: ServiceName }) {
       render=${(lines: LogLine[]) =>
         lines.length === 0
           ? html`<${Empty}><p>${filter ? `No lines contain “${filter}”. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`
-          : html`<pre class="log">${lines.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${l.text}\n`).join('')}</pre>`}
+          : html`<pre class="log">${lines.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>`}
     />
   </section>`;
+}
+
+const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const QUIET = new Set(['level', 'time', 'service', 'name', 'pid', 'hostname', 'msg', 'req_id']);
+
+/** A service's JSON log line as a person reads it: level, message, then the other members as name=value. */
+export function readable(text: string): string {
+  let line: Record<string, unknown>;
+  try {
+    line = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return text;
+  }
+  if (!line || typeof line !== 'object' || Array.isArray(line)) return text;
+  const level = typeof line.level === 'number' ? (LEVELS[line.level] ?? String(line.level)) : '';
+  const rest = Object.entries(line)
+    .filter(([k]) => !QUIET.has(k))
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return [level.padEnd(5), typeof line.msg === 'string' ? line.msg : '', ...rest].filter(Boolean).join(' ');
 }
