@@ -11,7 +11,7 @@ import { registerConsoleIpc } from './ipc.ts';
 import { setLaunchAtLogin } from './login-item.ts';
 import { PRIVILEGED_SCHEME, loadRendererFiles, serveRenderer } from './renderer-protocol.ts';
 import { CONSOLE_URL, applySecurityRestrictions, consoleWindowOptions } from './security.ts';
-import type { SettingsStore } from './settings.ts';
+import type { SettingsStore } from './settings-schema.ts';
 import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from './tray-menu.ts';
 
 export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'>;

@@ -3,25 +3,7 @@
  * Electron code (electron-store imports electron). Launch at login is off until the user turns it on.
  */
 import Store from 'electron-store';
-import { z } from 'zod';
-
-export const settingsSchema = z.object({
-  /** Start the app when the user signs in (macOS and Windows through Electron; off by default). */
-  launchAtLogin: z.boolean().default(false),
-  /** Closing the window hides it to the tray; where no tray can be shown, closing always quits. */
-  closeToTray: z.boolean().default(true),
-  /** Start every service when the app starts. */
-  startServicesOnLaunch: z.boolean().default(true),
-});
-
-export type Settings = z.infer<typeof settingsSchema>;
-
-export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({});
-
-export interface SettingsStore {
-  get(): Settings;
-  set(patch: Partial<Settings>): Settings;
-}
+import { DEFAULT_SETTINGS, settingsSchema, type Settings, type SettingsStore } from './settings-schema.ts';
 
 export function openSettings(): SettingsStore {
   const store = new Store<Settings>({ name: 'settings', defaults: DEFAULT_SETTINGS, clearInvalidConfig: true });

@@ -1,0 +1,452 @@
+/**
+ * The Electron glue with `electron` mocked (its binary cannot be loaded from plain Node): window options
+ * against the security checklist, the tray menu as data, IPC sender and payload checks, navigation,
+ * new windows and permissions refused, and the app lifecycle driven through fake Electron objects.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { MenuItemConstructorOptions } from 'electron';
+import { createConsoleApi } from '../console/api.ts';
+import { ServiceSupervisor } from '../supervisor/supervisor.ts';
+import type { ServiceStatus } from '../supervisor/types.ts';
+import { tempDir } from '../../test/support/identity.ts';
+import { CONSOLE_CHANNEL, handleConsoleCall } from './ipc.ts';
+import { autostartEntry, setLaunchAtLogin } from './login-item.ts';
+import { rendererResponse } from './renderer-protocol.ts';
+import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
+import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
+import { aggregateState, trayTemplate, type TrayActions } from './tray-menu.ts';
+
+/** Fake Electron: plain objects and event emitters that record what the shell does with them. */
+const fake = vi.hoisted(() => {
+  const { EventEmitter: Emitter } = process.getBuiltinModule('node:events') as typeof import('node:events');
+  const state = {
+    lock: true,
+    windows: [] as Array<InstanceType<typeof FakeWindow>>,
+    trays: [] as Array<InstanceType<typeof FakeTray>>,
+    handlers: new Map<string, (...args: unknown[]) => unknown>(),
+    exited: [] as number[],
+    quits: 0,
+    schemes: [] as unknown[],
+    sandbox: 0,
+    loginItems: [] as unknown[],
+    protocolHandlers: new Map<string, (request: { url: string }) => Response>(),
+    permissionHandler: undefined as undefined | ((...a: unknown[]) => void),
+  };
+  class FakeContents extends Emitter {
+    openHandler?: (details: { url: string }) => { action: string };
+    setWindowOpenHandler(h: (details: { url: string }) => { action: string }) {
+      this.openHandler = h;
+    }
+  }
+  class FakeWindow extends Emitter {
+    webContents = new FakeContents();
+    loaded?: string;
+    visible = false;
+    destroyed = false;
+    constructor(readonly options: unknown) {
+      super();
+      state.windows.push(this);
+    }
+    loadURL(url: string) {
+      this.loaded = url;
+      return Promise.resolve();
+    }
+    show() {
+      this.visible = true;
+    }
+    hide() {
+      this.visible = false;
+    }
+    focus() {}
+    restore() {}
+    isMinimized() {
+      return false;
+    }
+    isDestroyed() {
+      return this.destroyed;
+    }
+    /** Like a click on the window's close button: listeners may prevent it. */
+    close() {
+      let prevented = false;
+      this.emit('close', { preventDefault: () => (prevented = true) });
+      if (!prevented) this.destroyed = true;
+      return !prevented;
+    }
+  }
+  class FakeTray {
+    menu?: { template: MenuItemConstructorOptions[] };
+    image?: string;
+    tooltip?: string;
+    constructor(image: { path: string }) {
+      this.image = image.path;
+      state.trays.push(this);
+    }
+    setContextMenu(menu: { template: MenuItemConstructorOptions[] }) {
+      this.menu = menu;
+    }
+    setImage(image: { path: string }) {
+      this.image = image.path;
+    }
+    setToolTip(text: string) {
+      this.tooltip = text;
+    }
+  }
+  const app = Object.assign(new Emitter(), {
+    requestSingleInstanceLock: () => state.lock,
+    quit: () => void state.quits++,
+    exit: (code: number) => void state.exited.push(code),
+    enableSandbox: () => void state.sandbox++,
+    whenReady: () => Promise.resolve(),
+    setLoginItemSettings: (s: unknown) => void state.loginItems.push(s),
+    getAppMetrics: () => [],
+  });
+  return { state, FakeWindow, FakeTray, FakeContents, app };
+});
+
+vi.mock('electron', () => ({
+  app: fake.app,
+  BrowserWindow: fake.FakeWindow,
+  Tray: fake.FakeTray,
+  Menu: { buildFromTemplate: (template: MenuItemConstructorOptions[]) => ({ template }) },
+  nativeImage: { createFromPath: (path: string) => ({ path }) },
+  ipcMain: { handle: (channel: string, h: (...args: unknown[]) => unknown) => fake.state.handlers.set(channel, h) },
+  protocol: {
+    registerSchemesAsPrivileged: (schemes: unknown[]) => fake.state.schemes.push(...schemes),
+    handle: (scheme: string, h: (request: { url: string }) => Response) => fake.state.protocolHandlers.set(scheme, h),
+  },
+  session: {
+    defaultSession: {
+      setPermissionRequestHandler: (h: (...a: unknown[]) => void) => (fake.state.permissionHandler = h),
+      setPermissionCheckHandler: () => undefined,
+    },
+  },
+}));
+
+function status(name: ServiceStatus['name'], state: ServiceStatus['state'], extra: Partial<ServiceStatus> = {}): ServiceStatus {
+  return { name, state, port: 8000, url: 'http://127.0.0.1:8000', restarts: 0, ...extra };
+}
+
+function memorySettings(initial: Partial<Settings> = {}): SettingsStore {
+  let current: Settings = { ...DEFAULT_SETTINGS, ...initial };
+  return {
+    get: () => current,
+    set: (patch) => (current = { ...current, ...patch }),
+  };
+}
+
+const supervisors: ServiceSupervisor[] = [];
+afterEach(async () => {
+  await Promise.all(supervisors.splice(0).map((s) => s.close()));
+});
+
+describe('the console window follows the security checklist', () => {
+  it('isolates, sandboxes and gives the page no Node', () => {
+    const options = consoleWindowOptions('/app/preload.cjs', '/app/icon.png');
+    expect(options.show).toBe(false);
+    expect(options.webPreferences).toEqual({
+      preload: '/app/preload.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      experimentalFeatures: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+    });
+    expect(options.webPreferences).not.toHaveProperty('enableBlinkFeatures');
+  });
+
+  it('the preload exposes one narrow function and nothing of Node or ipcRenderer', () => {
+    const preload = readFileSync(join(import.meta.dirname, 'preload.cjs'), 'utf8');
+    expect(preload.match(/exposeInMainWorld\(/g)).toHaveLength(1);
+    expect(preload).toContain("exposeInMainWorld('consoleBridge', {\n  call: (request) => ipcRenderer.invoke('console:call', request),\n});");
+    expect(preload.match(/require\('([^']+)'\)/g)).toEqual(["require('electron')"]);
+  });
+
+  it('the console is served with a strict CSP from its own origin, and nothing else is', async () => {
+    const files = { 'index.html': { contentType: 'text/html; charset=utf-8', body: Buffer.from('<p>hi</p>') } };
+    const page = rendererResponse(files, `${APP_ORIGIN}/index.html`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy')!;
+    expect(csp).toMatch(/default-src 'none'/);
+    expect(csp).toMatch(/script-src 'self'(;|$)/);
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
+    expect(rendererResponse(files, `${APP_ORIGIN}/../../etc/passwd`).status).toBe(404);
+    expect(rendererResponse(files, 'app://elsewhere/index.html').status).toBe(404);
+  });
+});
+
+describe('navigation, new windows, webviews and permissions are refused', () => {
+  it('navigation leaves the console origin never; same-origin anchors are fine', () => {
+    const contents = new fake.FakeContents();
+    hardenWebContents(contents as unknown as Electron.WebContents);
+    const navigate = (url: string) => {
+      const preventDefault = vi.fn();
+      contents.emit('will-navigate', { preventDefault }, url);
+      return preventDefault.mock.calls.length > 0;
+    };
+    expect(navigate('https://evil.example/')).toBe(true);
+    expect(navigate('file:///etc/passwd')).toBe(true);
+    expect(navigate('app://console.evil.example/index.html')).toBe(true);
+    expect(navigate('javascript:alert(1)')).toBe(true);
+    expect(navigate(`${CONSOLE_URL}#/personas`)).toBe(false);
+    const redirected = vi.fn();
+    contents.emit('will-redirect', { preventDefault: redirected }, 'https://evil.example/');
+    expect(redirected).toHaveBeenCalled();
+    expect(contents.openHandler!({ url: 'https://github.com/' })).toEqual({ action: 'deny' });
+    expect(contents.openHandler!({ url: CONSOLE_URL })).toEqual({ action: 'deny' });
+    const webview = vi.fn();
+    contents.emit('will-attach-webview', { preventDefault: webview });
+    expect(webview).toHaveBeenCalled();
+  });
+
+  it('every permission request and check answers no', () => {
+    let request: ((wc: unknown, permission: string, cb: (ok: boolean) => void) => void) | undefined;
+    let check: (() => boolean) | undefined;
+    hardenSession({
+      setPermissionRequestHandler: (h: typeof request) => (request = h),
+      setPermissionCheckHandler: (h: typeof check) => (check = h),
+    } as unknown as Electron.Session);
+    for (const permission of ['media', 'geolocation', 'notifications', 'clipboard-read', 'openExternal']) {
+      const cb = vi.fn();
+      request!({}, permission, cb);
+      expect(cb).toHaveBeenCalledWith(false);
+    }
+    expect(check!()).toBe(false);
+  });
+
+  it('isConsoleUrl compares parsed origins, not prefixes', () => {
+    expect(isConsoleUrl(CONSOLE_URL)).toBe(true);
+    expect(isConsoleUrl('app://console:8080/index.html')).toBe(false);
+    expect(isConsoleUrl('app://consolex/index.html')).toBe(false);
+    expect(isConsoleUrl('app://console@evil/index.html')).toBe(false);
+    expect(isConsoleUrl('not a url')).toBe(false);
+    expect(isConsoleUrl(undefined)).toBe(false);
+  });
+});
+
+describe('the tray menu is built from the services\u2019 state', () => {
+  const actions = (): TrayActions & Record<string, ReturnType<typeof vi.fn>> =>
+    ({ start: vi.fn(), stop: vi.fn(), restart: vi.fn(), startAll: vi.fn(), stopAll: vi.fn(), openConsole: vi.fn(), quit: vi.fn() }) as never;
+
+  it('shows each service with its state, and start/stop enabled by state', () => {
+    const a = actions();
+    const template = trayTemplate(
+      [status('identity', 'ready'), status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }), status('model-provider', 'live')],
+      a,
+    );
+    expect(template.map((i) => i.label ?? i.type)).toEqual([
+      'Open console',
+      'separator',
+      'Identity: ready',
+      'Persona store: gave up',
+      'Chat-model provider: up, not ready yet',
+      'separator',
+      'Start all',
+      'Stop all',
+      'separator',
+      'Quit (stops every service)',
+    ]);
+    const persona = template.find((i) => i.id === 'service:persona-store')!.submenu as MenuItemConstructorOptions[];
+    expect(persona.map((i) => [i.label ?? i.type, i.enabled ?? true])).toEqual([
+      ['Port 8000', false],
+      ['Port 8004 on 127.0.0.1 is already in use.', false],
+      ['separator', true],
+      ['Start', true],
+      ['Stop', false],
+      ['Restart', true],
+    ]);
+    const identity = template.find((i) => i.id === 'service:identity')!.submenu as MenuItemConstructorOptions[];
+    expect(identity.find((i) => i.label === 'Start')!.enabled).toBe(false);
+    identity.find((i) => i.label === 'Stop')!.click!({} as never, undefined, {} as never);
+    expect(a.stop).toHaveBeenCalledWith('identity');
+    template.find((i) => i.id === 'quit')!.click!({} as never, undefined, {} as never);
+    expect(a.quit).toHaveBeenCalled();
+  });
+
+  it('has one aggregate state for the icon: the worst news first', () => {
+    expect(aggregateState([status('identity', 'ready'), status('persona-store', 'ready')])).toBe('ready');
+    expect(aggregateState([status('identity', 'ready'), status('persona-store', 'starting')])).toBe('starting');
+    expect(aggregateState([status('identity', 'degraded'), status('persona-store', 'starting')])).toBe('degraded');
+    expect(aggregateState([status('identity', 'ready'), status('persona-store', 'backing-off')])).toBe('error');
+    expect(aggregateState([status('identity', 'gave-up'), status('persona-store', 'stopped')])).toBe('error');
+    expect(aggregateState([status('identity', 'stopped'), status('persona-store', 'stopped')])).toBe('stopped');
+    expect(aggregateState([status('identity', 'ready'), status('persona-store', 'stopped')])).toBe('degraded');
+  });
+});
+
+describe('IPC: only the console window, only well-formed requests', () => {
+  const consoleFrame = { url: `${CONSOLE_URL}#/services`, parent: null };
+
+  async function setup() {
+    const supervisor = new ServiceSupervisor({ dataDir: tempDir('ipc-'), services: ['identity'], env: {} });
+    supervisors.push(supervisor);
+    const api = createConsoleApi({ supervisor });
+    const window = new fake.FakeContents();
+    const call = (event: { sender: unknown; senderFrame: unknown }, payload: unknown) =>
+      handleConsoleCall(event as never, payload, api, () => window as never);
+    return { window, call };
+  }
+
+  it('a well-formed call from the console window reaches the console API', async () => {
+    const { window, call } = await setup();
+    const answer = await call({ sender: window, senderFrame: consoleFrame }, { method: 'services.list' });
+    expect(answer).toMatchObject({ ok: true, data: [{ name: 'identity', state: 'stopped' }] });
+  });
+
+  it('a foreign sender is refused: another webContents, another origin, or a sub-frame', async () => {
+    const { window, call } = await setup();
+    const refused = { ok: false, error: { message: 'Refused: this message did not come from the console window.', status: 403 } };
+    expect(await call({ sender: new fake.FakeContents(), senderFrame: consoleFrame }, { method: 'services.list' })).toEqual(refused);
+    expect(await call({ sender: window, senderFrame: { url: 'https://evil.example/', parent: null } }, { method: 'services.list' })).toEqual(refused);
+    expect(await call({ sender: window, senderFrame: { url: CONSOLE_URL, parent: {} } }, { method: 'services.list' })).toEqual(refused);
+    expect(await call({ sender: window, senderFrame: null }, { method: 'services.list' })).toEqual(refused);
+  });
+
+  it('a bad payload is refused before it reaches the API', async () => {
+    const { window, call } = await setup();
+    for (const payload of [undefined, 'services.list', { method: 42 }, { method: '' }, { method: 'services.list', extra: 1 }, { method: '../x' }, [{ method: 'x' }]]) {
+      expect(await call({ sender: window, senderFrame: consoleFrame }, payload)).toEqual({
+        ok: false,
+        error: { message: 'Refused: a console call is { method: string, params?: object } and nothing else.', status: 400 },
+      });
+    }
+  });
+});
+
+describe('the desktop lifecycle, with Electron mocked', () => {
+  // Launch at login writes an XDG autostart entry on Linux: keep it in a temp folder, never the user's.
+  beforeEach(() => {
+    vi.stubEnv('XDG_CONFIG_HOME', tempDir('desktop-xdg-'));
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    fake.state.lock = true;
+    fake.state.windows.length = 0;
+    fake.state.trays.length = 0;
+    fake.state.handlers.clear();
+    fake.state.exited.length = 0;
+    fake.state.quits = 0;
+    fake.app.removeAllListeners();
+  });
+
+  async function launch(settings = memorySettings({ startServicesOnLaunch: false })) {
+    const electron = await import('electron');
+    const { runDesktop } = await import('./desktop.ts');
+    const supervisor = new ServiceSupervisor({ dataDir: tempDir('desktop-'), services: ['identity', 'persona-store'], env: {} });
+    supervisors.push(supervisor);
+    const desktop = await runDesktop(electron, { supervisor, settings });
+    return { desktop, supervisor };
+  }
+
+  it('a second instance quits at once and leaves the first to focus its window', async () => {
+    fake.state.lock = false;
+    const { desktop } = await launch();
+    expect(desktop).toBeUndefined();
+    expect(fake.state.quits).toBe(1);
+    expect(fake.state.windows).toHaveLength(0);
+  });
+
+  it('opens the hardened console window on app://console, with a tray and the IPC channel', async () => {
+    const { desktop } = await launch();
+    expect(desktop!.hasTray).toBe(true);
+    expect(fake.state.sandbox).toBeGreaterThan(0);
+    expect(fake.state.schemes).toContainEqual(expect.objectContaining({ scheme: 'app', privileges: expect.objectContaining({ standard: true, secure: true }) }));
+    const [window] = fake.state.windows;
+    expect(window!.loaded).toBe(CONSOLE_URL);
+    expect(window!.options).toEqual(consoleWindowOptions(expect.stringMatching(/preload\.cjs$/) as never, expect.stringMatching(/icon\.png$/) as never));
+    expect(fake.state.handlers.has(CONSOLE_CHANNEL)).toBe(true);
+    expect(fake.state.permissionHandler).toBeTypeOf('function');
+    const tray = fake.state.trays[0]!;
+    expect(tray.image).toMatch(/tray-stopped\.png$/);
+    expect(tray.menu!.template.map((i) => i.label)).toContain('Launch at login');
+    // The page is served by the app:// handler.
+    const page = fake.state.protocolHandlers.get('app')!({ url: CONSOLE_URL });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Content-Security-Policy');
+    // A second launch focuses the same window instead of opening another.
+    fake.app.emit('second-instance');
+    expect(fake.state.windows).toHaveLength(1);
+    expect(window!.visible).toBe(true);
+  });
+
+  it('closing the window hides it to the tray; quit stops every service, then exits', async () => {
+    const { supervisor } = await launch();
+    const [window] = fake.state.windows;
+    window!.emit('ready-to-show');
+    expect(window!.close()).toBe(false);
+    expect(window!.visible).toBe(false);
+    const stopAll = vi.spyOn(supervisor, 'stopAll');
+    const preventDefault = vi.fn();
+    fake.app.emit('before-quit', { preventDefault });
+    expect(preventDefault).toHaveBeenCalled();
+    expect(stopAll).toHaveBeenCalled();
+    await vi.waitFor(() => expect(fake.state.exited).toEqual([0]));
+  });
+
+  it('without a tray, closing the window quits', async () => {
+    const electron = await import('electron');
+    const Tray = electron.Tray;
+    (electron as { Tray: unknown }).Tray = class {
+      constructor() {
+        throw new Error('no tray on this desktop');
+      }
+    };
+    try {
+      const { desktop } = await launch();
+      expect(desktop!.hasTray).toBe(false);
+      const [window] = fake.state.windows;
+      window!.close();
+      await vi.waitFor(() => expect(fake.state.exited).toEqual([0]));
+    } finally {
+      (electron as { Tray: unknown }).Tray = Tray;
+    }
+  });
+
+  it('the tray menu is rebuilt on every status change, and launch at login toggles the setting', async () => {
+    const settings = memorySettings({ startServicesOnLaunch: false });
+    const { supervisor } = await launch(settings);
+    const tray = fake.state.trays[0]!;
+    const before = tray.menu;
+    supervisor.emit('status', status('identity', 'stopped'));
+    expect(tray.menu).not.toBe(before);
+    expect(tray.tooltip).toBe('Hub services: 0 of 2 ready');
+    const item = tray.menu!.template.find((i) => i.id === 'launch-at-login')!;
+    expect(item.checked).toBe(false);
+    item.click!({ checked: true } as never, undefined, {} as never);
+    expect(settings.get().launchAtLogin).toBe(true);
+    expect(readFileSync(join(process.env.XDG_CONFIG_HOME!, 'autostart', 'hub-services.desktop'), 'utf8')).toContain('--hidden');
+  });
+});
+
+describe('launch at login is an option, off by default', () => {
+  it('defaults to off', () => {
+    expect(DEFAULT_SETTINGS.launchAtLogin).toBe(false);
+  });
+
+  it('uses Electron login items on macOS and Windows', () => {
+    const app = { setLoginItemSettings: vi.fn() };
+    setLaunchAtLogin(app, true, 'darwin');
+    expect(app.setLoginItemSettings).toHaveBeenCalledWith({ openAtLogin: true, args: ['--hidden'] });
+  });
+
+  it('writes and removes an XDG autostart entry on Linux', async () => {
+    const { existsSync } = await import('node:fs');
+    const config = tempDir('xdg-');
+    const app = { setLoginItemSettings: vi.fn() };
+    setLaunchAtLogin(app, true, 'linux', '/opt/Hub Services/hub-services', { XDG_CONFIG_HOME: config });
+    const file = join(config, 'autostart', 'hub-services.desktop');
+    expect(readFileSync(file, 'utf8')).toBe(autostartEntry('/opt/Hub Services/hub-services'));
+    expect(autostartEntry('/opt/Hub Services/hub-services')).toContain('Exec="/opt/Hub Services/hub-services" --hidden');
+    setLaunchAtLogin(app, false, 'linux', '/x', { XDG_CONFIG_HOME: config });
+    expect(existsSync(file)).toBe(false);
+    expect(app.setLoginItemSettings).not.toHaveBeenCalled();
+  });
+});
+
