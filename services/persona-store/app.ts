@@ -60,6 +60,8 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
  * problem's `instance` both use req.originalUrl, so a segment shaped like a credential is replaced
  * there; routing uses req.url and is unaffected.
  */
+const NOTE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 function redactCredentialPaths(req: Request, _res: Response, next: NextFunction): void {
   const [path, query] = req.originalUrl.split('?', 2) as [string, string | undefined];
   const segments = path.split('/');
@@ -71,7 +73,7 @@ function redactCredentialPaths(req: Request, _res: Response, next: NextFunction)
     } catch {
       /* keep it as sent */
     }
-    if (text.length >= 16 && (fastShape(text) || worthSecretlint(text))) {
+    if (text.length >= 16 && !NOTE_ID.test(text) && (fastShape(text) || worthSecretlint(text))) {
       segments[i] = '[redacted]';
       changed = true;
     }
