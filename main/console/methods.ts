@@ -93,7 +93,10 @@ export const METHODS = {
   ),
 
   // Personas of the local account (persona store, audience `persona`).
-  'personas.list': method(NoParams, async (_p, { services }) => (await services.call('persona-store', { path: '/v1/personas' })).body),
+  'personas.list': method(
+    z.object({ after: z.string().max(300).optional(), limit: Limit }).strict().optional(),
+    async (p, { services }) => (await services.call('persona-store', { path: '/v1/personas', query: { after: p?.after, limit: p?.limit } })).body,
+  ),
   'personas.get': method(
     z.object({ profile: Profile }).strict(),
     async ({ profile }, { services }) => (await services.call('persona-store', { path: personaPath(profile) })).body,

@@ -19,30 +19,19 @@ interface IdentityBlock {
 }
 
 export function PersonaList({ open }: { open: (profile: string) => void }) {
-  const [load, reload] = useCall<unknown>('personas.list', undefined, 'personas');
   return html`<section aria-labelledby="personas-title">
     <h2 id="personas-title">Personas</h2>
-    <${Loaded}
-      load=${load}
+    <${Paged}
+      method="personas.list"
+      params=${{}}
       what="personas"
-      retry=${reload}
-      render=${(data: unknown) => {
-        const personas = itemsOf<Persona>(data, 'personas');
-        if (personas.length === 0) {
-          return html`<${Empty}>
-            <p>No personas yet.</p>
-            <p>Your assistant creates a persona the first time it writes to the persona store; once it has, it appears here.</p>
-          <//>`;
-        }
-        return html`<ul class="persona-list">
-          ${personas.map(
-            (p) => html`<li key=${p.profile}>
-              <button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name ?? p.profile}</button>
-              <span class="muted"> profile ${p.profile}</span>
-            </li>`,
-          )}
-        </ul>`;
-      }}
+      member="personas"
+      listClass="persona-list"
+      empty="No personas yet. Your assistant creates a persona the first time it writes to the persona store; once it has, it appears here."
+      render=${(p: Persona) => html`<li key=${p.profile}>
+        <button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name ?? p.profile}</button>
+        <span class="muted"> profile ${p.profile}</span>
+      </li>`}
     />
   </section>`;
 }
@@ -126,7 +115,16 @@ function nextAfter(data: unknown): unknown {
   return next === null || next === undefined || next === '' ? undefined : next;
 }
 
-function Paged<T>(props: { method: string; params: Record<string, unknown>; what: string; member: string; empty: string; render: (item: T) => unknown }) {
+function Paged<T>(props: {
+  method: string;
+  params: Record<string, unknown>;
+  what: string;
+  member: string;
+  empty: string;
+  render: (item: T) => unknown;
+  /** A list class renders the items in a <ul>; without one they are claims. */
+  listClass?: string;
+}) {
   const pages = usePages();
   const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
   const [load, reload] = useCall<unknown>(props.method, params, `${props.method}:${JSON.stringify(params)}`);
@@ -138,7 +136,7 @@ function Paged<T>(props: { method: string; params: Record<string, unknown>; what
       const list = itemsOf<T>(data, props.member);
       const next = nextAfter(data);
       if (list.length === 0 && pages.page === 1) return html`<${Empty}><p>${props.empty}</p><//>`;
-      return html`<div class="claims">${list.map(props.render)}</div>
+      return html`${props.listClass ? html`<ul class=${props.listClass}>${list.map(props.render)}</ul>` : html`<div class="claims">${list.map(props.render)}</div>`}
         <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label=${`Pages of ${props.what}`} />`;
     }}
   />`;
