@@ -102,6 +102,11 @@ describe('personas through the console API', () => {
     expect(revised.events.map((e) => e.target)).toEqual(['favourite_tea']);
     // The log names what changed, never the values.
     expect(JSON.stringify(revised)).not.toContain('Assam');
+    const future = await data<{ events: unknown[] }>('personas.events', { profile: seeded.profile, since: '2999-01-01T00:00:00Z' });
+    expect(future.events).toEqual([]);
+    const both = await data<{ events: { action: string }[] }>('personas.events', { profile: seeded.profile, action: 'persona_created,note_added' });
+    expect(both.events.map((e) => e.action)).toEqual(['persona_created', 'note_added', 'note_added']);
+    expect((await failure('personas.events', { profile: seeded.profile, since: 'yesterday' })).message).toContain('params.since');
   });
 
   it('recalls across every persona, or within one, as two separately ranked lists', async () => {

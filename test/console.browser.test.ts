@@ -261,6 +261,8 @@ describe('the console in Chromium against `npm run serve`', () => {
     await shot('service-stopped');
     await page.getByRole('button', { name: 'Personas' }).click();
     await page.getByText('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.').waitFor();
+    await page.getByRole('button', { name: 'Try again' }).waitFor();
+    await shot('personas-error-state');
     await page.getByRole('button', { name: 'Services' }).click();
     await page.getByRole('button', { name: 'Start persona-store', exact: true }).click();
     await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
