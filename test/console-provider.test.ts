@@ -1,0 +1,107 @@
+/**
+ * The provider as the console shows it when something is wrong: a CLI whose probe loaded tools and an
+ * MCP server (lockdown not confirmed), and the real CLI package, which runs here without a login.
+ * Real provider processes under the real supervisor; the page is checked in Debian's Chromium.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createConsoleApi } from '../main/console/api.ts';
+import { startConsoleServer } from '../main/console/server.ts';
+import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
+import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
+import { tempDir } from './support/identity.ts';
+import { ROOT, freePort } from './support/process.ts';
+
+interface ProviderStatus {
+  ready: {
+    ready: boolean;
+    checks: {
+      cli: { ok: boolean };
+      login: { state: string; detail?: string };
+      lockdown: { ok: boolean; state: string; tools: string[]; mcp_servers: string[]; detail: string };
+    };
+  };
+  models: { data: { id: string }[] };
+}
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step();
+});
+
+async function providerOnly(cliBinary: string) {
+  const dir = tempDir('console-provider');
+  const supervisor = new ServiceSupervisor({
+    dataDir: join(dir, 'data'),
+    services: ['model-provider'],
+    env: { PATH: process.env.PATH, HOME: dir, MODELPROV_PORT: String(await freePort()), MODELPROV_CLI_BINARY: cliBinary },
+  });
+  cleanup.push(async () => {
+    await supervisor.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await supervisor.startAll();
+  return { supervisor };
+}
+
+/** Polls the console until the provider's startup probe has finished (it decides readiness, so the state stays `live`). */
+async function probedStatus(api: ReturnType<typeof createConsoleApi>): Promise<ProviderStatus> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const result = await api.call({ method: 'provider.status' });
+    if (result.ok) {
+      const status = result.data as ProviderStatus;
+      if (status.ready.checks.lockdown.state !== 'pending') return status;
+    }
+    if (Date.now() > deadline) throw new Error(`the provider's probe did not finish: ${JSON.stringify(result)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('the provider panel when completions would not work', () => {
+  it('lists the tools and MCP servers a CLI loaded, and the page shows them as the reason', async () => {
+    const cliDir = tempDir('console-provider-cli');
+    cleanup.push(async () => rmSync(cliDir, { recursive: true, force: true }));
+    const standIn = standInBinary(cliDir, { loads: ['Bash', 'WebFetch'], mcp: ['github'] });
+    const { supervisor } = await providerOnly(standIn.binary);
+    const api = createConsoleApi({ supervisor });
+    const status = await probedStatus(api);
+    expect(status.ready.ready).toBe(false);
+    expect(status.ready.checks.lockdown).toMatchObject({ ok: false, tools: ['Bash', 'WebFetch'], mcp_servers: ['github'] });
+    expect(status.models.data.length).toBeGreaterThan(0);
+
+    const server = await startConsoleServer({ supervisor, port: 0 });
+    const browserDir = tempDir('console-provider-chromium');
+    const context = await chromium.launchPersistentContext(browserDir, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    });
+    cleanup.push(async () => {
+      await context.close();
+      await server.close();
+      rmSync(browserDir, { recursive: true, force: true });
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(server.url);
+    await page.getByRole('button', { name: 'Provider' }).click();
+    const dl = page.locator('dl.provider');
+    await dl.waitFor();
+    expect(await dl.locator('[data-check="ready"]').innerText()).toBe('no: see the checks below');
+    expect(await dl.locator('[data-check="lockdown"]').innerText()).toMatch(/^not confirmed \(not_ok\)\. /);
+    expect(await dl.locator('[data-check="tools"] li').allInnerTexts()).toEqual(['Bash', 'WebFetch']);
+    expect(await dl.locator('[data-check="mcp"] li').allInnerTexts()).toEqual(['github']);
+    await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-not-locked-down.png'), fullPage: true });
+  });
+
+  it('the real CLI package without a login shows "not signed in" with what to do', async () => {
+    const { supervisor } = await providerOnly(join(ROOT, 'node_modules', '.bin', 'claude'));
+    const status = await probedStatus(createConsoleApi({ supervisor }));
+    expect(status.ready.checks.cli.ok).toBe(true);
+    expect(status.ready.checks.login.state).toBe('not_signed_in');
+    expect(status.ready.checks.login.detail).toContain('sign in');
+    expect(status.ready.ready).toBe(false);
+  });
+});
