@@ -10,7 +10,7 @@ import { utilityProcessLauncher } from './utility-launcher.ts';
 
 const supervisor = new ServiceSupervisor({
   dataDir: appDataDir(),
-  launcher: utilityProcessLauncher(electron.utilityProcess.fork, electron.app, join(PROJECT_ROOT, 'main', 'supervisor', 'parent-watch.ts')),
+  launcher: utilityProcessLauncher(electron.utilityProcess.fork, electron.app, join(PROJECT_ROOT, 'main', 'supervisor', 'parent-watch.mjs')),
 });
 
 await runDesktop(electron, { supervisor, settings: openSettings(), hidden: process.argv.includes('--hidden') });

@@ -4,18 +4,21 @@
  * utility processes with it, because Chromium's service host owns them.
  */
 import type { UtilityProcess, utilityProcess as UtilityProcessApi, App } from 'electron';
-import type { ManagedProcess, ProcessLauncher } from '../supervisor/launcher.ts';
-import { PROJECT_ROOT, SERVICE_RUNNER } from '../supervisor/launcher.ts';
+import { PROJECT_ROOT, bundlingPreparer, type ManagedProcess, type ProcessLauncher } from '../supervisor/launcher.ts';
+import { serviceCommand } from '../supervisor/service-bundles.ts';
 
 export function utilityProcessLauncher(fork: typeof UtilityProcessApi.fork, app: Pick<App, 'getAppMetrics'>, parentWatch?: string): ProcessLauncher {
+  const preparer = bundlingPreparer();
   return {
+    prepare: (names) => preparer.prepare(names),
     launch(name, env) {
-      const child: UtilityProcess = fork(SERVICE_RUNNER, [name], {
+      const command = serviceCommand(name, preparer.bundled);
+      const child: UtilityProcess = fork(command.script, command.args, {
         env,
         cwd: PROJECT_ROOT,
         stdio: 'pipe',
         serviceName: name,
-        execArgv: ['--import', 'tsx', ...(parentWatch ? ['--import', parentWatch] : [])],
+        execArgv: [...command.execArgv, ...(parentWatch ? ['--import', parentWatch] : [])],
       });
       let exited: { code: number | null } | undefined;
       const listeners: Array<(code: number | null, signal: string | null) => void> = [];

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from './launcher-paths.ts';
+import { bundleServices, serviceCommand } from './service-bundles.ts';
 import type { ServiceName } from './types.ts';
+
+export { PROJECT_ROOT, SERVICE_RUNNER } from './launcher-paths.ts';
 
 /** One running service process, however it was started (Node child or Electron utility process). */
 export interface ManagedProcess {
@@ -17,49 +19,69 @@ export interface ManagedProcess {
 }
 
 export interface ProcessLauncher {
+  /** Called once before the first launch; resolves with a sentence for the log when something fell back. */
+  prepare?(names: readonly ServiceName[]): Promise<string | undefined>;
   launch(name: ServiceName, env: Record<string, string>): ManagedProcess;
 }
 
-export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SERVICE_RUNNER = join(PROJECT_ROOT, 'services', 'run.ts');
+/** Bundles the services once per launcher; a failed build leaves every service running from source. */
+export function bundlingPreparer(): { bundled: Set<ServiceName>; prepare(names: readonly ServiceName[]): Promise<string | undefined> } {
+  const bundled = new Set<ServiceName>();
+  return {
+    bundled,
+    async prepare(names) {
+      const result = await bundleServices(names);
+      for (const n of result.bundled) bundled.add(n);
+      return result.error ? `could not bundle the services (${result.error}); running them from source instead` : undefined;
+    },
+  };
+}
 
 /**
- * Headless and tests: `node --import tsx services/run.ts <name>` with an IPC channel, so that a service
- * stops by itself when the channel closes, which happens when the supervisor dies, even by SIGKILL.
+ * Headless and tests: each service as a Node child (its bundle, or `--import tsx services/run.ts <name>`)
+ * with an IPC channel, so that it stops by itself when the channel closes, which happens when the
+ * supervisor dies, even by SIGKILL.
  */
-export const nodeChildLauncher: ProcessLauncher = {
-  launch(name, env) {
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVICE_RUNNER, name], {
-      cwd: PROJECT_ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      windowsHide: true,
-    });
-    let exited: { code: number | null; signal: string | null } | undefined;
-    const listeners: Array<(code: number | null, signal: string | null) => void> = [];
-    const finish = (code: number | null, signal: string | null) => {
-      if (exited) return;
-      exited = { code, signal };
-      for (const l of listeners) l(code, signal);
-    };
-    child.once('exit', (code, signal) => finish(code, signal));
-    child.once('error', () => finish(null, null));
-    return {
-      pid: child.pid,
-      stdout: child.stdout,
-      stderr: child.stderr,
-      onExit(listener) {
-        if (exited) listener(exited.code, exited.signal);
-        else listeners.push(listener);
-      },
-      kill(signal) {
-        if (exited) return false;
-        try {
-          return child.kill(signal);
-        } catch {
-          return false;
-        }
-      },
-    };
-  },
-};
+export function nodeChildLauncher(options: { fromSource?: boolean } = {}): ProcessLauncher {
+  const preparer = bundlingPreparer();
+  return {
+    prepare: options.fromSource ? undefined : (names) => preparer.prepare(names),
+    launch: (name, env) => launchChild(name, env, preparer.bundled),
+  };
+}
+
+function launchChild(name: ServiceName, env: Record<string, string>, bundled: ReadonlySet<ServiceName>): ManagedProcess {
+  const command = serviceCommand(name, bundled);
+  const child = spawn(process.execPath, [...command.execArgv, command.script, ...command.args], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    windowsHide: true,
+  });
+  let exited: { code: number | null; signal: string | null } | undefined;
+  const listeners: Array<(code: number | null, signal: string | null) => void> = [];
+  const finish = (code: number | null, signal: string | null) => {
+    if (exited) return;
+    exited = { code, signal };
+    for (const l of listeners) l(code, signal);
+  };
+  child.once('exit', (code, signal) => finish(code, signal));
+  child.once('error', () => finish(null, null));
+  return {
+    pid: child.pid,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    onExit(listener) {
+      if (exited) listener(exited.code, exited.signal);
+      else listeners.push(listener);
+    },
+    kill(signal) {
+      if (exited) return false;
+      try {
+        return child.kill(signal);
+      } catch {
+        return false;
+      }
+    },
+  };
+}

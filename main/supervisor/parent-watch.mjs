@@ -1,3 +1,4 @@
+/* global setInterval, clearInterval */
 /**
  * Loaded into each service of the desktop app (`--import`): a service whose parent is gone stops itself.
  * Utility processes have no IPC `disconnect` event like Node children, so it watches the parent pid

@@ -66,12 +66,13 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private readonly pollMs: number;
   private readonly livenessFailures: number;
   private gatewayToken?: string;
+  private prepared?: Promise<void>;
 
   constructor(options: SupervisorOptions) {
     super();
     this.dataDir = options.dataDir;
     this.env = options.env ?? process.env;
-    this.launcher = options.launcher ?? nodeChildLauncher;
+    this.launcher = options.launcher ?? nodeChildLauncher();
     this.policy = { ...DEFAULT_RESTART_POLICY, ...options.restartPolicy };
     this.stopTimeoutMs = options.stopTimeoutMs ?? 5_000;
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
@@ -260,6 +261,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       this.setState(slot, 'gave-up', message);
       return;
     }
+    this.prepared ??= (this.launcher.prepare?.(this.services()) ?? Promise.resolve(undefined)).then((fallback) => {
+      if (fallback) for (const name of this.services()) this.note(name, fallback);
+    });
+    await this.prepared;
     if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
     const env = serviceEnv(slot.name, this.env, { dataDir: this.dataDir, identityUrl: this.identityUrl(), gatewayToken: this.gatewayToken });
