@@ -1,8 +1,8 @@
-import Bottleneck from 'bottleneck';
 import { Octokit } from 'octokit';
 import type { Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
 import type { Credential, CredentialResolver } from './credentials.ts';
+import { CredentialGroup, ImmediateRetryLimiter } from './throttle.ts';
 
 /**
  * The one way this service talks to the platform: one Octokit per credential (kept with it, in
@@ -27,20 +27,20 @@ const CLIENTS_KEPT = 500;
 export class Platform {
   readonly counters: PlatformCounters = { requests: 0, notModified: 0, coalesced: 0 };
   private readonly clients = new Map<string, { token: string; octokit: Octokit }>();
-  private readonly groups: Record<'global' | 'write' | 'search' | 'notifications' | 'auth', Bottleneck.Group>;
+  private readonly groups: Record<'global' | 'write' | 'search' | 'notifications' | 'auth', CredentialGroup>;
 
   constructor(
     readonly baseUrl: string,
     writeSpacingMs: number,
     private readonly logger: Logger,
   ) {
-    const timeout = 120_000;
+    // The plugin's own limits, kept per credential: 10 at once, writes (and notifying writes) spaced, searches spaced double.
     this.groups = {
-      global: new Bottleneck.Group({ id: 'repohost-global', maxConcurrent: 10, timeout }),
-      auth: new Bottleneck.Group({ id: 'repohost-auth', maxConcurrent: 1, timeout }),
-      write: new Bottleneck.Group({ id: 'repohost-write', maxConcurrent: 1, minTime: writeSpacingMs, timeout }),
-      notifications: new Bottleneck.Group({ id: 'repohost-notifications', maxConcurrent: 1, minTime: writeSpacingMs, timeout }),
-      search: new Bottleneck.Group({ id: 'repohost-search', maxConcurrent: 1, minTime: writeSpacingMs * 2, timeout }),
+      global: new CredentialGroup({ maxConcurrent: 10 }),
+      auth: new CredentialGroup({ maxConcurrent: 1 }),
+      write: new CredentialGroup({ maxConcurrent: 1, minTime: writeSpacingMs }),
+      notifications: new CredentialGroup({ maxConcurrent: 1, minTime: writeSpacingMs }),
+      search: new CredentialGroup({ maxConcurrent: 1, minTime: writeSpacingMs * 2 }),
     };
   }
 
@@ -77,11 +77,13 @@ export class Platform {
       throttle: {
         id: credential.fingerprint,
         ...this.groups,
+        retryLimiter: new ImmediateRetryLimiter(),
         // Never wait inside the service for a limit: the caller gets 429 with the platform's Retry-After.
         onRateLimit: () => false,
         onSecondaryRateLimit: () => false,
       },
-      retry: { doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 429, 451], retries: 2 },
+      // plugin-retry schedules every request through a fresh Bottleneck (~5 ms each); transient failures of reads are retried below instead.
+      retry: { enabled: false },
     });
     const etags = new Map<string, CachedRead>();
     const inFlight = new Map<string, Promise<unknown>>();
@@ -102,16 +104,18 @@ export class Platform {
         const cached = etags.get(key);
         counters.requests += 1;
         try {
-          // before-after-hook binds the same options object to every inner hook: the header must be set on it.
-          if (cached) options.headers['if-none-match'] = cached.etag;
-          const res = await request(options);
-          const etag = res.headers.etag;
-          if (res.status === 200 && typeof etag === 'string') {
-            etags.delete(key);
-            etags.set(key, { etag, response: res as CachedRead['response'] });
-            while (etags.size > ETAG_ENTRIES_PER_CREDENTIAL) etags.delete(etags.keys().next().value!);
-          }
-          return res;
+          return await readWithRetry(async () => {
+            // before-after-hook binds the same options object to every inner hook: the header must be set on it.
+            if (cached) options.headers['if-none-match'] = cached.etag;
+            const res = await request(options);
+            const etag = res.headers.etag;
+            if (res.status === 200 && typeof etag === 'string') {
+              etags.delete(key);
+              etags.set(key, { etag, response: res as CachedRead['response'] });
+              while (etags.size > ETAG_ENTRIES_PER_CREDENTIAL) etags.delete(etags.keys().next().value!);
+            }
+            return res;
+          });
         } catch (err) {
           if ((err as { status?: number }).status === 304 && cached) {
             counters.notModified += 1;
@@ -125,6 +129,20 @@ export class Platform {
       return read as ReturnType<typeof request>;
     });
     return octokit;
+  }
+}
+
+/** A read that failed in passing (5xx, network) is tried twice more, after 1 s and 4 s; nothing else is retried. */
+async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      const transient = status === undefined || status === 500 || status === 502 || status === 503 || status === 504;
+      if (!transient || attempt >= 2) throw err;
+      await new Promise((r) => setTimeout(r, (attempt + 1) ** 2 * 1000));
+    }
   }
 }
 

@@ -17,6 +17,7 @@ import type { SubscriptionRow, SubscriptionStore } from './store.ts';
  */
 
 export const MAX_LIFETIME_SECONDS = 7 * 24 * 3600;
+const SWEEP_CONCURRENCY = 8;
 
 export interface OpenRequest {
   kind: z.infer<typeof SubscriptionKind>;
@@ -128,11 +129,17 @@ export class Subscriptions {
       const now = Date.now();
       await this.store.expire(now);
       for (const [key, h] of this.held) if (h.until <= now) this.held.delete(key);
-      for (const row of await this.store.active()) {
-        const h = this.held.get(`${row.account}\0${row.profile}`);
-        if (!h) continue;
-        await this.watchQuietly(row, new Session(this.resolver, this.platform, row.account, row.profile, undefined, h.credential));
-      }
+      const watchable = (await this.store.active()).filter((row) => this.held.has(`${row.account}\0${row.profile}`));
+      // A few at a time: the per-credential limiter keeps each credential within the platform's concurrency anyway.
+      let next = 0;
+      const worker = async () => {
+        while (next < watchable.length) {
+          const row = watchable[next++]!;
+          const h = this.held.get(`${row.account}\0${row.profile}`);
+          if (h) await this.watchQuietly(row, new Session(this.resolver, this.platform, row.account, row.profile, undefined, h.credential));
+        }
+      };
+      await Promise.all(Array.from({ length: SWEEP_CONCURRENCY }, worker));
     })().finally(() => (this.sweeping = undefined));
     return this.sweeping;
   }

@@ -78,7 +78,7 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
     ...gatewayEnv,
     ...extra,
   });
-  const logger = () => createLogger('repohost-gateway', 'debug', { write: (line: string) => void logs.push(line) });
+  const logger = () => createLogger('repohost-gateway', gatewayEnv.REPOHOST_LOG_LEVEL ?? 'debug', { write: (line: string) => void logs.push(line) });
   let gateway = await startRepohostGateway(env({}), logger());
 
   const world: World = {
