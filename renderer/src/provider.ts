@@ -35,7 +35,7 @@ export function Provider() {
             <dt>CLI</dt>
             <dd data-check="cli">${cli?.ok ? html`found at <code>${cli.path ?? ''}</code>` : html`not found. ${cli?.detail ?? 'Install the CLI or set MODELPROV_CLI_BINARY.'}`}</dd>
             <dt>Signed in</dt>
-            <dd data-check="login">${login?.state === 'signed_in' ? 'yes' : login?.state === 'not_signed_in' ? `no. ${login.detail ?? 'Run the CLI once in a terminal and sign in.'}` : 'not known yet (the startup probe has not finished)'}</dd>
+            <dd data-check="login">${login?.state === 'signed_in' ? 'yes' : login?.state === 'not_signed_in' ? `no. ${login.detail ?? 'Run the CLI once in a terminal and sign in.'}` : lockdown?.state === 'pending' ? 'not known yet (the startup probe has not finished)' : 'not known: the probe could not tell; see the provider\u2019s log in the Services panel'}</dd>
             <dt>Lockdown</dt>
             <dd data-check="lockdown">${lockdown?.ok ? 'on: no tools, no MCP servers' : `not confirmed (${lockdown?.state ?? 'unknown'}). ${lockdown?.detail ?? ''}`}</dd>
             <dt>Tools loaded</dt>
