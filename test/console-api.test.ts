@@ -201,6 +201,16 @@ describe('the provider and the services', () => {
   });
 });
 
+describe('restarts', () => {
+  it('after identity restarts, the console still reads personas and connections', async () => {
+    const restarted = await data<ServiceStatus>('services.restart', { name: 'identity' });
+    expect(['starting', 'live', 'ready']).toContain(restarted.state);
+    await stack.supervisor.waitUntilSettled(['identity'], 30_000);
+    expect((await data<{ fields: unknown[] }>('personas.fields', { profile: seeded.profile })).fields).toHaveLength(3);
+    expect((await data<{ connections: { profile: string }[] }>('connections.list')).connections.map((c) => c.profile)).toEqual([seeded.connectionProfile]);
+  });
+});
+
 describe('requests the console refuses', () => {
   it('an unknown method names the methods there are', async () => {
     const error = await failure('personas.drop_all');
