@@ -34,10 +34,10 @@ const SHAPES: Shape[] = [
   { name: 'a Stripe key', pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}/ },
   { name: 'an Anthropic API key', pattern: /\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}/ },
   { name: 'an OpenAI API key', pattern: /\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b/ },
-  { name: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b|\bGOCSPX-[A-Za-z0-9_-]{28}\b|\bya29\.[0-9A-Za-z_-]{30,}/ },
+  { name: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])|\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])|\bya29\.[0-9A-Za-z_-]{30,}/ },
   { name: 'an npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/ },
   { name: 'a PyPI token', pattern: /\bpypi-AgE[A-Za-z0-9_-]{50,}/ },
-  { name: 'a SendGrid key', pattern: /\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b/ },
+  { name: 'a SendGrid key', pattern: /\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
   { name: 'a Twilio key', pattern: /\bSK[0-9a-f]{32}\b/ },
   { name: 'a Hugging Face token', pattern: /\bhf_[A-Za-z0-9]{34,}\b/ },
   { name: 'a Docker Hub token', pattern: /\bdckr_pat_[A-Za-z0-9_-]{27,}/ },
@@ -51,11 +51,11 @@ const SHAPES: Shape[] = [
   { name: 'a Notion token', pattern: /\b(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})\b/ },
   { name: 'a Mailgun key', pattern: /\bkey-[0-9a-f]{32}\b/ },
   { name: 'a Mailchimp key', pattern: /\b[0-9a-f]{32}-us\d{1,2}\b/ },
-  { name: 'a Telegram bot token', pattern: /\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b/ },
-  { name: 'a Discord token', pattern: /\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b/ },
+  { name: 'a Telegram bot token', pattern: /\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/ },
+  { name: 'a Discord token', pattern: /\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])/ },
   { name: 'an Atlassian token', pattern: /\bATATT3[A-Za-z0-9_=-]{60,}/ },
   { name: 'an Azure storage key', pattern: /AccountKey=[A-Za-z0-9+/]{86}==/ },
-  { name: 'a Square token', pattern: /\bEAAA[A-Za-z0-9_-]{60}\b|\bsq0csp-[A-Za-z0-9_-]{43}\b/ },
+  { name: 'a Square token', pattern: /\bEAAA[A-Za-z0-9_-]{60}(?![A-Za-z0-9_-])|\bsq0csp-[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
 ];
 
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;

@@ -139,6 +139,8 @@ export class Personas {
         throw problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
       }
       const row = this.sql.insertPersona({
+        live_fields: 0,
+        live_notes: 0,
         account: principal.account,
         profile,
         display_name: card.display_name,
@@ -214,7 +216,8 @@ export class Personas {
       persona: cardView(p),
       fields: this.sql.pinnedFields(p.id, policy.pinCapFields).map(fieldView),
       notes: this.sql.pinnedNotes(p.id, policy.pinCapNotes).map(noteView),
-      ...this.sql.liveCounts(p.id),
+      field_count: p.live_fields,
+      note_count: p.live_notes,
       pin_caps: { fields: policy.pinCapFields, notes: policy.pinCapNotes },
     };
   }

@@ -88,6 +88,28 @@ export const personaMigrations: Migration[] = [
       INSERT INTO notes_fts (notes_fts, rank) VALUES ('secure-delete', 1);
     `);
   },
+  // Live counts kept on the persona row by triggers, so the identity block need not count 10,000 rows.
+  (db) => {
+    db.exec(`
+      ALTER TABLE personas ADD COLUMN live_fields INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE personas ADD COLUMN live_notes INTEGER NOT NULL DEFAULT 0;
+      UPDATE personas SET
+        live_fields = (SELECT count(*) FROM fields WHERE persona_id = personas.id AND state = 'live'),
+        live_notes = (SELECT count(*) FROM notes WHERE persona_id = personas.id AND state = 'live');
+      CREATE TRIGGER fields_live_insert AFTER INSERT ON fields WHEN new.state = 'live'
+        BEGIN UPDATE personas SET live_fields = live_fields + 1 WHERE id = new.persona_id; END;
+      CREATE TRIGGER fields_live_delete AFTER DELETE ON fields WHEN old.state = 'live'
+        BEGIN UPDATE personas SET live_fields = live_fields - 1 WHERE id = old.persona_id; END;
+      CREATE TRIGGER fields_live_update AFTER UPDATE OF state ON fields WHEN (old.state = 'live') <> (new.state = 'live')
+        BEGIN UPDATE personas SET live_fields = live_fields + (CASE WHEN new.state = 'live' THEN 1 ELSE -1 END) WHERE id = new.persona_id; END;
+      CREATE TRIGGER notes_live_insert AFTER INSERT ON notes WHEN new.state = 'live'
+        BEGIN UPDATE personas SET live_notes = live_notes + 1 WHERE id = new.persona_id; END;
+      CREATE TRIGGER notes_live_delete AFTER DELETE ON notes WHEN old.state = 'live'
+        BEGIN UPDATE personas SET live_notes = live_notes - 1 WHERE id = old.persona_id; END;
+      CREATE TRIGGER notes_live_update AFTER UPDATE OF state ON notes WHEN (old.state = 'live') <> (new.state = 'live')
+        BEGIN UPDATE personas SET live_notes = live_notes + (CASE WHEN new.state = 'live' THEN 1 ELSE -1 END) WHERE id = new.persona_id; END;
+    `);
+  },
 ];
 
 export interface PersonaRow {
@@ -102,6 +124,8 @@ export interface PersonaRow {
   speaking_style: string | null;
   created_at: string;
   updated_at: string;
+  live_fields: number;
+  live_notes: number;
 }
 
 export type EntryState = 'live' | 'kept' | 'pending';

@@ -104,7 +104,7 @@ export class PersonaSql extends Connection {
   private qNoteByIdempotency = this.s('SELECT * FROM notes WHERE persona_id = ? AND idempotency_key = ?');
   private qNotes = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live' AND seq > ? ORDER BY seq LIMIT ?");
   private qNotesOfKind = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live' AND kind = ? AND seq > ? ORDER BY seq LIMIT ?");
-  private qPinnedNotes = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1 ORDER BY seq LIMIT ?");
+  private qPinnedNotes = this.s("SELECT * FROM notes INDEXED BY notes_pinned WHERE persona_id = ? AND state = 'live' AND pinned = 1 ORDER BY seq LIMIT ?");
   private qInsertNote = this.s(`INSERT INTO notes (id, persona_id, kind, content, revision, source, asserted_by, pinned, state, destroy_at, idempotency_key, written_at, revised_at)
     VALUES (@id, @persona_id, @kind, @content, @revision, @source, @asserted_by, @pinned, @state, @destroy_at, @idempotency_key, @written_at, @revised_at) RETURNING *`);
   private qUpdateNote = this.s(`UPDATE notes SET kind = @kind, content = @content, revision = @revision, source = @source, asserted_by = @asserted_by,
@@ -143,12 +143,6 @@ export class PersonaSql extends Connection {
   }
   countPinnedNotes(personaId: number): number {
     return (this.s("SELECT count(*) AS n FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
-  }
-
-  private qCounts = this.s(`SELECT (SELECT count(*) FROM fields WHERE persona_id = @id AND state = 'live') AS field_count,
-    (SELECT count(*) FROM notes WHERE persona_id = @id AND state = 'live') AS note_count`);
-  liveCounts(personaId: number): { field_count: number; note_count: number } {
-    return this.qCounts.get({ id: personaId }) as { field_count: number; note_count: number };
   }
 
   // Forgetting
