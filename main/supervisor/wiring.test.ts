@@ -1,0 +1,99 @@
+import { readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/support/identity.ts';
+import { CrashHistory, backoffDelay, DEFAULT_RESTART_POLICY } from './backoff.ts';
+import { LogRing, lineSplitter } from './log-buffer.ts';
+import { GATEWAY_TOKEN_FILE, gatewayServiceToken, placement, serviceEnv } from './wiring.ts';
+
+const wiring = { dataDir: '/data', identityUrl: 'http://127.0.0.1:8001', gatewayToken: 'g'.repeat(43) };
+
+describe('each service\u2019s environment', () => {
+  it('passes only the service\u2019s own prefixed variables, and the user\u2019s values win', () => {
+    const parent = { PATH: '/bin', HOME: '/home/u', PERSONA_PORT: '9004', PERSONA_LOG_LEVEL: 'debug', REPOHOST_PLATFORM_URL: 'http://x', MODELPROV_CLI_BINARY: '/c', IDENTITY_PORT: '9001' };
+    const env = serviceEnv('persona-store', parent, wiring);
+    expect(env).toEqual({
+      PATH: '/bin',
+      HOME: '/home/u',
+      PERSONA_PORT: '9004',
+      PERSONA_LOG_LEVEL: 'debug',
+      PERSONA_HOST: '127.0.0.1',
+      PERSONA_DATA_DIR: '/data/persona-store',
+      PERSONA_IDENTITY_URL: 'http://127.0.0.1:8001',
+    });
+  });
+
+  it('wires the gateway\u2019s service token into identity and the gateway', () => {
+    expect(serviceEnv('identity', {}, wiring).IDENTITY_SERVICE_TOKENS).toBe(`repohost-api=${wiring.gatewayToken}`);
+    expect(serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'other=abcdefghijklmnopq' }, wiring).IDENTITY_SERVICE_TOKENS).toBe(
+      `other=abcdefghijklmnopq,repohost-api=${wiring.gatewayToken}`,
+    );
+    // A user who registered the gateway themselves keeps their own token.
+    expect(serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'repohost-api=mine-mine-mine-mine' }, wiring).IDENTITY_SERVICE_TOKENS).toBe('repohost-api=mine-mine-mine-mine');
+    const gateway = serviceEnv('repohost-gateway', {}, wiring);
+    expect(gateway).toMatchObject({ REPOHOST_IDENTITY_URL: wiring.identityUrl, REPOHOST_IDENTITY_SERVICE_TOKEN: wiring.gatewayToken, REPOHOST_PORT: '8011' });
+    expect(serviceEnv('model-provider', {}, wiring)).toEqual({ MODELPROV_HOST: '127.0.0.1', MODELPROV_PORT: '8127', MODELPROV_DATA_DIR: '/data/model-provider' });
+  });
+
+  it('places each service on its default port and folder unless told otherwise', () => {
+    expect(placement('identity', '/d', {})).toEqual({ host: '127.0.0.1', port: 8001, dataDir: '/d/identity' });
+    expect(placement('identity', '/d', { IDENTITY_PORT: '9100', IDENTITY_DATA_DIR: '/elsewhere' })).toEqual({ host: '127.0.0.1', port: 9100, dataDir: '/elsewhere' });
+    // A bad port is left for the service to refuse by name; the supervisor shows the default meanwhile.
+    expect(placement('identity', '/d', { IDENTITY_PORT: 'eighty' }).port).toBe(8001);
+  });
+
+  it('makes the gateway token once, owner-only, and repairs loose permissions', () => {
+    const dir = tempDir('token-');
+    const first = gatewayServiceToken(dir);
+    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(gatewayServiceToken(dir)).toBe(first);
+    const file = join(dir, GATEWAY_TOKEN_FILE);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    chmodSync(file, 0o644);
+    expect(gatewayServiceToken(dir)).toBe(first);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    writeFileSync(file, 'short\n');
+    expect(() => gatewayServiceToken(dir)).toThrow(/does not hold a service token; delete it/);
+    expect(readFileSync(file, 'utf8')).toBe('short\n');
+  });
+});
+
+describe('restart policy', () => {
+  it('doubles the delay per crash up to the cap', () => {
+    const policy = { ...DEFAULT_RESTART_POLICY, baseDelayMs: 500, maxDelayMs: 30_000 };
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 60].map((n) => backoffDelay(n, policy))).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  });
+
+  it('counts crashes inside the window only, and gives up at the limit', () => {
+    const history = new CrashHistory({ ...DEFAULT_RESTART_POLICY, maxCrashes: 3, windowMs: 1000 });
+    expect(history.record(0)).toBe(1);
+    expect(history.record(500)).toBe(2);
+    expect(history.record(1400)).toBe(2); // the crash at 0 fell out of the window
+    expect(history.tooMany(history.record(1450))).toBe(true);
+    history.clear();
+    expect(history.record(1500)).toBe(1);
+  });
+});
+
+describe('log ring buffer', () => {
+  const line = (text: string) => ({ service: 'identity' as const, time: 't', stream: 'stdout' as const, text });
+
+  it('keeps the newest lines, filters case-insensitively and limits', () => {
+    const ring = new LogRing(3);
+    for (const t of ['one', 'Two', 'three', 'four']) ring.push(line(t));
+    expect(ring.tail().map((l) => l.text)).toEqual(['Two', 'three', 'four']);
+    expect(ring.tail({ filter: 'T' }).map((l) => l.text)).toEqual(['Two', 'three']);
+    expect(ring.tail({ limit: 1 }).map((l) => l.text)).toEqual(['four']);
+    expect(ring.tail({ limit: 0 })).toEqual([]);
+  });
+
+  it('splits chunks into lines, holding a partial line until it ends', () => {
+    const lines: string[] = [];
+    const splitter = lineSplitter((l) => lines.push(l));
+    splitter.push('a\nb');
+    splitter.push('c\r\n\nd');
+    expect(lines).toEqual(['a', 'bc']);
+    splitter.flush();
+    expect(lines).toEqual(['a', 'bc', 'd']);
+  });
+});
