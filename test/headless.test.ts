@@ -70,8 +70,19 @@ describe('npm run serve (headless)', () => {
       }
     }
     if (existsSync(join(ROOT, 'main', 'console', 'server.ts'))) {
-      const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\S*)/.exec(out)?.[1];
+      const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/.exec(out)?.[1];
       expect(consoleUrl, out).toBeDefined();
+      // The printed console sees the same supervisor: every service in the state the summary printed.
+      const url = new URL(consoleUrl!);
+      const answer = await fetch(new URL('/api/call', url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-console-secret': url.searchParams.get('secret')! },
+        body: JSON.stringify({ method: 'services.list' }),
+      });
+      const listed = (await answer.json()) as { ok: boolean; data: Array<{ name: string; state: string }> };
+      expect(listed.ok).toBe(true);
+      expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
+      for (const s of listed.data) expect(s.state).toBe(built(s.name) ? 'ready' : 'gave-up');
     } else {
       expect(out).toContain('Console: unavailable in this version');
     }
