@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHubDouble, type GitHubDouble } from '../../test/github-double/double.ts';
 import { startTestIdentity, tempDir, type TestIdentity } from '../../test/support/identity.ts';
@@ -6,6 +7,12 @@ import { startRepohostGateway } from './service.ts';
 
 let double: GitHubDouble;
 let identity: TestIdentity;
+const dirs: string[] = [];
+const dir = () => {
+  const d = tempDir('repohost-proc');
+  dirs.push(d);
+  return d;
+};
 
 beforeAll(async () => {
   double = await startGitHubDouble();
@@ -15,6 +22,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await identity?.close();
   await double?.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('the gateway as a program', () => {
@@ -22,7 +30,7 @@ describe('the gateway as a program', () => {
     const port = await freePort();
     const proc = await spawnService(
       'repohost-gateway',
-      { REPOHOST_PORT: String(port), REPOHOST_DATA_DIR: tempDir('repohost-proc'), REPOHOST_IDENTITY_URL: identity.url, REPOHOST_PLATFORM_URL: double.url },
+      { REPOHOST_PORT: String(port), REPOHOST_DATA_DIR: dir(), REPOHOST_IDENTITY_URL: identity.url, REPOHOST_PLATFORM_URL: double.url },
       port,
     );
     const ready = await fetch(`${proc.url}/ready`);
@@ -42,7 +50,7 @@ describe('readiness names what is missing', () => {
   it('without a service token: /ready and every /v1 route say to set REPOHOST_IDENTITY_SERVICE_TOKEN', async () => {
     const gateway = await startRepohostGateway({
       REPOHOST_PORT: '0',
-      REPOHOST_DATA_DIR: tempDir('repohost-ready'),
+      REPOHOST_DATA_DIR: dir(),
       REPOHOST_IDENTITY_URL: identity.url,
       REPOHOST_PLATFORM_URL: double.url,
       REPOHOST_LOG_LEVEL: 'silent',
@@ -68,7 +76,7 @@ describe('readiness names what is missing', () => {
   it('when the identity service cannot be reached: 503 naming its keys', async () => {
     const gateway = await startRepohostGateway({
       REPOHOST_PORT: '0',
-      REPOHOST_DATA_DIR: tempDir('repohost-ready'),
+      REPOHOST_DATA_DIR: dir(),
       REPOHOST_IDENTITY_URL: 'http://127.0.0.1:9',
       REPOHOST_PLATFORM_URL: double.url,
       REPOHOST_IDENTITY_SERVICE_TOKEN: 'x'.repeat(32),

@@ -10,6 +10,7 @@ import { Platform } from './platform.ts';
 import { SignalSender } from './signals.ts';
 import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
 import { Subscriptions } from './subscriptions.ts';
+import { rememberingVerifier } from './verified-tokens.ts';
 
 export interface RunningGateway extends RunningService {
   /** For tests and benchmarks in-process: the parts whose counters they read. */
@@ -23,7 +24,7 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   const database = openDatabase<GatewayDatabase>(join(config.dataDir, 'repohost-gateway.db'), gatewayMigrations);
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();
-  const verifier = createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE });
+  const verifier = rememberingVerifier(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }));
   const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken);
   const platform = new Platform(config.platformUrl, config.writeSpacingMs, log);
   const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log);
