@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceSupervisor, type SupervisorOptions } from '../main/supervisor/supervisor.ts';
@@ -152,9 +152,10 @@ describe('supervisor with real child processes', () => {
       await supervisor.start('identity');
       const status = statusOf(supervisor, 'identity');
       expect(status.state).toBe('gave-up');
+      // The holder is this test's own process, so /proc names it.
       expect(status.lastError).toBe(
-        `Port ${port} on 127.0.0.1 is already in use by a program that is not one of these services, so the identity service was not started. ` +
-          'Stop that program, or set IDENTITY_PORT to a free port. Nothing was killed.',
+        `Port ${port} on 127.0.0.1 is already in use by a program that is not one of these services (process ${process.pid}, ${readFileSync('/proc/self/comm', 'utf8').trim()}), ` +
+          'so the identity service was not started. Stop that program, or set IDENTITY_PORT to a free port. Nothing was killed.',
       );
       expect(holder.listening).toBe(true);
     } finally {
@@ -169,7 +170,7 @@ describe('supervisor with real child processes', () => {
       const { supervisor } = await identitySupervisor({}, { IDENTITY_PORT: String(port) });
       await supervisor.start('identity');
       expect(statusOf(supervisor, 'identity').lastError).toMatch(
-        new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use by another copy of the identity service`),
+        new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use by another copy of the identity service .*\\(process ${other.child.pid}, node\\)`),
       );
       expect((await fetch(`${other.url}/healthy`)).status).toBe(200);
     } finally {

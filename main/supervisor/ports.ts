@@ -1,3 +1,4 @@
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { ServiceName } from './types.ts';
 
@@ -45,6 +46,57 @@ export async function identifyHolder(baseUrl: string): Promise<{ service?: Servi
   return { oursLike: true };
 }
 
+/**
+ * The process listening on a TCP port, from /proc (Linux only; only processes we may inspect, so
+ * usually those of the same user). Undefined when it cannot be told.
+ */
+export function portHolder(port: number): { pid: number; command: string } | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const inodes = new Set<string>();
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      let text = '';
+      try {
+        text = readFileSync(table, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const row of text.split('\n').slice(1)) {
+        const cols = row.trim().split(/\s+/);
+        const local = cols[1];
+        if (!local || cols[3] !== '0A') continue; // 0A = LISTEN
+        if (parseInt(local.split(':')[1] ?? '', 16) === port && cols[9]) inodes.add(cols[9]);
+      }
+    }
+    if (inodes.size === 0) return undefined;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let fds: string[];
+      try {
+        fds = readdirSync(`/proc/${entry}/fd`);
+      } catch {
+        continue;
+      }
+      for (const fd of fds) {
+        let target = '';
+        try {
+          target = readlinkSync(`/proc/${entry}/fd/${fd}`);
+        } catch {
+          continue;
+        }
+        const m = /^socket:\[(\d+)\]$/.exec(target);
+        if (m && inodes.has(m[1]!)) {
+          const command = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+          return { pid: Number(entry), command };
+        }
+      }
+    }
+  } catch {
+    /* fall through: unknown holder */
+  }
+  return undefined;
+}
+
 const LABELS: Record<ServiceName, string> = {
   identity: 'the identity service',
   'persona-store': 'the persona store',
@@ -60,13 +112,15 @@ export function serviceLabel(name: ServiceName): string {
 export async function busyPortMessage(name: ServiceName, host: string, port: number, prefix: string): Promise<string> {
   const hostPart = host.includes(':') ? `[${host}]` : host;
   const holder = await identifyHolder(`http://${hostPart}:${port}`);
+  const proc = portHolder(port);
+  const pid = proc ? ` (process ${proc.pid}, ${proc.command})` : '';
   const who = holder.service
     ? `another copy of ${LABELS[holder.service]} (it answers like one; perhaps a second app or \`npm run serve\` is running)`
     : holder.oursLike
       ? 'a program that answers like one of these services'
       : 'a program that is not one of these services';
   return (
-    `Port ${port} on ${host} is already in use by ${who}, so ${LABELS[name]} was not started. ` +
+    `Port ${port} on ${host} is already in use by ${who}${pid}, so ${LABELS[name]} was not started. ` +
     `Stop that program, or set ${prefix}PORT to a free port. Nothing was killed.`
   );
 }
