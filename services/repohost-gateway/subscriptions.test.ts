@@ -116,6 +116,35 @@ describe('subscriptions end with exactly one signed signal', () => {
     expect(verified(sub.secret, sub.id).data).toMatchObject({ kind: 'run_completed', event: 'run_completed', target: `run/${runId}` });
   });
 
+  it('every kind finishes after a restart, driven by the caller\u2019s list, with one signal each', async () => {
+    const d = world.double;
+    const merge = newPull('r-merge');
+    const review = newPull('r-review');
+    const checks = newPull('r-checks');
+    d.addCheckRun('dana/app', d.headOf('dana/app', 'r-checks'), { name: 'ci', settleMs: 3_600_000 });
+    const { runId } = d.addWorkflowRun('dana/app', { name: 'r-run', head_branch: 'main', settleMs: 3_600_000 });
+    const subs = [
+      await open({ kind: 'pull_merged', pull: merge }),
+      await open({ kind: 'review_landed', pull: review }),
+      await open({ kind: 'checks_settled', pull: checks }),
+      await open({ kind: 'run_completed', run_id: runId }),
+    ];
+    expect(subs.map((x) => x.state)).toEqual(['active', 'active', 'active', 'active']);
+    await world.restartGateway({ REPOHOST_SWEEP_SECONDS: '3600' });
+    d.mergePullOutside('dana/app', merge);
+    d.addReview('dana/app', review, { user: 'erin', state: 'APPROVED' });
+    d.settle('dana/app');
+    await world.gateway.parts.subscriptions.sweep();
+    for (const x of subs) expect(signalsFor(x.id)).toHaveLength(0);
+    await world.call('GET', '/v1/subscriptions');
+    for (const x of subs) {
+      expect((await read(x.id)).state).toBe('ended');
+      verified(x.secret, x.id);
+    }
+    await world.call('GET', '/v1/subscriptions');
+    for (const x of subs) expect(signalsFor(x.id)).toHaveLength(1);
+  });
+
   it('an event that already happened ends the subscription at opening, with one signal', async () => {
     const { runId } = world.double.addWorkflowRun('dana/app', { name: 'done', head_branch: 'main', settleMs: 0 });
     const sub = await open({ kind: 'run_completed', run_id: runId });
@@ -195,6 +224,15 @@ describe('subscription limits', () => {
     for (let i = 0; i < 5; i++) await world.gateway.parts.subscriptions.sweep();
     expect(world.double.calls.length).toBeGreaterThan(calls);
     expect(world.double.quotaUsed('dana')).toBe(quota);
+  });
+
+  it('the background sweep alone ends a subscription while the caller\u2019s credential is held', async () => {
+    await world.restartGateway({ REPOHOST_SWEEP_SECONDS: '1' });
+    const n = newPull('background');
+    const sub = await open({ kind: 'pull_merged', pull: n });
+    world.double.mergePullOutside('dana/app', n);
+    await eventually(() => signalsFor(sub.id).length, (k) => k === 1, 'the background sweep to end it', 8_000);
+    expect(verified(sub.secret, sub.id).data.event).toBe('pull_merged');
   });
 
   it('stores no credential: the database holds neither the token nor any installation token', () => {
