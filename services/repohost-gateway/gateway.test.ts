@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membersOutside, startWorld, type World } from '../../test/github-double/world.ts';
+import { tempDir } from '../../test/support/identity.ts';
+import { startRepohostGateway } from './service.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
 
 const PAT = `github_pat_${'a1'.repeat(20)}`;
@@ -470,6 +472,30 @@ describe('what leaves the service', () => {
     const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/me', '/v1/repos/{owner}/{name}/pulls/{number}', '/v1/subscriptions']));
     expect((await fetch(`${world.gateway.url}/docs`)).status).toBe(200);
+  });
+});
+
+describe('GitHub Enterprise', () => {
+  it('works by pointing REPOHOST_PLATFORM_URL at the server\u2019s /api/v3', async () => {
+    const dataDir = tempDir('repohost-ghes');
+    const ghes = await startRepohostGateway({
+      REPOHOST_PORT: '0',
+      REPOHOST_DATA_DIR: dataDir,
+      REPOHOST_IDENTITY_URL: world.identity.url,
+      REPOHOST_PLATFORM_URL: `${world.double.url}/api/v3`,
+      REPOHOST_IDENTITY_SERVICE_TOKEN: world.serviceToken,
+      REPOHOST_LOG_LEVEL: 'silent',
+    });
+    try {
+      const res = await fetch(`${ghes.url}/v1/repos/alice/web`, { headers: { authorization: `Bearer ${await world.token()}`, 'x-identity-profile': 'work' } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { full_name: string }).full_name).toBe('alice/web');
+      expect((await fetch(`${ghes.url}/ready`)).status).toBe(200);
+      expect(world.double.violations).toEqual([]);
+    } finally {
+      await ghes.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -813,6 +813,8 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', base);
+    // GitHub Enterprise Server serves the same API under /api/v3.
+    if (url.pathname === '/api/v3' || url.pathname.startsWith('/api/v3/')) url.pathname = url.pathname.slice('/api/v3'.length) || '/';
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
