@@ -287,3 +287,23 @@ describe('recall', () => {
     );
   });
 });
+
+describe('remembered tokens', () => {
+  it('a token is verified once while it is valid, and verified again once its exp has passed', async () => {
+    const { rememberVerifiedTokens } = await import('./verified-tokens.ts');
+    const { createTokenVerifier } = await import('../kit/auth.ts');
+    const real = createTokenVerifier({ identityUrl: bed.identity.url, audience: 'persona' });
+    let verifications = 0;
+    const counted = { ...real, verify: (h: string | undefined) => (verifications++, real.verify(h)), keySetFetches: 0 };
+    let clock = Date.now();
+    const verifier = rememberVerifiedTokens(counted, () => clock);
+    const header = `Bearer ${await bed.identity.mint(bed.identity.localCredential, 'persona')}`;
+    await verifier.verify(header);
+    await verifier.verify(header);
+    expect(verifications).toBe(1);
+    clock += 3_600_000; // past exp (tokens live 600 s)
+    await verifier.verify(header);
+    expect(verifications).toBe(2);
+    await expect(verifier.verify(`${header}x`)).rejects.toMatchObject({ status: 401 });
+  });
+});

@@ -10,6 +10,7 @@ import { Personas } from './personas.ts';
 import { personaMigrations } from './schema.ts';
 import { createPolicySource } from './settings.ts';
 import { PersonaSql } from './store.ts';
+import { rememberVerifiedTokens } from './verified-tokens.ts';
 
 export const DATABASE_FILE = 'persona-store.db';
 
@@ -20,7 +21,7 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   const database = openDatabase(join(config.dataDir, DATABASE_FILE), personaMigrations);
   const sql = new PersonaSql(database.sqlite);
   const personas = new Personas(sql, { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength });
-  const verifier = createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE });
+  const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }));
   const app = createPersonaApp({ logger: log, sqlite: database.sqlite, personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
   // Grace periods that ended while the service was stopped end now.
   sweep(sql);
