@@ -58,16 +58,22 @@ async function main(): Promise<void> {
   process.stdout.write(`Data folder: ${dataDir}\nStarting ${supervisor.services().join(', ')}...\n`);
 
   let stopping = false;
+  let stoppingSince = 0;
   let consoleServer: ConsoleServer | undefined;
   const shutdown = async (signal: string) => {
     if (stopping) {
-      process.stdout.write('Stopping already; the services end by themselves when this process is gone.\n');
+      // Ctrl-C reaches npm, tsx and us at once, and tsx passes it on too: only a later press forces the exit.
+      if (Date.now() - stoppingSince < 1_000) return;
+      process.stdout.write('Stopping already; exiting now. The services end by themselves when this process is gone.\n');
       process.exit(130);
     }
     stopping = true;
+    stoppingSince = Date.now();
     process.stdout.write(`\n${signal}: stopping every service...\n`);
+    // Mark every service as stopped at once, so that none of them is restarted while the console closes.
+    const closing = supervisor.close();
     await consoleServer?.close().catch(() => undefined);
-    await supervisor.close();
+    await closing;
     process.stdout.write('Stopped.\n');
     process.exit(0);
   };
@@ -93,12 +99,16 @@ async function main(): Promise<void> {
     }
   }
 
-  // The provider's readiness probe of its CLI may take up to two minutes; report whatever is settled by then.
-  const statuses = await supervisor.waitUntilSettled(undefined, 150_000).catch(() => supervisor.status());
+  // Summarise once everything has settled, or after 20 s with the reason each one is not ready yet
+  // (the provider's probe of its CLI alone may take two minutes); later changes are printed as they come.
+  const statuses = await supervisor.waitUntilSettled(undefined, 20_000).catch(() => supervisor.status());
   if (stopping) return;
   const ready = statuses.filter((s) => s.state === 'ready').length;
   process.stdout.write(`\n${ready === statuses.length ? 'All services are ready' : `${ready} of ${statuses.length} services are ready`}:\n`);
   for (const s of statuses) process.stdout.write(`${line(s)}\n`);
+  if (statuses.some((s) => s.state === 'starting' || s.state === 'live')) {
+    process.stdout.write('Services not ready yet are still being checked; each is printed here when it becomes ready.\n');
+  }
   process.stdout.write(`${consoleLine}\nLogs: ${join(dataDir, 'logs')}\nPress Ctrl-C to stop.\n`);
 }
 

@@ -438,11 +438,26 @@ async function fetchStatus(url: string): Promise<{ status: number; detail?: stri
       await res.body?.cancel();
       return { status: res.status };
     }
-    const body = (await res.json().catch(() => undefined)) as { detail?: unknown } | undefined;
-    return { status: res.status, ...(typeof body?.detail === 'string' ? { detail: body.detail.slice(0, 300) } : {}) };
+    const body = (await res.json().catch(() => undefined)) as { detail?: unknown; checks?: unknown } | undefined;
+    const detail = typeof body?.detail === 'string' ? body.detail : failingChecks(body?.checks);
+    return { status: res.status, ...(detail ? { detail: detail.slice(0, 300) } : {}) };
   } catch {
     return { status: 0 };
   }
+}
+
+/** For a /ready body without a problem detail (the provider's): the checks that fail, with their state. */
+function failingChecks(checks: unknown): string | undefined {
+  if (!checks || typeof checks !== 'object') return undefined;
+  const failing = Object.entries(checks as Record<string, unknown>).flatMap(([name, value]) => {
+    if (value === 'failing') return [name];
+    if (value && typeof value === 'object' && (value as { ok?: unknown }).ok === false) {
+      const state = (value as { state?: unknown }).state;
+      return [typeof state === 'string' && /^[a-z_]{1,40}$/.test(state) ? `${name} (${state.replace(/_/g, ' ')})` : name];
+    }
+    return [];
+  });
+  return failing.length ? `Not ready: ${failing.join(', ')}.` : undefined;
 }
 
 /** The last stderr line that says something (not a stack frame), shortened for a status line. */
