@@ -146,7 +146,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     const tea = page.locator('figure.claim[data-kind="field"]', { hasText: 'favourite_tea' });
     expect(await tea.locator('figcaption').innerText()).toBe('You (as owner) recorded, via persona, that favourite_tea is:');
     expect(await tea.locator('blockquote').innerText()).toBe('Assam, strong');
-    expect(await tea.locator('.claim-meta').innerText()).toMatch(/type string\s+revision 2\s+source \(claimed\): owner\s+asserted by: persona\s+pinned/);
+    expect(await tea.locator('.claim-meta').innerText()).toMatch(/type string\s+revision 2\s+updated [^\n]+\s+source \(claimed\): owner\s+asserted by: persona\s+pinned/);
     // An entry that reads like an instruction is still only a quoted claim of its writer.
     const injected = page.locator('figure.claim[data-kind="field"]', { hasText: 'ignore_previous_instructions' });
     expect(await injected.locator('figcaption').innerText()).toBe('The assistant recorded, via persona, that ignore_previous_instructions is:');
@@ -188,6 +188,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     const hit = page.locator('.recall-results figure.claim[data-kind="note"]');
     await hit.waitFor();
     expect(await hit.locator('blockquote').innerText()).toBe(seeded.noteContents[0]);
+    expect(await page.locator('.recall-results .in-persona').first().innerText()).toBe(`in persona ${seeded.profile}`);
     await page.locator('input[name="q"]').fill('zebra');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('Nothing matches “zebra”. Try fewer or other words.').waitFor();

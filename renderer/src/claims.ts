@@ -68,6 +68,7 @@ export function FieldClaim({ field }: { field: FieldEntry }) {
     <p class="claim-meta">
       <span>type ${field.value_type ?? '—'}</span>
       <span>revision ${field.revision ?? '—'}</span>
+      <span>updated ${formatTime(field.updated_at)}</span>
       <span title="source is the writer's own claim">source (claimed): ${field.source ?? '—'}</span>
       <span>asserted by: ${field.asserted_by ?? '—'}</span>
       ${field.pinned ? html`<span class="pin">pinned</span>` : html`<span>not pinned</span>`}

@@ -49,6 +49,10 @@ export function Recall() {
   </section>`;
 }
 
+function InPersona({ profile }: { profile: string | undefined }) {
+  return profile ? html`<p class="muted in-persona">in persona <a href=${`#personas/${encodeURIComponent(profile)}`}>${profile}</a></p>` : null;
+}
+
 function Results({ data, q }: { data: unknown; q: string }) {
   const fields = itemsOf<Hit<FieldEntry>>((data as Record<string, unknown>)?.fields, 'fields');
   const notes = itemsOf<Hit<NoteEntry>>((data as Record<string, unknown>)?.notes, 'notes');
@@ -57,8 +61,8 @@ function Results({ data, q }: { data: unknown; q: string }) {
   }
   return html`<div class="recall-results">
     <h3>Fields (${fields.length})</h3>
-    <div class="claims">${fields.map((h, i) => html`<${FieldClaim} key=${i} field=${entryOf(h, 'field')} />`)}</div>
+    <div class="claims">${fields.map((h, i) => html`<div key=${i}><${InPersona} profile=${h.profile} /><${FieldClaim} field=${entryOf(h, 'field')} /></div>`)}</div>
     <h3>Notes (${notes.length})</h3>
-    <div class="claims">${notes.map((h, i) => html`<${NoteClaim} key=${i} note=${entryOf(h, 'note')} />`)}</div>
+    <div class="claims">${notes.map((h, i) => html`<div key=${i}><${InPersona} profile=${h.profile} /><${NoteClaim} note=${entryOf(h, 'note')} /></div>`)}</div>
   </div>`;
 }
