@@ -3,6 +3,7 @@
  * loopback Host and same-origin checks, the CSP, and the API behind them (the real supervisor running
  * the real identity service).
  */
+import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleServer } from '../main/console/server.ts';
@@ -16,6 +17,7 @@ let server: ConsoleServer;
 let base: string;
 let secret: string;
 let port: number;
+let dataDir: string;
 
 interface Answer {
   status: number;
@@ -41,8 +43,9 @@ const apiCall = (body: unknown, headers: Record<string, string>) =>
   send('/api/call', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 beforeAll(async () => {
+  dataDir = tempDir('console-server');
   supervisor = new ServiceSupervisor({
-    dataDir: tempDir('console-server'),
+    dataDir,
     services: ['identity'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'warn' },
   });
@@ -58,6 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await supervisor?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('the console URL and its secret', () => {
