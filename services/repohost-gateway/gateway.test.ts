@@ -337,6 +337,10 @@ describe('CI', () => {
     const pull = await world.call('GET', '/v1/repos/alice/web/checks?pull=1');
     expect(pull.body).toMatchObject({ ref: 'pull/1', total: 2 });
     expect((await world.call('GET', '/v1/repos/alice/web/checks')).status).toBe(422);
+    world.double.addStatus('alice/web', sha, { context: 'external', state: 'pending' });
+    const withStatus = await world.call('GET', `/v1/repos/alice/web/checks?ref=${sha}`);
+    expect(withStatus.body).toMatchObject({ total: 2, state: 'pending' });
+    expect(withStatus.body.items).toContainEqual({ id: expect.any(Number), kind: 'status', name: 'external', status: 'pending', conclusion: null, url: expect.any(String) });
   });
 
   it('lists runs and reads one with its jobs', async () => {

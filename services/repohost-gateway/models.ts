@@ -56,7 +56,8 @@ export const Thread = z
 export const Check = z
   .object({
     id: z.number().int(),
-    name: z.string(),
+    kind: z.enum(['check_run', 'status']).meta({ description: 'A check run, or a commit status (the older API some CI services use).' }),
+    name: z.string().meta({ description: 'The check run\u2019s name or the status\u2019s context.' }),
     status: z.enum(['queued', 'in_progress', 'completed', 'waiting', 'requested', 'pending']),
     conclusion: z.string().nullable(),
     url: z.string().nullable(),
@@ -68,9 +69,9 @@ export const Checks = z
     ref: z.string().meta({ description: 'What was asked for: a branch, a commit SHA or pull/<number>.' }),
     sha: z.string().meta({ description: 'The commit the checks ran on.' }),
     state: z.enum(['none', 'pending', 'success', 'failure']).meta({
-      description: 'none: no check yet; pending: some not completed; success: all completed without failure; failure: at least one failed, timed out or was cancelled.',
+      description: 'none: no check yet; pending: some not completed (even when another already failed); success: all completed without failure; failure: all completed and at least one failed, timed out or was cancelled.',
     }),
-    total: z.number().int(),
+    total: z.number().int().meta({ description: 'Check runs plus commit statuses (newest per context).' }),
     items: z.array(Check),
   })
   .meta({ id: 'Checks' });

@@ -72,10 +72,24 @@ export function check(c: Raw): z.infer<typeof Check> {
   const known = ['queued', 'in_progress', 'completed', 'waiting', 'requested', 'pending'] as const;
   return {
     id: num(c.id),
+    kind: 'check_run',
     name: str(c.name),
     status: (known as readonly string[]).includes(status) ? (status as (typeof known)[number]) : 'pending',
     conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
     url: typeof c.html_url === 'string' ? c.html_url : null,
+  };
+}
+
+/** A commit status as a check: pending until it says success, failure or error. */
+export function commitStatus(st: Raw): z.infer<typeof Check> {
+  const state = str(st.state);
+  return {
+    id: num(st.id),
+    kind: 'status',
+    name: str(st.context),
+    status: state === 'pending' ? 'pending' : 'completed',
+    conclusion: state === 'pending' ? null : state === 'error' ? 'failure' : state,
+    url: typeof st.target_url === 'string' ? st.target_url : null,
   };
 }
 

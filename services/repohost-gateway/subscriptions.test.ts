@@ -61,9 +61,15 @@ describe('subscriptions end with exactly one signed signal', () => {
     const sub = await open({ kind: 'checks_settled', pull: n });
     expect(sub.state).toBe('active');
     expect(sub.secret).toMatch(/^whsec_/);
+    const head = world.double.headOf('dana/app', 'checks');
+    world.double.addStatus('dana/app', head, { context: 'external-ci', state: 'pending' });
     await world.gateway.parts.subscriptions.sweep();
     expect((await read(sub.id)).state).toBe('active');
     world.double.settle('dana/app');
+    // The check runs settle, but a commit status is still pending: not settled yet.
+    await world.gateway.parts.subscriptions.sweep();
+    expect((await read(sub.id)).state).toBe('active');
+    world.double.addStatus('dana/app', head, { context: 'external-ci', state: 'success' });
     await eventually(
       async () => {
         await world.gateway.parts.subscriptions.sweep();

@@ -5,7 +5,7 @@ import { problem } from '../kit/problem.ts';
 import type { Credential, CredentialResolver } from './credentials.ts';
 import type { OpenedSubscription, Subscription, SubscriptionKind } from './models.ts';
 import { CredentialGone, Session, type Platform } from './platform.ts';
-import { check, checksState } from './projection.ts';
+import { readChecks } from './checks.ts';
 import { signalUrlAllowed, type SignalSender } from './signals.ts';
 import type { SubscriptionRow, SubscriptionStore } from './store.ts';
 
@@ -239,8 +239,7 @@ async function observe(octokit: Octo, row: SubscriptionRow): Promise<string | un
       const ref = row.target.startsWith('pull/')
         ? (await octokit.rest.pulls.get({ ...where, pull_number: Number(row.target.slice(5)) })).data.head.sha
         : row.target;
-      const runs = await octokit.rest.checks.listForRef({ ...where, ref, per_page: 100 });
-      const state = checksState(runs.data.check_runs.map((c) => check(c as unknown as Record<string, unknown>)));
+      const { state } = await readChecks(octokit, where.owner, where.repo, ref, 100);
       return state === 'success' || state === 'failure' ? 'checks_settled' : undefined;
     }
   }

@@ -97,6 +97,7 @@ export interface Repo {
   pulls: Pull[];
   issues: Issue[];
   checkRuns: CheckRun[];
+  statuses: { id: number; sha: string; context: string; state: string }[];
   runs: Run[];
   workflows: { id: number; name: string; path: string }[];
   blobs: Map<string, string>;
@@ -143,6 +144,8 @@ export interface GitHubDouble {
     run: { name: string; head_branch: string; settleMs?: number; conclusion?: string; jobs?: { name: string; log: string }[] },
   ): { runId: number; jobIds: number[] };
   addWorkflow(fullName: string, name: string, path: string): number;
+  /** A commit status (the older API external CI uses); the newest per context counts. */
+  addStatus(fullName: string, sha: string, status: { context: string; state: 'pending' | 'success' | 'failure' | 'error' }): void;
   settle(fullName: string): void;
   /** The next request of a bucket answers a rate limit: primary (remaining 0 + reset) or secondary (Retry-After). */
   rateLimitNext(bucket: string, kind: 'primary' | 'secondary', retryAfterSeconds?: number): void;
@@ -597,6 +600,25 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const { slice, headers } = page(list, query, `/repos/${r.owner}/${r.name}/commits/${params.ref}/check-runs`);
         return new Answer(200, { total_count: list.length, check_runs: slice.map((c) => checkRunJson(r, c)) }, headers);
       }
+      case 'repos/get-combined-status-for-ref': {
+        const refSha = r.refs.get(`heads/${params.ref}`) ?? params.ref!;
+        // The newest status per context counts, as on GitHub.
+        const latest = new Map<string, Repo['statuses'][number]>();
+        for (const st of r.statuses.filter((x) => x.sha === refSha)) latest.set(st.context, st);
+        const list = [...latest.values()];
+        const state = list.some((x) => x.state === 'failure' || x.state === 'error') ? 'failure' : list.some((x) => x.state === 'pending') || list.length === 0 ? 'pending' : 'success';
+        return new Answer(200, {
+          state,
+          sha: refSha,
+          total_count: list.length,
+          statuses: list.map((x) =>
+            make('simple-commit-status', { id: x.id, node_id: `S_${x.id}`, state: x.state, context: x.context, description: null, target_url: `https://ci.example/${x.id}`, avatar_url: null }),
+          ),
+          repository: repoJson(r, 'minimal-repository'),
+          commit_url: `${base}/repos/${r.owner}/${r.name}/commits/${refSha}`,
+          url: `${base}/repos/${r.owner}/${r.name}/commits/${refSha}/status`,
+        });
+      }
       case 'actions/get-workflow-run': {
         const run = r.runs.find((x) => x.id === Number(params.run_id));
         if (!run) return error(404, 'Not Found');
@@ -783,6 +805,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       pulls: [],
       issues: [],
       checkRuns: [],
+      statuses: [],
       runs: [],
       workflows: [],
       blobs: new Map(),
@@ -971,6 +994,9 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       const id = nextId++;
       double.repo(fullName).checkRuns.push({ id, name: run.name, head_sha: headSha, created: Date.now(), settleMs: run.settleMs ?? 0, conclusion: run.conclusion ?? 'success' });
       return id;
+    },
+    addStatus(fullName, sha, status) {
+      double.repo(fullName).statuses.push({ id: nextId++, sha, ...status });
     },
     addWorkflow(fullName, name, path) {
       const id = nextId++;

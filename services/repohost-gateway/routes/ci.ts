@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
 import { Checks, Dispatched, Limit, listOf, LogWindow, Run, RunDetail } from '../models.ts';
-import { check, checksState, job, run } from '../projection.ts';
+import { readChecks } from '../checks.ts';
+import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
 import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, sessionOf, tags } from './common.ts';
 
@@ -32,12 +33,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       if ((ref === undefined) === (pull === undefined)) throw problem.unprocessable('Send exactly one of the query members ref (a branch or SHA) and pull (a number).');
       const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: pull ? `Pull request #${pull}` : `Ref ${ref}` }, async (o) => {
         const sha = pull ? (await o.rest.pulls.get({ owner, repo: name, pull_number: pull })).data.head.sha : ref!;
-        const runs = await o.rest.checks.listForRef({ owner, repo: name, ref: sha, per_page: limit });
-        const items = runs.data.check_runs.map((c) => check(raw(c)));
-        const headSha = runs.data.check_runs[0]?.head_sha ?? sha;
-        // The state covers only what was read; with more checks than limit it is at best pending.
-        const state = runs.data.total_count > items.length && checksState(items) !== 'failure' ? 'pending' : checksState(items);
-        return { ref: pull ? `pull/${pull}` : ref!, sha: headSha, state, total: runs.data.total_count, items };
+        return { ref: pull ? `pull/${pull}` : ref!, ...(await readChecks(o, owner, name, sha, limit)) };
       });
       return { body };
     },

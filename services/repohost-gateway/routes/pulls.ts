@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { FilePatch, Limit, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
 import { listWithTotal } from '../platform.ts';
-import { check, checksState, filePatch, pullRequest, review, threads } from '../projection.ts';
+import { readChecks } from '../checks.ts';
+import { filePatch, pullRequest, review, threads } from '../projection.ts';
 import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
 
 const PullParams = RepoParams.extend({ number: Number_ });
@@ -49,12 +50,11 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, async (o) => {
         const pull = raw((await o.rest.pulls.get(where)).data);
         const headSha = String((pull.head as Record<string, unknown>).sha);
-        const [reviews, comments, runs] = await Promise.all([
+        const [reviews, comments, checks] = await Promise.all([
           listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', where, DETAIL_READ),
           listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments', where, DETAIL_READ),
-          o.rest.checks.listForRef({ owner, repo: name, ref: headSha, per_page: DETAIL_READ }),
+          readChecks(o, owner, name, headSha, DETAIL_READ),
         ]);
-        const items = runs.data.check_runs.map((c) => check(raw(c)));
         const grouped = threads(comments.items);
         return {
           ...pullRequest(pull),
@@ -62,7 +62,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
           mergeable: typeof pull.mergeable === 'boolean' ? pull.mergeable : null,
           reviews: { total: reviews.total, items: reviews.items.map(review) },
           threads: { total: grouped.length, items: grouped },
-          checks: { ref: `pull/${number}`, sha: headSha, state: checksState(items), total: runs.data.total_count, items },
+          checks: { ref: `pull/${number}`, ...checks },
         };
       });
       return { body };
