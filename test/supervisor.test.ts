@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceSupervisor, type SupervisorOptions } from '../main/supervisor/supervisor.ts';
 import type { ServiceName, ServiceStatus } from '../main/supervisor/types.ts';
 import { isAlive } from '../main/supervisor/process-tree.ts';
+import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT, freePort, spawnService } from './support/process.ts';
 
@@ -219,20 +220,35 @@ describe('supervisor with real child processes', () => {
     await waitFor('grandchild gone', () => !isAlive(grandchild), 5_000);
   });
 
-  it('SIGKILL of the supervisor leaves no child alive', async () => {
+  it('SIGKILL of the supervisor leaves no child alive, the provider\u2019s CLI runs included', async () => {
     const dataDir = tempDir('orphans-');
-    const port = await freePort();
-    const host = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'supervisor-host.ts'), dataDir, 'identity'], {
+    const standIn = standInBinary(tempDir('orphans-cli-'));
+    const ports = { identity: await freePort(), provider: await freePort() };
+    const host = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'supervisor-host.ts'), dataDir, 'identity', 'model-provider'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', IDENTITY_PORT: String(port), IDENTITY_LOG_LEVEL: 'warn' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        IDENTITY_PORT: String(ports.identity),
+        IDENTITY_LOG_LEVEL: 'warn',
+        MODELPROV_PORT: String(ports.provider),
+        MODELPROV_CLI_BINARY: standIn.binary,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     host.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const line = await waitFor('the supervisor host to report', () => out.includes('\n') && out.split('\n')[0], 60_000);
     const statuses = JSON.parse(line) as ServiceStatus[];
-    expect(statuses.map((s) => s.state)).toEqual(['ready']);
-    const pids = statuses.map((s) => s.pid!);
+    expect(statuses.map((s) => s.state)).toEqual(['ready', 'ready']);
+    // A CLI run that never finishes, in flight when the supervisor dies.
+    void fetch(`http://127.0.0.1:${ports.provider}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'wait [stand-in:hang]' }] }),
+    }).catch(() => undefined);
+    const run = await waitFor('the CLI run to start', () => standIn.runs().find((r) => r.stdin.includes('wait')), 20_000);
+    const pids = [...statuses.map((s) => s.pid!), run.pid, ...(run.grandchildPid ? [run.grandchildPid] : [])];
     expect(pids.every(isAlive)).toBe(true);
     const exited = new Promise((resolve) => host.once('exit', resolve));
     host.kill('SIGKILL');
