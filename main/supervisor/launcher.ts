@@ -32,7 +32,7 @@ export function bundlingPreparer(): { bundled: Set<ServiceName>; prepare(names: 
     async prepare(names) {
       const result = await bundleServices(names);
       for (const n of result.bundled) bundled.add(n);
-      return result.error ? `could not bundle the services (${result.error}); running them from source instead` : undefined;
+      return result.error ? `could not bundle the services (${result.error}); the others run from source` : undefined;
     },
   };
 }

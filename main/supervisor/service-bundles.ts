@@ -48,7 +48,10 @@ export async function bundleServices(names: readonly ServiceName[], dir = BUNDLE
     }
     return { bundled: present };
   } catch (err) {
-    return { bundled: [], error: (err as Error).message.split('\n')[0] };
+    // An installed app cannot write into its archive: the bundles made before packaging are used as they are.
+    const existing = present.filter((n) => existsSync(bundlePath(n, dir)));
+    const why = (err as Error).message.split('\n')[0];
+    return { bundled: existing, error: existing.length ? `${why}; using the bundles already there` : why };
   }
 }
 
