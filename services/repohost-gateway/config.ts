@@ -42,6 +42,12 @@ export const repohostSettings = {
     '1000',
     'Least time between two writes under one credential (GitHub asks for at least one second).',
   ),
+  etagCacheEntries: setting(
+    'ETAG_CACHE_ENTRIES',
+    parse.integer(100, 1_000_000),
+    '5000',
+    'Conditional-read answers kept per credential for ETag revalidation; keep it above the number of reads a sweep makes.',
+  ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '2mb', 'Largest JSON body accepted (commits carry file contents).'),
 };
 

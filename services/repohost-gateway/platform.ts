@@ -21,7 +21,6 @@ export interface PlatformCounters {
   coalesced: number;
 }
 
-const ETAG_ENTRIES_PER_CREDENTIAL = 1_000;
 const CLIENTS_KEPT = 500;
 
 export class Platform {
@@ -33,6 +32,8 @@ export class Platform {
     readonly baseUrl: string,
     writeSpacingMs: number,
     private readonly logger: Logger,
+    /** Conditional-read entries kept per credential (least recently used go first). */
+    private readonly etagEntries = 5_000,
   ) {
     // The plugin's own limits, kept per credential: 10 at once, writes (and notifying writes) spaced, searches spaced double.
     this.groups = {
@@ -104,6 +105,11 @@ export class Platform {
         const cached = etags.get(key);
         counters.requests += 1;
         try {
+          if (cached) {
+            // Least recently used first out: a hit moves to the end.
+            etags.delete(key);
+            etags.set(key, cached);
+          }
           return await readWithRetry(async () => {
             // before-after-hook binds the same options object to every inner hook: the header must be set on it.
             if (cached) options.headers['if-none-match'] = cached.etag;
@@ -112,7 +118,7 @@ export class Platform {
             if (res.status === 200 && typeof etag === 'string') {
               etags.delete(key);
               etags.set(key, { etag, response: res as CachedRead['response'] });
-              while (etags.size > ETAG_ENTRIES_PER_CREDENTIAL) etags.delete(etags.keys().next().value!);
+              while (etags.size > this.etagEntries) etags.delete(etags.keys().next().value!);
             }
             return res;
           });

@@ -26,7 +26,7 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   await store.releaseInterrupted();
   const verifier = rememberingVerifier(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }));
   const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken);
-  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log);
+  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheEntries);
   const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log);
   const subscriptions = new Subscriptions(
     store,
