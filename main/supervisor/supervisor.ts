@@ -229,9 +229,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     };
   }
 
+  /** Changes state (and the sentence why); emits 'status' only when either actually changed. */
   private setState(slot: Slot, state: ServiceState, lastError?: string): void {
+    const errorChanged = lastError !== undefined && lastError !== slot.lastError;
     if (lastError !== undefined) slot.lastError = lastError;
-    if (slot.state === state && lastError === undefined) return;
+    if (slot.state === state && !errorChanged) return;
     slot.state = state;
     this.emit('status', this.describe(slot));
   }
