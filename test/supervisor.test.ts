@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ProcessLauncher } from '../main/supervisor/launcher.ts';
 import { ServiceSupervisor, type SupervisorOptions } from '../main/supervisor/supervisor.ts';
 import type { ServiceName, ServiceStatus } from '../main/supervisor/types.ts';
 import { isAlive } from '../main/supervisor/process-tree.ts';
@@ -52,6 +53,22 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, time
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Runs a small script as the service process: a real child process standing in for a service whose behaviour a test controls. */
+function scriptLauncher(script: string): ProcessLauncher {
+  return {
+    launch: (_name, env) => {
+      const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      return {
+        pid: child.pid,
+        stdout: child.stdout,
+        stderr: child.stderr,
+        onExit: (l) => void child.once('exit', (code, signal) => l(code, signal)),
+        kill: (signal) => child.kill(signal),
+      };
+    },
+  };
 }
 
 describe('supervisor with real child processes', () => {
@@ -193,18 +210,7 @@ describe('supervisor with real child processes', () => {
     const { supervisor } = await identitySupervisor(
       {
         stopTimeoutMs: 500,
-        launcher: {
-          launch: (_name, env) => {
-            const child = spawn(process.execPath, [stubborn], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-            return {
-              pid: child.pid,
-              stdout: child.stdout,
-              stderr: child.stderr,
-              onExit: (l) => void child.once('exit', (code, signal) => l(code, signal)),
-              kill: (signal) => child.kill(signal),
-            };
-          },
-        },
+        launcher: scriptLauncher(stubborn),
       },
       { IDENTITY_PORT: String(port) },
     );
@@ -218,6 +224,48 @@ describe('supervisor with real child processes', () => {
     expect(supervisor.logs('identity', { filter: 'SIGKILL' })[0]!.text).toMatch(/did not stop within 500 ms of SIGTERM; sending SIGKILL to it and 1 process\(es\) it started/);
     expect(isAlive(pid)).toBe(false);
     await waitFor('grandchild gone', () => !isAlive(grandchild), 5_000);
+  });
+
+  it('a service that is merely not ready is degraded, never restarted; one that stops answering /healthy is restarted', async () => {
+    const port = await freePort();
+    const control = tempDir('flaky-');
+    const script = join(control, 'flaky.mjs');
+    writeFileSync(
+      script,
+      `import { createServer } from 'node:http'; import { existsSync } from 'node:fs';
+       const flag = (name) => existsSync(${JSON.stringify(control)} + '/' + name);
+       process.on('SIGTERM', () => process.exit(0));
+       createServer((q, s) => {
+         if (q.url === '/healthy') { if (!flag('hang')) s.end('{"status":"ok"}'); return; }
+         if (q.url === '/ready' && flag('unready')) { s.statusCode = 503; s.end('{"detail":"Not ready: the CLI probe is still running."}'); return; }
+         s.end('{"status":"ready"}');
+       }).listen(${port}, '127.0.0.1');`,
+    );
+    const { supervisor } = await identitySupervisor(
+      { launcher: scriptLauncher(script), pollMs: 100, stopTimeoutMs: 500, restartPolicy: { baseDelayMs: 100 } },
+      { IDENTITY_PORT: String(port) },
+    );
+    await supervisor.start('identity');
+    await supervisor.waitUntilSettled();
+    const pid = statusOf(supervisor, 'identity').pid;
+
+    writeFileSync(join(control, 'unready'), '');
+    const degraded = await nextStatus(supervisor, (s) => s.state === 'degraded');
+    expect(degraded.lastError).toBe('Not ready: the CLI probe is still running.');
+    // Many probe rounds later it is still the same process, still degraded.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(statusOf(supervisor, 'identity')).toMatchObject({ state: 'degraded', pid, restarts: 0 });
+    rmSync(join(control, 'unready'));
+    await nextStatus(supervisor, (s) => s.state === 'ready');
+
+    writeFileSync(join(control, 'hang'), '');
+    const restarting = await nextStatus(supervisor, (s) => s.state === 'backing-off');
+    expect(restarting.lastError).toMatch(/^the identity service stopped answering \/healthy \(3 probes in a row\)\. Restarting in 0\.1 s\.$/);
+    rmSync(join(control, 'hang'));
+    const back = await nextStatus(supervisor, (s) => s.state === 'ready');
+    expect(back.restarts).toBe(1);
+    expect(back.pid).not.toBe(pid);
+    expect(isAlive(pid!)).toBe(false);
   });
 
   it('SIGKILL of the supervisor leaves no child alive, the provider\u2019s CLI runs included', async () => {
