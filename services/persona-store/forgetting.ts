@@ -9,9 +9,14 @@ import type { PersonaSql } from './store.ts';
  * Forgetting follows the person's setting: keep (the entry leaves every answer and the index but
  * stays in the file; a PUT of a kept field's key revives it, a kept note is not revived), destroy
  * after the grace period (the sweeper destroys it when the period ends), or destroy at once.
- * Destroying deletes the row with secure_delete on, removes it from the FTS5 index (secure-delete),
- * scrubs the change log (a destroyed field's key and every replaced value of the entry), and
- * checkpoints the WAL with TRUNCATE so no old page survives in it.
+ *
+ * Destroying deletes the row (PRAGMA secure_delete zeroes what it occupied), scrubs the change log (a
+ * destroyed field's key and every replaced value of the entry), merges the full-text indexes into one
+ * segment each (FTS5 'optimize': the entry's terms, of every revision, leave the index and its old
+ * pages are freed and zeroed), all in one transaction, then checkpoints the WAL with TRUNCATE.
+ * FTS5's own secure-delete option would do the index part per delete, but measured it made every
+ * ordinary write several times slower (p95 5.9 ms instead of 0.8 ms at 10,000 notes), while the
+ * merge costs ~15 ms only when something is destroyed.
  */
 export type ForgetOutcome = 'kept' | 'pending' | 'destroyed';
 
@@ -66,7 +71,7 @@ export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, p
   return pending ? 'pending' : 'kept';
 }
 
-/** Deletes the field for good; the caller checkpoints once its transaction has committed. */
+/** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
 export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string): void {
   if (row.state === 'live') sql.unindexField(row);
   sql.deleteField(row.id);
@@ -114,6 +119,7 @@ export function sweep(sql: PersonaSql, now = new Date()): number {
       if (persona) destroyNote(sql, persona, row, SERVICE_ACTOR);
       destroyed++;
     }
+    if (destroyed > 0) sql.optimizeIndexes();
   });
   if (destroyed > 0) sql.checkpoint();
   return destroyed;

@@ -206,6 +206,7 @@ export class Personas {
         source: null,
         changes: ['deleted'],
       });
+      this.sql.optimizeIndexes();
     });
     this.sql.checkpoint();
   }
@@ -244,6 +245,7 @@ export class Personas {
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
         destroyField(this.sql, p, existing, principal.audience);
+        this.sql.optimizeIndexes();
         destroyedPending = true;
         existing = undefined;
       }
@@ -310,7 +312,9 @@ export class Personas {
   forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): { outcome: ForgetOutcome } {
     const outcome = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
-      return forgetField(this.sql, p, this.liveField(p, rawKey), policy, principal.audience, new Date());
+      const outcome = forgetField(this.sql, p, this.liveField(p, rawKey), policy, principal.audience, new Date());
+      if (outcome === 'destroyed') this.sql.optimizeIndexes();
+      return outcome;
     });
     if (outcome === 'destroyed') this.sql.checkpoint();
     return { outcome };
@@ -421,7 +425,9 @@ export class Personas {
   forgetNote(principal: Principal, policy: Policy, profile: string, id: string): { outcome: ForgetOutcome } {
     const outcome = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
-      return forgetNote(this.sql, p, this.liveNote(p, id), policy, principal.audience, new Date());
+      const outcome = forgetNote(this.sql, p, this.liveNote(p, id), policy, principal.audience, new Date());
+      if (outcome === 'destroyed') this.sql.optimizeIndexes();
+      return outcome;
     });
     if (outcome === 'destroyed') this.sql.checkpoint();
     return { outcome };

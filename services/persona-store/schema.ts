@@ -3,9 +3,11 @@ import type { Migration } from '../kit/sqlite.ts';
 /**
  * Tables of the persona store. Every row hangs off a persona, and a persona belongs to one account:
  * every query starts from (account, profile). Only live fields and notes are in the full-text index,
- * so recall never needs to filter by state. The tables are contentless (the text lives once, in the base table); an entry
- * leaves the index through FTS5's 'delete' command with the text it was indexed with, which with
- * secure-delete removes its terms from the index pages (contentless_delete would only add tombstones).
+ * so recall never needs to filter by state. The FTS5 tables are contentless (the text lives once, in
+ * the base table); an entry leaves the index through FTS5's 'delete' command with the text it was
+ * indexed with. Destruction then merges each index into one segment ('optimize'), which drops every
+ * deleted entry's terms, and secure_delete zeroes the freed pages (see forgetting.ts for why this and
+ * not FTS5's secure-delete option).
  */
 export const personaMigrations: Migration[] = [
   (db) => {
@@ -83,9 +85,7 @@ export const personaMigrations: Migration[] = [
       CREATE INDEX events_by_persona ON events (account, profile, id);
 
       CREATE VIRTUAL TABLE fields_fts USING fts5 (key, description, value, content = '', tokenize = 'porter unicode61');
-      INSERT INTO fields_fts (fields_fts, rank) VALUES ('secure-delete', 1);
       CREATE VIRTUAL TABLE notes_fts USING fts5 (content, content = '', tokenize = 'porter unicode61');
-      INSERT INTO notes_fts (notes_fts, rank) VALUES ('secure-delete', 1);
     `);
   },
   // Live counts kept on the persona row by triggers, so the identity block need not count 10,000 rows.

@@ -155,6 +155,10 @@ export class PersonaSql extends Connection {
   personaById(id: number): PersonaRow | undefined {
     return this.s('SELECT * FROM personas WHERE id = ?').get(id) as PersonaRow | undefined;
   }
+  /** Merges each full-text index into one segment: deleted entries' terms are dropped, their old pages freed (and zeroed). */
+  optimizeIndexes(): void {
+    this.sqlite.exec("INSERT INTO fields_fts (fields_fts) VALUES ('optimize'); INSERT INTO notes_fts (notes_fts) VALUES ('optimize');");
+  }
   checkpoint(): void {
     this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   }
