@@ -86,6 +86,9 @@ describe('subscriptions end with exactly one signed signal', () => {
     await read(sub.id);
     expect(signalsFor(sub.id)).toHaveLength(1);
     expect(await read(sub.id)).toMatchObject({ state: 'ended', signal: 'sent', signal_attempts: 1 });
+    // The secret is shown once, at opening.
+    expect(await read(sub.id)).not.toHaveProperty('secret');
+    expect((await world.call('GET', '/v1/subscriptions')).text).not.toContain(sub.secret);
   });
 
   it('a pull request merging: the read after the merge ends it', async () => {
