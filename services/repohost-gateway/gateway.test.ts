@@ -222,6 +222,18 @@ describe('files and commits', () => {
     expect(last.status).toBe(422);
   });
 
+  it('commits base64 content and reads a binary file back as base64', async () => {
+    const bytes = Buffer.from([0, 1, 2, 65, 66, 0, 127]);
+    const res = await world.call('POST', '/v1/repos/alice/web/commits', {
+      body: { branch: 'main', message: 'Binary', changes: [{ path: 'data.bin', content: bytes.toString('base64'), encoding: 'base64' }] },
+    });
+    expect(res.status).toBe(201);
+    expect(world.double.calls.some((c) => c.operationId === 'git/create-blob' && c.status === 201)).toBe(true);
+    const read = await world.call('GET', '/v1/repos/alice/web/contents?path=data.bin');
+    expect(read.body).toMatchObject({ encoding: 'base64', size: bytes.length, cut_bytes: 0 });
+    expect(Buffer.from(String(read.body.content), 'base64').equals(bytes)).toBe(true);
+  });
+
   it('creates and deletes a branch', async () => {
     const created = await world.call('POST', '/v1/repos/alice/web/branches', { body: { name: 'feature/x' } });
     expect(created.status).toBe(201);
@@ -413,6 +425,13 @@ describe('rate limits and conditional requests', () => {
     const res = await world.call('GET', '/v1/repos/alice/notes');
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('a resolved credential is reused from memory, not resolved per call', async () => {
+    await world.call('GET', '/v1/repos/alice/web');
+    const resolutions = world.gateway.parts.resolver.resolutions;
+    for (let i = 0; i < 5; i++) await world.call('GET', '/v1/repos/alice/web');
+    expect(world.gateway.parts.resolver.resolutions).toBe(resolutions);
   });
 
   it('a credential the platform stops accepting is refreshed once from the identity service', async () => {
