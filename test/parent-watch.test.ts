@@ -1,0 +1,124 @@
+/**
+ * main/supervisor/parent-watch.mjs, the orphan protection of every service in the desktop app (Electron's
+ * utility processes have no IPC channel whose closing would stop them): a real parent process starts a
+ * real Node child with `--import parent-watch.mjs`; the test SIGKILLs the parent and reads the process
+ * table until the child is gone.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from './support/identity.ts';
+import { ROOT } from './support/process.ts';
+
+const PARENT_WATCH = join(ROOT, 'main', 'supervisor', 'parent-watch.mjs');
+
+/**
+ * The child: a service stand-in that stops gracefully on SIGTERM (writing how it stopped) and otherwise
+ * runs forever. Its script runs after the `--import`ed watch, so its "started" file says the watch is on.
+ */
+const CHILD = `
+const { writeFileSync } = require('node:fs');
+process.on('SIGTERM', () => { writeFileSync(process.env.STOPPED_FILE, 'SIGTERM'); process.exit(0); });
+writeFileSync(process.env.STARTED_FILE, String(process.pid));
+setInterval(() => {}, 60000);
+`;
+
+/** The parent: starts the child without an IPC channel (as a utility process has none), prints its pid, then waits. */
+const PARENT = `
+const { spawn } = require('node:child_process');
+const child = spawn(process.execPath, JSON.parse(process.env.CHILD_ARGS), { stdio: 'ignore', env: process.env });
+process.stdout.write(child.pid + '\\n');
+setInterval(() => {}, 60000);
+`;
+
+/** Alive in the process table: /proc has it and it is not a zombie waiting to be reaped. */
+function inProcessTable(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return condition();
+}
+
+const started: { parent: ChildProcess; child: number; dir: string }[] = [];
+afterEach(() => {
+  for (const { parent, child, dir } of started.splice(0)) {
+    for (const pid of [parent.pid, child]) {
+      try {
+        if (pid && inProcessTable(pid)) process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A parent process with one child that runs `CHILD`, with parent-watch loaded or not. */
+async function family(watched: boolean): Promise<{ parent: ChildProcess; child: number; stoppedFile: string }> {
+  const dir = tempDir('parent-watch');
+  const stoppedFile = join(dir, 'stopped');
+  const startedFile = join(dir, 'started');
+  const childArgs = [...(watched ? ['--import', PARENT_WATCH] : []), '-e', CHILD];
+  const parent = spawn(process.execPath, ['-e', PARENT], {
+    env: { PATH: process.env.PATH ?? '', CHILD_ARGS: JSON.stringify(childArgs), STOPPED_FILE: stoppedFile, STARTED_FILE: startedFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const child = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    parent.stdout!.setEncoding('utf8');
+    parent.stdout!.on('data', (d: string) => {
+      out += d;
+      if (out.includes('\n')) resolve(Number(out.trim()));
+    });
+    parent.once('exit', (code) => reject(new Error(`the parent exited (${code}) before starting its child`)));
+  });
+  started.push({ parent, child, dir });
+  // The parent must outlive the child's start: parent-watch takes the parent it watches from process.ppid at import.
+  expect(await until(() => existsSync(startedFile), 10_000)).toBe(true);
+  expect(inProcessTable(child)).toBe(true);
+  return { parent, child, stoppedFile };
+}
+
+async function killParent(parent: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => parent.once('exit', r));
+  parent.kill('SIGKILL');
+  await exited;
+}
+
+describe.skipIf(process.platform === 'win32')('a service whose parent dies stops itself (parent-watch.mjs)', () => {
+  it('when the parent is SIGKILLed, the child leaves the process table within seconds, through its own SIGTERM handler', async () => {
+    const { parent, child, stoppedFile } = await family(true);
+    await killParent(parent);
+    expect(await until(() => !inProcessTable(child), 10_000)).toBe(true);
+    // It stopped through SIGTERM, so a service runs its graceful stop (closes its database) rather than being cut off.
+    expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
+  });
+
+  it('while the parent lives, the watched child keeps running', async () => {
+    const { child, stoppedFile } = await family(true);
+    // The watch looks once a second; give it a few looks.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(inProcessTable(child)).toBe(true);
+    expect(existsSync(stoppedFile)).toBe(false);
+  });
+
+  it('without parent-watch the same child outlives its SIGKILLed parent (what the watch is for)', async () => {
+    const { parent, child, stoppedFile } = await family(false);
+    await killParent(parent);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(inProcessTable(child)).toBe(true);
+    expect(existsSync(stoppedFile)).toBe(false);
+  });
+});
