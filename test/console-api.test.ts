@@ -85,7 +85,7 @@ describe('personas through the console API', () => {
     expect(first.notes.map((n) => n.content)).toEqual([seeded.noteContents[0]]);
     expect(first.notes[0]!.asserted_by).toBe('persona');
     expect(first.next_after).not.toBeNull();
-    const second = await data<{ notes: { content: string }[] }>('personas.notes', { profile: seeded.profile, limit: 1, after: Number(first.next_after) });
+    const second = await data<{ notes: { content: string }[] }>('personas.notes', { profile: seeded.profile, limit: 1, after: first.next_after });
     expect(second.notes.map((n) => n.content)).toEqual([seeded.noteContents[1]]);
   });
 
@@ -121,6 +121,59 @@ describe('personas through the console API', () => {
     const error = await failure('personas.get', { profile: 'nobody' });
     expect(error.status).toBe(404);
     expect(error.message).toMatch(/^The persona store answered 404: /);
+  });
+});
+
+describe('paging a persona with more notes and fields than one page holds', () => {
+  const profile = 'notebook';
+  const NOTES = 105; // the persona store's default page is 100
+  const FIELDS = 30;
+
+  beforeAll(async () => {
+    const { supervisor } = stack;
+    const minted = await fetch(`${supervisor.url('identity')}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'persona' }),
+    });
+    const headers = { authorization: `Bearer ${((await minted.json()) as { token: string }).token}`, 'content-type': 'application/json' };
+    const write = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${supervisor.url('persona-store')}/v1/personas${path}`, { method, headers, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    };
+    await write('POST', '', { profile, display_name: 'Notebook' });
+    for (let i = 1; i <= NOTES; i++) await write('POST', `/${profile}/notes`, { content: `Entry ${i} of the notebook.`, kind: 'observation', source: 'assistant' });
+    for (let i = 1; i <= FIELDS; i++) await write('PUT', `/${profile}/fields/item_${String(i).padStart(2, '0')}`, { description: `Item ${i}`, value: i, source: 'assistant' });
+  });
+
+  /** Follows next_after, passed back exactly as it came, until the last page. */
+  async function everyPage<T>(method: string, member: string, params: Record<string, unknown>): Promise<T[][]> {
+    const pages: T[][] = [];
+    let after: unknown;
+    for (;;) {
+      const page = await data<Record<string, unknown>>(method, after === undefined ? params : { ...params, after });
+      pages.push(page[member] as T[]);
+      if (page.next_after === null) return pages;
+      after = page.next_after;
+    }
+  }
+
+  it('pages every note at the store\u2019s default page size, with the cursor passed back as the store sent it', async () => {
+    const pages = await everyPage<{ content: string }>('personas.notes', 'notes', { profile });
+    expect(pages.map((p) => p.length)).toEqual([100, 5]);
+    expect(pages.flat().map((n) => n.content)).toEqual(Array.from({ length: NOTES }, (_, i) => `Entry ${i + 1} of the notebook.`));
+  });
+
+  it('pages notes and fields at a smaller page size', async () => {
+    const notes = await everyPage<{ content: string }>('personas.notes', 'notes', { profile, limit: 40 });
+    expect(notes.map((p) => p.length)).toEqual([40, 40, 25]);
+    const fields = await everyPage<{ key: string }>('personas.fields', 'fields', { profile, limit: 12 });
+    expect(fields.map((p) => p.length)).toEqual([12, 12, 6]);
+    expect(fields.flat().map((f) => f.key)).toEqual(Array.from({ length: FIELDS }, (_, i) => `item_${String(i + 1).padStart(2, '0')}`));
+  });
+
+  it('a notes cursor that is not a string is refused naming the member', async () => {
+    expect((await failure('personas.notes', { profile, after: 100 })).message).toContain('params.after');
   });
 });
 
@@ -196,8 +249,8 @@ describe('the provider and the services', () => {
     expect(error.message).toBe('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.');
     await data('services.start', { name: 'persona-store' });
     await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
-    const list = await data<{ personas: unknown[] }>('personas.list');
-    expect(list.personas).toHaveLength(1);
+    const list = await data<{ personas: { profile: string }[] }>('personas.list');
+    expect(list.personas.map((p) => p.profile)).toContain(seeded.profile);
   });
 });
 

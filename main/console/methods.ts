@@ -12,6 +12,8 @@ const Profile = z
 const Service = z.enum(SERVICE_NAMES);
 const NoParams = z.object({}).strict().optional();
 const Limit = z.number().int().min(1).max(500).optional();
+/** A page cursor exactly as the persona store sent it in `next_after`: opaque, passed back untouched. */
+const Cursor = z.string().max(300).optional();
 
 export interface MethodContext {
   supervisor: Supervisor;
@@ -94,7 +96,7 @@ export const METHODS = {
 
   // Personas of the local account (persona store, audience `persona`).
   'personas.list': method(
-    z.object({ after: z.string().max(300).optional(), limit: Limit }).strict().optional(),
+    z.object({ after: Cursor, limit: Limit }).strict().optional(),
     async (p, { services }) => (await services.call('persona-store', { path: '/v1/personas', query: { after: p?.after, limit: p?.limit } })).body,
   ),
   'personas.get': method(
@@ -102,12 +104,12 @@ export const METHODS = {
     async ({ profile }, { services }) => (await services.call('persona-store', { path: personaPath(profile) })).body,
   ),
   'personas.fields': method(
-    z.object({ profile: Profile, after: z.string().max(300).optional(), limit: Limit }).strict(),
+    z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
     async ({ profile, after, limit }, { services }) =>
       (await services.call('persona-store', { path: `${personaPath(profile)}/fields`, query: { after, limit } })).body,
   ),
   'personas.notes': method(
-    z.object({ profile: Profile, after: z.number().int().min(0).optional(), limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
+    z.object({ profile: Profile, after: Cursor, limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
     async ({ profile, after, limit, kind }, { services }) =>
       (await services.call('persona-store', { path: `${personaPath(profile)}/notes`, query: { after, limit, kind } })).body,
   ),

@@ -36,6 +36,9 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
   </section>`;
 }
 
+/** Fields and notes a page: each is a full claim block, so fewer than the store's largest page. */
+const ENTRY_PAGE_SIZE = 25;
+
 export function PersonaDetail({ profile, back }: { profile: string; back: () => void }) {
   const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}`);
   return html`<section class="persona" aria-labelledby="persona-title">
@@ -54,7 +57,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: () => 
     <h3>Fields</h3>
     <${Paged}
       method="personas.fields"
-      params=${{ profile }}
+      params=${{ profile, limit: ENTRY_PAGE_SIZE }}
       what="fields"
       member="fields"
       empty="This persona has no fields yet. The assistant adds them as it learns what to keep."
@@ -63,10 +66,10 @@ export function PersonaDetail({ profile, back }: { profile: string; back: () => 
     <h3>Notes</h3>
     <${Paged}
       method="personas.notes"
-      params=${{ profile }}
+      params=${{ profile, limit: ENTRY_PAGE_SIZE }}
       what="notes"
       member="notes"
-      empty="This persona has no notes yet."
+      empty="This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping."
       render=${(n: NoteEntry) => html`<${NoteClaim} key=${n.id} note=${n} />`}
     />
     <${ChangeLog} profile=${profile} />
@@ -89,7 +92,10 @@ function CardMembers({ persona }: { persona: Persona | undefined }) {
   </dl>`;
 }
 
-/** Pages pile up behind a stack of cursors: "Next" pushes the answer's next_after, "Previous" pops. */
+/**
+ * Pages pile up behind a stack of cursors: "Next" pushes the answer's next_after, "Previous" pops. A cursor
+ * is opaque: it goes back to the console exactly as the persona store sent it.
+ */
 function usePages(): { after: unknown; page: number; next: (cursor: unknown) => void; previous: () => void; reset: () => void } {
   const [cursors, setCursors] = useState<unknown[]>([]);
   return {
