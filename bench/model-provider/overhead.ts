@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliArgs } from '../../services/model-provider/invocation.ts';
+import { cliArgs, cliEnvironment } from '../../services/model-provider/invocation.ts';
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { ROOT } from '../../test/support/process.ts';
@@ -17,10 +17,13 @@ import { ms, summarize, time } from '../stats.ts';
 
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
 const CAP = 2;
+/** The service's whole environment (it reads no other); bare runs get the same, stripped as the service strips it. */
+const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
+const BARE_ENV = cliEnvironment(BASE_ENV);
 
 function bare(binary: string, prompt: string, cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), { cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(binary, cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), { cwd, env: BARE_ENV, stdio: ['pipe', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('error', reject);
@@ -57,9 +60,15 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
 
 // --- stand-in ---------------------------------------------------------------------------------
 {
-  const service = await startModelProvider(
-    { MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data'), MODELPROV_CLI_BINARY: standIn.binary, MODELPROV_LOG_LEVEL: 'silent', MODELPROV_MAX_CONCURRENT: String(CAP), MODELPROV_MAX_QUEUE: '100' },
-  );
+  const service = await startModelProvider({
+    ...BASE_ENV,
+    MODELPROV_PORT: '0',
+    MODELPROV_DATA_DIR: join(dir, 'data'),
+    MODELPROV_CLI_BINARY: standIn.binary,
+    MODELPROV_LOG_LEVEL: 'silent',
+    MODELPROV_MAX_CONCURRENT: String(CAP),
+    MODELPROV_MAX_QUEUE: '100',
+  });
   try {
     await service.lockdownProbed();
     for (let i = 0; i < 10; i++) {
@@ -111,7 +120,7 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
     const wrapper = join(dir, 'real-claude');
     writeFileSync(wrapper, `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${home}' TERM=dumb '${real}' "$@"\n`);
     chmodSync(wrapper, 0o755);
-    const service = await startModelProvider({ MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
+    const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
     try {
       await service.lockdownProbed();
       const N = 12;

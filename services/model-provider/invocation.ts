@@ -39,7 +39,8 @@ export function cliArgs(inv: Invocation): string[] {
 /** Variables the CLI must not inherit: an API key would silently switch billing, model overrides would remap the aliases. */
 const STRIPPED = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|ANTHROPIC_MODEL|ANTHROPIC_DEFAULT_\w+_MODEL|ANTHROPIC_SMALL_FAST_MODEL|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDECODE|MODELPROV_\w*)$/;
 
-export function cliEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+/** The environment a CLI run gets: the service's own (as given to startModelProvider) minus STRIPPED. */
+export function cliEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(env)) if (!STRIPPED.test(k) && v !== undefined) out[k] = v;
   return out;

@@ -6,8 +6,20 @@ import { startProvider, waitFor, type StartedProvider } from './test-support/pro
 
 let p: StartedProvider;
 
+/** Variables in the service's environment that no CLI run may inherit, and one that every run keeps. */
+const MUST_NOT_INHERIT = {
+  ANTHROPIC_API_KEY: 'sk-ant-api03-test-placeholder',
+  ANTHROPIC_AUTH_TOKEN: 'test-placeholder',
+  ANTHROPIC_MODEL: 'claude-not-an-alias',
+  ANTHROPIC_DEFAULT_OPUS_MODEL: 'claude-not-an-alias',
+  ANTHROPIC_SMALL_FAST_MODEL: 'claude-not-an-alias',
+  CLAUDE_CODE_SUBAGENT_MODEL: 'claude-not-an-alias',
+  CLAUDECODE: '1',
+};
+const PASSED_THROUGH = 'HUB_PROVIDER_TEST_PASSED_THROUGH';
+
 beforeAll(async () => {
-  p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '2', MODELPROV_MAX_QUEUE: '20' } });
+  p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '2', MODELPROV_MAX_QUEUE: '20', ...MUST_NOT_INHERIT, [PASSED_THROUGH]: '1' } });
   await p.service.lockdownProbed();
 });
 afterAll(async () => {
@@ -234,9 +246,18 @@ describe('the CLI invocation, asserted literally', () => {
     expect(run.argv[run.argv.indexOf('--system-prompt') + 1]).toBe('You are terse.\n\nAnswer in English.');
   });
 
-  it('never lets the CLI inherit an API key or model overrides from the service environment', async () => {
-    const run = p.runs()[0]!;
-    expect(run.envKeys.filter((k) => /^(ANTHROPIC_API_KEY|ANTHROPIC_MODEL|CLAUDECODE|MODELPROV_)/.test(k))).toEqual([]);
+  it('never lets the CLI inherit an API key, model overrides or MODELPROV_ settings from the service environment', async () => {
+    await say('environment check');
+    expect(p.probeRuns().length).toBeGreaterThanOrEqual(1);
+    expect(runsWith('environment check')).toHaveLength(1);
+    const runs = [...p.probeRuns(), ...runsWith('environment check')];
+    for (const run of runs) {
+      // The environment the service was started with is the one its runs get: the harmless variable arrives...
+      expect(run.envKeys).toContain(PASSED_THROUGH);
+      expect(run.envKeys).toContain('PATH');
+      // ...and what would switch billing, remap the aliases or leak the service's settings does not.
+      expect(run.envKeys.filter((k) => k in MUST_NOT_INHERIT || k.startsWith('MODELPROV_'))).toEqual([]);
+    }
   });
 });
 

@@ -22,16 +22,18 @@ export function prepareWorkDir(dataDir: string): string {
 }
 
 /**
- * Starts the chat-model provider from its environment; the same call serves tests, headless and the
- * desktop app. The lockdown probe starts at once in the background; completions wait for it (503).
+ * Starts the chat-model provider from `env`, its whole environment (the program passes process.env);
+ * the same call serves tests, headless and the desktop app. `env` is the only environment used: the
+ * settings, the binary lookup (PATH, HOME) and, stripped, every CLI run's environment come from it.
+ * The lockdown probe starts at once in the background; completions wait for it (503).
  * close() stops accepting, kills every CLI run's process group and waits for them.
  */
-export async function startModelProvider(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService & { lockdownProbed(): Promise<void> }> {
+export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningService & { lockdownProbed(): Promise<void> }> {
   const config = loadModelProviderConfig(env);
   const log = logger ?? createLogger('model-provider', config.logLevel);
   const workDir = prepareWorkDir(config.dataDir);
-  const processes = new CliProcesses({ cwd: workDir, env: cliEnvironment(process.env) });
-  const locate = () => locateCli(config.cliBinary, process.env);
+  const processes = new CliProcesses({ cwd: workDir, env: cliEnvironment(env) });
+  const locate = () => locateCli(config.cliBinary, env);
   const lockdown = new Lockdown({
     processes,
     locate,

@@ -9,15 +9,24 @@ import { standInBinary, type StandInRun } from './stand-in.ts';
 
 export type StartedProvider = Awaited<ReturnType<typeof startProvider>>;
 
-/** A real provider on an ephemeral port with a temp data folder, its CLI the stand-in (or `binary`), its log captured. */
-export async function startProvider(options: { env?: Record<string, string>; loads?: string[]; mcp?: string[]; hook?: boolean; binary?: string } = {}) {
+/**
+ * A real provider on an ephemeral port with a temp data folder, its CLI the stand-in (or `binary`;
+ * null leaves MODELPROV_CLI_BINARY unset), its log captured. Its whole environment is `base` (PATH and
+ * HOME of the test process unless given) plus `env`: that is what it looks the binary up in and what
+ * its CLI runs inherit, stripped.
+ */
+export async function startProvider(
+  options: { env?: Record<string, string>; base?: Record<string, string>; loads?: string[]; mcp?: string[]; hook?: boolean; binary?: string | null } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'modelprov-'));
   const standIn = standInBinary(dir, { loads: options.loads, mcp: options.mcp, hook: options.hook });
   const logLines: string[] = [];
   const logger = createLogger('model-provider', 'info', { write: (line: string) => void logLines.push(line) });
   const dataDir = join(dir, 'data');
+  const base = options.base ?? { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
+  const binary = options.binary === undefined ? standIn.binary : options.binary;
   const service = await startModelProvider(
-    { MODELPROV_PORT: '0', MODELPROV_DATA_DIR: dataDir, MODELPROV_CLI_BINARY: options.binary ?? standIn.binary, ...options.env },
+    { ...base, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: dataDir, ...(binary === null ? {} : { MODELPROV_CLI_BINARY: binary }), ...options.env },
     logger,
   );
   const client = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-used', maxRetries: 0 });

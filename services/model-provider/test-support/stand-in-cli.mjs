@@ -15,8 +15,9 @@
  *   [stand-in:slow=MS]         waits MS milliseconds, then answers
  * With --json-schema it answers in structured_output, an object built from the schema.
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
- * how many runs were alive when it started), STANDIN_LOADS (comma-separated tools the init event
- * reports), STANDIN_MCP (MCP server names), STANDIN_HOOK (a SessionStart hook event before init).
+ * the names but not the values of its environment variables, how many runs were alive when it
+ * started), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
+ * names), STANDIN_HOOK (a SessionStart hook event before init).
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -45,7 +46,7 @@ if (stdin.length === 0) {
 
 const recordDir = process.env.STANDIN_RECORD_DIR;
 const alive = recordDir ? join(recordDir, 'alive') : undefined;
-const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env).filter((k) => /^(ANTHROPIC|MODELPROV|CLAUDECODE)/.test(k)) };
+const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env) };
 if (alive) {
   mkdirSync(alive, { recursive: true });
   writeFileSync(join(alive, String(process.pid)), '');

@@ -13,16 +13,20 @@ export interface StandInRun {
   pgid: number | null;
   concurrentAtStart: number;
   grandchildPid?: number;
+  /** The names (never the values) of every variable in the run's environment. */
   envKeys: string[];
 }
 
 /**
- * An executable stand-in CLI in `dir`: a small shell script that sets what the stand-in should
+ * An executable stand-in CLI in `dir` (named `claude` unless `name` says otherwise): a small shell script that sets what the stand-in should
  * pretend to have loaded and where it records its runs, then execs the stand-in with the argv the
  * service gave it, untouched.
  */
-export function standInBinary(dir: string, options: { loads?: string[]; mcp?: string[]; hook?: boolean } = {}): { binary: string; recordDir: string; runs(): StandInRun[] } {
-  const recordDir = join(dir, 'runs');
+export function standInBinary(
+  dir: string,
+  options: { loads?: string[]; mcp?: string[]; hook?: boolean; name?: string; recordDir?: string } = {},
+): { binary: string; recordDir: string; runs(): StandInRun[] } {
+  const recordDir = options.recordDir ?? join(dir, 'runs');
   mkdirSync(recordDir, { recursive: true });
   const vars = [
     `STANDIN_RECORD_DIR='${recordDir}'`,
@@ -30,7 +34,8 @@ export function standInBinary(dir: string, options: { loads?: string[]; mcp?: st
     options.mcp ? `STANDIN_MCP='${options.mcp.join(',')}'` : '',
     options.hook ? 'STANDIN_HOOK=1' : '',
   ].filter(Boolean);
-  const binary = join(dir, 'claude');
+  mkdirSync(dir, { recursive: true });
+  const binary = join(dir, options.name ?? 'claude');
   writeFileSync(binary, `#!/bin/sh\nexport ${vars.join(' ')}\nexec '${process.execPath}' '${STAND_IN_SCRIPT}' "$@"\n`);
   chmodSync(binary, 0o755);
   return {
