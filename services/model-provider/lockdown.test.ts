@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { PROBE_PROMPT } from './lockdown.ts';
 import { standInBinary } from './test-support/stand-in.ts';
 import { startProvider, waitFor } from './test-support/provider.ts';
 
@@ -142,6 +143,37 @@ describe('a missing CLI binary', () => {
       const err = await completionError(p.client);
       expect([err.status, err.code, err.headers?.get('x-should-retry')]).toEqual([503, 'cli_not_found', 'false']);
       expect(err.message).toMatch(/MODELPROV_CLI_BINARY/);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('starts the probe from /ready alone when the binary appears after startup: 503 no_cli, then 503 pending, then 200', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modelprov-later-'));
+    const later = join(dir, 'bin', 'claude');
+    const p = await startProvider({ binary: later });
+    try {
+      await p.service.lockdownProbed();
+      const before = await ready(p.url);
+      expect(before.status).toBe(503);
+      expect(before.body.checks.cli).toMatchObject({ ok: false });
+      expect(before.body.checks.cli.detail).toMatch(/MODELPROV_CLI_BINARY/);
+      expect(before.body.checks.lockdown.state).toBe('no_cli');
+      // The binary is created where MODELPROV_CLI_BINARY points; no completion is ever sent.
+      const standIn = standInBinary(join(dir, 'bin'), { recordDir: join(dir, 'runs') });
+      expect(standIn.binary).toBe(later);
+      const found = await ready(p.url);
+      expect(found.status).toBe(503);
+      expect(found.body.checks.cli.ok).toBe(true);
+      expect(found.body.checks.lockdown.state).toBe('pending');
+      const after = await waitFor('readiness to turn 200', async () => {
+        const r = await ready(p.url);
+        return r.status === 200 ? r : undefined;
+      });
+      expect(after.body.checks.lockdown).toMatchObject({ ok: true, state: 'ok', tools: [], mcp_servers: [], hooks: [] });
+      const runs = standIn.runs();
+      expect(runs).toHaveLength(1);
+      expect(runs[0]!.stdin).toBe(PROBE_PROMPT);
     } finally {
       await p.close();
     }

@@ -38,7 +38,10 @@ export class Lockdown {
     return this.state === 'ok';
   }
 
-  /** Runs the probe unless one is running or has already run with a binary present. */
+  /**
+   * Runs the probe unless one is running or has already run with a binary present. Called at start, and
+   * again by the first completion or readiness check that finds a binary while the state is no_cli.
+   */
   ensureProbed(): Promise<void> {
     if (this.state !== 'pending' && this.state !== 'no_cli') return Promise.resolve();
     this.running ??= this.probe().finally(() => (this.running = undefined));
@@ -72,8 +75,12 @@ export class Lockdown {
       logger.warn({ lockdown: this.state }, 'lockdown probe skipped: no CLI binary');
       return;
     }
-    // A re-probe (the login check) keeps serving under the state already proven until it has a new answer.
-    if (this.state === 'pending' || this.state === 'no_cli') this.detail = 'The startup probe is running.';
+    // A binary found after startup is probed like at startup: pending until the probe answers. A
+    // re-probe (the login check) keeps serving under the state already proven until it has a new answer.
+    if (this.state === 'pending' || this.state === 'no_cli') {
+      this.state = 'pending';
+      this.detail = 'The lockdown probe is running.';
+    }
     const hooks: string[] = [];
     let init: Loaded | undefined;
     const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt }), PROBE_PROMPT, {
