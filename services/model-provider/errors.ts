@@ -60,11 +60,13 @@ export const providerError = {
   notLockedDown: (message: string, retry: boolean) => new ProviderError(503, 'not_locked_down', message, { retry, ...(retry ? { retryAfterSeconds: 2 } : {}) }),
   emptyReply: () =>
     new ProviderError(502, 'empty_reply', 'The CLI finished without any reply text; send the request again (an empty reply is never returned as an answer).'),
+  // Already asked twice: a client's own retries would spend two more full runs per attempt, so none.
   toolCallReply: () =>
     new ProviderError(
       502,
       'tool_call_reply',
       'The model answered with tool-call syntax twice although it has no tools; rephrase the request so that it asks for a plain answer.',
+      { retry: false },
     ),
   notLoggedIn: () =>
     new ProviderError(

@@ -129,7 +129,22 @@ describe('completions through the official openai client', () => {
   it('gives up with 502 tool_call_reply when the second reply is tool-call syntax too, after exactly two runs', async () => {
     const err = await apiError(say('Run ls [stand-in:tool-call-always]'));
     expect([err.status, err.code]).toEqual([502, 'tool_call_reply']);
-    expect(runsWith('[stand-in:tool-call-always]')).toHaveLength(2);
+    expect(runsWith('Run ls [stand-in:tool-call-always]')).toHaveLength(2);
+  });
+
+  it('tells clients not to retry tool_call_reply: a client at its default maxRetries costs exactly two runs', async () => {
+    // The official client retries 5xx twice by default; without x-should-retry: false this would be six runs.
+    const client = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'not-used' });
+    expect(client.maxRetries).toBe(2);
+    const err = await apiError(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'Default retries [stand-in:tool-call-always]' }] }));
+    expect([err.status, err.code, err.headers?.get('x-should-retry')]).toEqual([502, 'tool_call_reply', 'false']);
+    expect(runsWith('Default retries [stand-in:tool-call-always]')).toHaveLength(2);
+  });
+
+  it('accepts an empty tools array (it asks for no tool) and tool_choice "none"', async () => {
+    const c = await say('empty tools array', { tools: [], tool_choice: 'none' });
+    expect(c.choices[0]!.message.content).toMatch(/^Stand-in reply/);
+    expect(runsWith('empty tools array')).toHaveLength(1);
   });
 
   it('accepts content given as an array of text parts', async () => {
