@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { errorSummary } from '../kit/logger.ts';
-import { browserGuard } from './browser-guard.ts';
+import { browserGuard, requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
 import { ProviderError, renderError } from './errors.ts';
@@ -70,8 +70,9 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
     });
     next();
   });
+  // Order: Host and Origin refusals for everything; then the four routes (anything else, whatever its
+  // method, falls through to 404 not_found); the JSON media-type check only on the one POST route.
   app.use(browserGuard);
-  app.use(express.json({ limit: deps.bodyLimit, type: 'application/json', strict: false }));
 
   app.get('/healthy', (_req, res) => {
     res.json({ status: 'ok', version: deps.version });
@@ -83,7 +84,7 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
   app.get('/v1/models', (_req, res) => {
     res.json(modelList(deps.startedAt));
   });
-  app.post('/v1/chat/completions', async (req, res) => {
+  app.post('/v1/chat/completions', requireJson, express.json({ limit: deps.bodyLimit, type: 'application/json', strict: false }), async (req, res) => {
     const controller = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) controller.abort();

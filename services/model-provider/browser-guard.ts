@@ -13,9 +13,10 @@ export function hostName(header: string | undefined): string {
 
 /**
  * Localhost is not a wall against browsers. A page can reach loopback through DNS rebinding (its
- * own name, resolving to 127.0.0.1, in Host) or by posting a "simple" text/plain request (CSRF). So:
- * only loopback names in Host, no request that a browser marks with an Origin or as cross-site, and
- * JSON bodies only (a browser must preflight those, and preflights are refused). No CORS headers.
+ * own name, resolving to 127.0.0.1, in Host) or by posting a "simple" text/plain request (CSRF). So,
+ * before anything else and for every method and path: only loopback names in Host, and no request
+ * that a browser marks with an Origin or as cross-site (a preflight carries an Origin, so it is
+ * refused too). No CORS headers. The JSON-only rule is `requireJson`, on the one route with a body.
  */
 export function browserGuard(req: Request, res: Response, next: NextFunction): void {
   const refuse = (status: number, code: string, message: string) => renderError(res, new ProviderError(status, code, message));
@@ -33,8 +34,17 @@ export function browserGuard(req: Request, res: Response, next: NextFunction): v
     refuse(403, 'browser_request_refused', 'Cross-site browser requests are refused; call this service from a local program, not a browser.');
     return;
   }
-  if (req.method !== 'GET' && req.method !== 'HEAD' && !req.is('application/json')) {
-    refuse(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+  next();
+}
+
+/**
+ * POST /v1/chat/completions takes only an application/json body: a browser cannot send that without a
+ * preflight (refused above), so a cross-site form or text/plain post never reaches a run. Other paths
+ * and methods are answered by the router first (404), so this says 415 only where a body is read.
+ */
+export function requireJson(req: Request, _res: Response, next: NextFunction): void {
+  if (!req.is('application/json')) {
+    next(new ProviderError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
     return;
   }
   next();

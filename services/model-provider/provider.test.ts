@@ -356,6 +356,36 @@ describe('errors in the envelope, as the openai client sees them', () => {
     }
   });
 
+  it('answers another method on any path, a known one included, with 404 not_found, not 415, whatever the body', async () => {
+    const cases: [string, string, Record<string, string>, string?][] = [
+      ['OPTIONS', '/', {}],
+      ['OPTIONS', '/v1/chat/completions', {}],
+      ['DELETE', '/v1/models', {}],
+      ['PUT', '/healthy', {}],
+      ['PUT', '/healthy', { 'content-type': 'text/plain' }, 'x'],
+      ['POST', '/ready', { 'content-type': 'text/plain' }, 'x'],
+      ['POST', '/v1/models', { 'content-type': 'application/json' }, '{}'],
+      ['PATCH', '/v1/chat/completions', { 'content-type': 'application/json' }, '{}'],
+      ['GET', '/v1/chat/completions', {}],
+      ['POST', '/nowhere', {}],
+    ];
+    const before = p.runs().length;
+    for (const [method, path, headers, body] of cases) {
+      const res = await fetch(`${p.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      expect([method, path, res.status]).toEqual([method, path, 404]);
+      const answer = (await res.json()) as { error: { code: string; message: string } };
+      expect(answer.error.code).toBe('not_found');
+      expect(answer.error.message).toContain(`There is no route ${method} ${path}`);
+      const names: string[] = [];
+      res.headers.forEach((_value, name) => names.push(name));
+      expect(names.filter((h) => h.startsWith('access-control-') || h === 'allow')).toEqual([]);
+    }
+    expect(p.runs().length).toBe(before);
+    // HEAD follows GET: the known routes answer, the others are 404 (without a body).
+    expect((await fetch(`${p.url}/healthy`, { method: 'HEAD' })).status).toBe(200);
+    expect((await fetch(`${p.url}/v1/chat/completions`, { method: 'HEAD' })).status).toBe(404);
+  });
+
   it('writes every refusal to the log, without the message text', async () => {
     const log = p.log();
     for (const code of ['tools_unsupported', 'model_not_found', 'empty_reply', 'cli_failed', 'not_logged_in', 'tool_call_reply', 'not_found']) {
