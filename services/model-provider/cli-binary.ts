@@ -16,8 +16,8 @@ function executable(path: string): boolean {
   }
 }
 
-/** Where the CLI is usually installed when it is not on the service's PATH (a desktop app often gets a short PATH). */
-export function usualInstallLocations(env: NodeJS.ProcessEnv = process.env): string[] {
+/** Where the CLI is usually installed when it is not on the service's PATH (a desktop app often gets a short PATH); `~` is the HOME of `env`. */
+export function usualInstallLocations(env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME ?? homedir();
   const dirs = [
     join(home, '.claude', 'local'),
@@ -33,20 +33,26 @@ export function usualInstallLocations(env: NodeJS.ProcessEnv = process.env): str
   return dirs.flatMap((d) => NAMES.map((n) => join(d, n)));
 }
 
-/** MODELPROV_CLI_BINARY if set (a path, or a name looked up on PATH); otherwise PATH, then the usual install locations. */
-export function locateCli(configured: string | undefined, env: NodeJS.ProcessEnv = process.env): CliLocation {
+const SET_IT = 'Install the CLI, or set MODELPROV_CLI_BINARY to the full path of the claude binary and restart the service.';
+
+/**
+ * MODELPROV_CLI_BINARY if set (a path, or a name looked up on PATH); otherwise `claude` on PATH, then
+ * the usual install locations. PATH and HOME come from `env`, the service's own environment. Looked up
+ * afresh at every call, so a binary installed later is found without a restart.
+ */
+export function locateCli(configured: string | undefined, env: NodeJS.ProcessEnv): CliLocation {
   const pathDirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
   if (configured) {
     if (configured.includes('/') || configured.includes('\\') || isAbsolute(configured)) {
       const p = resolve(configured);
       return executable(p)
         ? { found: true, path: p, source: 'setting' }
-        : { found: false, detail: `MODELPROV_CLI_BINARY names ${p}, which is not an executable file.` };
+        : { found: false, detail: `MODELPROV_CLI_BINARY names ${p}, which is not an executable file. ${SET_IT}` };
     }
     for (const d of pathDirs) if (executable(join(d, configured))) return { found: true, path: join(d, configured), source: 'setting' };
-    return { found: false, detail: `MODELPROV_CLI_BINARY names "${configured}", which is not on PATH.` };
+    return { found: false, detail: `MODELPROV_CLI_BINARY names "${configured}", which is not on the service's PATH. Set MODELPROV_CLI_BINARY to the full path of the claude binary and restart the service.` };
   }
   for (const d of pathDirs) for (const n of NAMES) if (executable(join(d, n))) return { found: true, path: join(d, n), source: 'PATH' };
   for (const p of usualInstallLocations(env)) if (executable(p)) return { found: true, path: p, source: 'install location' };
-  return { found: false, detail: 'The CLI binary (claude) was found neither on PATH nor in the usual install locations.' };
+  return { found: false, detail: `The CLI binary (claude) was found neither on the service's PATH nor in the usual install locations (~/.claude/local, ~/.local/bin, ~/.npm-global/bin, ~/.bun/bin, ~/.volta/bin, /usr/local/bin, /opt/homebrew/bin, /usr/bin). ${SET_IT}` };
 }

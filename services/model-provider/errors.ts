@@ -74,7 +74,8 @@ export const providerError = {
       'not_logged_in',
       'The CLI on this machine is not signed in; open a terminal, run the CLI once and sign in (/login), then send the request again.',
     ),
-  cliNotFound: (why: string) => new ProviderError(503, 'cli_not_found', `${why} Install the CLI or set MODELPROV_CLI_BINARY to its path, then restart the service.`, { retry: false }),
+  /** `why` is the lookup's own detail, which already says what to install or set. */
+  cliNotFound: (why: string) => new ProviderError(503, 'cli_not_found', why, { retry: false }),
   cliFailed: (why: string) => new ProviderError(502, 'cli_failed', `The CLI run failed: ${why} Send the request again; if it keeps failing, see the service's log.`),
   rateLimited: (why: string) => new ProviderError(429, 'rate_limited', `The CLI's account is rate- or usage-limited: ${why} Wait before sending more requests.`),
   timeout: (seconds: number) =>
