@@ -1,6 +1,6 @@
 /**
- * The provider as the console shows it when something is wrong: a CLI whose probe loaded tools and an
- * MCP server (lockdown not confirmed), and the real CLI package, which runs here without a login.
+ * The provider as the console shows it when something is wrong: a CLI whose probe loaded tools, an
+ * MCP server and ran a hook (lockdown not confirmed), and the real CLI package, which runs here without a login.
  * Real provider processes under the real supervisor; the page is checked in Debian's Chromium.
  */
 import { rmSync } from 'node:fs';
@@ -20,7 +20,7 @@ interface ProviderStatus {
     checks: {
       cli: { ok: boolean };
       login: { state: string; detail?: string };
-      lockdown: { ok: boolean; state: string; tools: string[]; mcp_servers: string[]; detail: string };
+      lockdown: { ok: boolean; state: string; tools: string[]; mcp_servers: string[]; hooks: string[]; detail: string };
     };
   };
   models: { data: { id: string }[] };
@@ -60,39 +60,48 @@ async function probedStatus(api: ReturnType<typeof createConsoleApi>): Promise<P
   }
 }
 
+/** The console's provider panel for `supervisor`, in Debian's Chromium through the headless console server. */
+async function providerPanel(supervisor: ServiceSupervisor) {
+  const server = await startConsoleServer({ supervisor, port: 0 });
+  const browserDir = tempDir('console-provider-chromium');
+  const context = await chromium.launchPersistentContext(browserDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+  });
+  cleanup.push(async () => {
+    await context.close();
+    await server.close();
+    rmSync(browserDir, { recursive: true, force: true });
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(server.url);
+  await page.getByRole('button', { name: 'Provider' }).click();
+  const dl = page.locator('dl.provider');
+  await dl.waitFor();
+  return { page, dl };
+}
+
 describe('the provider panel when completions would not work', () => {
-  it('lists the tools and MCP servers a CLI loaded, and the page shows them as the reason', async () => {
+  it('lists the tools, MCP servers and hooks a CLI loaded, and the page shows them as the reason', async () => {
     const cliDir = tempDir('console-provider-cli');
     cleanup.push(async () => rmSync(cliDir, { recursive: true, force: true }));
-    const standIn = standInBinary(cliDir, { loads: ['Bash', 'WebFetch'], mcp: ['github'] });
+    const standIn = standInBinary(cliDir, { loads: ['Bash', 'WebFetch'], mcp: ['github'], hook: true });
     const { supervisor } = await providerOnly(standIn.binary);
     const api = createConsoleApi({ supervisor });
     const status = await probedStatus(api);
     expect(status.ready.ready).toBe(false);
-    expect(status.ready.checks.lockdown).toMatchObject({ ok: false, tools: ['Bash', 'WebFetch'], mcp_servers: ['github'] });
+    expect(status.ready.checks.lockdown).toMatchObject({ ok: false, tools: ['Bash', 'WebFetch'], mcp_servers: ['github'], hooks: ['SessionStart:startup'] });
     expect(status.models.data.length).toBeGreaterThan(0);
 
-    const server = await startConsoleServer({ supervisor, port: 0 });
-    const browserDir = tempDir('console-provider-chromium');
-    const context = await chromium.launchPersistentContext(browserDir, {
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
-    });
-    cleanup.push(async () => {
-      await context.close();
-      await server.close();
-      rmSync(browserDir, { recursive: true, force: true });
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(server.url);
-    await page.getByRole('button', { name: 'Provider' }).click();
-    const dl = page.locator('dl.provider');
-    await dl.waitFor();
+    const { page, dl } = await providerPanel(supervisor);
     expect(await dl.locator('[data-check="ready"]').innerText()).toBe('no: see the checks below');
-    expect(await dl.locator('[data-check="lockdown"]').innerText()).toMatch(/^not confirmed \(not_ok\)\. /);
+    // The provider's own sentence says what to do: remove them from the CLI's configuration, then restart.
+    expect(await dl.locator('[data-check="lockdown"]').innerText()).toMatch(/^not confirmed \(not_ok\)\. .*remove them from the CLI's configuration/);
     expect(await dl.locator('[data-check="tools"] li').allInnerTexts()).toEqual(['Bash', 'WebFetch']);
     expect(await dl.locator('[data-check="mcp"] li').allInnerTexts()).toEqual(['github']);
+    expect(await dl.locator('[data-check="hooks"] li').allInnerTexts()).toEqual(['SessionStart:startup']);
+    expect(await dl.locator('[data-check="login"]').innerText()).toBe('not known: the probe stopped when the CLI loaded what it must not (see Lockdown).');
     await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-not-locked-down.png'), fullPage: true });
   });
 
@@ -103,5 +112,10 @@ describe('the provider panel when completions would not work', () => {
     expect(status.ready.checks.login.state).toBe('not_signed_in');
     expect(status.ready.checks.login.detail).toContain('sign in');
     expect(status.ready.ready).toBe(false);
+
+    const { page, dl } = await providerPanel(supervisor);
+    expect(await dl.locator('[data-check="login"]').innerText()).toMatch(/^no\. .*run it once in a terminal and sign in.*The provider notices within a minute once you have\.$/);
+    expect(await dl.locator('[data-check="hooks"]').innerText()).toBe('none');
+    await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-not-signed-in.png'), fullPage: true });
   });
 });

@@ -1,14 +1,43 @@
-/** The chat-model provider: CLI found, signed in or not, the lockdown lists, and the models. */
+/** The chat-model provider: CLI found, signed in or not, the lockdown lists (tools, MCP servers, hooks), and the models. */
 import { html } from 'htm/preact';
 import { Empty, Loaded, formatTime, itemsOf, useCall } from './states.ts';
+
+interface Lockdown {
+  ok?: boolean;
+  state?: string;
+  tools?: string[];
+  mcp_servers?: string[];
+  hooks?: string[];
+  probed_at?: string | null;
+  detail?: string;
+}
 
 interface Readiness {
   ready?: boolean;
   checks?: {
     cli?: { ok?: boolean; path?: string | null; detail?: string };
-    lockdown?: { ok?: boolean; state?: string; tools?: string[]; mcp_servers?: string[]; hooks?: string[]; probed_at?: string | null; detail?: string };
+    lockdown?: Lockdown;
     login?: { ok?: boolean; state?: string; detail?: string };
   };
+}
+
+const PROBE_RUNNING = 'the startup probe is still running. It can take up to two minutes; this page refreshes by itself.';
+
+function lockdownText(lockdown: Lockdown | undefined): string {
+  if (lockdown?.ok) return 'on: no tools, no MCP servers, no hooks';
+  if (lockdown?.state === 'pending') return `not confirmed yet: ${PROBE_RUNNING}`;
+  return `not confirmed (${lockdown?.state ?? 'unknown'}). ${lockdown?.detail ?? 'See the provider\u2019s log in the Services panel.'}`;
+}
+
+function loginText(login: { state?: string; detail?: string } | undefined, lockdown: Lockdown | undefined): string {
+  if (login?.state === 'signed_in') return 'yes';
+  if (login?.state === 'not_signed_in') {
+    return `no. ${login.detail ?? 'Run the CLI once in a terminal and sign in (/login).'} The provider notices within a minute once you have.`;
+  }
+  if (lockdown?.state === 'pending') return `not known yet: ${PROBE_RUNNING}`;
+  if (lockdown?.state === 'no_cli') return 'not known: there is no CLI to ask (see above).';
+  if (lockdown?.state === 'not_ok') return 'not known: the probe stopped when the CLI loaded what it must not (see Lockdown).';
+  return 'not known: the probe could not tell; see the provider\u2019s log in the Services panel.';
 }
 
 function List({ items, none }: { items: string[] | undefined; none: string }) {
@@ -35,19 +64,21 @@ export function Provider() {
             <dt>CLI</dt>
             <dd data-check="cli">${cli?.ok ? html`found at <code>${cli.path ?? ''}</code>` : html`not found. ${cli?.detail ?? 'Install the CLI or set MODELPROV_CLI_BINARY.'}`}</dd>
             <dt>Signed in</dt>
-            <dd data-check="login">${login?.state === 'signed_in' ? 'yes' : login?.state === 'not_signed_in' ? `no. ${login.detail ?? 'Run the CLI once in a terminal and sign in.'}` : lockdown?.state === 'pending' ? 'not known yet (the startup probe has not finished)' : 'not known: the probe could not tell; see the provider\u2019s log in the Services panel'}</dd>
+            <dd data-check="login">${loginText(login, lockdown)}</dd>
             <dt>Lockdown</dt>
-            <dd data-check="lockdown">${lockdown?.ok ? 'on: no tools, no MCP servers' : `not confirmed (${lockdown?.state ?? 'unknown'}). ${lockdown?.detail ?? ''}`}</dd>
+            <dd data-check="lockdown">${lockdownText(lockdown)}</dd>
             <dt>Tools loaded</dt>
             <dd data-check="tools"><${List} items=${lockdown?.tools} none="none" /></dd>
             <dt>MCP servers loaded</dt>
             <dd data-check="mcp"><${List} items=${lockdown?.mcp_servers} none="none" /></dd>
+            <dt>Hooks run</dt>
+            <dd data-check="hooks"><${List} items=${lockdown?.hooks} none="none" /></dd>
             <dt>Probed</dt>
-            <dd>${formatTime(lockdown?.probed_at ?? undefined)}</dd>
+            <dd>${lockdown?.probed_at ? formatTime(lockdown.probed_at) : 'not yet'}</dd>
           </dl>
           <h3>Models</h3>
           ${modelIds.length === 0
-            ? html`<${Empty}><p>The provider lists no models.</p><//>`
+            ? html`<${Empty}><p>The provider lists no models. Restart it in the Services panel; if the list stays empty, see its log there.</p><//>`
             : html`<ul class="models">${modelIds.map((id) => html`<li key=${id}><code>${id}</code></li>`)}</ul>`}`;
       }}
     />
