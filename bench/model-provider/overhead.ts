@@ -4,6 +4,7 @@
  * completions per second at the concurrency cap against the bare stand-in at the same concurrency.
  * With the real CLI (not signed in, empty HOME): the round trip through the service against the bare
  * CLI. Targets: added p50 <= 5 ms, throughput >= 95% of bare.
+ * `--smoke` runs a few of each, to check that the script works; its figures mean nothing.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { ms, summarize, time } from '../stats.ts';
 
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
 const CAP = 2;
+const SMOKE = process.argv.includes('--smoke');
 /** The service's whole environment (it reads no other); bare runs get the same, stripped as the service strips it. */
 const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
 const BARE_ENV = cliEnvironment(BASE_ENV);
@@ -71,11 +73,11 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
   });
   try {
     await service.lockdownProbed();
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < (SMOKE ? 2 : 10); i++) {
       await viaService(service.url, `warm up ${i}`);
       await bare(standIn.binary, `warm up ${i}`, bareCwd);
     }
-    const N = 150;
+    const N = SMOKE ? 10 : 150;
     const svc: number[] = [];
     const raw: number[] = [];
     for (let i = 0; i < N; i++) {
@@ -87,8 +89,8 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
     const s = summarize(svc);
     const b = summarize(raw);
     // Alternating rounds, so that load from elsewhere on the machine falls on both sides alike.
-    const ROUNDS = 4;
-    const M = 40;
+    const ROUNDS = SMOKE ? 1 : 4;
+    const M = SMOKE ? 8 : 40;
     const bareRates: number[] = [];
     const svcRates: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
@@ -98,6 +100,7 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const bareRate = mean(bareRates);
     const svcRate = mean(svcRates);
+    if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
     console.log('model-provider / stand-in CLI');
     console.log(`  bare stand-in spawn (${b.n} runs):       p50 ${ms(b.p50)}  p95 ${ms(b.p95)}`);
     console.log(`  through the service (${s.n} completions): p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
@@ -123,7 +126,7 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
     const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
     try {
       await service.lockdownProbed();
-      const N = 12;
+      const N = SMOKE ? 2 : 12;
       const svc: number[] = [];
       const raw: number[] = [];
       await viaService(service.url, 'warm up');
@@ -139,7 +142,7 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
       console.log('model-provider / real CLI 2.1.197, not signed in (answers not_logged_in)');
       console.log(`  bare CLI run (${b.n} runs):                 p50 ${ms(b.p50)}  p95 ${ms(b.p95)}`);
       console.log(`  round trip through the service (${s.n}):    p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
-      console.log(`  added by the service:                  p50 ${ms(s.p50 - b.p50)} (${((s.p50 / b.p50 - 1) * 100).toFixed(1)}%)`);
+      console.log(`  added by the service:                  p50 ${ms(s.p50 - b.p50)} (${((s.p50 / b.p50 - 1) * 100).toFixed(1)}%)  p95 ${ms(s.p95 - b.p95)}`);
     } finally {
       await service.close();
     }
