@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
+import type { ConsoleApi, ConsoleResult, ServiceView } from '../main/console/contract.ts';
 import type { LogLine, ServiceStatus } from '../main/supervisor/types.ts';
 import { seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
 
@@ -251,6 +251,24 @@ describe('the provider and the services', () => {
     await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
     const list = await data<{ personas: { profile: string }[] }>('personas.list');
     expect(list.personas.map((p) => p.profile)).toContain(seeded.profile);
+  });
+});
+
+describe('a crash stays visible after the restart that follows it', () => {
+  it('a SIGKILLed persona store is restarted, and services.list still names its last crash and when the restart was due', async () => {
+    const before = (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!;
+    expect(before.lastCrash).toBeUndefined();
+    process.kill(before.pid!, 'SIGKILL');
+    // The supervisor passes through crashed and backing-off to ready again; the console polls only at the end.
+    await expect.poll(async () => (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!.pid, { timeout: 30_000 }).not.toBe(before.pid);
+    await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
+    const after = (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!;
+    expect(after.state).toBe('ready');
+    expect(after.restarts).toBe(before.restarts + 1);
+    expect(after.lastError).toBeUndefined();
+    expect(after.lastCrash!.reason).toMatch(/persona store was ended by SIGKILL/i);
+    expect(Date.parse(after.lastCrash!.restartAt!)).toBeGreaterThan(Date.parse(after.lastCrash!.at));
+    expect((await data<{ personas: { profile: string }[] }>('personas.list')).personas.map((p) => p.profile)).toContain(seeded.profile);
   });
 });
 

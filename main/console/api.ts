@@ -6,13 +6,14 @@
 import { z } from 'zod';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
+import { rememberCrashes } from './crashes.ts';
 import { METHOD_NAMES, METHODS, type MethodContext, type MethodName } from './methods.ts';
 import { ConsoleError, ServiceClient } from './service-client.ts';
 
 const Request = z.object({ method: z.string().min(1).max(100), params: z.unknown().optional() }).strict();
 
 export function createConsoleApi(options: { supervisor: Supervisor }): ConsoleApi {
-  const ctx: MethodContext = { supervisor: options.supervisor, services: new ServiceClient(options.supervisor) };
+  const ctx: MethodContext = { supervisor: options.supervisor, services: new ServiceClient(options.supervisor), crashes: rememberCrashes(options.supervisor) };
   return {
     async call(request: ConsoleRequest): Promise<ConsoleResult> {
       const parsed = Request.safeParse(request);

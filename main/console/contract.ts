@@ -8,6 +8,19 @@ export interface ConsoleRequest {
   params?: unknown;
 }
 
+/** A service's last crash as the console remembers it (the supervisor's own status forgets it once the service is back). */
+export interface LastCrash {
+  /** ISO time the console saw the crash. */
+  at: string;
+  /** The supervisor's sentence: which service, how it ended, its last stderr line. */
+  reason: string;
+  /** ISO time of the restart the supervisor scheduled, when it scheduled one. */
+  restartAt?: string;
+}
+
+/** What `services.list` answers per service: the supervisor's status and the last crash seen. */
+export type ServiceView = import('../supervisor/types.ts').ServiceStatus & { lastCrash?: LastCrash };
+
 export type ConsoleResult = { ok: true; data: unknown } | { ok: false; error: { message: string; status?: number } };
 
 export interface ConsoleApi {

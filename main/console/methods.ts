@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { SERVICE_NAMES, type Supervisor } from '../supervisor/types.ts';
+import type { ServiceView } from './contract.ts';
+import type { CrashMemory } from './crashes.ts';
 import { ConsoleError, type ServiceClient } from './service-client.ts';
 
 const Profile = z
@@ -18,6 +20,7 @@ const Cursor = z.string().max(300).optional();
 export interface MethodContext {
   supervisor: Supervisor;
   services: ServiceClient;
+  crashes: CrashMemory;
 }
 
 interface MethodSpec<S extends z.ZodType> {
@@ -68,7 +71,12 @@ export function withoutSecrets(value: unknown): unknown {
 
 export const METHODS = {
   // Services: the supervisor's view and controls.
-  'services.list': method(NoParams, async (_p, { supervisor }) => supervisor.status()),
+  'services.list': method(NoParams, async (_p, { supervisor, crashes }): Promise<ServiceView[]> =>
+    supervisor.status().map((s) => {
+      const lastCrash = crashes.lastCrash(s.name);
+      return lastCrash ? { ...s, lastCrash } : s;
+    }),
+  ),
   'services.start': method(z.object({ name: Service }).strict(), async ({ name }, { supervisor }) => {
     await control(() => supervisor.start(name));
     return supervisor.status().find((s) => s.name === name);

@@ -30,7 +30,7 @@ const STATE_WORDS: Record<ServiceState, string> = {
   live: 'up, not ready yet',
   ready: 'ready',
   degraded: 'degraded',
-  'backing-off': 'restarting soon',
+  'backing-off': 'crashed, restarting soon',
   crashed: 'crashed',
   'gave-up': 'gave up',
   stopping: 'stopping',

@@ -1,8 +1,9 @@
 /** The services panel: state, port, uptime, memory, last error, controls, and a log tail with a filter. */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { LogLine, ServiceName, ServiceStatus } from '../../main/supervisor/types.ts';
-import { Empty, Failed, Loaded, formatBytes, formatDuration, useCall } from './states.ts';
+import type { ServiceView } from '../../main/console/contract.ts';
+import type { LogLine, ServiceName, ServiceState } from '../../main/supervisor/types.ts';
+import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
 
 const LABELS: Record<ServiceName, string> = {
@@ -14,8 +15,35 @@ const LABELS: Record<ServiceName, string> = {
 
 const RUNNING = new Set(['starting', 'live', 'ready', 'degraded', 'backing-off']);
 
+const STATE_WORDS: Record<ServiceState, string> = {
+  stopped: 'stopped',
+  starting: 'starting',
+  live: 'up, not ready yet',
+  ready: 'ready',
+  degraded: 'degraded',
+  'backing-off': 'crashed, restarting',
+  crashed: 'crashed',
+  'gave-up': 'gave up',
+  stopping: 'stopping',
+};
+
+/**
+ * What the "Last problem" cell says: while a crashed service waits to restart, the crash and when it
+ * restarts; once it runs again, when it last crashed and why; otherwise the supervisor's own sentence.
+ */
+export function problemText(s: ServiceView, now = Date.now()): string {
+  const crash = s.lastCrash;
+  if (s.state === 'backing-off' && crash) {
+    const seconds = crash.restartAt ? Math.ceil((Date.parse(crash.restartAt) - now) / 1000) : undefined;
+    const when = seconds === undefined ? 'soon' : seconds > 0 ? `in ${seconds} s` : 'now';
+    return `Crashed at ${formatTime(crash.at)}: ${crash.reason}. Restarting ${when} (restart ${s.restarts + 1}).`;
+  }
+  if (['backing-off', 'crashed', 'gave-up', 'live', 'degraded'].includes(s.state) || !crash) return s.lastError ?? '';
+  return `Last crash at ${formatTime(crash.at)}: ${crash.reason}. Restarted ${s.restarts === 1 ? 'once' : `${s.restarts} times`} since the app started.`;
+}
+
 export function Services() {
-  const [load, reload] = useCall<ServiceStatus[]>('services.list', undefined, 'services', 2_000);
+  const [load, reload] = useCall<ServiceView[]>('services.list', undefined, 'services', 2_000);
   const [busy, setBusy] = useState<string | undefined>();
   const [failure, setFailure] = useState<string | undefined>();
   const [logService, setLogService] = useState<ServiceName>('identity');
@@ -44,18 +72,18 @@ export function Services() {
       load=${load}
       what="services"
       retry=${reload}
-      render=${(list: ServiceStatus[]) => html`<table class="services">
-        <thead><tr><th>Service</th><th>State</th><th>Port</th><th>Uptime</th><th>Memory</th><th>Restarts</th><th>Last error</th><th>Actions</th></tr></thead>
+      render=${(list: ServiceView[]) => html`<table class="services">
+        <thead><tr><th>Service</th><th>State</th><th>Port</th><th>Uptime</th><th>Memory</th><th>Restarts</th><th>Last problem</th><th>Actions</th></tr></thead>
         <tbody>
           ${list.map(
             (s) => html`<tr key=${s.name} data-service=${s.name}>
               <td>${LABELS[s.name] ?? s.name}</td>
-              <td><span class=${`badge state-${s.state}`} data-state=${s.state}>${s.state}</span></td>
+              <td><span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state] ?? s.state}</span></td>
               <td>${s.port}</td>
               <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '—'}</td>
               <td>${formatBytes(s.memoryBytes)}</td>
               <td>${s.restarts}</td>
-              <td class="last-error">${s.lastError ?? ''}</td>
+              <td class="last-error">${problemText(s)}</td>
               <td class="actions">
                 <button type="button" disabled=${busy !== undefined || RUNNING.has(s.state)} onClick=${() => act('start', s.name)} aria-label=${`Start ${s.name}`}>Start</button>
                 <button type="button" disabled=${busy !== undefined || !RUNNING.has(s.state)} onClick=${() => act('stop', s.name)} aria-label=${`Stop ${s.name}`}>Stop</button>

@@ -1,0 +1,28 @@
+/**
+ * The last crash of each service, remembered from the supervisor's status events. The supervisor moves a
+ * crashed service to `backing-off` in the same tick, and clears its error once it is ready again, so a
+ * console that polls would never see the crash; this keeps it for the services panel.
+ */
+import type { ServiceName, ServiceStatus, Supervisor } from '../supervisor/types.ts';
+import type { LastCrash } from './contract.ts';
+
+/** The supervisor's backing-off sentence ends "… Restarting in 1.5 s." (supervisor.ts, handleExit). */
+const RESTARTING_IN = /Restarting in (\d+(?:\.\d+)?) s\.$/;
+
+export interface CrashMemory {
+  lastCrash(name: ServiceName): LastCrash | undefined;
+}
+
+export function rememberCrashes(supervisor: Pick<Supervisor, 'on'>, now: () => number = Date.now): CrashMemory {
+  const crashes = new Map<ServiceName, LastCrash>();
+  supervisor.on('status', (status: ServiceStatus) => {
+    if (status.state === 'crashed') {
+      crashes.set(status.name, { at: new Date(now()).toISOString(), reason: status.lastError ?? 'it exited unexpectedly' });
+      return;
+    }
+    const crash = crashes.get(status.name);
+    const delay = status.state === 'backing-off' ? RESTARTING_IN.exec(status.lastError ?? '') : null;
+    if (crash && delay) crash.restartAt = new Date(now() + Number(delay[1]) * 1000).toISOString();
+  });
+  return { lastCrash: (name) => crashes.get(name) };
+}
