@@ -258,11 +258,41 @@ describe('recall', () => {
     expect(r.body.fields[0]).toMatchObject({ profile: 'runner', source: 'assistant', asserted_by: 'persona' });
   });
 
-  it('treats operators as words: AND, NEAR, quotes, * and : neither error nor change meaning', async () => {
-    for (const q of ['cats AND dogs', 'NEAR door', '"door"', 'col:on', 'dogs*', '^cats', 'cats OR nothingatall']) {
-      const r = await c.call<{ notes: unknown[] }>('GET', `/v1/personas/runner/recall?q=${encodeURIComponent(q)}`);
+  it('treats operators as words: each query below would find something else if its operator were live', async () => {
+    await c.call('POST', '/v1/personas', { profile: 'ops', display_name: 'Ops' });
+    const ids: Record<string, string> = {};
+    const texts: Record<string, string> = {
+      sleepy: 'cats sleep all day long',
+      pair: 'cats and dogs are not friends',
+      chase: 'cats chase dogs round the yard',
+      near: 'the dogs doze near cats by the stove',
+      column: 'content cats purr quietly',
+      drink: 'choose tea or coffee',
+      cake: 'biscuits go with everything',
+      prefix: 'xylophones ring in the hall',
+      phrase: 'cats dogs parrots',
+    };
+    for (const [name, text] of Object.entries(texts)) ids[(await c.call('POST', '/v1/personas/ops/notes', note(text))).body.id as string] = name;
+    // [q, what plain words find, what the live operator would have found]
+    const cases: [string, string[], string[]][] = [
+      ['cats NOT dogs', ['pair'], ['column', 'sleepy']],
+      ['tea OR biscuits', [], ['cake', 'drink']],
+      ['NEAR(cats dogs)', ['near'], ['chase', 'near', 'pair', 'phrase']],
+      ['content:cats', ['column'], ['chase', 'column', 'near', 'pair', 'phrase', 'sleepy']],
+      ['xylo*', [], ['prefix']],
+      ['^dogs', ['chase', 'near', 'pair', 'phrase'], []],
+      ['"cats dogs"', ['chase', 'near', 'pair', 'phrase'], ['phrase']],
+      ['cats AND dogs', ['pair'], ['chase', 'near', 'pair', 'phrase']],
+      ['cats + dogs', ['chase', 'near', 'pair', 'phrase'], ['phrase']],
+      ['(cats OR dogs)', [], ['chase', 'column', 'near', 'pair', 'phrase', 'sleepy']],
+    ];
+    for (const [q, plain, live] of cases) {
+      expect(plain, `the case ${q} must tell the two readings apart`).not.toEqual(live);
+      const r = await c.call<{ notes: { id: string }[] }>('GET', `/v1/personas/ops/recall?q=${encodeURIComponent(q)}&limit=50`);
       expect(r.status, q).toBe(200);
-      expect(r.body.notes.length, q).toBe(q.includes('nothingatall') ? 0 : 1);
+      expect(r.body.notes.map((n) => ids[n.id]).sort(), q).toEqual(plain);
+      const all = await c.call<{ notes: { id: string }[] }>('GET', `/v1/recall?q=${encodeURIComponent(q)}&limit=50`);
+      expect(all.body.notes.map((n) => ids[n.id]).filter(Boolean).sort(), `/v1/recall ${q}`).toEqual(plain);
     }
   });
 
@@ -276,17 +306,51 @@ describe('recall', () => {
     expect((await c.call<{ notes: { profile: string }[] }>('GET', '/v1/recall?q=run')).body.notes.map((n) => n.profile)).toEqual(['runner']);
   });
 
-  it('answers random q strings without a server error', async () => {
+  it('answers random q strings without a server error, control characters and lone surrogates included, on both recall routes', async () => {
+    // Any code point, control characters (NUL among them), lone surrogates, and FTS5 syntax.
+    const unit = fc.oneof(
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+      fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 1 }),
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((u) => String.fromCharCode(u)),
+      fc.constantFrom('"', '*', ':', '(', ')', '^', '+', '-', '{', '}', ' AND ', ' OR ', ' NOT ', 'NEAR(', ' ', 'run', 'cats'),
+    );
+    const examples: [string][] = [['a\u0000b'], ['\u0000'], ['cats\u0000'], ['\ud800runs'], ['runs\udfff\u0001'], ['NEAR(\u0000)']];
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 60, unit: 'grapheme' }), async (q) => {
-        const r = await c.call('GET', `/v1/recall?q=${encodeURIComponent(q)}`);
-        expect(r.status, JSON.stringify(q)).toBeLessThan(500);
-        expect([200, 422]).toContain(r.status);
+      fc.asyncProperty(fc.string({ unit, minLength: 1, maxLength: 40 }), async (q) => {
+        for (const path of ['/v1/recall', '/v1/personas/runner/recall']) {
+          const r = await c.call('GET', `${path}?q=${percentEncodeWtf8(q)}`);
+          expect([200, 422], `${path} ${JSON.stringify(q)}: ${r.status}`).toContain(r.status);
+        }
       }),
-      { numRuns: 300 },
+      { numRuns: 300, examples },
     );
   });
+
+  it('takes control characters as separators: a NUL between two words finds what the two words find', async () => {
+    const r = await c.call<{ notes: { content: string }[] }>('GET', '/v1/personas/runner/recall?q=river%00morning');
+    expect(r.status).toBe(200);
+    expect(r.body.notes.map((n) => n.content)).toEqual(['She runs along the river every morning']);
+    expect((await c.call('GET', '/v1/recall?q=%00%01%7F')).status).toBe(422);
+  });
 });
+
+/** Percent-encodes every UTF-8 byte of q, a lone surrogate as its three bytes (WTF-8), as a client sending raw bytes would. */
+function percentEncodeWtf8(q: string): string {
+  let out = '';
+  for (const ch of q) {
+    const cp = ch.codePointAt(0)!;
+    const bytes =
+      cp < 0x80
+        ? [cp]
+        : cp < 0x800
+          ? [0xc0 | (cp >> 6), 0x80 | (cp & 63)]
+          : cp < 0x10000
+            ? [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)]
+            : [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)];
+    out += bytes.map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
+  }
+  return out;
+}
 
 describe('remembered tokens', () => {
   it('a token is verified once while it is valid, and verified again once its exp has passed', async () => {

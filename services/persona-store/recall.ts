@@ -4,14 +4,21 @@ import { problem } from '../kit/problem.ts';
 export const MAX_QUERY_WORDS = 32;
 
 /**
- * Turns what a person typed into an FTS5 query in which every word is an ordinary word: q is split on
- * white space, each piece is quoted (a quote inside is doubled), so AND, OR, NOT, NEAR, *, ^, :, (
- * and quotes are words to find, never operators. Pieces with no letter or digit carry nothing the
- * tokenizer would index and are dropped. All remaining words must occur (implicit AND); the porter
- * stemmer makes "running" find "runs".
+ * Control characters (NUL among them, which ends an FTS5 string early and made SQLite fail) and lone
+ * surrogates carry no word: they separate words, like white space.
+ */
+const SEPARATORS = /[\p{Cc}\p{Cs}]/gu;
+
+/**
+ * Turns what a person typed into an FTS5 query in which every word is an ordinary word: control
+ * characters and lone surrogates become spaces, q is split on white space, each piece is quoted (a
+ * quote inside is doubled), so AND, OR, NOT, NEAR, *, ^, :, ( and quotes are words to find, never
+ * operators. Pieces with no letter or digit carry nothing the tokenizer would index and are dropped.
+ * All remaining words must occur (implicit AND); the porter stemmer makes "running" find "runs".
  */
 export function matchExpression(q: string): string {
   const words = q
+    .replace(SEPARATORS, ' ')
     .normalize('NFKC')
     .split(/\s+/u)
     .filter((w) => /[\p{L}\p{N}]/u.test(w));
