@@ -1,7 +1,8 @@
 import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
 import { DESTROYED_FIELD, record, SERVICE_ACTOR } from './change-log.ts';
-import type { FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import type { ForgetMode } from './config.ts';
+import type { EntryState, FieldRow, NoteRow, PersonaRow } from './schema.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 
@@ -10,29 +11,42 @@ import type { PersonaSql } from './store.ts';
  * stays in the file; a PUT of a kept field's key revives it, a kept note is not revived), destroy
  * after the grace period (the sweeper destroys it when the period ends), or destroy at once.
  *
+ * A DELETE of an entry that is already forgotten applies the person's current setting, so that an
+ * entry kept under `keep` can still be destroyed after the person chose a destroying mode: a kept
+ * entry is scheduled (destroy_after_grace) or destroyed (destroy_now); an entry pending destruction
+ * is destroyed at once under destroy_now. Otherwise there is nothing to do and the DELETE answers 404,
+ * like a missing entry (a kept entry under keep, a pending one under keep or destroy_after_grace: its
+ * schedule is not moved).
+ *
  * Destroying deletes the row (PRAGMA secure_delete zeroes what it occupied), scrubs the change log (a
  * destroyed field's key and every replaced value of the entry), merges the full-text indexes into one
- * segment each (FTS5 'optimize': the entry's terms, of every revision, leave the index and its old
- * pages are freed and zeroed), all in one transaction, then checkpoints the WAL with TRUNCATE.
- * FTS5's own secure-delete option would do the index part per delete, but measured it made every
- * ordinary write several times slower (p95 5.9 ms instead of 0.8 ms at 10,000 notes), while the
- * merge costs ~15 ms only when something is destroyed.
+ * segment each (FTS5 'optimize'), all in one transaction, then checkpoints the WAL with TRUNCATE. The
+ * merge is what makes the index forget: an ordinary update or forget only adds a 'delete' entry in a
+ * newer segment, and the terms of every earlier revision stay in older segments until a merge drops
+ * them. FTS5's own secure-delete option removes only the terms of the revision it is given, so at
+ * destruction it would leave the earlier revisions' words in the file (measured, see the README);
+ * the merge drops them all, and PRAGMA secure_delete zeroes the pages the old segments occupied.
+ * Turned on for every write, FTS5 secure-delete also made ordinary writes several times slower.
  */
 export type ForgetOutcome = 'kept' | 'pending' | 'destroyed';
 
-export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome {
-  if (policy.forgetMode === 'destroy_now') {
-    destroyField(sql, persona, row, assertedBy);
-    return 'destroyed';
-  }
-  sql.unindexField(row);
-  const pending = policy.forgetMode === 'destroy_after_grace';
-  sql.updateField({
-    ...row,
-    state: pending ? 'pending' : 'kept',
-    destroy_at: pending ? new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString() : null,
-    updated_at: now.toISOString(),
-  });
+/** What a DELETE does to an entry in this state under this setting; undefined: nothing (404). */
+function forgetStep(state: EntryState, mode: ForgetMode): ForgetOutcome | undefined {
+  if (mode === 'destroy_now') return 'destroyed';
+  if (state === 'live') return mode === 'keep' ? 'kept' : 'pending';
+  if (state === 'kept' && mode === 'destroy_after_grace') return 'pending';
+  return undefined;
+}
+
+const destroyAt = (policy: Policy, now: Date) => new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString();
+
+export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome | undefined {
+  const outcome = forgetStep(row.state, policy.forgetMode);
+  if (outcome === 'destroyed') destroyField(sql, persona, row, assertedBy);
+  if (outcome === undefined || outcome === 'destroyed') return outcome;
+  if (row.state === 'live') sql.unindexField(row);
+  const pending = outcome === 'pending';
+  sql.updateField({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null, updated_at: now.toISOString() });
   record(sql, {
     account: persona.account,
     profile: persona.profile,
@@ -43,21 +57,16 @@ export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow,
     source: null,
     changes: [pending ? 'pending_destruction' : 'kept'],
   });
-  return pending ? 'pending' : 'kept';
+  return outcome;
 }
 
-export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome {
-  if (policy.forgetMode === 'destroy_now') {
-    destroyNote(sql, persona, row, assertedBy);
-    return 'destroyed';
-  }
-  sql.unindexNote(row);
-  const pending = policy.forgetMode === 'destroy_after_grace';
-  sql.updateNote({
-    ...row,
-    state: pending ? 'pending' : 'kept',
-    destroy_at: pending ? new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString() : null,
-  });
+export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome | undefined {
+  const outcome = forgetStep(row.state, policy.forgetMode);
+  if (outcome === 'destroyed') destroyNote(sql, persona, row, assertedBy);
+  if (outcome === undefined || outcome === 'destroyed') return outcome;
+  if (row.state === 'live') sql.unindexNote(row);
+  const pending = outcome === 'pending';
+  sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
   record(sql, {
     account: persona.account,
     profile: persona.profile,
@@ -68,7 +77,7 @@ export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, p
     source: null,
     changes: [pending ? 'pending_destruction' : 'kept'],
   });
-  return pending ? 'pending' : 'kept';
+  return outcome;
 }
 
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */

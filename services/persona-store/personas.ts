@@ -309,12 +309,15 @@ export class Personas {
     return { fields: page, next_after: rows.length > limit ? page[page.length - 1]!.key : null };
   }
 
+  /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
   forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): { outcome: ForgetOutcome } {
     const outcome = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
-      const outcome = forgetField(this.sql, p, this.liveField(p, rawKey), policy, principal.audience, new Date());
+      const row = this.sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
+      const outcome = row && forgetField(this.sql, p, row, policy, principal.audience, new Date());
+      if (!outcome) this.liveField(p, rawKey); // throws the same 404 as a missing field
       if (outcome === 'destroyed') this.sql.optimizeIndexes();
-      return outcome;
+      return outcome!;
     });
     if (outcome === 'destroyed') this.sql.checkpoint();
     return { outcome };
@@ -422,12 +425,15 @@ export class Personas {
     });
   }
 
+  /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
   forgetNote(principal: Principal, policy: Policy, profile: string, id: string): { outcome: ForgetOutcome } {
     const outcome = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
-      const outcome = forgetNote(this.sql, p, this.liveNote(p, id), policy, principal.audience, new Date());
+      const row = this.sql.note(p.id, id);
+      const outcome = row && forgetNote(this.sql, p, row, policy, principal.audience, new Date());
+      if (!outcome) this.liveNote(p, id); // throws the same 404 as a missing note
       if (outcome === 'destroyed') this.sql.optimizeIndexes();
-      return outcome;
+      return outcome!;
     });
     if (outcome === 'destroyed') this.sql.checkpoint();
     return { outcome };
