@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,67 +12,129 @@ afterEach(async () => {
   bed = undefined;
 });
 
-const newMarker = () => `qqz${randomBytes(8).toString('hex')}`;
+/**
+ * A unique word: "qqz", 20 random hex digits and a final digit. Ending in a digit, the porter stemmer
+ * leaves it whole (a word ending in "e" would be indexed without it).
+ */
+const newMarker = () => `qqz${randomBytes(10).toString('hex')}${randomInt(10)}`;
 
-/** Where the marker's bytes are: the database file, its WAL, and the terms of both full-text indexes. */
-function traces(dataDir: string, marker: string): string[] {
-  const found: string[] = [];
-  for (const suffix of ['', '-wal', '-journal']) {
-    const file = join(dataDir, DATABASE_FILE + suffix);
-    if (existsSync(file) && readFileSync(file).includes(Buffer.from(marker))) found.push(`file${suffix || ' (main)'}`);
-  }
-  const rw = new Database(':memory:');
+/**
+ * What is searched for in bytes: the marker's last 16 characters. FTS5 leaf pages store a term as the
+ * part after the prefix it shares with the term before it, so the whole marker need not be there
+ * even when the term is; the random tail always is (no other term shares 8 random hex digits).
+ */
+const tailOf = (marker: string) => marker.slice(-16);
+
+const PLACES = ['database file', 'WAL', 'fields_fts shadow tables', 'notes_fts shadow tables', 'fields_fts terms', 'notes_fts terms'] as const;
+type Place = (typeof PLACES)[number];
+
+/**
+ * Where any of the words is, byte for byte: the database file and its WAL as they are on disk, the
+ * blobs of both full-text indexes' shadow tables (segment pages in `_data`, leaf keys in `_idx`), and
+ * the terms each index reports (fts5vocab).
+ */
+function traces(dataDir: string, words: string[]): Place[] {
+  const tails = words.map((w) => Buffer.from(tailOf(w)));
+  const holds = (bytes: Buffer) => tails.some((t) => bytes.includes(t));
+  const found = new Set<Place>();
+  const main = join(dataDir, DATABASE_FILE);
+  if (holds(readFileSync(main))) found.add('database file');
+  for (const suffix of ['-wal', '-journal']) if (existsSync(main + suffix) && holds(readFileSync(main + suffix))) found.add('WAL');
+  const db = new Database(':memory:');
   try {
-    rw.exec(`ATTACH '${join(dataDir, DATABASE_FILE)}' AS store`);
-    for (const fts of ['fields_fts', 'notes_fts']) {
-      rw.exec(`CREATE VIRTUAL TABLE temp.vocab_${fts} USING fts5vocab(store, ${fts}, 'row')`);
-      const terms = rw.prepare(`SELECT term FROM temp.vocab_${fts}`).pluck().all() as string[];
-      if (terms.some((t) => t.includes(marker))) found.push(`${fts} terms`);
-      const shadow = rw.prepare(`SELECT block FROM store.${fts}_data`).pluck().all() as Buffer[];
-      if (shadow.some((b) => b && Buffer.from(b).includes(Buffer.from(marker)))) found.push(`${fts}_data`);
+    db.exec(`ATTACH '${main}' AS store`);
+    for (const fts of ['fields_fts', 'notes_fts'] as const) {
+      const blobs = [
+        ...(db.prepare(`SELECT block FROM store.${fts}_data`).pluck().all() as (Buffer | null)[]),
+        ...(db.prepare(`SELECT term FROM store.${fts}_idx`).pluck().all() as (Buffer | string)[]),
+      ];
+      if (blobs.some((b) => b !== null && holds(Buffer.from(b)))) found.add(`${fts} shadow tables`);
+      db.exec(`CREATE VIRTUAL TABLE temp.vocab_${fts} USING fts5vocab(store, ${fts}, 'row')`);
+      const terms = db.prepare(`SELECT term FROM temp.vocab_${fts}`).pluck().all() as string[];
+      if (terms.some((t) => holds(Buffer.from(t)))) found.add(`${fts} terms`);
     }
   } finally {
-    rw.close();
+    db.close();
   }
-  return found;
+  return PLACES.filter((p) => found.has(p));
 }
 
-/** Writes the marker into every place content goes: a field's key, description and value, a note, and (kept) replaced values. */
-async function writeMarker(c: Client, profile: string, marker: string): Promise<{ key: string; noteId: string }> {
+/** Copies what the WAL holds into the database file (PASSIVE: the WAL keeps it too), so that a control can find content in both. */
+function checkpointPassive(dataDir: string): void {
+  const db = new Database(join(dataDir, DATABASE_FILE));
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } finally {
+    db.close();
+  }
+}
+
+/** The control: before destruction, every check finds the marker, so an empty answer afterwards means something. */
+function expectEverywhere(dataDir: string, marker: string): void {
+  checkpointPassive(dataDir);
+  expect(traces(dataDir, [marker])).toEqual([...PLACES]);
+}
+
+interface Written {
+  keys: string[];
+  noteIds: string[];
+}
+
+/**
+ * Writes the marker into every place content goes: two fields (key, description, value, a replaced
+ * value), two notes (one revised, so a replaced content), and the change log's replaced values.
+ */
+async function writeMarker(c: Client, profile: string, marker: string): Promise<Written> {
   await c.call('POST', '/v1/personas', { profile, display_name: 'Forgetful' });
   await c.call('PUT', `/v1/personas/${profile}/fields/unrelated`, field('an unrelated value that stays'));
   await c.call('POST', `/v1/personas/${profile}/notes`, note('an unrelated note that stays'));
-  const key = `${marker}_key`;
-  await c.call('PUT', `/v1/personas/${profile}/fields/${key}`, field({ first: `${marker} one` }, { description: `about ${marker}` }));
-  await c.call('PUT', `/v1/personas/${profile}/fields/${key}`, field({ second: `${marker} two` }, { description: `about ${marker}` }));
-  const n = await c.call('POST', `/v1/personas/${profile}/notes`, note(`first words ${marker}`));
-  await c.call('PATCH', `/v1/personas/${profile}/notes/${n.body.id as string}`, { content: `revised words ${marker} again` });
+  const keys = [`${marker}_key`, `other_${marker}`];
+  await c.call('PUT', `/v1/personas/${profile}/fields/${keys[0]}`, field({ first: `${marker} one` }, { description: `about ${marker}` }));
+  await c.call('PUT', `/v1/personas/${profile}/fields/${keys[0]}`, field({ second: `${marker} two` }, { description: `about ${marker}` }));
+  await c.call('PUT', `/v1/personas/${profile}/fields/${keys[1]}`, field([marker], { description: 'a second field' }));
+  const first = await c.call('POST', `/v1/personas/${profile}/notes`, note(`first words ${marker}`));
+  await c.call('PATCH', `/v1/personas/${profile}/notes/${first.body.id as string}`, { content: `revised words ${marker} again` });
+  const second = await c.call('POST', `/v1/personas/${profile}/notes`, note(`another note about ${marker}`));
   const log = await c.call('GET', `/v1/personas/${profile}/events`);
   expect(log.text).toContain(marker); // the replaced values are in the change log before destruction
-  return { key, noteId: n.body.id as string };
+  return { keys, noteIds: [first.body.id as string, second.body.id as string] };
 }
 
-async function expectGone(b: Testbed, profile: string, marker: string): Promise<void> {
-  expect(traces(b.dataDir, marker)).toEqual([]);
+async function forgetAll(c: Client, profile: string, w: Written, outcome: string): Promise<void> {
+  for (const key of w.keys) expect((await c.call('DELETE', `/v1/personas/${profile}/fields/${key}`)).body).toEqual({ outcome });
+  for (const id of w.noteIds) expect((await c.call('DELETE', `/v1/personas/${profile}/notes/${id}`)).body).toEqual({ outcome });
+}
+
+async function expectGone(b: Testbed, profile: string, words: string[]): Promise<void> {
+  expect(traces(b.dataDir, words)).toEqual([]);
   const exported = await b.owner.call('GET', `/v1/personas/${profile}/export`);
-  const log = await b.owner.call('GET', `/v1/personas/${profile}/events?limit=1000`);
-  expect(exported.text).not.toContain(marker);
-  expect(log.text).not.toContain(marker);
+  const log = await b.owner.call('GET', `/v1/personas/${profile}/events`);
+  for (const w of words) {
+    expect(exported.text).not.toContain(tailOf(w));
+    expect(log.text).not.toContain(tailOf(w));
+  }
+}
+
+async function waitForEvents(c: Client, profile: string, actions: string, count: number): Promise<{ action: string; asserted_by: string }[]> {
+  for (;;) {
+    const log = await c.call<{ events: { action: string; asserted_by: string }[] }>('GET', `/v1/personas/${profile}/events?action=${actions}`);
+    if (log.body.events.length >= count) return log.body.events;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 describe('destroyed means gone', () => {
   it('destroy at once leaves no trace in the database file, its WAL, the full-text index, the change log or exports', async () => {
     bed = await startTestbed({ PERSONA_FORGET_MODE: 'destroy_now', PERSONA_KEEP_REPLACED_VALUES: 'true' });
     const marker = newMarker();
-    const { key, noteId } = await writeMarker(bed.owner, 'ada', marker);
-    expect(traces(bed.dataDir, marker).length).toBeGreaterThan(0);
-    expect((await bed.owner.call('DELETE', `/v1/personas/ada/fields/${key}`)).body).toEqual({ outcome: 'destroyed' });
-    expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${noteId}`)).body).toEqual({ outcome: 'destroyed' });
-    await expectGone(bed, 'ada', marker);
+    const written = await writeMarker(bed.owner, 'ada', marker);
+    expectEverywhere(bed.dataDir, marker);
+    await forgetAll(bed.owner, 'ada', written, 'destroyed');
+    await expectGone(bed, 'ada', [marker]);
     const exported = await bed.owner.call<{ fields: unknown[]; notes: unknown[] }>('GET', '/v1/personas/ada/export');
     expect([exported.body.fields.length, exported.body.notes.length]).toEqual([1, 1]);
     const log = await bed.owner.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?action=field_destroyed,note_destroyed');
-    expect(log.body.events.map((e) => e.action)).toEqual(['field_destroyed', 'note_destroyed']);
+    expect(log.body.events.map((e) => e.action)).toEqual(['field_destroyed', 'field_destroyed', 'note_destroyed', 'note_destroyed']);
   });
 
   it('destroy after the grace period: pending entries leave every answer, and the sweeper destroys them when it ends', async () => {
@@ -83,35 +145,32 @@ describe('destroyed means gone', () => {
       PERSONA_KEEP_REPLACED_VALUES: 'true',
     });
     const marker = newMarker();
-    const { key, noteId } = await writeMarker(bed.owner, 'ada', marker);
-    expect((await bed.owner.call('DELETE', `/v1/personas/ada/fields/${key}`)).body).toEqual({ outcome: 'pending' });
-    expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${noteId}`)).body).toEqual({ outcome: 'pending' });
-    expect((await bed.owner.call('GET', `/v1/personas/ada/notes/${noteId}`)).status).toBe(404);
-    expect((await bed.owner.call<{ notes: unknown[] }>('GET', `/v1/personas/ada/recall?q=${marker}`)).body.notes).toEqual([]);
-    for (let i = 0; i < 100; i++) {
-      const log = await bed.owner.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?action=field_destroyed,note_destroyed');
-      if (log.body.events.length === 2) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const log = await bed.owner.call<{ events: { asserted_by: string }[] }>('GET', '/v1/personas/ada/events?action=field_destroyed,note_destroyed');
-    expect(log.body.events.map((e) => e.asserted_by)).toEqual(['persona-store', 'persona-store']);
-    await expectGone(bed, 'ada', marker);
+    const written = await writeMarker(bed.owner, 'ada', marker);
+    expectEverywhere(bed.dataDir, marker);
+    await forgetAll(bed.owner, 'ada', written, 'pending');
+    expect((await bed.owner.call('GET', `/v1/personas/ada/notes/${written.noteIds[0]!}`)).status).toBe(404);
+    expect((await bed.owner.call<{ notes: unknown[]; fields: unknown[] }>('GET', `/v1/personas/ada/recall?q=${marker}`)).body).toEqual({ fields: [], notes: [] });
+    const destroyed = await waitForEvents(bed.owner, 'ada', 'field_destroyed,note_destroyed', 4);
+    expect(destroyed.map((e) => e.asserted_by)).toEqual(['persona-store', 'persona-store', 'persona-store', 'persona-store']);
+    await expectGone(bed, 'ada', [marker]);
   });
 
   it('deleting a persona destroys it with everything in it even when the setting is keep', async () => {
     bed = await startTestbed({ PERSONA_FORGET_MODE: 'keep', PERSONA_KEEP_REPLACED_VALUES: 'true' });
     const marker = newMarker();
-    const { noteId } = await writeMarker(bed.owner, 'ada', marker);
-    // A kept note is in the file until the persona goes.
-    expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${noteId}`)).body).toEqual({ outcome: 'kept' });
-    expect(traces(bed.dataDir, marker).length).toBeGreaterThan(0);
+    const written = await writeMarker(bed.owner, 'ada', marker);
+    // A kept field and a kept note stay in the file until the persona goes; the others are live.
+    expect((await bed.owner.call('DELETE', `/v1/personas/ada/fields/${written.keys[0]!}`)).body).toEqual({ outcome: 'kept' });
+    expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${written.noteIds[0]!}`)).body).toEqual({ outcome: 'kept' });
+    expectEverywhere(bed.dataDir, marker);
     expect((await bed.owner.call('DELETE', '/v1/personas/ada')).status).toBe(204);
-    expect(traces(bed.dataDir, marker)).toEqual([]);
+    expect(traces(bed.dataDir, [marker])).toEqual([]);
     expect((await bed.owner.call('GET', '/v1/personas/ada')).status).toBe(404);
     // Re-created, the profile's change log starts with the deletion and holds nothing of before.
     await bed.owner.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Again' });
     const log = await bed.owner.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events');
     expect(log.body.events.map((e) => e.action)).toEqual(['persona_deleted', 'persona_created']);
+    expect(log.text).not.toContain(tailOf(marker));
   });
 
   it('a PUT of a key pending destruction destroys the old field and starts the key afresh', async () => {
@@ -119,9 +178,109 @@ describe('destroyed means gone', () => {
     const marker = newMarker();
     await bed.owner.call('POST', '/v1/personas', { profile: 'ada', display_name: 'A' });
     await bed.owner.call('PUT', '/v1/personas/ada/fields/city', field(`${marker} town`));
+    checkpointPassive(bed.dataDir);
+    expect(traces(bed.dataDir, [marker])).toEqual(['database file', 'WAL', 'fields_fts shadow tables', 'fields_fts terms']);
     await bed.owner.call('DELETE', '/v1/personas/ada/fields/city');
     const again = await bed.owner.call('PUT', '/v1/personas/ada/fields/city', field('Lisbon'));
     expect(again.body).toMatchObject({ revision: 1, value: 'Lisbon' });
-    expect(traces(bed.dataDir, marker)).toEqual([]);
+    expect(traces(bed.dataDir, [marker])).toEqual([]);
+  });
+});
+
+describe('earlier revisions', () => {
+  it('destroying a field or note removes the words of every earlier revision from the index, which ordinary updates leave in older segments', async () => {
+    bed = await startTestbed({ PERSONA_FORGET_MODE: 'destroy_now' });
+    const c = bed.owner;
+    await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'A' });
+    for (let i = 0; i < 30; i++) await c.call('POST', '/v1/personas/ada/notes', note(`filler note ${i} about the weather`));
+    const fieldWords = Array.from({ length: 6 }, newMarker);
+    const noteWords = Array.from({ length: 6 }, newMarker);
+    // Each revision carries its own word; after each one, is the word it replaced still in the index's bytes?
+    const leftBehind = { fields: [] as string[], notes: [] as string[] };
+    await c.call('PUT', '/v1/personas/ada/fields/diary', field({ today: fieldWords[0] }, { description: `entry ${fieldWords[0]}` }));
+    const n = await c.call('POST', '/v1/personas/ada/notes', note(`day ${noteWords[0]}`));
+    for (let r = 1; r < 6; r++) {
+      await c.call('PUT', '/v1/personas/ada/fields/diary', field({ today: fieldWords[r] }, { description: `entry ${fieldWords[r]}` }));
+      await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, { content: `day ${noteWords[r]}` });
+      const replaced = traces(bed.dataDir, [fieldWords[r - 1]!, noteWords[r - 1]!]);
+      // A replaced word is never a live term, whatever its bytes do.
+      expect(replaced).not.toContain('fields_fts terms');
+      expect(replaced).not.toContain('notes_fts terms');
+      if (traces(bed.dataDir, [fieldWords[r - 1]!]).includes('fields_fts shadow tables')) leftBehind.fields.push(fieldWords[r - 1]!);
+      if (traces(bed.dataDir, [noteWords[r - 1]!]).includes('notes_fts shadow tables')) leftBehind.notes.push(noteWords[r - 1]!);
+    }
+    // The control: ordinary updates did leave replaced words in the index's bytes, and the checks see them.
+    expect(leftBehind.fields.length).toBeGreaterThan(0);
+    expect(leftBehind.notes.length).toBeGreaterThan(0);
+    checkpointPassive(bed.dataDir);
+    expect(traces(bed.dataDir, [...leftBehind.fields, ...leftBehind.notes])).toEqual(['database file', 'WAL', 'fields_fts shadow tables', 'notes_fts shadow tables']);
+
+    expect((await c.call('DELETE', '/v1/personas/ada/fields/diary')).body).toEqual({ outcome: 'destroyed' });
+    expect((await c.call('DELETE', `/v1/personas/ada/notes/${n.body.id as string}`)).body).toEqual({ outcome: 'destroyed' });
+    expect(traces(bed.dataDir, [...fieldWords, ...noteWords])).toEqual([]);
+    // What stays is still found.
+    expect((await c.call<{ notes: unknown[] }>('GET', '/v1/personas/ada/recall?q=weather&limit=50')).body.notes).toHaveLength(30);
+  });
+});
+
+describe('forgetting an entry already forgotten applies the person\u2019s current setting', () => {
+  it('kept entries are destroyed once the person chooses destroy_now, and scheduled under destroy_after_grace; under keep a second DELETE answers 404', async () => {
+    bed = await startTestbed({ PERSONA_FORGET_MODE: 'keep', PERSONA_GRACE_PERIOD_SECONDS: '1', PERSONA_SWEEP_INTERVAL_SECONDS: '1' });
+    const c = bed.owner;
+    await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'A' });
+    const words = { f1: newMarker(), f2: newMarker(), n1: newMarker(), n2: newMarker() };
+    await c.call('PUT', '/v1/personas/ada/fields/first', field(`${words.f1} one`));
+    await c.call('PUT', '/v1/personas/ada/fields/second', field(`${words.f2} two`));
+    const n1 = (await c.call('POST', '/v1/personas/ada/notes', note(`note ${words.n1}`))).body.id as string;
+    const n2 = (await c.call('POST', '/v1/personas/ada/notes', note(`note ${words.n2}`))).body.id as string;
+    for (const path of ['fields/first', 'fields/second', `notes/${n1}`, `notes/${n2}`]) {
+      expect((await c.call('DELETE', `/v1/personas/ada/${path}`)).body).toEqual({ outcome: 'kept' });
+      expect((await c.call('DELETE', `/v1/personas/ada/${path}`)).status).toBe(404); // keep: nothing more to do
+    }
+    checkpointPassive(bed.dataDir);
+    expect(traces(bed.dataDir, Object.values(words))).toContain('database file');
+
+    await bed.restart({ PERSONA_FORGET_MODE: 'destroy_now' });
+    expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/first')).body).toEqual({ outcome: 'destroyed' });
+    expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${n1}`)).body).toEqual({ outcome: 'destroyed' });
+    expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/first')).status).toBe(404);
+    expect(traces(bed.dataDir, [words.f1, words.n1])).toEqual([]);
+    expect(traces(bed.dataDir, [words.f2, words.n2])).toContain('database file');
+
+    await bed.restart({ PERSONA_FORGET_MODE: 'destroy_after_grace' });
+    expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/second')).body).toEqual({ outcome: 'pending' });
+    expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${n2}`)).body).toEqual({ outcome: 'pending' });
+    await waitForEvents(bed.owner, 'ada', 'field_destroyed,note_destroyed', 4);
+    await expectGone(bed, 'ada', Object.values(words));
+
+    const log = await bed.owner.call<{ events: { action: string; target_kind: string; changes: string[]; asserted_by: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');
+    const byNote = log.body.events.map((e) => `${e.action}:${e.changes.join('+')}:${e.asserted_by}`);
+    expect(byNote).toEqual([
+      'note_added:content+kind+source+pinned:persona',
+      'note_added:content+kind+source+pinned:persona',
+      'note_forgotten:kept:persona',
+      'note_forgotten:kept:persona',
+      'note_destroyed:destroyed:persona',
+      'note_forgotten:pending_destruction:persona',
+      'note_destroyed:destroyed:persona-store',
+    ]);
+  });
+
+  it('an entry pending destruction is destroyed at once when the person switches to destroy_now; under destroy_after_grace its schedule is not moved', async () => {
+    bed = await startTestbed({ PERSONA_FORGET_MODE: 'destroy_after_grace', PERSONA_GRACE_PERIOD_SECONDS: '3600' });
+    const marker = newMarker();
+    await bed.owner.call('POST', '/v1/personas', { profile: 'ada', display_name: 'A' });
+    await bed.owner.call('PUT', '/v1/personas/ada/fields/plan', field(`${marker} plan`));
+    expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/plan')).body).toEqual({ outcome: 'pending' });
+    expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/plan')).status).toBe(404);
+    await bed.restart({ PERSONA_FORGET_MODE: 'destroy_now' });
+    expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/plan')).body).toEqual({ outcome: 'destroyed' });
+    await expectGone(bed, 'ada', [marker]);
+    const log = await bed.owner.call<{ events: { action: string; target: string }[] }>('GET', '/v1/personas/ada/events?target_kind=field');
+    expect(log.body.events.map((e) => `${e.action} ${e.target}`)).toEqual([
+      'field_set (destroyed field)',
+      'field_forgotten (destroyed field)',
+      'field_destroyed (destroyed field)',
+    ]);
   });
 });
