@@ -13,4 +13,6 @@ const supervisor = new ServiceSupervisor({
   launcher: utilityProcessLauncher(electron.utilityProcess.fork, electron.app, join(PROJECT_ROOT, 'main', 'supervisor', 'parent-watch.mjs')),
 });
 
-await runDesktop(electron, { supervisor, settings: openSettings(), hidden: process.argv.includes('--hidden') });
+// A login item on macOS opens the app without arguments; it says so through wasOpenedAtLogin instead of --hidden.
+const openedAtLogin = process.platform === 'darwin' && electron.app.getLoginItemSettings().wasOpenedAtLogin;
+await runDesktop(electron, { supervisor, settings: openSettings(), hidden: process.argv.includes('--hidden') || openedAtLogin });

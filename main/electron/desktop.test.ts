@@ -12,11 +12,10 @@ import { ServiceSupervisor } from '../supervisor/supervisor.ts';
 import type { ServiceStatus } from '../supervisor/types.ts';
 import { tempDir } from '../../test/support/identity.ts';
 import { CONSOLE_CHANNEL, handleConsoleCall } from './ipc.ts';
-import { autostartEntry, setLaunchAtLogin } from './login-item.ts';
 import { rendererResponse } from './renderer-protocol.ts';
 import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
 import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
-import { aggregateState, trayTemplate, type TrayActions } from './tray-menu.ts';
+import { aggregateState, trayTemplate, type TrayActions, type TrayOptions } from './tray-menu.ts';
 
 /** Fake Electron: plain objects and event emitters that record what the shell does with them. */
 const fake = vi.hoisted(() => {
@@ -101,6 +100,8 @@ const fake = vi.hoisted(() => {
     whenReady: () => Promise.resolve(),
     setLoginItemSettings: (s: unknown) => void state.loginItems.push(s),
     getAppMetrics: () => [],
+    getAppPath: () => '/work/hub-services',
+    isPackaged: false,
   });
   return { state, FakeWindow, FakeTray, FakeContents, app };
 });
@@ -233,13 +234,25 @@ describe('navigation, new windows, webviews and permissions are refused', () => 
 
 describe('the tray menu is built from the services\u2019 state', () => {
   const actions = (): TrayActions & Record<string, ReturnType<typeof vi.fn>> =>
-    ({ start: vi.fn(), stop: vi.fn(), restart: vi.fn(), startAll: vi.fn(), stopAll: vi.fn(), openConsole: vi.fn(), quit: vi.fn() }) as never;
+    ({
+      start: vi.fn(),
+      stop: vi.fn(),
+      restart: vi.fn(),
+      startAll: vi.fn(),
+      stopAll: vi.fn(),
+      openConsole: vi.fn(),
+      quit: vi.fn(),
+      setLaunchAtLogin: vi.fn(),
+      setCloseToTray: vi.fn(),
+    }) as never;
+  const options: TrayOptions = { launchAtLogin: false, closeToTray: true };
 
   it('shows each service with its state, and start/stop enabled by state', () => {
     const a = actions();
     const template = trayTemplate(
       [status('identity', 'ready'), status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }), status('model-provider', 'live')],
       a,
+      options,
     );
     expect(template.map((i) => i.label ?? i.type)).toEqual([
       'Open console',
@@ -250,6 +263,9 @@ describe('the tray menu is built from the services\u2019 state', () => {
       'separator',
       'Start all',
       'Stop all',
+      'separator',
+      'Keep running in the tray when the window closes',
+      'Launch at login',
       'separator',
       'Quit (stops every service)',
     ]);
@@ -268,6 +284,33 @@ describe('the tray menu is built from the services\u2019 state', () => {
     expect(a.stop).toHaveBeenCalledWith('identity');
     template.find((i) => i.id === 'quit')!.click!({} as never, undefined, {} as never);
     expect(a.quit).toHaveBeenCalled();
+  });
+
+  it('the app\u2019s options are checkboxes showing where they stand; a click passes the new value on', () => {
+    const a = actions();
+    const template = trayTemplate([status('identity', 'ready')], a, { launchAtLogin: true, closeToTray: false });
+    const close = template.find((i) => i.id === 'close-to-tray')!;
+    const login = template.find((i) => i.id === 'launch-at-login')!;
+    expect([close.type, close.checked, login.type, login.checked]).toEqual(['checkbox', false, 'checkbox', true]);
+    close.click!({ checked: true } as never, undefined, {} as never);
+    expect(a.setCloseToTray).toHaveBeenCalledWith(true);
+    login.click!({ checked: false } as never, undefined, {} as never);
+    expect(a.setLaunchAtLogin).toHaveBeenCalledWith(false);
+  });
+
+  it('launch at login that cannot work here is shown disabled, with the reason', () => {
+    const template = trayTemplate([status('identity', 'ready')], actions(), { ...options, launchAtLoginRefused: 'Launch at login needs the installed app.' });
+    expect(template.find((i) => i.id === 'launch-at-login')).toMatchObject({
+      label: 'Launch at login (only the installed app)',
+      enabled: false,
+      checked: false,
+      toolTip: 'Launch at login needs the installed app.',
+    });
+  });
+
+  it('a crashed service waiting for its restart says it crashed', () => {
+    const template = trayTemplate([status('persona-store', 'backing-off', { lastError: 'The persona store exited with code 1. Restarting in 0.5 s.' })], actions(), options);
+    expect(template.find((i) => i.id === 'service:persona-store')!.label).toBe('Persona store: crashed, restarting soon');
   });
 
   it('has one aggregate state for the icon: the worst news first', () => {
@@ -336,14 +379,18 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     fake.app.removeAllListeners();
   });
 
-  async function launch(settings = memorySettings({ startServicesOnLaunch: false })) {
+  /** Runs the shell on fake Electron; by default on a desktop whose tray icon is seen. */
+  async function launch(settings = memorySettings({ startServicesOnLaunch: false }), more: { trayShown?: boolean; hidden?: boolean } = {}) {
     const electron = await import('electron');
     const { runDesktop } = await import('./desktop.ts');
     const supervisor = new ServiceSupervisor({ dataDir: tempDir('desktop-'), services: ['identity', 'persona-store'], env: {} });
     supervisors.push(supervisor);
-    const desktop = await runDesktop(electron, { supervisor, settings });
+    const desktop = await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown ?? true });
     return { desktop, supervisor };
   }
+
+  const trayItem = (id: string) => fake.state.trays[0]!.menu!.template.find((i) => i.id === id)!;
+  const click = (id: string, checked: boolean) => trayItem(id).click!({ checked } as never, undefined, {} as never);
 
   it('a second instance quits at once and leaves the first to focus its window', async () => {
     fake.state.lock = false;
@@ -417,36 +464,87 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     supervisor.emit('status', status('identity', 'stopped'));
     expect(tray.menu).not.toBe(before);
     expect(tray.tooltip).toBe('Hub services: 0 of 2 ready');
-    const item = tray.menu!.template.find((i) => i.id === 'launch-at-login')!;
-    expect(item.checked).toBe(false);
-    item.click!({ checked: true } as never, undefined, {} as never);
+    expect(trayItem('launch-at-login').checked).toBe(false);
+    click('launch-at-login', true);
     expect(settings.get().launchAtLogin).toBe(true);
-    expect(readFileSync(join(process.env.XDG_CONFIG_HOME!, 'autostart', 'hub-services.desktop'), 'utf8')).toContain('--hidden');
+    expect(trayItem('launch-at-login').checked).toBe(true);
+    if (process.platform === 'linux') {
+      // A development run: Electron's binary with the app's folder, so the entry starts this app and not Electron's default one.
+      const entry = readFileSync(join(process.env.XDG_CONFIG_HOME!, 'autostart', 'hub-services.desktop'), 'utf8');
+      expect(entry).toContain(`Exec=${process.execPath} /work/hub-services --hidden`);
+    }
   });
 });
 
-describe('launch at login is an option, off by default', () => {
-  it('defaults to off', () => {
-    expect(DEFAULT_SETTINGS.launchAtLogin).toBe(false);
+describe('what closing the window does, with Electron mocked', () => {
+  beforeEach(() => {
+    vi.stubEnv('XDG_CONFIG_HOME', tempDir('desktop-xdg-'));
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    fake.state.windows.length = 0;
+    fake.state.trays.length = 0;
+    fake.state.exited.length = 0;
+    fake.app.removeAllListeners();
   });
 
-  it('uses Electron login items on macOS and Windows', () => {
-    const app = { setLoginItemSettings: vi.fn() };
-    setLaunchAtLogin(app, true, 'darwin');
-    expect(app.setLoginItemSettings).toHaveBeenCalledWith({ openAtLogin: true, args: ['--hidden'] });
+  async function launch(settings: SettingsStore, more: { trayShown: boolean; hidden?: boolean }) {
+    const electron = await import('electron');
+    const { runDesktop } = await import('./desktop.ts');
+    const supervisor = new ServiceSupervisor({ dataDir: tempDir('desktop-'), services: ['identity'], env: {} });
+    supervisors.push(supervisor);
+    await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown });
+  }
+  const trayItem = (id: string) => fake.state.trays[0]!.menu!.template.find((i) => i.id === id)!;
+  const closeWindow = () => {
+    const window = fake.state.windows[fake.state.windows.length - 1]!;
+    window.emit('ready-to-show');
+    return window.close();
+  };
+
+  it('where no tray icon is seen (GNOME without a StatusNotifier host), closing quits until the user chooses otherwise', async () => {
+    const settings = memorySettings({ startServicesOnLaunch: false });
+    await launch(settings, { trayShown: false });
+    expect(trayItem('close-to-tray').checked).toBe(false);
+    expect(closeWindow()).toBe(true);
+    await vi.waitFor(() => expect(fake.state.exited).toEqual([0]));
+    expect(settings.get().closeWindow).toBeUndefined();
   });
 
-  it('writes and removes an XDG autostart entry on Linux', async () => {
-    const { existsSync } = await import('node:fs');
-    const config = tempDir('xdg-');
-    const app = { setLoginItemSettings: vi.fn() };
-    setLaunchAtLogin(app, true, 'linux', '/opt/Hub Services/hub-services', { XDG_CONFIG_HOME: config });
-    const file = join(config, 'autostart', 'hub-services.desktop');
-    expect(readFileSync(file, 'utf8')).toBe(autostartEntry('/opt/Hub Services/hub-services'));
-    expect(autostartEntry('/opt/Hub Services/hub-services')).toContain('Exec="/opt/Hub Services/hub-services" --hidden');
-    setLaunchAtLogin(app, false, 'linux', '/x', { XDG_CONFIG_HOME: config });
-    expect(existsSync(file)).toBe(false);
-    expect(app.setLoginItemSettings).not.toHaveBeenCalled();
+  it('where no tray icon is seen, a hidden start (launch at login) still opens the window', async () => {
+    await launch(memorySettings({ startServicesOnLaunch: false }), { trayShown: false, hidden: true });
+    expect(fake.state.windows).toHaveLength(1);
+  });
+
+  it('where the tray icon is seen, a hidden start opens no window', async () => {
+    await launch(memorySettings({ startServicesOnLaunch: false }), { trayShown: true, hidden: true });
+    expect(fake.state.windows).toHaveLength(0);
+  });
+
+  it('ticking the tray\u2019s checkbox keeps the app in the tray when the window closes, and it is kept as a setting', async () => {
+    const settings = memorySettings({ startServicesOnLaunch: false });
+    await launch(settings, { trayShown: false });
+    trayItem('close-to-tray').click!({ checked: true } as never, undefined, {} as never);
+    expect(settings.get().closeWindow).toBe('hide-to-tray');
+    expect(trayItem('close-to-tray').checked).toBe(true);
+    expect(closeWindow()).toBe(false);
+    expect(fake.state.windows[0]!.visible).toBe(false);
+    expect(fake.state.exited).toEqual([]);
+  });
+
+  it('unticking it makes closing quit even where the tray is seen', async () => {
+    const settings = memorySettings({ startServicesOnLaunch: false });
+    await launch(settings, { trayShown: true });
+    expect(trayItem('close-to-tray').checked).toBe(true);
+    trayItem('close-to-tray').click!({ checked: false } as never, undefined, {} as never);
+    expect(settings.get().closeWindow).toBe('quit');
+    expect(closeWindow()).toBe(true);
+    await vi.waitFor(() => expect(fake.state.exited).toEqual([0]));
+  });
+
+  it('a choice once made wins over what the desktop offers', async () => {
+    await launch(memorySettings({ startServicesOnLaunch: false, closeWindow: 'hide-to-tray' }), { trayShown: false });
+    expect(closeWindow()).toBe(false);
+    expect(fake.state.exited).toEqual([]);
   });
 });
-

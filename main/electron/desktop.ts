@@ -8,10 +8,11 @@ import { createConsoleApi } from '../console/api.ts';
 import { PROJECT_ROOT } from '../supervisor/launcher.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import { registerConsoleIpc } from './ipc.ts';
-import { setLaunchAtLogin } from './login-item.ts';
+import { currentLaunchTarget, loginCommand, setLaunchAtLogin } from './login-item.ts';
 import { PRIVILEGED_SCHEME, loadRendererFiles, serveRenderer } from './renderer-protocol.ts';
 import { CONSOLE_URL, applySecurityRestrictions, consoleWindowOptions } from './security.ts';
 import type { SettingsStore } from './settings-schema.ts';
+import { trayIsShown } from './tray-host.ts';
 import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from './tray-menu.ts';
 
 export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'>;
@@ -26,8 +27,10 @@ export function trayIconPath(state: AggregateState): string {
 export interface DesktopOptions {
   supervisor: Supervisor;
   settings: SettingsStore;
-  /** Started with --hidden (launch at login): no window until the user asks for it. */
+  /** Started with --hidden (launch at login): no window until the user asks for it, where a tray is seen. */
   hidden?: boolean;
+  /** Whether a tray icon will be seen on this desktop (default: tray-host.ts asks the session bus on Linux). */
+  trayShown?: () => Promise<boolean>;
 }
 
 export interface Desktop {
@@ -46,10 +49,14 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   e.protocol.registerSchemesAsPrivileged([PRIVILEGED_SCHEME]);
   app.enableSandbox();
   const { supervisor, settings } = options;
+  const trayShown = (options.trayShown ?? (() => trayIsShown()))();
 
   let quitting = false;
   let window: Electron.BrowserWindow | undefined;
   let tray: Electron.Tray | undefined;
+  /** Until the user chooses: hide to the tray only where its icon is seen (see README.md here). */
+  let closeByDefault: 'hide-to-tray' | 'quit' = 'quit';
+  const closeHides = () => tray !== undefined && (settings.get().closeWindow ?? closeByDefault) === 'hide-to-tray';
 
   const openConsole = () => {
     if (!window || window.isDestroyed()) {
@@ -57,7 +64,7 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
       window.once('ready-to-show', () => window?.show());
       window.on('close', (event) => {
         if (quitting) return;
-        if (tray && settings.get().closeToTray) {
+        if (closeHides()) {
           event.preventDefault();
           window?.hide();
         } else {
@@ -94,32 +101,44 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   applySecurityRestrictions(app, e.session.defaultSession);
   serveRenderer(e.protocol, await loadRendererFiles());
   registerConsoleIpc(e.ipcMain, createConsoleApi({ supervisor }), () => (window && !window.isDestroyed() ? window.webContents : undefined));
-  setLaunchAtLogin(app, settings.get().launchAtLogin);
+  const launchTarget = currentLaunchTarget(app);
+  const loginRefused = (() => {
+    const command = loginCommand(launchTarget);
+    return 'refused' in command ? command.refused : undefined;
+  })();
+  // Applied at every start, so the entry follows the app when it moves (an AppImage file, a new install).
+  setLaunchAtLogin(app, settings.get().launchAtLogin, launchTarget);
 
   const refreshTray = () => {
     if (!tray) return;
     const statuses = supervisor.status();
-    const template = trayTemplate(statuses, {
-      start: (n) => void supervisor.start(n),
-      stop: (n) => void supervisor.stop(n),
-      restart: (n) => void supervisor.restart(n),
-      startAll: () => void supervisor.startAll(),
-      stopAll: () => void supervisor.stopAll(),
-      openConsole,
-      quit,
-    });
-    template.splice(template.length - 1, 0, {
-      id: 'launch-at-login',
-      label: 'Launch at login',
-      type: 'checkbox',
-      checked: settings.get().launchAtLogin,
-      click: (item) => setLaunchAtLogin(app, settings.set({ launchAtLogin: item.checked }).launchAtLogin),
-    });
+    const template = trayTemplate(
+      statuses,
+      {
+        start: (n) => void supervisor.start(n),
+        stop: (n) => void supervisor.stop(n),
+        restart: (n) => void supervisor.restart(n),
+        startAll: () => void supervisor.startAll(),
+        stopAll: () => void supervisor.stopAll(),
+        openConsole,
+        quit,
+        setLaunchAtLogin: (on) => {
+          if (setLaunchAtLogin(app, on, launchTarget).ok) settings.set({ launchAtLogin: on });
+          refreshTray();
+        },
+        setCloseToTray: (on) => {
+          settings.set({ closeWindow: on ? 'hide-to-tray' : 'quit' });
+          refreshTray();
+        },
+      },
+      { launchAtLogin: settings.get().launchAtLogin, ...(loginRefused ? { launchAtLoginRefused: loginRefused } : {}), closeToTray: closeHides() },
+    );
     // Linux app indicators show only a context menu and ignore clicks, so the menu is set again each time.
     tray.setContextMenu(e.Menu.buildFromTemplate(template));
     tray.setImage(e.nativeImage.createFromPath(trayIconPath(aggregateState(statuses))));
     tray.setToolTip(trayTooltip(statuses));
   };
+  closeByDefault = (await trayShown) ? 'hide-to-tray' : 'quit';
   try {
     tray = new e.Tray(e.nativeImage.createFromPath(trayIconPath(aggregateState(supervisor.status()))));
     refreshTray();
@@ -128,7 +147,8 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   }
   supervisor.on('status', refreshTray);
 
-  if (!options.hidden || !tray) openConsole();
+  // A hidden start leaves only the tray, so it stays hidden only where closing would hide to the tray too.
+  if (!options.hidden || !closeHides()) openConsole();
   if (settings.get().startServicesOnLaunch) void supervisor.startAll();
   return { openConsole, quit, get hasTray() {
     return tray !== undefined;

@@ -1,6 +1,7 @@
 /**
- * The tray menu as data: a pure function of the services' statuses (Podman Desktop's pattern), applied
- * by a thin wrapper in app.ts. Types only from Electron, so it loads in plain Node.
+ * The tray menu as data: a pure function of the services' statuses and the app's options (Podman
+ * Desktop's pattern), applied by a thin wrapper in desktop.ts. Types only from Electron, so it loads in
+ * plain Node.
  */
 import type { MenuItemConstructorOptions } from 'electron';
 import type { ServiceName, ServiceState, ServiceStatus } from '../supervisor/types.ts';
@@ -15,6 +16,17 @@ export interface TrayActions {
   stopAll(): void;
   openConsole(): void;
   quit(): void;
+  setLaunchAtLogin(on: boolean): void;
+  setCloseToTray(on: boolean): void;
+}
+
+/** The app's own options shown in the menu, as they stand. */
+export interface TrayOptions {
+  launchAtLogin: boolean;
+  /** Why launch at login cannot be turned on here (a development run on macOS), if it cannot. */
+  launchAtLoginRefused?: string;
+  /** Closing the window keeps the app running in the tray (else it quits). */
+  closeToTray: boolean;
 }
 
 const LABELS: Record<ServiceName, string> = {
@@ -54,7 +66,7 @@ export function trayTooltip(statuses: readonly ServiceStatus[]): string {
   return `Hub services: ${ready} of ${statuses.length} ready`;
 }
 
-export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayActions): MenuItemConstructorOptions[] {
+export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayActions, options: TrayOptions): MenuItemConstructorOptions[] {
   const services: MenuItemConstructorOptions[] = statuses.map((s) => {
     const running = RUNNING.includes(s.state);
     return {
@@ -80,6 +92,17 @@ export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayAc
     { type: 'separator' },
     { id: 'start-all', label: 'Start all', enabled: anyStopped, click: () => actions.startAll() },
     { id: 'stop-all', label: 'Stop all', enabled: anyRunning, click: () => actions.stopAll() },
+    { type: 'separator' },
+    {
+      id: 'close-to-tray',
+      label: 'Keep running in the tray when the window closes',
+      type: 'checkbox',
+      checked: options.closeToTray,
+      click: (item) => actions.setCloseToTray(item.checked),
+    },
+    options.launchAtLoginRefused
+      ? { id: 'launch-at-login', label: 'Launch at login (only the installed app)', type: 'checkbox', checked: false, enabled: false, toolTip: options.launchAtLoginRefused }
+      : { id: 'launch-at-login', label: 'Launch at login', type: 'checkbox', checked: options.launchAtLogin, click: (item) => actions.setLaunchAtLogin(item.checked) },
     { type: 'separator' },
     { id: 'quit', label: 'Quit (stops every service)', click: () => actions.quit() },
   ];
