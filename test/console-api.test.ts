@@ -2,6 +2,7 @@
  * The console API against the real services: the real supervisor runs identity, the persona store, the
  * gateway (on the GitHub double) and the provider (its CLI the scripted stand-in) as child processes.
  */
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
 import type { ConsoleApi, ConsoleResult, ServiceView } from '../main/console/contract.ts';
@@ -251,6 +252,44 @@ describe('the provider and the services', () => {
     await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
     const list = await data<{ personas: { profile: string }[] }>('personas.list');
     expect(list.personas.map((p) => p.profile)).toContain(seeded.profile);
+  });
+});
+
+describe('errors that say which service to start', () => {
+  it('with identity stopped, personas, connections and subscriptions each say to start the identity service', async () => {
+    await data('services.stop', { name: 'identity' });
+    try {
+      // A console that has no token yet, as after a launch: the persona store's token must be minted first.
+      const fresh = createConsoleApi({ supervisor: stack.supervisor });
+      for (const method of ['personas.list', 'connections.list', 'subscriptions.list']) {
+        const result = await fresh.call({ method });
+        answers.push(JSON.stringify(result));
+        expect(result).toEqual({ ok: false, error: { status: 503, message: 'The identity service is not answering (it is stopped). Start it in the Services panel, then try again.' } });
+      }
+    } finally {
+      await data('services.start', { name: 'identity' });
+      await stack.supervisor.waitUntilSettled(['identity'], 30_000);
+    }
+  });
+
+  it('a persona store that gave up (its port taken) says to look at its last error, not merely to start it', async () => {
+    await data('services.stop', { name: 'persona-store' });
+    const squatter = createServer((_req, res) => res.end('not ours'));
+    await new Promise<void>((resolve) => squatter.listen(Number(stack.env.PERSONA_PORT), '127.0.0.1', resolve));
+    try {
+      await data('services.start', { name: 'persona-store' });
+      const status = (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!;
+      expect(status.state).toBe('gave-up');
+      expect(status.lastError).toContain(stack.env.PERSONA_PORT);
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      expect((await failure('personas.list')).message).toBe(
+        'The persona store is not answering (it gave up: see its last error and log in the Services panel). Fix what that says, then start it there and try again.',
+      );
+    } finally {
+      if (squatter.listening) await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      await data('services.start', { name: 'persona-store' });
+      await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
+    }
   });
 });
 

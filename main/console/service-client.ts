@@ -3,7 +3,7 @@
  * service with the local account's session credential. Tokens live in this module's memory only; they
  * are never part of a result or an error message.
  */
-import type { ServiceName, Supervisor } from '../supervisor/types.ts';
+import type { ServiceName, ServiceState, Supervisor } from '../supervisor/types.ts';
 
 /** A failure the console shows to a person: a sentence that says what to do, and the HTTP status if any. */
 export class ConsoleError extends Error {
@@ -47,6 +47,19 @@ export interface ServiceAnswer {
   status: number;
   body: unknown;
 }
+
+/** Why a service does not answer, by its state, and what the person can do about it. */
+const UNREACHABLE: Record<ServiceState, string> = {
+  stopped: ' (it is stopped). Start it in the Services panel, then try again.',
+  stopping: ' (it is stopping). Start it again in the Services panel, then try again.',
+  starting: ' yet (it is starting). Wait a moment, then try again; the Services panel shows its progress.',
+  'backing-off': ' (it crashed and restarts in a moment). Wait, then try again; the Services panel shows why it crashed.',
+  crashed: ' (it crashed and restarts in a moment). Wait, then try again; the Services panel shows why it crashed.',
+  'gave-up': ' (it gave up: see its last error and log in the Services panel). Fix what that says, then start it there and try again.',
+  live: '. See its log in the Services panel, and restart it there if it stays so.',
+  ready: '. See its log in the Services panel, and restart it there if it stays so.',
+  degraded: '. See its log in the Services panel, and restart it there if it stays so.',
+};
 
 export class ServiceClient {
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
@@ -135,8 +148,7 @@ export class ServiceClient {
     if ((err as Error)?.name === 'TimeoutError') {
       return new ConsoleError(`The ${label} did not answer within ${CALL_TIMEOUT_MS / 1000} s; see its log in the Services panel.`, 504);
     }
-    const where = state && state !== 'ready' && state !== 'live' && state !== 'degraded' ? ` (it is ${state})` : '';
-    return new ConsoleError(`The ${label} is not answering${where}. Start it in the Services panel, then try again.`, 503);
+    return new ConsoleError(`The ${label} is not answering${UNREACHABLE[state ?? 'ready']}`, 503);
   }
 }
 

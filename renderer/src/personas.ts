@@ -27,7 +27,7 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
       what="personas"
       member="personas"
       listClass="persona-list"
-      empty="No personas yet. Your assistant creates a persona the first time it writes to the persona store; once it has, it appears here."
+      empty="No personas yet. The hub creates one the first time your assistant writes to the persona store for a profile, and it appears here then. If the hub is already in use, check that it points at this persona store (its port is in the Services panel)."
       render=${(p: Persona) => html`<li key=${p.profile}>
         <button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name ?? p.profile}</button>
         <span class="muted"> profile ${p.profile}</span>
@@ -60,7 +60,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: () => 
       params=${{ profile, limit: ENTRY_PAGE_SIZE }}
       what="fields"
       member="fields"
-      empty="This persona has no fields yet. The assistant adds them as it learns what to keep."
+      empty="This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile."
       render=${(f: FieldEntry) => html`<${FieldClaim} key=${f.key} field=${f} />`}
     />
     <h3>Notes</h3>
@@ -237,7 +237,7 @@ export function ChangeLog({ profile }: { profile: string }) {
         const list = itemsOf<ChangeEvent>(data, 'events');
         const next = nextAfter(data);
         if (list.length === 0 && pages.page === 1) {
-          return html`<${Empty}><p>${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet.'}</p><//>`;
+          return html`<${Empty}><p>${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}</p><//>`;
         }
         return html`<table class="events">
             <thead><tr><th>When</th><th>Change</th><th>About</th><th>Members changed</th><th>Via (verified)</th><th>Source (claimed)</th></tr></thead>
