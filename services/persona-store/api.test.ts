@@ -200,31 +200,86 @@ describe('identity block, export and change log', () => {
   it('the change log carries no values by default and the replaced value only when the person keeps them', async () => {
     const other = await startTestbed({}, bed.identity);
     try {
-      await other.owner.call('POST', '/v1/personas', { profile: 'plain', display_name: 'P' });
-      await other.owner.call('PUT', '/v1/personas/plain/fields/city', field('Secretville'));
-      await other.owner.call('PUT', '/v1/personas/plain/fields/city', field('Quietown'));
-      const log = await other.owner.call('GET', '/v1/personas/plain/events');
-      expect(log.text).not.toMatch(/Secretville|Quietown/);
+      const o = other.owner;
+      await o.call('POST', '/v1/personas', { profile: 'plain', display_name: 'Plainname', tone: 'Plaintone' });
+      await o.call('PUT', '/v1/personas/plain/fields/city', field('Secretville'));
+      await o.call('PUT', '/v1/personas/plain/fields/city', field('Quietown'));
+      const n = await o.call('POST', '/v1/personas/plain/notes', note('Hushnote first words'));
+      await o.call('PATCH', `/v1/personas/plain/notes/${n.body.id as string}`, { content: 'Hushnote second words' });
+      await o.call('PATCH', '/v1/personas/plain', { display_name: 'Othername', tone: 'Othertone' });
+      const log = await o.call<{ events: Record<string, unknown>[] }>('GET', '/v1/personas/plain/events');
+      expect(log.body.events).toHaveLength(6);
+      expect(log.text).not.toMatch(/Secretville|Quietown|Hushnote|Plainname|Plaintone|Othername|Othertone/);
+      for (const e of log.body.events) expect(e).not.toHaveProperty('replaced');
     } finally {
       await other.close();
     }
     // This deployment keeps replaced values: only the replaced one appears, never the new one.
     await c.call('PUT', '/v1/personas/ada/fields/city', field('Oldtown'));
-    await c.call('PUT', '/v1/personas/ada/fields/city', field('Newtown'));
+    await c.call('PUT', '/v1/personas/ada/fields/city', field('Newtown', { description: 'where she lives now' }));
     const log = await c.call<{ events: { action: string; replaced?: unknown }[] }>('GET', '/v1/personas/ada/events?target=city');
-    expect(log.body.events.map((e) => e.replaced)).toEqual([undefined, { value: 'Oldtown' }]);
-    expect(log.text).not.toMatch(/Newtown/);
+    expect(log.body.events.map((e) => e.replaced)).toEqual([undefined, { value: 'Oldtown', description: 'a test field' }]);
+    expect(log.text).not.toMatch(/Newtown|where she lives now/);
+
+    // A note's revised content: the content it replaced, never the new one.
+    const n = await c.call('POST', '/v1/personas/ada/notes', note('Oldnote: she walks to work'));
+    await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, { content: 'Newnote: she cycles to work' });
+    await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, { pinned: true });
+    const noteLog = await c.call<{ events: { action: string; changes: string[]; replaced?: unknown }[] }>('GET', `/v1/personas/ada/events?target=${n.body.id as string}`);
+    expect(noteLog.body.events.map((e) => [e.action, e.changes, e.replaced])).toEqual([
+      ['note_added', ['content', 'kind', 'source', 'pinned'], undefined],
+      ['note_revised', ['content'], { content: 'Oldnote: she walks to work' }],
+      ['note_pinned', ['pinned'], undefined],
+    ]);
+    expect(noteLog.text).not.toMatch(/Newnote/);
+
+    // Card members changed by PATCH: the members they replaced (null where there was none), never the new ones.
+    await c.call('POST', '/v1/personas', { profile: 'cardy', display_name: 'Oldname', tone: 'Oldtone', verbosity: 'terse' });
+    await c.call('PATCH', '/v1/personas/cardy', { display_name: 'Newname', tone: 'Newtone', pronouns: 'they/them', verbosity: 'terse' });
+    const cardLog = await c.call<{ events: { action: string; changes: string[]; replaced?: unknown }[] }>('GET', '/v1/personas/cardy/events');
+    expect(cardLog.body.events.map((e) => [e.action, e.changes, e.replaced])).toEqual([
+      ['persona_created', ['display_name', 'tone', 'verbosity'], undefined],
+      ['persona_updated', ['display_name', 'pronouns', 'tone'], { display_name: 'Oldname', pronouns: null, tone: 'Oldtone' }],
+    ]);
+    expect(cardLog.text).not.toMatch(/Newname|Newtone|they\/them/);
   });
 
-  it('filters the change log by action, target kind and time, and pages it', async () => {
-    const all = await c.call<{ events: { id: number; at: string; action: string }[] }>('GET', '/v1/personas/ada/events?limit=1000');
+  it('filters the change log by time: since keeps entries at or after it, until those before it', async () => {
+    await c.call('POST', '/v1/personas', { profile: 'timeline', display_name: 'T' });
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, 3)); // entries a few milliseconds apart, so that their times differ
+      await c.call('PUT', `/v1/personas/timeline/fields/step_${i}`, field(i));
+    }
+    const all = (await c.call<{ events: { id: number; at: string }[] }>('GET', '/v1/personas/timeline/events')).body.events;
+    expect(all).toHaveLength(7);
+    expect(new Set(all.map((e) => e.at)).size).toBe(7);
+    const ids = (r: { body: { events: { id: number }[] } }) => r.body.events.map((e) => e.id);
+    const at = (i: number) => encodeURIComponent(all[i]!.at);
+    const since = await c.call<{ events: { id: number }[] }>('GET', `/v1/personas/timeline/events?since=${at(3)}`);
+    expect(ids(since)).toEqual(all.slice(3).map((e) => e.id));
+    const until = await c.call<{ events: { id: number }[] }>('GET', `/v1/personas/timeline/events?until=${at(3)}`);
+    expect(ids(until)).toEqual(all.slice(0, 3).map((e) => e.id));
+    const between = await c.call<{ events: { id: number }[] }>('GET', `/v1/personas/timeline/events?since=${at(1)}&until=${at(5)}`);
+    expect(ids(between)).toEqual(all.slice(1, 5).map((e) => e.id));
+    // Any ISO 8601 form of the time: one millisecond after entry 3 leaves it out.
+    const later = new Date(Date.parse(all[3]!.at) + 1).toISOString().replace('Z', '+00:00');
+    expect(ids(await c.call('GET', `/v1/personas/timeline/events?since=${encodeURIComponent(later)}`))).toEqual(all.slice(4).map((e) => e.id));
+    expect((await c.call('GET', '/v1/personas/timeline/events?since=yesterday')).status).toBe(422);
+  });
+
+  it('filters the change log by action and target kind, and pages it', async () => {
+    const all: number[] = [];
+    for (let after = 0; ; ) {
+      const page = await c.call<{ events: { id: number }[]; next_after: number | null }>('GET', `/v1/personas/ada/events?limit=100&after=${after}`);
+      all.push(...page.body.events.map((e) => e.id));
+      if (page.body.next_after === null) break;
+      after = page.body.next_after;
+    }
     const byAction = await c.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?action=field_revived,note_forgotten');
     expect(new Set(byAction.body.events.map((e) => e.action))).toEqual(new Set(['field_revived', 'note_forgotten']));
     const notes = await c.call<{ events: { target_kind: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');
+    expect(notes.body.events.length).toBeGreaterThan(0);
     expect(notes.body.events.every((e) => e.target_kind === 'note')).toBe(true);
-    const mid = all.body.events[Math.floor(all.body.events.length / 2)]!;
-    const since = await c.call<{ events: { at: string }[] }>('GET', `/v1/personas/ada/events?since=${encodeURIComponent(mid.at)}`);
-    expect(since.body.events.every((e) => e.at >= mid.at)).toBe(true);
     const paged: number[] = [];
     let after = 0;
     for (;;) {
@@ -233,8 +288,26 @@ describe('identity block, export and change log', () => {
       if (page.body.next_after === null) break;
       after = page.body.next_after;
     }
-    expect(paged).toEqual(all.body.events.map((e) => e.id));
+    expect(paged).toEqual(all);
     expect((await c.call('GET', '/v1/personas/ada/events?action=bogus')).status).toBe(422);
+  });
+
+  it('refuses a limit over the page size with 422 naming the limit, on every list', async () => {
+    for (const [path, member] of [
+      ['/v1/personas?limit=101', 'limit'],
+      ['/v1/personas/ada/fields?limit=101', 'limit'],
+      ['/v1/personas/ada/fields/_schema?limit=101', 'limit'],
+      ['/v1/personas/ada/notes?limit=101', 'limit'],
+      ['/v1/personas/ada/events?limit=101', 'limit'],
+      ['/v1/personas/ada/export?fields_limit=101', 'fields_limit'],
+      ['/v1/personas/ada/export?notes_limit=500', 'notes_limit'],
+    ] as const) {
+      const r = await c.call('GET', path);
+      expect(r.status, path).toBe(422);
+      expect(r.body.detail, path).toMatch(new RegExp(`^query member ${member} is \\d+, over the page size 100 \\(this deployment\u2019s PERSONA_PAGE_SIZE\\)`));
+      expect(r.body.page_size, path).toBe(100);
+      expect((await c.call('GET', path.replace(/=\d+$/, '=100'))).status, path).toBe(200);
+    }
   });
 });
 

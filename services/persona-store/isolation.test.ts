@@ -12,7 +12,7 @@ async function aliceState(): Promise<string> {
   const parts = await Promise.all([
     alice.call('GET', '/v1/personas/ada'),
     alice.call('GET', '/v1/personas/ada/export'),
-    alice.call('GET', '/v1/personas/ada/events?limit=1000'),
+    alice.call('GET', '/v1/personas/ada/events'),
     alice.call('GET', `/v1/personas/ada/notes/${noteId}`),
     alice.call('GET', '/v1/recall?q=secretive'),
   ]);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Api, type CallerVerifier } from '../kit/api.ts';
+import { Api, type CallerVerifier, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
+import { problem } from '../kit/problem.ts';
 import { eventView } from './change-log.ts';
 import type { Personas } from './personas.ts';
 import type { Policy, PolicySource } from './settings.ts';
@@ -37,7 +38,27 @@ const FieldParams = z.object({ profile: Profile, key: z.string().min(1).max(512)
 const NoteParams = z.object({ profile: Profile, note_id: z.string().min(1).max(100) });
 const DEFAULT_RECALL_LIMIT = 10;
 
-const pageOf = (policy: Policy, asked: number | undefined) => Math.min(asked ?? policy.pageSize, policy.pageSize);
+/**
+ * The page a list answers: `limit` when it asks for no more than the page size, the page size when it
+ * asks for nothing; over the page size it is refused (422) with the limit, never silently capped.
+ */
+export function pageOf(policy: Policy, asked: number | undefined, member = 'limit'): number {
+  if (asked === undefined) return policy.pageSize;
+  if (asked <= policy.pageSize) return asked;
+  const whose =
+    policy.pageSize < policy.deploymentPageSize
+      ? `your own page size setting, lower than this deployment\u2019s ${policy.deploymentPageSize}`
+      : 'this deployment\u2019s PERSONA_PAGE_SIZE';
+  throw problem.unprocessable(
+    `query member ${member} is ${asked}, over the page size ${policy.pageSize} (${whose}); ask for at most ${policy.pageSize} and fetch the rest page by page with the answer's next_after.`,
+    { page_size: policy.pageSize },
+  );
+}
+
+type Shape = z.ZodObject<z.ZodRawShape>;
+type PersonaRouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape> = Omit<RouteSpec<P, Q, B, H>, 'handler'> & {
+  handler: (ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>, z.infer<H>> & { policy: Policy }) => Promise<Reply> | Reply;
+};
 
 /** The 19 token-protected operations; /healthy and /ready are mounted beside them by app.ts. */
 export function personaApi({ personas, policies, verifier }: PersonaRouteParts): Api {
@@ -52,7 +73,19 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     verifier,
   );
 
-  api.route({
+  /**
+   * Every token route goes through here: the caller's policy is read once per request, before the
+   * operation, whether the operation needs it or not. With a settings service configured, that is a
+   * call to it, and a request it cannot answer for is refused with 503 before anything is done.
+   */
+  const route = <P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape>(spec: PersonaRouteSpec<P, Q, B, H>) =>
+    api.route<P, Q, B, H>({
+      ...spec,
+      problems: [...new Set([...(spec.problems ?? []), 503])],
+      handler: async (ctx) => spec.handler({ ...ctx, policy: await policies.policyFor(ctx.principal.account) }),
+    });
+
+  route({
     method: 'get',
     path: '/v1/personas',
     operationId: 'list_personas',
@@ -60,13 +93,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     tags: ['personas'],
     query: PageQuery,
     responses: { 200: { description: 'A page of your personas by profile.', schema: z.object({ personas: z.array(Card), next_after: z.string().nullable() }) } },
-    handler: async ({ principal, query }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, query }) => {
       return { body: personas.listPersonas(principal.account, query.after ?? '', pageOf(policy, query.limit)) };
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/personas',
     operationId: 'create_persona',
@@ -81,7 +113,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}',
     operationId: 'get_persona',
@@ -90,13 +122,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: ProfileParams,
     responses: { 200: { description: 'The identity block.', schema: IdentityBlock } },
     problems: [404, 503],
-    handler: async ({ principal, params }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params }) => {
       return { body: personas.identityBlock(principal.account, policy, params.profile) };
     },
   });
 
-  api.route({
+  route({
     method: 'patch',
     path: '/v1/personas/{profile}',
     operationId: 'update_persona',
@@ -106,13 +137,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     body: UpdatePersona,
     responses: { 200: { description: 'The updated persona.', schema: Card } },
     problems: [404, 503],
-    handler: async ({ principal, params, body }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: async ({ principal, policy, params, body }) => {
       return { body: await personas.updatePersona(principal, policy, params.profile, body) };
     },
   });
 
-  api.route({
+  route({
     method: 'delete',
     path: '/v1/personas/{profile}',
     operationId: 'delete_persona',
@@ -129,7 +159,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
   });
 
   // The schema route is declared before the single-field routes: "_schema" is never a field key (keys may not start with "_").
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/fields/_schema',
     operationId: 'describe_persona_schema',
@@ -139,13 +169,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: PageQuery,
     responses: { 200: { description: 'The keys in use.', schema: SchemaListing } },
     problems: [404, 503],
-    handler: async ({ principal, params, query }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params, query }) => {
       return { body: personas.describeSchema(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
     },
   });
 
-  api.route({
+  route({
     method: 'put',
     path: '/v1/personas/{profile}/fields/{key}',
     operationId: 'put_field',
@@ -155,13 +184,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     body: PutField,
     responses: { 200: { description: 'The field.', schema: Field } },
     problems: [404, 409, 503],
-    handler: async ({ principal, params, body }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: async ({ principal, policy, params, body }) => {
       return { body: await personas.putField(principal, policy, params.profile, params.key, body) };
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/fields/{key}',
     operationId: 'get_field',
@@ -173,7 +201,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     handler: ({ principal, params }) => ({ body: personas.getField(principal.account, params.profile, params.key) }),
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/fields',
     operationId: 'list_fields',
@@ -183,13 +211,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: PageQuery,
     responses: { 200: { description: 'A page of fields.', schema: z.object({ fields: z.array(Field), next_after: z.string().nullable() }) } },
     problems: [404, 503],
-    handler: async ({ principal, params, query }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params, query }) => {
       return { body: personas.listFields(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
     },
   });
 
-  api.route({
+  route({
     method: 'delete',
     path: '/v1/personas/{profile}/fields/{key}',
     operationId: 'forget_field',
@@ -198,13 +225,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: FieldParams,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
     problems: [404, 503],
-    handler: async ({ principal, params }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params }) => {
       return { body: personas.forgetField(principal, policy, params.profile, params.key) };
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/personas/{profile}/notes',
     operationId: 'add_note',
@@ -215,14 +241,13 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     body: AddNote,
     responses: { 201: { description: 'The created note.', schema: Note }, 200: { description: 'The note first written with this Idempotency-Key.', schema: Note } },
     problems: [404, 409, 503],
-    handler: async ({ principal, params, body, headers }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: async ({ principal, policy, params, body, headers }) => {
       const { note, replayed } = await personas.addNote(principal, policy, params.profile, body, headers['idempotency-key']);
       return { status: replayed ? 200 : 201, body: note };
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/notes',
     operationId: 'list_notes',
@@ -232,13 +257,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: NotesQuery,
     responses: { 200: { description: 'A page of notes.', schema: z.object({ notes: z.array(Note), next_after: z.string().nullable() }) } },
     problems: [404, 503],
-    handler: async ({ principal, params, query }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params, query }) => {
       return { body: personas.listNotes(principal.account, params.profile, query.after ?? 0, pageOf(policy, query.limit), query.kind) };
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/notes/{note_id}',
     operationId: 'get_note',
@@ -250,7 +274,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     handler: ({ principal, params }) => ({ body: personas.getNote(principal.account, params.profile, params.note_id) }),
   });
 
-  api.route({
+  route({
     method: 'patch',
     path: '/v1/personas/{profile}/notes/{note_id}',
     operationId: 'revise_note',
@@ -260,13 +284,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     body: ReviseNote,
     responses: { 200: { description: 'The revised note.', schema: Note } },
     problems: [404, 409, 503],
-    handler: async ({ principal, params, body }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: async ({ principal, policy, params, body }) => {
       return { body: await personas.reviseNote(principal, policy, params.profile, params.note_id, body) };
     },
   });
 
-  api.route({
+  route({
     method: 'delete',
     path: '/v1/personas/{profile}/notes/{note_id}',
     operationId: 'forget_note',
@@ -275,13 +298,12 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: NoteParams,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
     problems: [404, 503],
-    handler: async ({ principal, params }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params }) => {
       return { body: personas.forgetNote(principal, policy, params.profile, params.note_id) };
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/recall',
     operationId: 'recall',
@@ -296,7 +318,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     }),
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/recall',
     operationId: 'recall_all',
@@ -307,7 +329,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     handler: ({ principal, query }) => ({ body: personas.recall(principal.account, undefined, query.q, query.limit ?? DEFAULT_RECALL_LIMIT) }),
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/export',
     operationId: 'export_persona',
@@ -317,20 +339,19 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: ExportQuery,
     responses: { 200: { description: 'One page of the export.', schema: Export } },
     problems: [404, 503],
-    handler: async ({ principal, params, query }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params, query }) => {
       return {
         body: personas.exportPersona(principal.account, params.profile, {
           fieldsAfter: query.fields_after ?? '',
-          fieldsLimit: pageOf(policy, query.fields_limit),
+          fieldsLimit: pageOf(policy, query.fields_limit, 'fields_limit'),
           notesAfter: query.notes_after ?? 0,
-          notesLimit: pageOf(policy, query.notes_limit),
+          notesLimit: pageOf(policy, query.notes_limit, 'notes_limit'),
         }),
       };
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/personas/{profile}/events',
     operationId: 'list_events',
@@ -340,8 +361,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: EventsQuery,
     responses: { 200: { description: 'A page of entries, oldest first.', schema: z.object({ events: z.array(Event), next_after: z.number().int().nullable() }) } },
     problems: [404, 503],
-    handler: async ({ principal, params, query }) => {
-      const policy = await policies.policyFor(principal.account);
+    handler: ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);
       const rows = personas.events(principal.account, params.profile, {
         after: query.after ?? 0,

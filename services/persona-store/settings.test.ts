@@ -76,7 +76,10 @@ describe('the settings service', () => {
     expect(second.text).toMatch(/pin cap 1/);
     await c.call('PUT', '/v1/personas/ada/fields/b', field(2));
     await c.call('PUT', '/v1/personas/ada/fields/c', field(3));
-    expect((await c.call<{ fields: unknown[]; next_after: string }>('GET', '/v1/personas/ada/fields?limit=50')).body.fields).toHaveLength(2);
+    expect((await c.call<{ fields: unknown[]; next_after: string }>('GET', '/v1/personas/ada/fields')).body.fields).toHaveLength(2);
+    const over = await c.call('GET', '/v1/personas/ada/fields?limit=3');
+    expect(over.status).toBe(422);
+    expect(over.body.detail).toMatch(/^query member limit is 3, over the page size 2 \(your own page size setting, lower than this deployment\u2019s 5\)/);
     expect((await c.call('GET', '/v1/personas/ada')).body.pin_caps).toEqual({ fields: 1, notes: 25 });
     expect((await c.call('DELETE', '/v1/personas/ada/fields/c')).body).toEqual({ outcome: 'destroyed' });
   });
@@ -85,7 +88,10 @@ describe('the settings service', () => {
     settings.byAccount.set(account, { pin_cap_fields: 100, page_size: 1000 });
     expect((await c.call('GET', '/v1/personas/ada')).body.pin_caps).toEqual({ fields: 3, notes: 25 });
     for (const k of ['d', 'e', 'f', 'g']) await c.call('PUT', `/v1/personas/ada/fields/${k}`, field(k));
-    expect((await c.call<{ fields: unknown[] }>('GET', '/v1/personas/ada/fields?limit=1000')).body.fields).toHaveLength(5);
+    expect((await c.call<{ fields: unknown[] }>('GET', '/v1/personas/ada/fields')).body.fields).toHaveLength(5);
+    const over = await c.call('GET', '/v1/personas/ada/fields?limit=1000');
+    expect(over.status).toBe(422);
+    expect(over.body.detail).toMatch(/over the page size 5 \(this deployment\u2019s PERSONA_PAGE_SIZE\)/);
   });
 
   it('refuses with 503, saying why, and forgets nothing when the settings service fails or answers nonsense', async () => {
@@ -99,6 +105,49 @@ describe('the settings service', () => {
     expect((await c.call('DELETE', '/v1/personas/ada/fields/survivor')).status).toBe(503);
     settings.byAccount.delete(account);
     expect((await c.call('GET', '/v1/personas/ada/fields/survivor')).body).toMatchObject({ value: 'still here' });
+  });
+
+  it('is read by every token operation: while it fails, each of the 19 answers 503 and nothing changes', async () => {
+    await c.call('POST', '/v1/personas', { profile: 'outage', display_name: 'Outage' });
+    await c.call('PUT', '/v1/personas/outage/fields/kept', field('before the outage'));
+    const noteId = (await c.call('POST', '/v1/personas/outage/notes', { content: 'a note from before', kind: 'episode', source: 'owner' })).body.id as string;
+    const state = async () => JSON.stringify([(await c.call('GET', '/v1/personas/outage/export')).body, (await c.call('GET', '/v1/personas/outage/events')).body, (await c.call('GET', '/v1/personas')).body]);
+    const before = await state();
+    const operations: [string, string, string, unknown?][] = [
+      ['list_personas', 'GET', '/v1/personas'],
+      ['create_persona', 'POST', '/v1/personas', { profile: 'during', display_name: 'During' }],
+      ['get_persona', 'GET', '/v1/personas/outage'],
+      ['update_persona', 'PATCH', '/v1/personas/outage', { display_name: 'Changed' }],
+      ['delete_persona', 'DELETE', '/v1/personas/outage'],
+      ['put_field', 'PUT', '/v1/personas/outage/fields/kept', field('during the outage')],
+      ['get_field', 'GET', '/v1/personas/outage/fields/kept'],
+      ['list_fields', 'GET', '/v1/personas/outage/fields'],
+      ['forget_field', 'DELETE', '/v1/personas/outage/fields/kept'],
+      ['describe_persona_schema', 'GET', '/v1/personas/outage/fields/_schema'],
+      ['add_note', 'POST', '/v1/personas/outage/notes', { content: 'during', kind: 'episode', source: 'owner' }],
+      ['list_notes', 'GET', '/v1/personas/outage/notes'],
+      ['get_note', 'GET', `/v1/personas/outage/notes/${noteId}`],
+      ['revise_note', 'PATCH', `/v1/personas/outage/notes/${noteId}`, { content: 'rewritten' }],
+      ['forget_note', 'DELETE', `/v1/personas/outage/notes/${noteId}`],
+      ['recall', 'GET', '/v1/personas/outage/recall?q=outage'],
+      ['recall_all', 'GET', '/v1/recall?q=outage'],
+      ['export_persona', 'GET', '/v1/personas/outage/export'],
+      ['list_events', 'GET', '/v1/personas/outage/events'],
+    ];
+    expect(operations).toHaveLength(19);
+    settings.failWith = 500;
+    try {
+      for (const [op, method, path, body] of operations) {
+        settings.seen = [];
+        const r = await c.call(method, path, body);
+        expect(r.status, op).toBe(503);
+        expect(r.body.detail, op).toMatch(/settings service answered 500/);
+        expect(settings.seen, op).toHaveLength(1);
+      }
+    } finally {
+      settings.failWith = undefined;
+    }
+    expect(await state()).toBe(before);
   });
 
   it('refuses with 503 when the settings service cannot be reached', async () => {

@@ -8,6 +8,8 @@ export interface Policy {
   gracePeriodSeconds: number;
   keepReplacedValues: boolean;
   pageSize: number;
+  /** The deployment's page size (PERSONA_PAGE_SIZE); pageSize is lower when the person lowered it. */
+  deploymentPageSize: number;
   pinCapFields: number;
   pinCapNotes: number;
 }
@@ -36,6 +38,7 @@ export function deploymentPolicy(config: PersonaConfig): Policy {
     gracePeriodSeconds: config.gracePeriodSeconds,
     keepReplacedValues: config.keepReplacedValues,
     pageSize: config.pageSize,
+    deploymentPageSize: config.pageSize,
     pinCapFields: config.pinCapFields,
     pinCapNotes: config.pinCapNotes,
   };
@@ -48,6 +51,7 @@ export function applyPersonSettings(base: Policy, s: PersonSettings): Policy {
     gracePeriodSeconds: s.grace_period_seconds ?? base.gracePeriodSeconds,
     keepReplacedValues: s.keep_replaced_values ?? base.keepReplacedValues,
     pageSize: Math.min(base.pageSize, s.page_size ?? base.pageSize),
+    deploymentPageSize: base.deploymentPageSize,
     pinCapFields: Math.min(base.pinCapFields, s.pin_cap_fields ?? base.pinCapFields),
     pinCapNotes: Math.min(base.pinCapNotes, s.pin_cap_notes ?? base.pinCapNotes),
   };

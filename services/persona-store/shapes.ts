@@ -161,7 +161,12 @@ export const Event = z
   })
   .meta({ id: 'Event' });
 
-const Limit = z.coerce.number().int().min(1).optional();
+const Limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .optional()
+  .meta({ description: 'Page size: at most PERSONA_PAGE_SIZE (100 by default; a person may lower it); asking for more is refused with 422 naming the limit.' });
 export const PageQuery = z.object({ after: z.string().max(300).optional(), limit: Limit });
 export const NotesQuery = z.object({
   after: z.coerce.number().int().min(0).optional(),
