@@ -45,6 +45,21 @@ function waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchA
   });
 }
 
+const NOTEBOOK = { profile: 'notebook', displayName: 'Notebook', notes: 30 };
+
+/** The console API as a script calls it: the launch secret as a header. */
+async function consoleCall<T>(method: string, params?: unknown): Promise<T> {
+  const console_ = new URL(consoleUrl);
+  const res = await fetch(`${console_.origin}/api/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-console-secret': console_.searchParams.get('secret')! },
+    body: JSON.stringify(params === undefined ? { method } : { method, params }),
+  });
+  const result = (await res.json()) as { ok: boolean; data?: T; error?: { message: string } };
+  if (!result.ok) throw new Error(`${method} failed: ${result.error?.message}`);
+  return result.data as T;
+}
+
 const url = (name: 'identity' | 'persona' | 'repohost') => `http://127.0.0.1:${env[{ identity: 'IDENTITY_PORT', persona: 'PERSONA_PORT', repohost: 'REPOHOST_PORT' }[name]]}`;
 
 async function shot(name: string): Promise<void> {
@@ -86,6 +101,20 @@ beforeAll(async () => {
       body: JSON.stringify({ description: `Chore number ${i}`, value: `chore ${i}`, source: 'assistant' }),
     });
     expect(res.status).toBe(200);
+  }
+
+  // A second persona with more notes than the console shows on one page (25).
+  const write = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${url('persona')}/v1/personas${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBeLessThan(300);
+  };
+  await write('POST', '', { profile: NOTEBOOK.profile, display_name: NOTEBOOK.displayName });
+  for (let i = 1; i <= NOTEBOOK.notes; i++) {
+    await write('POST', `/${NOTEBOOK.profile}/notes`, { content: `Entry ${i} of the notebook.`, kind: 'observation', source: 'assistant' });
   }
 
   context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
@@ -181,6 +210,25 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('section.changelog').screenshot({ path: join(ARTIFACTS, 'change-log.png') });
   });
 
+  it('pages a persona\u2019s notes, 25 a page, and back', async () => {
+    await page.getByRole('button', { name: '← All personas' }).click();
+    await page.getByRole('button', { name: NOTEBOOK.displayName }).click();
+    await page.getByRole('heading', { name: NOTEBOOK.displayName }).waitFor();
+    const notes = page.locator('figure.claim[data-kind="note"] blockquote');
+    await expect.poll(() => notes.count()).toBe(25);
+    expect(await notes.first().innerText()).toBe('Entry 1 of the notebook.');
+    const pager = page.getByRole('navigation', { name: 'Pages of notes' });
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await pager.getByText('page 2').waitFor();
+    await expect.poll(() => notes.count()).toBe(5);
+    expect(await notes.allInnerTexts()).toEqual([26, 27, 28, 29, 30].map((i) => `Entry ${i} of the notebook.`));
+    expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Previous' }).click();
+    await expect.poll(() => notes.count()).toBe(25);
+    expect(await notes.first().innerText()).toBe('Entry 1 of the notebook.');
+    await shot('notes-paged');
+  });
+
   it('recalls entries by word across personas', async () => {
     await page.getByRole('button', { name: 'Recall' }).click();
     await page.locator('input[name="q"]').fill('river');
@@ -229,9 +277,10 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await dl.locator('[data-check="ready"]').innerText()).toContain('yes');
     expect(await dl.locator('[data-check="cli"]').innerText()).toMatch(/^found at \//);
     expect(await dl.locator('[data-check="login"]').innerText()).toBe('yes');
-    expect(await dl.locator('[data-check="lockdown"]').innerText()).toBe('on: no tools, no MCP servers');
+    expect(await dl.locator('[data-check="lockdown"]').innerText()).toBe('on: no tools, no MCP servers, no hooks');
     expect(await dl.locator('[data-check="tools"]').innerText()).toBe('none');
     expect(await dl.locator('[data-check="mcp"]').innerText()).toBe('none');
+    expect(await dl.locator('[data-check="hooks"]').innerText()).toBe('none');
     expect(await page.locator('ul.models').innerText()).toContain('sonnet');
     await shot('provider');
   });
@@ -271,6 +320,20 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
     await page.getByRole('button', { name: 'Personas' }).click();
     await page.getByRole('button', { name: seeded.displayName }).waitFor();
+  });
+
+  it('a service that crashes is restarted, and the panel keeps its last crash and says why', async () => {
+    await page.getByRole('button', { name: 'Services' }).click();
+    const row = page.locator('tr[data-service="persona-store"]');
+    await expect.poll(() => row.locator('[data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
+    const before = (await consoleCall<{ name: string; pid: number }[]>('services.list')).find((s) => s.name === 'persona-store')!;
+    process.kill(before.pid, 'SIGKILL');
+    // The restart comes within a second; the panel shows the crash while it waits, and after it is back.
+    await expect
+      .poll(() => row.locator('.last-error').innerText(), { timeout: 30_000 })
+      .toMatch(/^Last crash at .+: the persona store was ended by SIGKILL\. Restarted once since the app started\.$/);
+    await expect.poll(() => row.locator('[data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
+    await shot('service-crashed');
   });
 
   it('the same build, loaded from files with a bridge as the Electron preload gives it, talks over the bridge', async () => {

@@ -83,7 +83,7 @@ export function Services() {
               <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '—'}</td>
               <td>${formatBytes(s.memoryBytes)}</td>
               <td>${s.restarts}</td>
-              <td class="last-error">${problemText(s)}</td>
+              <td class=${s.state === 'ready' && s.lastCrash ? 'last-error past' : 'last-error'}>${problemText(s)}</td>
               <td class="actions">
                 <button type="button" disabled=${busy !== undefined || RUNNING.has(s.state)} onClick=${() => act('start', s.name)} aria-label=${`Start ${s.name}`}>Start</button>
                 <button type="button" disabled=${busy !== undefined || !RUNNING.has(s.state)} onClick=${() => act('stop', s.name)} aria-label=${`Stop ${s.name}`}>Stop</button>
