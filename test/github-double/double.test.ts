@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createAppAuth } from '@octokit/auth-app';
+import { request } from '@octokit/request';
 import { Octokit } from 'octokit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/process.ts';
@@ -130,6 +132,70 @@ describe('the double behaves like the platform', () => {
     expect(await state()).toBe('queued');
     await new Promise((r) => setTimeout(r, 450));
     expect(await state()).toBe('completed');
+  });
+
+  it('a primary limit refuses every request of the bucket until its reset, then the quota is whole again', async () => {
+    double.addToken('github_pat_double_quota_token_0001', 'quota');
+    double.addRepo('quota/r');
+    const get = () => fetch(`${double.url}/repos/quota/r`, { headers: { authorization: 'token github_pat_double_quota_token_0001' } });
+    expect((await get()).status).toBe(200);
+    double.rateLimitNext('quota', 'primary', 1);
+    const limited = await get();
+    expect(limited.status).toBe(403);
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(((await limited.json()) as { message: string }).message).toContain('rate limit');
+    const reset = Number(limited.headers.get('x-ratelimit-reset'));
+    expect((await get()).status).toBe(403);
+    expect(double.quota('quota').remaining).toBe(0);
+    await new Promise((r) => setTimeout(r, Math.max(0, reset * 1000 - Date.now()) + 50));
+    const again = await get();
+    expect(again.status).toBe(200);
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(4999);
+    expect(Number(again.headers.get('x-ratelimit-reset'))).toBeGreaterThan(reset);
+  });
+
+  it('installation tokens expire (then 401), and the installation says whose account it is on', async () => {
+    const app = double.addInstallation('acme', []);
+    double.installationTokenTtlSeconds = 1;
+    try {
+      const auth = createAppAuth({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, request: request.defaults({ baseUrl: double.url }) });
+      const { token } = await auth({ type: 'installation' });
+      const { token: jwt } = await auth({ type: 'app' });
+      const installation = await fetch(`${double.url}/app/installations/${app.installationId}`, { headers: { authorization: `Bearer ${jwt}` } });
+      expect(installation.status).toBe(200);
+      expect(((await installation.json()) as { account: { login: string } }).account.login).toBe('acme');
+      const list = () => fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${token}` } });
+      expect((await list()).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_100));
+      const refused = await list();
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { message: string }).message).toBe('Bad credentials');
+    } finally {
+      double.installationTokenTtlSeconds = 3600;
+    }
+  });
+
+  it('a file over 1 MB comes from the contents API without content ("none"), and whole from the Git Data API', async () => {
+    const big = 'z'.repeat(1024 * 1024 + 1);
+    double.pushCommit('alice/web', 'main', { 'big.bin': big });
+    const meta = (await octokit().rest.repos.getContent({ owner: 'alice', repo: 'web', path: 'big.bin' })).data as { encoding: string; content: string; size: number; sha: string };
+    expect(meta).toMatchObject({ encoding: 'none', content: '', size: big.length });
+    const blob = (await octokit().rest.git.getBlob({ owner: 'alice', repo: 'web', file_sha: meta.sha })).data;
+    expect(Buffer.from(blob.content, 'base64').toString()).toBe(big);
+  });
+
+  it('holds an operation unanswered until released; a caller that gives up is recorded with status 0', async () => {
+    const hold = double.hold('repos/get');
+    const gaveUp = await fetch(`${double.url}/repos/alice/web`, { headers: { authorization: `token ${TOKEN}` }, signal: AbortSignal.timeout(200) }).catch((e: Error) => e.name);
+    expect(gaveUp).toBe('TimeoutError');
+    // The double notices the caller left once the connection closes.
+    while (hold.waiting > 0) await new Promise((r) => setTimeout(r, 10));
+    const waiting = fetch(`${double.url}/repos/alice/web`, { headers: { authorization: `token ${TOKEN}` } });
+    while (hold.waiting < 1) await new Promise((r) => setTimeout(r, 10));
+    hold.release();
+    expect((await waiting).status).toBe(200);
+    expect(hold.arrived).toBe(2);
+    expect(double.calls.filter((c) => c.path === '/repos/alice/web').slice(-2).map((c) => c.status)).toEqual([0, 200]);
   });
 
   it('has received nothing outside the description in these tests', () => {

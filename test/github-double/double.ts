@@ -21,6 +21,8 @@ interface Identity {
   bucket: string;
   login: string;
   access: Access;
+  /** Epoch ms after which the platform refuses the token (installation tokens); undefined: never. */
+  expiresAt?: number;
 }
 
 interface FileEntry {
@@ -105,9 +107,16 @@ export interface Repo {
 
 interface Quota {
   limit: number;
+  /** Charged in the current window; back to 0 at `reset`. */
   used: number;
+  /** Epoch seconds when the window ends and the quota is restored. */
   reset: number;
+  /** Charged since the double started, across windows (what tests compare). */
+  spent: number;
 }
+
+/** Files larger than this answer the contents API with no content and encoding "none", as GitHub does over 1 MB. */
+export const CONTENTS_API_LIMIT = 1024 * 1024;
 
 export interface Call {
   method: string;
@@ -115,14 +124,28 @@ export interface Call {
   operationId: string;
   status: number;
   bucket: string | undefined;
+  /** Epoch ms when the request arrived. */
+  at: number;
+}
+
+/** Requests of an operation held unanswered until released (a platform that does not answer). */
+export interface Hold {
+  /** Requests waiting now. */
+  readonly waiting: number;
+  /** Requests that arrived while held. */
+  readonly arrived: number;
+  /** Lets every waiting request (and later ones) through, and ends the hold. */
+  release(): void;
 }
 
 export interface GitHubDouble {
   readonly url: string;
   readonly calls: Call[];
   readonly violations: string[];
-  /** Non-304 requests charged to an identity's bucket (a user's login, or `installation:<id>`). */
+  /** Non-304 requests charged to an identity's bucket (a user's login, or `installation:<id>`) since the double started. */
   quotaUsed(bucket: string): number;
+  /** The bucket's current primary-limit window, as the x-ratelimit-* headers report it. */
+  quota(bucket: string): { limit: number; remaining: number; reset: number };
   addUser(login: string): void;
   /** A fine-grained token of `login` reaching all of the user's repositories or a selection. */
   addToken(token: string, login: string, access?: Access): void;
@@ -147,8 +170,16 @@ export interface GitHubDouble {
   /** A commit status (the older API external CI uses); the newest per context counts. */
   addStatus(fullName: string, sha: string, status: { context: string; state: 'pending' | 'success' | 'failure' | 'error' }): void;
   settle(fullName: string): void;
-  /** The next request of a bucket answers a rate limit: primary (remaining 0 + reset) or secondary (Retry-After). */
+  /**
+   * The next request of a bucket answers a rate limit. Secondary: 429 with Retry-After. Primary: the
+   * bucket's quota is used up until its reset, `retryAfterSeconds` from now; every request until then
+   * answers 403 with x-ratelimit-remaining 0, and from the reset on the quota is whole again.
+   */
   rateLimitNext(bucket: string, kind: 'primary' | 'secondary', retryAfterSeconds?: number): void;
+  /** Holds every request of this operation unanswered until released (or until the caller gives up). */
+  hold(operationId: string): Hold;
+  /** Lifetime of the installation tokens minted from now on (GitHub: one hour); an expired one answers 401. */
+  installationTokenTtlSeconds: number;
   /** Runs `fn` just before the next request of this operation is answered (someone else acting in between). */
   onNext(operationId: string, fn: () => void): void;
   /** Revokes every token of a bucket (the platform then answers 401 Bad credentials). */
@@ -159,6 +190,10 @@ export interface GitHubDouble {
 }
 
 const DOCS = 'https://docs.github.com/rest';
+/** Operations authenticated with the app's own JWT rather than a token. */
+const APP_JWT_OPERATIONS = new Set(['apps/create-installation-access-token', 'apps/get-installation']);
+/** The Git Data API serves blobs up to 100 MB. */
+const BLOB_API_LIMIT = 100 * 1024 * 1024;
 
 function sha(...parts: unknown[]): string {
   return createHash('sha1').update(JSON.stringify(parts)).update(randomBytes(8)).digest('hex');
@@ -201,6 +236,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   const pendingLimits = new Map<string, { kind: 'primary' | 'secondary'; retryAfter: number }>();
   const logs = new Map<string, string>();
   const before = new Map<string, () => void>();
+  const holds = new Map<string, { wait(res: ServerResponse): Promise<'released' | 'gone'> }>();
   let nextId = 1000;
   let base = '';
   let storage = '';
@@ -360,7 +396,8 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   async function operate(m: MatchedOperation, id: Identity | undefined, query: Record<string, string>, body: Json, authorization: string): Promise<Answer> {
     const { params } = m;
     if (m.operationId === 'meta/root') return new Answer(200, make('root', {}));
-    if (m.operationId === 'apps/create-installation-access-token') {
+    if (APP_JWT_OPERATIONS.has(m.operationId)) {
+      // Authenticated as the app itself (its JWT), not as an installation.
       const jwt = /^Bearer (.+)$/i.exec(authorization)?.[1] ?? '';
       const app = [...apps.entries()].find(([, a]) => a.installationId === params.installation_id);
       if (!app) return error(404, 'Not Found');
@@ -370,14 +407,34 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       } catch {
         return error(401, 'A JSON web token could not be decoded');
       }
+      const selection = app[1].access === 'all' ? 'all' : 'selected';
+      if (m.operationId === 'apps/get-installation') {
+        return new Answer(
+          200,
+          make('installation', {
+            id: Number(app[1].installationId),
+            app_id: Number(app[0]),
+            account: userOf(app[1].owner),
+            target_type: 'Organization',
+            repository_selection: selection,
+            access_tokens_url: `${base}/app/installations/${app[1].installationId}/access_tokens`,
+            repositories_url: `${base}/installation/repositories`,
+            html_url: `https://github.example/organizations/${app[1].owner}/settings/installations/${app[1].installationId}`,
+            suspended_by: null,
+            suspended_at: null,
+            single_file_name: null,
+          }),
+        );
+      }
       const token = `ghs_${randomBytes(18).toString('hex')}`;
-      tokens.set(token, { kind: 'app', bucket: `installation:${app[1].installationId}`, login: app[1].owner, access: app[1].access });
+      const expiresAt = Date.now() + double.installationTokenTtlSeconds * 1000;
+      tokens.set(token, { kind: 'app', bucket: `installation:${app[1].installationId}`, login: app[1].owner, access: app[1].access, expiresAt });
       return new Answer(
         201,
         make('installation-token', {
           token,
-          expires_at: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
-          repository_selection: app[1].access === 'all' ? 'all' : 'selected',
+          expires_at: new Date(expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'),
+          repository_selection: selection,
           permissions: {},
         }),
       );
@@ -694,16 +751,44 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const file = filesOf(r, commit).get(params.path!);
         if (!file) return error(404, 'Not Found');
         const name = params.path!.split('/').pop()!;
+        const size = Buffer.byteLength(file.content);
+        // Over 1 MB GitHub answers the metadata with no content and encoding "none"; the Git Data API serves the blob.
+        const large = size > CONTENTS_API_LIMIT;
         return new Answer(
           200,
           make('content-file', {
             type: 'file',
-            encoding: 'base64',
-            size: Buffer.byteLength(file.content),
+            encoding: large ? 'none' : 'base64',
+            size,
             name,
             path: params.path,
-            content: Buffer.from(file.content).toString('base64'),
+            content: large ? '' : Buffer.from(file.content).toString('base64'),
             sha: blobSha(file.content),
+            url: `${base}/repos/${r.owner}/${r.name}/contents/${params.path}`,
+            git_url: `${base}/repos/${r.owner}/${r.name}/git/blobs/${blobSha(file.content)}`,
+          }),
+        );
+      }
+      case 'git/get-blob': {
+        let content = r.blobs.get(params.file_sha!);
+        if (content === undefined) {
+          for (const tree of r.trees.values()) {
+            for (const f of tree.values()) if (blobSha(f.content) === params.file_sha) content = f.content;
+            if (content !== undefined) break;
+          }
+        }
+        if (content === undefined) return error(404, 'Not Found');
+        const size = Buffer.byteLength(content);
+        if (size > BLOB_API_LIMIT) return error(403, 'This API returns blobs up to 100 MB in size. The requested blob is too large to fetch via the API.');
+        return new Answer(
+          200,
+          make('blob', {
+            sha: params.file_sha,
+            node_id: `B_${params.file_sha!.slice(0, 12)}`,
+            size,
+            url: `${base}/repos/${r.owner}/${r.name}/git/blobs/${params.file_sha}`,
+            content: Buffer.from(content).toString('base64').replace(/(.{60})/g, '$1\n'),
+            encoding: 'base64',
           }),
         );
       }
@@ -818,13 +903,28 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
 
   function identify(authorization: string | undefined): Identity | undefined {
     const t = /^(?:token|Bearer) (.+)$/i.exec(authorization ?? '')?.[1];
-    return t ? tokens.get(t) : undefined;
+    const id = t ? tokens.get(t) : undefined;
+    // An expired installation token is refused like any unknown one.
+    return id && (id.expiresAt === undefined || id.expiresAt > Date.now()) ? id : undefined;
+  }
+
+  /** The bucket's primary-limit window; a window whose reset has passed starts over with the whole quota. */
+  function quotaOf(bucket: string): Quota {
+    const now = Date.now() / 1000;
+    let q = quotas.get(bucket);
+    if (!q) {
+      q = { limit: 5000, used: 0, reset: Math.floor(now) + 3600, spent: 0 };
+      quotas.set(bucket, q);
+    } else if (now >= q.reset) {
+      q.used = 0;
+      q.reset = Math.floor(now) + 3600;
+    }
+    return q;
   }
 
   function rateHeaders(bucket: string | undefined): Record<string, string> {
     if (!bucket) return {};
-    const q = quotas.get(bucket) ?? { limit: 5000, used: 0, reset: Math.floor(Date.now() / 1000) + 3600 };
-    quotas.set(bucket, q);
+    const q = quotaOf(bucket);
     return {
       'x-ratelimit-limit': String(q.limit),
       'x-ratelimit-remaining': String(Math.max(0, q.limit - q.used)),
@@ -835,6 +935,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrived = Date.now();
     const url = new URL(req.url ?? '/', base);
     // GitHub Enterprise Server serves the same API under /api/v3.
     if (url.pathname === '/api/v3' || url.pathname.startsWith('/api/v3/')) url.pathname = url.pathname.slice('/api/v3'.length) || '/';
@@ -849,7 +950,12 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       if (a.body !== undefined) headers['content-type'] = 'application/json; charset=utf-8';
       res.writeHead(a.status, headers);
       res.end(a.body === undefined ? undefined : JSON.stringify(a.body));
-      calls.push({ method: req.method ?? 'GET', path: url.pathname, operationId: matched?.operationId ?? '(none)', status: a.status, bucket: identity?.bucket });
+      calls.push({ method: req.method ?? 'GET', path: url.pathname, operationId: matched?.operationId ?? '(none)', status: a.status, bucket: identity?.bucket, at: arrived });
+    };
+    /** Answers GitHub gives on any route (401, rate limits) are validated like every other answer. */
+    const sendChecked = (a: Answer) => {
+      contract.validateResponse(matched!, a.status, a.body);
+      send(a);
     };
     try {
       if (double.down) {
@@ -868,18 +974,32 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       contract.validateRequest(matched, query, body, raw.length > 0);
       identity = identify(req.headers.authorization);
       const authz = req.headers.authorization ?? '';
-      if (req.headers.authorization && !identity && matched.operationId !== 'apps/create-installation-access-token') {
-        return send(error(401, 'Bad credentials'));
+      if (req.headers.authorization && !identity && !APP_JWT_OPERATIONS.has(matched.operationId)) {
+        return sendChecked(error(401, 'Bad credentials'));
       }
       const limit = identity ? pendingLimits.get(identity.bucket) : undefined;
       if (identity && limit) {
         pendingLimits.delete(identity.bucket);
-        const q = quotas.get(identity.bucket);
         if (limit.kind === 'primary') {
-          if (q) q.used = q.limit;
-          return send(error(403, `API rate limit exceeded for ${identity.login}.`));
+          const q = quotaOf(identity.bucket);
+          q.used = q.limit;
+          q.reset = Math.ceil(Date.now() / 1000) + limit.retryAfter;
+        } else {
+          return sendChecked(error(429, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', { 'retry-after': String(limit.retryAfter) }));
         }
-        return send(error(429, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', { 'retry-after': String(limit.retryAfter) }));
+      }
+      if (identity && quotaOf(identity.bucket).used >= quotaOf(identity.bucket).limit) {
+        // Primary quota used up: every request of the bucket is refused until the window resets.
+        return sendChecked(error(403, `API rate limit exceeded for ${identity.login}.`));
+      }
+      const held = holds.get(matched.operationId);
+      if (held) {
+        const outcome = await held.wait(res);
+        if (outcome === 'gone') {
+          // The caller gave up while the platform "did not answer"; nothing is sent.
+          calls.push({ method: req.method ?? 'GET', path: url.pathname, operationId: matched.operationId, status: 0, bucket: identity?.bucket, at: arrived });
+          return;
+        }
       }
       const interlude = before.get(matched.operationId);
       if (interlude) {
@@ -902,8 +1022,9 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
           }
           answer.headers.etag = etag;
         }
-        if (!quotas.has(identity.bucket)) rateHeaders(identity.bucket);
-        quotas.get(identity.bucket)!.used += 1;
+        const q = quotaOf(identity.bucket);
+        q.used += 1;
+        q.spent += 1;
       }
       send(answer);
     } catch (err) {
@@ -933,7 +1054,50 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     calls,
     violations,
     down: false,
-    quotaUsed: (bucket) => quotas.get(bucket)?.used ?? 0,
+    installationTokenTtlSeconds: 3600,
+    quotaUsed: (bucket) => quotas.get(bucket)?.spent ?? 0,
+    quota(bucket) {
+      const q = quotaOf(bucket);
+      return { limit: q.limit, remaining: Math.max(0, q.limit - q.used), reset: q.reset };
+    },
+    hold(operationId) {
+      const waiting = new Set<() => void>();
+      let arrived = 0;
+      let released = false;
+      holds.set(operationId, {
+        wait(res) {
+          arrived += 1;
+          if (released) return Promise.resolve('released');
+          return new Promise((resolve) => {
+            const go = () => {
+              waiting.delete(go);
+              res.off('close', gone);
+              resolve('released');
+            };
+            // The response closes before it was written only when the caller went away.
+            const gone = () => {
+              waiting.delete(go);
+              resolve('gone');
+            };
+            waiting.add(go);
+            res.once('close', gone);
+          });
+        },
+      });
+      return {
+        get waiting() {
+          return waiting.size;
+        },
+        get arrived() {
+          return arrived;
+        },
+        release() {
+          released = true;
+          holds.delete(operationId);
+          for (const go of [...waiting]) go();
+        },
+      };
+    },
     addUser: (login) => void (users.has(login) || users.set(login, nextId++)),
     addToken(token, login, access = 'all') {
       if (!users.has(login)) users.set(login, nextId++);

@@ -23,6 +23,8 @@ export interface Answer {
 export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
+  /** Epoch ms when it arrived. */
+  at: number;
 }
 
 export interface World {
@@ -35,7 +37,8 @@ export interface World {
   logs: string[];
   /** Every answer the tests received from the gateway, for the projection check. */
   answers: { method: string; path: string; status: number; body: unknown }[];
-  receiver: { url: string; received: Received[]; status: number };
+  /** Signals arrive here; it answers `status` with `headers` (for example a Retry-After with 429). */
+  receiver: { url: string; received: Received[]; status: number; headers: Record<string, string> };
   /** A token for repohost-api of the local account. */
   token(audience?: string): Promise<string>;
   /** PUTs a platform connection for a profile at the identity service. */
@@ -54,13 +57,14 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
   const answers: World['answers'] = [];
 
   const received: Received[] = [];
-  const receiverState = { status: 200 };
+  const receiverState = { status: 200, headers: {} as Record<string, string> };
   const receiver: Server = createServer((req, res) => {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(receiverState.status).end();
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at });
+      res.writeHead(receiverState.status, receiverState.headers).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -91,7 +95,22 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
     dataDir,
     logs,
     answers,
-    receiver: { url: receiverUrl, received, get status() { return receiverState.status; }, set status(s: number) { receiverState.status = s; } },
+    receiver: {
+      url: receiverUrl,
+      received,
+      get status() {
+        return receiverState.status;
+      },
+      set status(s: number) {
+        receiverState.status = s;
+      },
+      get headers() {
+        return receiverState.headers;
+      },
+      set headers(h: Record<string, string>) {
+        receiverState.headers = h;
+      },
+    },
     token: (audience = 'repohost-api') => identity.mint(identity.localCredential, audience),
     async connect(profile, connection) {
       const res = await fetch(`${identity.url}/v1/connections/${profile}`, {
@@ -127,6 +146,33 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
     },
   };
   return world;
+}
+
+/**
+ * Checks every successful answer the tests received against the gateway's own /openapi.json: each
+ * must be a documented route and carry no member outside its schema. Returns how many answers were
+ * checked per documented path and the members found outside (empty when the projection holds).
+ */
+export async function projectionCheck(world: World): Promise<{ checked: Record<string, number>; undocumented: string[]; outside: string[] }> {
+  const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as Record<string, unknown>;
+  const paths = doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>;
+  const routes = Object.entries(paths).map(([template, item]) => ({ template, regex: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`), item }));
+  const checked: Record<string, number> = {};
+  const undocumented: string[] = [];
+  const outside: string[] = [];
+  for (const a of world.answers) {
+    if (a.status >= 300) continue;
+    const route = routes.find((r) => r.regex.test(a.path) && r.item[a.method.toLowerCase()]);
+    if (!route) {
+      undocumented.push(`${a.method} ${a.path}`);
+      continue;
+    }
+    const schema = route.item[a.method.toLowerCase()]!.responses[String(a.status)]?.content?.['application/json']?.schema;
+    if (!schema) continue;
+    outside.push(...membersOutside(a.body, schema, doc).map((m) => `${a.method} ${a.path}: ${m}`));
+    checked[`${a.method} ${route.template}`] = (checked[`${a.method} ${route.template}`] ?? 0) + 1;
+  }
+  return { checked, undocumented, outside };
 }
 
 /** Members of `value` that its OpenAPI (3.1) schema does not name, as paths; `doc` is the gateway's /openapi.json. */
