@@ -43,6 +43,8 @@ export interface ResolvedCredential {
   kind: 'token' | 'app';
   token: string;
   expires_at: string;
+  /** For an app connection: the account the app is installed on (absent when the platform would not say). */
+  login?: string;
 }
 
 /** A personal access token has no expiry we can see; resolved copies are held by callers this long at most. */
@@ -54,7 +56,7 @@ const TOKEN_CACHE_HORIZON_MS = 15 * 60_000;
  */
 export class Connections {
   private readonly key: Buffer;
-  private readonly installationTokens = new Map<string, { token: string; expiresAt: number }>();
+  private readonly installationTokens = new Map<string, { token: string; expiresAt: number; login?: string }>();
 
   constructor(
     private readonly db: Kysely<IdentityDatabase>,
@@ -119,7 +121,7 @@ export class Connections {
     const cacheKey = `${account}\0${profile}`;
     const cached = this.installationTokens.get(cacheKey);
     if (!forceRefresh && cached && cached.expiresAt - Date.now() > 5 * 60_000) {
-      return { profile, kind: 'app', token: cached.token, expires_at: new Date(cached.expiresAt).toISOString() };
+      return { profile, kind: 'app', token: cached.token, expires_at: new Date(cached.expiresAt).toISOString(), ...(cached.login ? { login: cached.login } : {}) };
     }
     const auth = createAppAuth({
       appId: secret.app_id,
@@ -139,7 +141,29 @@ export class Connections {
       );
     }
     const expiresAt = Date.parse(minted.expiresAt);
-    this.installationTokens.set(cacheKey, { token: minted.token, expiresAt });
-    return { profile, kind: 'app', token: minted.token, expires_at: new Date(expiresAt).toISOString() };
+    const login = await this.installationAccount(auth, secret.installation_id);
+    this.installationTokens.set(cacheKey, { token: minted.token, expiresAt, login });
+    return { profile, kind: 'app', token: minted.token, expires_at: new Date(expiresAt).toISOString(), ...(login ? { login } : {}) };
+  }
+
+  /**
+   * The account an installation is on (GET /app/installations/{id} with the app's JWT): the only
+   * answer for an installation that reaches no repository. Best effort: undefined if the platform
+   * does not say, and the token is still good.
+   */
+  private async installationAccount(auth: ReturnType<typeof createAppAuth>, installationId: string): Promise<string | undefined> {
+    try {
+      const { token: jwt } = await auth({ type: 'app' });
+      const r = await request('GET /app/installations/{installation_id}', {
+        baseUrl: this.platformUrl,
+        installation_id: Number(installationId),
+        headers: { authorization: `Bearer ${jwt}` },
+        request: { signal: AbortSignal.timeout(10_000) },
+      });
+      const account = r.data.account as { login?: unknown } | null;
+      return typeof account?.login === 'string' && account.login ? account.login : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -50,6 +50,17 @@ beforeAll(async () => {
   platform = createServer((req, res) => {
     const m = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(req.url ?? '');
     const jwt = /^(?:Bearer|bearer) (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (req.method === 'GET' && req.url === '/app/installations/77' && jwt) {
+      // The installation itself, read with the app's JWT: whose account it is on.
+      jwtVerify(jwt, appPublic).then(
+        ({ payload }) => {
+          res.writeHead(payload.iss === '4242' ? 200 : 401, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ id: 77, app_id: 4242, account: { login: 'acme-org', type: 'Organization' }, repository_selection: 'selected' }));
+        },
+        () => res.writeHead(401).end(),
+      );
+      return;
+    }
     if (req.method !== 'POST' || !m || !jwt) {
       res.writeHead(404).end();
       return;
@@ -176,6 +187,7 @@ describe('identity: accounts and platform connections', () => {
     const r = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'work' } });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ profile: 'work', kind: 'token', token: PAT });
+    expect(r.json).not.toHaveProperty('login');
     expect(Date.parse(r.json!.expires_at as string)).toBeGreaterThan(Date.now());
   });
 
@@ -200,12 +212,22 @@ describe('identity: accounts and platform connections', () => {
     const caller = await mint(local, 'repohost-api');
     const first = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' } });
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ kind: 'app', token: APP_TOKEN });
+    expect(first.json).toMatchObject({ kind: 'app', token: APP_TOKEN, login: 'acme-org' });
     const calls = installationCalls;
-    await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' } });
+    const cached = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' } });
     expect(installationCalls).toBe(calls);
+    expect(cached.json!.login).toBe('acme-org');
     await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' }, headers: { 'cache-control': 'no-cache' } });
     expect(installationCalls).toBe(calls + 1);
+  });
+
+  it('still resolves an app connection whose installation account the platform does not tell, without a login', async () => {
+    await call('PUT', '/v1/connections/bot2', { auth: local, body: { kind: 'app', app_id: 4242, installation_id: '78', private_key: appPrivatePem } });
+    const caller = await mint(local, 'repohost-api');
+    const r = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot2' } });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ kind: 'app', token: APP_TOKEN });
+    expect(r.json).not.toHaveProperty('login');
   });
 
   it('accepts its tokens through the kit verifier used by the other services', async () => {

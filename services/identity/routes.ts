@@ -26,7 +26,13 @@ const ConnectionSummary = z
   .object({ profile: z.string(), kind: z.enum(['token', 'app']), created_at: z.string(), updated_at: z.string() })
   .meta({ id: 'ConnectionSummary', description: 'A connection without its secret, which is never shown again.' });
 const ResolvedCredential = z
-  .object({ profile: z.string(), kind: z.enum(['token', 'app']), token: z.string(), expires_at: z.string() })
+  .object({
+    profile: z.string(),
+    kind: z.enum(['token', 'app']),
+    token: z.string(),
+    expires_at: z.string(),
+    login: z.string().optional().meta({ description: 'For an app connection: the platform account the app is installed on.' }),
+  })
   .meta({ id: 'ResolvedCredential', description: 'A platform credential; hold it in memory only, no longer than expires_at.' });
 
 export interface IdentityParts {
