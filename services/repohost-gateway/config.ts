@@ -42,6 +42,12 @@ export const repohostSettings = {
     '1000',
     'Least time between two writes under one credential (GitHub asks for at least one second).',
   ),
+  platformTimeoutMs: setting(
+    'PLATFORM_TIMEOUT_MS',
+    parse.integer(100, 600_000),
+    '30000',
+    'Longest wait for one platform request (answer and body); past it the caller gets 504 and a background sweep moves on.',
+  ),
   etagCacheEntries: setting(
     'ETAG_CACHE_ENTRIES',
     parse.integer(100, 1_000_000),

@@ -7,6 +7,8 @@ export interface Credential {
   readonly profile: string;
   readonly kind: 'token' | 'app';
   readonly token: string;
+  /** For an app installation: the account it is installed on, as the identity service reports it. */
+  readonly login?: string;
   /** Epoch ms after which it is not used any more ("shortly before" the platform's expiry). */
   readonly usableUntil: number;
   /** Stable, non-reversible name of the credential for throttling and cache partitions. */
@@ -19,7 +21,8 @@ const EARLY_MS = 60_000;
 /**
  * Resolves platform credentials from the identity service with this service's own token and the
  * caller's verified token. Resolved credentials are cached in memory until shortly before they
- * expire; nothing is written anywhere.
+ * expire, then dropped (when next looked up, and by `purge` on every sweep tick); nothing is written
+ * anywhere.
  */
 export class CredentialResolver {
   private readonly cache = new Map<string, Credential>();
@@ -36,8 +39,27 @@ export class CredentialResolver {
   }
 
   cached(account: string, profile: string): Credential | undefined {
-    const c = this.cache.get(`${account}\0${profile}`);
+    const key = `${account}\0${profile}`;
+    const c = this.cache.get(key);
+    if (c && c.usableUntil <= Date.now()) this.cache.delete(key);
     return c && c.usableUntil > Date.now() ? c : undefined;
+  }
+
+  /** Drops every credential no longer usable; nothing of it stays reachable from here. */
+  purge(now = Date.now()): number {
+    let dropped = 0;
+    for (const [key, c] of this.cache) {
+      if (c.usableUntil <= now) {
+        this.cache.delete(key);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
+  /** Fingerprints of the credentials held (for tests: what is still in memory). */
+  fingerprints(): string[] {
+    return [...this.cache.values()].map((c) => c.fingerprint);
   }
 
   /** The credential of `account`'s `profile`; `fresh` bypasses both caches (after the platform said 401). */
@@ -108,13 +130,14 @@ export class CredentialResolver {
         `The identity service could not resolve the credential of profile "${profile}" (status ${res.status}); check the connection of that profile.`,
       );
     }
-    const body = (await res.json()) as { kind: 'token' | 'app'; token: string; expires_at: string };
+    const body = (await res.json()) as { kind: 'token' | 'app'; token: string; expires_at: string; login?: string };
     const expires = Date.parse(body.expires_at);
     return {
       account,
       profile,
       kind: body.kind,
       token: body.token,
+      ...(typeof body.login === 'string' && body.login ? { login: body.login } : {}),
       usableUntil: Number.isFinite(expires) ? Math.max(Date.now() + 5_000, expires - EARLY_MS) : Date.now() + 5 * 60_000,
       fingerprint: createHash('sha256').update(body.token).digest('hex').slice(0, 16),
     };

@@ -6,8 +6,9 @@ import { CredentialGroup, ImmediateRetryLimiter } from './throttle.ts';
 
 /**
  * The one way this service talks to the platform: one Octokit per credential (kept with it, in
- * memory), throttled per credential, reads revalidated with ETags so a 304 costs no quota, and
- * identical reads in flight at once made once.
+ * memory, and dropped with its ETag cache once the credential is no longer usable), throttled per
+ * credential, every request bounded by a timeout, reads revalidated with ETags so a 304 costs no
+ * quota, and identical reads in flight at once made once.
  */
 
 interface CachedRead {
@@ -19,14 +20,56 @@ export interface PlatformCounters {
   requests: number;
   notModified: number;
   coalesced: number;
+  /** Platform requests given up after REPOHOST_PLATFORM_TIMEOUT_MS. */
+  timeouts: number;
 }
 
 const CLIENTS_KEPT = 500;
 
+/** Answers whose bodies are too large to keep for revalidation (blobs reach 100 MB): read, never cached. */
+const UNCACHED_READ = /\/git\/blobs\//;
+
+/** A platform request that got no (complete) answer within the timeout. */
+export class PlatformTimeout extends Error {
+  override name = 'PlatformTimeout';
+  constructor(readonly ms: number) {
+    super(`the platform did not answer within ${ms} ms`);
+  }
+}
+
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * fetch bounded by a timeout that covers the answer *and* its body: the body is read here, under the
+ * same timer, because @octokit/request swallows a body that fails half-way (it would pass as "").
+ */
+export function timedFetch(ms: number): typeof fetch {
+  return async (input, init = {}) => {
+    const timer = AbortSignal.timeout(ms);
+    const signal = init.signal ? AbortSignal.any([init.signal, timer]) : timer;
+    try {
+      const res = await fetch(input, { ...init, signal });
+      const body = NULL_BODY.has(res.status) ? null : await res.arrayBuffer();
+      const copy = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      Object.defineProperty(copy, 'url', { value: res.url });
+      return copy;
+    } catch (err) {
+      if (timer.aborted) throw new PlatformTimeout(ms);
+      throw err;
+    }
+  };
+}
+
+/** Whether a failure is (or wraps) a platform timeout. */
+export function isTimeout(err: unknown): boolean {
+  return err instanceof PlatformTimeout || (err as { cause?: unknown } | undefined)?.cause instanceof PlatformTimeout;
+}
+
 export class Platform {
-  readonly counters: PlatformCounters = { requests: 0, notModified: 0, coalesced: 0 };
-  private readonly clients = new Map<string, { token: string; octokit: Octokit }>();
+  readonly counters: PlatformCounters = { requests: 0, notModified: 0, coalesced: 0, timeouts: 0 };
+  private readonly clients = new Map<string, { token: string; octokit: Octokit; usableUntil: number }>();
   private readonly groups: Record<'global' | 'write' | 'search' | 'notifications' | 'auth', CredentialGroup>;
+  private readonly fetch: typeof fetch;
 
   constructor(
     readonly baseUrl: string,
@@ -34,7 +77,10 @@ export class Platform {
     private readonly logger: Logger,
     /** Conditional-read entries kept per credential (least recently used go first). */
     private readonly etagEntries = 5_000,
+    /** Longest wait for one platform request (REPOHOST_PLATFORM_TIMEOUT_MS). */
+    readonly timeoutMs = 30_000,
   ) {
+    this.fetch = timedFetch(timeoutMs);
     // The plugin's own limits, kept per credential: 10 at once, writes (and notifying writes) spaced, searches spaced double.
     this.groups = {
       global: new CredentialGroup({ maxConcurrent: 10 }),
@@ -45,22 +91,41 @@ export class Platform {
     };
   }
 
-  /** The Octokit of a credential, made once and kept while the credential is. */
+  /** The Octokit of a credential, made once and kept while the credential is usable. */
   octokit(credential: Credential): Octokit {
     const kept = this.clients.get(credential.fingerprint);
     if (kept && kept.token === credential.token) {
       this.clients.delete(credential.fingerprint);
+      // The same token resolved again (a personal access token is) keeps its client and ETag cache a while longer.
+      kept.usableUntil = Math.max(kept.usableUntil, credential.usableUntil);
       this.clients.set(credential.fingerprint, kept);
       return kept.octokit;
     }
     const octokit = this.build(credential);
-    this.clients.set(credential.fingerprint, { token: credential.token, octokit });
+    this.clients.set(credential.fingerprint, { token: credential.token, octokit, usableUntil: credential.usableUntil });
     while (this.clients.size > CLIENTS_KEPT) this.clients.delete(this.clients.keys().next().value!);
     return octokit;
   }
 
   forget(credential: Credential): void {
     this.clients.delete(credential.fingerprint);
+  }
+
+  /** Drops the client, and with it the token and ETag cache, of every credential no longer usable. */
+  purge(now = Date.now()): number {
+    let dropped = 0;
+    for (const [fingerprint, kept] of this.clients) {
+      if (kept.usableUntil <= now) {
+        this.clients.delete(fingerprint);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
+  /** Fingerprints of the credentials whose clients are kept (for tests: what is still in memory). */
+  fingerprints(): string[] {
+    return [...this.clients.keys()];
   }
 
   private build(credential: Credential): Octokit {
@@ -85,14 +150,23 @@ export class Platform {
       },
       // plugin-retry schedules every request through a fresh Bottleneck (~5 ms each); transient failures of reads are retried below instead.
       retry: { enabled: false },
+      request: { fetch: this.fetch },
     });
     const etags = new Map<string, CachedRead>();
     const inFlight = new Map<string, Promise<unknown>>();
     const counters = this.counters;
+    const countTimeout = async <T>(p: T | Promise<T>): Promise<T> => {
+      try {
+        return await p;
+      } catch (err) {
+        if (isTimeout(err)) counters.timeouts += 1;
+        throw err;
+      }
+    };
     octokit.hook.wrap('request', async (request, options) => {
       if (options.method !== 'GET') {
         counters.requests += 1;
-        return request(options);
+        return countTimeout(request(options));
       }
       const parsed = octokit.request.endpoint.parse(options);
       const key = `${parsed.url} ${String(parsed.headers.accept ?? '')}`;
@@ -101,8 +175,9 @@ export class Platform {
         counters.coalesced += 1;
         return running as ReturnType<typeof request>;
       }
+      const keep = !UNCACHED_READ.test(parsed.url);
       const read = (async () => {
-        const cached = etags.get(key);
+        const cached = keep ? etags.get(key) : undefined;
         counters.requests += 1;
         try {
           if (cached) {
@@ -115,7 +190,7 @@ export class Platform {
             if (cached) options.headers['if-none-match'] = cached.etag;
             const res = await request(options);
             const etag = res.headers.etag;
-            if (res.status === 200 && typeof etag === 'string') {
+            if (keep && res.status === 200 && typeof etag === 'string') {
               etags.delete(key);
               etags.set(key, { etag, response: res as CachedRead['response'] });
               while (etags.size > this.etagEntries) etags.delete(etags.keys().next().value!);
@@ -128,6 +203,7 @@ export class Platform {
             const headers = (err as { response?: { headers?: Record<string, string> } }).response?.headers ?? {};
             return { ...cached.response, headers: { ...cached.response.headers, ...headers, etag: cached.etag } };
           }
+          if (isTimeout(err)) counters.timeouts += 1;
           throw err;
         }
       })().finally(() => inFlight.delete(key));
@@ -138,14 +214,17 @@ export class Platform {
   }
 }
 
-/** A read that failed in passing (5xx, network) is tried twice more, after 1 s and 4 s; nothing else is retried. */
+/**
+ * A read that failed in passing (5xx, network) is tried twice more, after 1 s and 4 s; nothing else is
+ * retried — not a timeout either: a platform that does not answer is not asked again and again.
+ */
 async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await read();
     } catch (err) {
       const status = (err as { status?: number }).status;
-      const transient = status === undefined || status === 500 || status === 502 || status === 503 || status === 504;
+      const transient = !isTimeout(err) && (status === undefined || status === 500 || status === 502 || status === 503 || status === 504);
       if (!transient || attempt >= 2) throw err;
       await new Promise((r) => setTimeout(r, (attempt + 1) ** 2 * 1000));
     }
@@ -198,9 +277,20 @@ export function notFoundProblem(ctx: CallContext): Problem {
   );
 }
 
+function timeoutProblem(err: unknown, ctx: CallContext): Problem {
+  const ms = err instanceof PlatformTimeout ? err.ms : ((err as { cause?: PlatformTimeout }).cause?.ms ?? 0);
+  const write = ctx.write ? ' The change may or may not have been made: read the current state before sending it again.' : '';
+  return new Problem(
+    504,
+    'Gateway Timeout',
+    `The platform did not answer within ${ms} ms (REPOHOST_PLATFORM_TIMEOUT_MS).${write} Try again shortly; if the platform is merely slow, raise REPOHOST_PLATFORM_TIMEOUT_MS.`,
+  );
+}
+
 /** Turns a platform failure into the problem the caller reads; the platform's payload never passes through. */
 export function platformProblem(err: unknown, ctx: CallContext): Problem {
   if (err instanceof Problem) return err;
+  if (isTimeout(err)) return timeoutProblem(err, ctx);
   const status = (err as { status?: number }).status;
   if (typeof status !== 'number' || status === 500) {
     return problem.badGateway('The platform could not be reached or failed; try again shortly.');

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { listen, type RunningService } from '../kit/server.ts';
-import { openDatabase } from '../kit/sqlite.ts';
+import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
 import { gatewayApp } from './app.ts';
 import { AUDIENCE, loadRepohostConfig } from './config.ts';
 import { CredentialResolver } from './credentials.ts';
@@ -14,7 +14,7 @@ import { rememberingVerifier } from './verified-tokens.ts';
 
 export interface RunningGateway extends RunningService {
   /** For tests and benchmarks in-process: the parts whose counters they read. */
-  readonly parts: { platform: Platform; subscriptions: Subscriptions; signals: SignalSender; resolver: CredentialResolver };
+  readonly parts: { platform: Platform; subscriptions: Subscriptions; signals: SignalSender; resolver: CredentialResolver; sqlite: Sqlite };
 }
 
 /** Starts the gateway from its environment; the same call serves tests, headless and the desktop app. */
@@ -26,7 +26,7 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   await store.releaseInterrupted();
   const verifier = rememberingVerifier(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }));
   const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken);
-  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheEntries);
+  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheEntries, config.platformTimeoutMs);
   const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log);
   const subscriptions = new Subscriptions(
     store,
@@ -59,5 +59,5 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
       await database.close();
     },
   });
-  return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver } };
+  return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver, sqlite: database.sqlite } };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { errorSummary, type Logger } from '../kit/logger.ts';
-import { problem } from '../kit/problem.ts';
+import { Problem, problem } from '../kit/problem.ts';
 import type { Credential, CredentialResolver } from './credentials.ts';
 import type { OpenedSubscription, Subscription, SubscriptionKind } from './models.ts';
 import { CredentialGone, Session, type Platform } from './platform.ts';
@@ -17,7 +17,7 @@ import type { SubscriptionRow, SubscriptionStore } from './store.ts';
  */
 
 export const MAX_LIFETIME_SECONDS = 7 * 24 * 3600;
-const SWEEP_CONCURRENCY = 8;
+export const SWEEP_CONCURRENCY = 8;
 
 export interface OpenRequest {
   kind: z.infer<typeof SubscriptionKind>;
@@ -116,36 +116,66 @@ export class Subscriptions {
   async list(session: Session, limit: number, state?: string): Promise<{ total: number; items: z.infer<typeof Subscription>[] }> {
     await this.store.expire(Date.now());
     const active = await this.store.activeFor(session.account, session.profile);
-    for (const row of active) await this.watchQuietly(row, session);
+    for (const row of active) {
+      // One platform that does not answer makes the list wait one timeout, not one per subscription.
+      if ((await this.watchQuietly(row, session)) === 'timed_out') break;
+    }
     if (active.length > 0) this.hold(session);
     const page = await this.store.listForAccount(session.account, limit, state);
     return { total: page.total, items: page.items.map(toModel) };
   }
 
-  /** One background pass: expire what is due, then watch every active subscription whose credential is still held. */
+  /**
+   * Drops every credential that is no longer usable: the ones held here for sweeps, the resolver's
+   * cache and the platform clients (with their tokens and ETag caches). Runs on every sweep tick, even
+   * while a sweep is still running.
+   */
+  purgeExpired(now = Date.now()): void {
+    for (const [key, h] of this.held) if (h.until <= now) this.held.delete(key);
+    this.resolver.purge(now);
+    this.platform.purge(now);
+  }
+
+  /** Fingerprints of the credentials held for sweeps (for tests: what is still in memory). */
+  heldFingerprints(): string[] {
+    return [...this.held.values()].map((h) => h.credential.fingerprint);
+  }
+
+  /**
+   * One background pass: expire what is due, then watch every active subscription whose credential is
+   * still held. Every platform request is bounded by REPOHOST_PLATFORM_TIMEOUT_MS, and a credential
+   * whose request timed out is not used again in this pass, so a platform that does not answer costs
+   * a pass about one timeout per eight credentials, never one per subscription.
+   */
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       this.sweeps += 1;
       const now = Date.now();
       await this.store.expire(now);
-      for (const [key, h] of this.held) if (h.until <= now) this.held.delete(key);
+      this.purgeExpired(now);
       const watchable = (await this.store.active()).filter((row) => this.held.has(`${row.account}\0${row.profile}`));
+      const stalled = new Set<string>();
       // A few at a time: the per-credential limiter keeps each credential within the platform's concurrency anyway.
       let next = 0;
       const worker = async () => {
         while (next < watchable.length) {
           const row = watchable[next++]!;
-          const h = this.held.get(`${row.account}\0${row.profile}`);
-          if (h) await this.watchQuietly(row, new Session(this.resolver, this.platform, row.account, row.profile, undefined, h.credential));
+          const key = `${row.account}\0${row.profile}`;
+          const h = this.held.get(key);
+          if (!h || stalled.has(key)) continue;
+          const outcome = await this.watchQuietly(row, new Session(this.resolver, this.platform, row.account, row.profile, undefined, h.credential));
+          if (outcome === 'timed_out') stalled.add(key);
         }
       };
       await Promise.all(Array.from({ length: SWEEP_CONCURRENCY }, worker));
+      if (stalled.size > 0) this.logger.warn({ credentials: stalled.size }, 'sweep skipped the rest of the subscriptions of credentials whose platform requests timed out');
     })().finally(() => (this.sweeping = undefined));
     return this.sweeping;
   }
 
   start(): void {
     this.timer = setInterval(() => {
+      this.purgeExpired();
       this.sweep().catch((err: unknown) => this.logger.error({ err: errorSummary(err) }, 'sweep failed'));
     }, this.policy.sweepMs);
     this.timer.unref();
@@ -158,13 +188,15 @@ export class Subscriptions {
     this.held.clear();
   }
 
-  private async watchQuietly(row: SubscriptionRow, session: Session): Promise<void> {
+  private async watchQuietly(row: SubscriptionRow, session: Session): Promise<'watched' | 'timed_out' | 'failed'> {
     try {
       const event = await session.run({ repo: row.repo, thing: thingOf(row) }, (o) => observe(o, row));
       if (event) await this.finish(row, event);
+      return 'watched';
     } catch (err) {
-      if (err instanceof CredentialGone) return;
+      if (err instanceof CredentialGone) return 'failed';
       this.logger.warn({ subscription: row.id, err: errorSummary(err) }, 'subscription not watched this time');
+      return err instanceof Problem && err.status === 504 ? 'timed_out' : 'failed';
     }
   }
 

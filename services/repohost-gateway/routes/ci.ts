@@ -26,7 +26,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       limit: Limit,
     }),
     responses: { 200: { description: 'The checks and what they add up to.', schema: Checks } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const { ref, pull, limit } = ctx.query;
@@ -49,7 +49,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     query: z.object({ branch: Ref.optional(), sha: z.string().regex(/^[0-9a-f]{40}$/).optional(), limit: Limit }),
     responses: { 200: { description: 'At most limit runs and the total.', schema: RunList } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
@@ -74,7 +74,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     headers: ProfileHeaders,
     params: RunParams,
     responses: { 200: { description: 'The run.', schema: RunDetail } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, run_id } = ctx.params;
       const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Workflow run ${run_id}` }, async (o) => {
@@ -103,7 +103,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       search: z.string().min(1).max(200).optional().meta({ description: 'Lines containing this text (case-insensitive); tail caps how many.' }),
     }),
     responses: { 200: { description: 'The window and what it cut.', schema: LogWindow } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, job_id } = ctx.params;
       const { tail, start, end, search } = ctx.query;
@@ -133,7 +133,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       headers: ProfileHeaders,
       params: RunParams,
       responses: { 202: { description: 'Asked of the platform; read the run to follow it.', schema: Accepted } },
-      problems: [403, 404, 409, 429, 502, 503],
+      problems: [403, 404, 409, 429, 502, 503, 504],
       handler: async (ctx) => {
         const { owner, name, run_id } = ctx.params;
         await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Workflow run ${run_id}` }, async (o) => {
@@ -155,7 +155,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams.extend({ workflow: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'workflow is a workflow file name (ci.yml) or id') }),
     body: z.object({ ref: Ref, inputs: z.record(z.string(), z.string()).optional() }),
     responses: { 202: { description: 'Started.', schema: Dispatched } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, workflow } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Workflow ${workflow}` }, (o) =>

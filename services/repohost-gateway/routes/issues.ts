@@ -19,7 +19,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
     responses: { 200: { description: 'At most limit issues, newest first, and the total.', schema: IssueList } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
@@ -39,7 +39,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     body: z.object({ title: z.string().min(1).max(256), body: z.string().max(65_536).optional() }),
     responses: { 201: { description: 'The new issue.', schema: Issue } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
@@ -59,7 +59,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: IssueParams,
     body: z.object({ state: z.enum(['open', 'closed']) }),
     responses: { 200: { description: 'The issue as it is now.', schema: Issue } },
-    problems: [403, 404, 429, 502, 503],
+    problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue #${number}` }, (o) =>
@@ -79,7 +79,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: IssueParams,
     body: z.object({ body: z.string().min(1).max(65_536) }),
     responses: { 201: { description: 'The comment.', schema: Comment } },
-    problems: [403, 404, 429, 502, 503],
+    problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue or pull request #${number}` }, (o) =>

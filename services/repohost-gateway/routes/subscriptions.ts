@@ -32,7 +32,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
         .meta({ description: 'Lifetime, at most one week; default one day.' }),
     }),
     responses: { 201: { description: 'The subscription, with its signing secret (shown once).', schema: OpenedSubscription } },
-    problems: [404, 422, 429, 502, 503],
+    problems: [404, 422, 429, 502, 503, 504],
     handler: async (ctx) => ({ status: 201, body: await parts.subscriptions.open(sessionOf(parts, ctx), ctx.body), headers: { 'Cache-Control': 'no-store' } }),
   });
 
