@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { membersOutside, startWorld, type World } from '../../test/github-double/world.ts';
+import { projectionCheck, startWorld, type World } from '../../test/github-double/world.ts';
 import { tempDir } from '../../test/support/identity.ts';
 import { startRepohostGateway } from './service.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
@@ -30,6 +30,14 @@ afterAll(async () => {
 });
 
 const platformCalls = () => world.double.calls.length;
+
+async function eventually(ok: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('authentication comes before the platform', () => {
   tokenRejectionSuite({
@@ -76,6 +84,25 @@ describe('identity', () => {
     const res = await world.call('GET', '/v1/me', { profile: 'acme' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ login: 'acme', kind: 'app', selection: 'selected', repositories: 1 });
+  });
+
+  it('an app installation that reaches no repository still reports the account it is installed on', async () => {
+    const empty = world.double.addInstallation('emptyco', []);
+    await world.connect('empty', { kind: 'app', app_id: empty.appId, installation_id: empty.installationId, private_key: empty.privateKey });
+    const res = await world.call('GET', '/v1/me', { profile: 'empty' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ login: 'emptyco', kind: 'app', selection: 'selected', repositories: 0 });
+    expect(world.double.calls.some((c) => c.operationId === 'apps/get-installation' && c.status === 200)).toBe(true);
+  });
+
+  it('an app installation with all repositories selected reports all, and how many', async () => {
+    world.double.addRepo('wholeco/a', { private: true });
+    world.double.addRepo('wholeco/b');
+    world.double.addRepo('wholeco/c', { private: true });
+    const whole = world.double.addInstallation('wholeco', 'all');
+    await world.connect('whole', { kind: 'app', app_id: whole.appId, installation_id: whole.installationId, private_key: whole.privateKey });
+    const res = await world.call('GET', '/v1/me', { profile: 'whole' });
+    expect(res.body).toEqual({ login: 'wholeco', kind: 'app', selection: 'all', repositories: 3 });
   });
 
   it('a token limited to selected repositories says so', async () => {
@@ -161,6 +188,24 @@ describe('files and commits', () => {
     expect(capped.body).toMatchObject({ size: 5000, returned_bytes: 1000, cut_bytes: 4000 });
     expect(String(capped.body.content)).toHaveLength(1000);
     expect((await world.call('GET', '/v1/repos/alice/web/contents?path=nope.txt')).status).toBe(404);
+  });
+
+  it('reads a file over 1 MB (no content from the contents API) through the Git Data API, with the platform\u2019s size', async () => {
+    const huge = `${'0123456789abcdef'.repeat(75_000)}tail\n`; // 1,200,005 bytes
+    world.double.pushCommit('alice/web', 'main', { 'huge.log': huge });
+    const blobReads = () => world.double.calls.filter((c) => c.operationId === 'git/get-blob' && c.status === 200).length;
+    const before = blobReads();
+    const res = await world.call('GET', '/v1/repos/alice/web/contents?path=huge.log&max_bytes=1000');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ size: huge.length, encoding: 'utf-8', returned_bytes: 1000, cut_bytes: huge.length - 1000 });
+    expect(res.body.content).toBe(huge.slice(0, 1000));
+    expect(blobReads()).toBe(before + 1);
+    const contents = world.double.calls.filter((c) => c.operationId === 'repos/get-content' && c.path.endsWith('/huge.log'));
+    expect(contents.at(-1)!.status).toBe(200);
+    // Read whole (up to the 1,000,000-byte cap): still the platform's size, and the cut confessed.
+    const capped = await world.call('GET', '/v1/repos/alice/web/contents?path=huge.log&max_bytes=1000000');
+    expect(capped.body).toMatchObject({ size: huge.length, returned_bytes: 1_000_000, cut_bytes: huge.length - 1_000_000 });
+    world.double.pushCommit('alice/web', 'main', { 'huge.log': null });
   });
 
   it('reads a tree, saying how many entries it left out', async () => {
@@ -276,6 +321,29 @@ describe('pull requests', () => {
     expect(res.body.reviews).toMatchObject({ total: 1, items: [{ author: 'carol', state: 'CHANGES_REQUESTED', body: 'fix it' }] });
     expect(res.body.threads).toMatchObject({ total: 1, items: [{ id: first, path: 'README.md', comments: [{ body: 'why?' }, { body: 'because' }] }] });
     expect(res.body.checks).toMatchObject({ state: 'pending', total: 2 });
+  });
+
+  it('counts every review thread, reading review comments past the first hundred, and says when it had to stop', async () => {
+    const d = world.double;
+    d.addRepo('carol/talk');
+    d.repo('carol/talk').refs.set('heads/talky', d.headOf('carol/talk', 'main'));
+    d.pushCommit('carol/talk', 'talky', { 'talk.md': 'talk\n' });
+    const talky = d.addPull('carol/talk', { head: 'talky' });
+    // 150 comments: 120 threads, 30 of them with one reply (replies come after their thread's first comment).
+    const firsts: number[] = [];
+    for (let i = 0; i < 120; i++) firsts.push(d.addReviewComment('carol/talk', talky, { user: 'carol', body: `t${i}`, path: 'talk.md', line: 1 }));
+    for (let i = 0; i < 30; i++) d.addReviewComment('carol/talk', talky, { user: 'alice', body: `re${i}`, path: 'talk.md', line: 1, in_reply_to_id: firsts[i]! });
+    const res = await world.call('GET', `/v1/repos/carol/talk/pulls/${talky}`);
+    expect(res.status).toBe(200);
+    const threads = res.body.threads as { total: number; items: { comments: unknown[] }[]; comments: number; capped: boolean };
+    expect(threads).toMatchObject({ total: 120, comments: 150, capped: false });
+    expect(threads.items).toHaveLength(100);
+    expect(threads.items[0]!.comments).toHaveLength(2);
+
+    // Past 1,000 comments the grouping stops there, and says so; the comment count stays exact.
+    for (let i = 0; i < 900; i++) d.addReviewComment('carol/talk', talky, { user: 'carol', body: `more${i}`, path: 'talk.md', line: 2 });
+    const many = await world.call('GET', `/v1/repos/carol/talk/pulls/${talky}`);
+    expect(many.body.threads).toMatchObject({ total: 120 + 850, comments: 1050, capped: true });
   });
 
   it('answers the changed files patch by patch, each capped and saying what was cut', async () => {
@@ -404,12 +472,19 @@ describe('rate limits and conditional requests', () => {
     expect(world.double.calls.filter((c) => c.status === 304).length).toBe(notModified + 5);
   });
 
-  it('identical reads in flight at once are made once', async () => {
+  it('identical reads in flight at once are made once: N concurrent reads, exactly one platform call', async () => {
+    await world.call('GET', '/v1/repos/alice/notes'); // the credential is resolved and the answer cached
+    const N = 8;
+    const coalesced = world.gateway.parts.platform.counters.coalesced;
     const before = world.double.calls.filter((c) => c.path === '/repos/alice/notes').length;
-    const answers = await Promise.all(Array.from({ length: 8 }, () => world.call('GET', '/v1/repos/alice/notes')));
-    expect(answers.every((a) => a.status === 200)).toBe(true);
-    expect(world.double.calls.filter((c) => c.path === '/repos/alice/notes').length - before).toBeLessThan(8);
-    expect(world.gateway.parts.platform.counters.coalesced).toBeGreaterThan(0);
+    // The platform holds its answer until every one of the N reads has joined the one in flight.
+    const hold = world.double.hold('repos/get');
+    const answers = Promise.all(Array.from({ length: N }, () => world.call('GET', '/v1/repos/alice/notes')));
+    await eventually(() => world.gateway.parts.platform.counters.coalesced - coalesced === N - 1, 'the reads to join the one in flight');
+    expect(hold.arrived).toBe(1);
+    hold.release();
+    expect((await answers).map((a) => a.status)).toEqual(Array.from({ length: N }, () => 200));
+    expect(world.double.calls.filter((c) => c.path === '/repos/alice/notes').length - before).toBe(1);
   });
 
   it('a secondary rate limit answers 429 with the platform\u2019s own Retry-After, without waiting', async () => {
@@ -420,11 +495,19 @@ describe('rate limits and conditional requests', () => {
     expect(res.body.detail).toContain('Retry-After');
   });
 
-  it('a primary rate limit answers 429 with the seconds until the platform\u2019s reset', async () => {
-    world.double.rateLimitNext('alice', 'primary');
+  it('a primary rate limit answers 429 with the seconds until the platform\u2019s reset; after them the call works again', async () => {
+    world.double.rateLimitNext('alice', 'primary', 1);
     const res = await world.call('GET', '/v1/repos/alice/notes');
     expect(res.status).toBe(429);
-    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    const wait = Number(res.headers.get('retry-after'));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(3);
+    // Still used up: the platform keeps refusing until its reset, and so does the gateway, without waiting itself.
+    expect((await world.call('GET', '/v1/repos/alice/web')).status).toBe(429);
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    const again = await world.call('GET', '/v1/repos/alice/notes');
+    expect(again.status).toBe(200);
+    expect(world.double.quota('alice').remaining).toBeGreaterThan(4000);
   });
 
   it('a resolved credential is reused from memory, not resolved per call', async () => {
@@ -446,20 +529,23 @@ describe('rate limits and conditional requests', () => {
 
 describe('what leaves the service', () => {
   it('no answer carries a member outside its schema', async () => {
-    const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as Record<string, unknown>;
-    const paths = doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>;
-    const routes = Object.entries(paths).map(([template, item]) => ({ regex: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`), item }));
-    let checked = 0;
-    for (const a of world.answers) {
-      if (a.status >= 300) continue;
-      const route = routes.find((r) => r.regex.test(a.path) && r.item[a.method.toLowerCase()]);
-      expect(route, `${a.method} ${a.path} is documented`).toBeDefined();
-      const schema = route!.item[a.method.toLowerCase()]!.responses[String(a.status)]?.content?.['application/json']?.schema;
-      if (!schema) continue;
-      expect(membersOutside(a.body, schema, doc), `${a.method} ${a.path}`).toEqual([]);
-      checked += 1;
+    const { checked, undocumented, outside } = await projectionCheck(world);
+    expect(undocumented).toEqual([]);
+    expect(outside).toEqual([]);
+    expect(Object.values(checked).reduce((a, b) => a + b, 0)).toBeGreaterThan(40);
+    // Every group answered at least once: identity, repositories, pull requests, issues, CI, files and commits.
+    for (const route of ['GET /v1/me', 'GET /v1/repos/{owner}/{name}/pulls/{number}', 'POST /v1/repos/{owner}/{name}/issues', 'GET /v1/repos/{owner}/{name}/checks/jobs/{job_id}/log', 'GET /v1/repos/{owner}/{name}/contents', 'POST /v1/repos/{owner}/{name}/commits']) {
+      expect(checked[route], route).toBeGreaterThan(0);
     }
-    expect(checked).toBeGreaterThan(40);
+  });
+
+  it('the projection check itself finds a member outside a schema', async () => {
+    world.answers.push({ method: 'GET', path: '/v1/me', status: 200, body: { login: 'x', kind: 'token', selection: 'all', repositories: 1, token: 'leak' } });
+    try {
+      expect((await projectionCheck(world)).outside).toEqual(['GET /v1/me: $.token']);
+    } finally {
+      world.answers.pop();
+    }
   });
 
   it('the platform credentials are in neither the data folder nor the logs', async () => {

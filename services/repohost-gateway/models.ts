@@ -94,7 +94,12 @@ export const PullRequestDetail = PullRequest.extend({
   body: z.string(),
   mergeable: z.boolean().nullable().meta({ description: 'null while the platform is still computing it; read again.' }),
   reviews: z.object({ total: z.number().int(), items: z.array(Review) }),
-  threads: z.object({ total: z.number().int(), items: z.array(Thread) }),
+  threads: z.object({
+    total: z.number().int().meta({ description: 'Review threads among the review comments read (all of them unless capped).' }),
+    items: z.array(Thread).meta({ description: 'The first 100 threads.' }),
+    comments: z.number().int().meta({ description: 'Review comments on the pull request, counted exactly.' }),
+    capped: z.boolean().meta({ description: 'true when there are more than 1,000 review comments: only the first 1,000 were grouped, so total is a lower bound.' }),
+  }),
   checks: Checks,
 }).meta({ id: 'PullRequestDetail' });
 

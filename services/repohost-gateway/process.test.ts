@@ -33,8 +33,13 @@ describe('the gateway as a program', () => {
       { REPOHOST_PORT: String(port), REPOHOST_DATA_DIR: dir(), REPOHOST_IDENTITY_URL: identity.url, REPOHOST_PLATFORM_URL: double.url },
       port,
     );
+    const healthy = await fetch(`${proc.url}/healthy`);
+    expect(healthy.status).toBe(200);
+    expect(await healthy.json()).toEqual({ status: 'ok' });
+    // Up but not ready: without REPOHOST_IDENTITY_SERVICE_TOKEN it cannot resolve credentials, and says so.
     const ready = await fetch(`${proc.url}/ready`);
     expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks.service_token).toBe('failing');
     expect(await proc.stop('SIGTERM')).toBe(0);
   });
 

@@ -4,9 +4,23 @@ import type { SubscriptionRow, SubscriptionStore } from './store.ts';
 
 /**
  * The one signal a subscription ends with, signed per Standard Webhooks with the subscription's own
- * secret. It says what happened, never the result. Retried with growing delays; a 2xx, a 410 or
- * running out of attempts ends delivery, so it is never sent twice after a success.
+ * secret. It says what happened, never the result. Retried with growing delays (or later, when a
+ * receiver's 429/503 carries Retry-After); a 2xx, a 410 or running out of attempts ends delivery, so
+ * it is never sent twice after a success the gateway saw. A stop or crash between sending and
+ * recording the outcome sends it again after the restart, with the same webhook-id.
  */
+
+/** A receiver's Retry-After is honoured up to this long (a larger one is taken as this). */
+export const MAX_RETRY_AFTER_MS = 6 * 3600 * 1000;
+
+/** Retry-After as delta-seconds or an HTTP date, in ms from `now`; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null, now: number): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+}
 
 export interface SignalPolicy {
   retryBaseMs: number;
@@ -75,6 +89,7 @@ export class SignalSender {
     const signature = new Webhook(row.secret).sign(webhookId, at, body);
     const attempts = row.signal_attempts + 1;
     let status = 0;
+    let asked: number | undefined;
     try {
       const res = await fetch(row.signal_url, {
         method: 'POST',
@@ -89,6 +104,7 @@ export class SignalSender {
         signal: AbortSignal.timeout(15_000),
       });
       status = res.status;
+      if (status === 429 || status === 503) asked = retryAfterMs(res.headers.get('retry-after'), Date.now());
       await res.body?.cancel();
     } catch (err) {
       this.logger.warn({ subscription: row.id, err: errorSummary(err) }, 'signal not delivered');
@@ -104,9 +120,11 @@ export class SignalSender {
       this.logger.warn({ subscription: row.id, attempts, status }, 'signal given up');
       return;
     }
-    const delay = this.policy.retryBaseMs * 4 ** (attempts - 1) * (0.8 + Math.random() * 0.4);
+    // A receiver that says when to come back (429 or 503 with Retry-After) is not called earlier.
+    const backoff = this.policy.retryBaseMs * 4 ** (attempts - 1) * (0.8 + Math.random() * 0.4);
+    const delay = Math.max(backoff, Math.min(asked ?? 0, MAX_RETRY_AFTER_MS));
     await this.store.signalOutcome(row.id, 'pending', attempts, Date.now() + Math.round(delay));
-    this.logger.info({ subscription: row.id, attempts, status }, 'signal will be retried');
+    this.logger.info({ subscription: row.id, attempts, status, retry_in_ms: Math.round(delay) }, 'signal will be retried');
   }
 
   async stop(): Promise<void> {

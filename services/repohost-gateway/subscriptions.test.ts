@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorld, type World } from '../../test/github-double/world.ts';
+import { projectionCheck, startWorld, type World } from '../../test/github-double/world.ts';
 
 const PAT = `github_pat_${'c3'.repeat(20)}`;
 let world: World;
@@ -161,6 +161,26 @@ describe('subscriptions end with exactly one signed signal', () => {
     verified(sub.secret, sub.id);
   });
 
+  it('a receiver answering 429 with Retry-After is not called again before it said', async () => {
+    world.receiver.status = 429;
+    world.receiver.headers = { 'retry-after': '2' };
+    const { runId } = world.double.addWorkflowRun('dana/app', { name: 'busy', head_branch: 'main', settleMs: 0 });
+    try {
+      const sub = await open({ kind: 'run_completed', run_id: runId });
+      expect(signalsFor(sub.id)).toHaveLength(1);
+      world.receiver.status = 200;
+      world.receiver.headers = {};
+      await eventually(() => read(sub.id), (s) => s.signal === 'sent', 'the retried signal');
+      const [first, second] = signalsFor(sub.id);
+      expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      // The retry base is 50 ms here; the receiver asked for 2 s, and was not called before (less a little for clocks).
+      expect(second!.at - first!.at).toBeGreaterThanOrEqual(1900);
+    } finally {
+      world.receiver.status = 200;
+      world.receiver.headers = {};
+    }
+  });
+
   it('a failed delivery is retried with the same webhook-id until it succeeds, and is never sent again after', async () => {
     world.receiver.status = 500;
     const { runId } = world.double.addWorkflowRun('dana/app', { name: 'retry', head_branch: 'main', settleMs: 0 });
@@ -250,6 +270,15 @@ describe('subscription limits', () => {
     expect(db).not.toContain(PAT);
     expect(db).not.toContain('ghs_');
     expect(world.logs.join('\n')).not.toContain(PAT);
+  });
+
+  it('no answer carries a member outside its schema, subscriptions included', async () => {
+    const { checked, undocumented, outside } = await projectionCheck(world);
+    expect(undocumented).toEqual([]);
+    expect(outside).toEqual([]);
+    expect(checked['POST /v1/subscriptions']).toBeGreaterThan(5);
+    expect(checked['GET /v1/subscriptions/{id}']).toBeGreaterThan(5);
+    expect(checked['GET /v1/subscriptions']).toBeGreaterThan(2);
   });
 
   it('every request the double received matched GitHub\u2019s description', () => {

@@ -6,6 +6,9 @@ import { Branch, CommitResult, FileContent, Limit, Tree } from '../models.ts';
 import { cutBytes } from '../projection.ts';
 import { full, type GatewayParts, ProfileHeaders, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
 
+/** The Git Data API serves blobs up to 100 MB; larger files cannot be read through the API at all. */
+const BLOB_API_LIMIT = 100 * 1024 * 1024;
+
 const FilePath = z.string().min(1).max(1024).regex(/^[^/].*[^/]$|^[^/]$/, 'path is relative, without leading or trailing slash').refine((p) => !p.split('/').includes('..'), 'path must not contain ..');
 
 export function fileRoutes(api: Api, parts: GatewayParts): void {
@@ -14,6 +17,8 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     path: '/v1/repos/{owner}/{name}/contents',
     operationId: 'read_file',
     summary: 'Read a file, capped at max_bytes, saying what was cut',
+    description:
+      'size is the platform’s size of the whole file. Files over 1 MB are read through the Git Data API (blobs up to 100 MB); a file over 100 MB cannot be read through the API and answers no content, with cut_bytes equal to its size.',
     tags: tags.files,
     headers: ProfileHeaders,
     params: RepoParams,
@@ -23,18 +28,28 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
       max_bytes: z.coerce.number().int().min(1).max(1_000_000).default(100_000).meta({ description: 'Cap in bytes (default 100,000).' }),
     }),
     responses: { 200: { description: 'The file, or its first max_bytes.', schema: FileContent } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const { path, ref, max_bytes } = ctx.query;
-      const data = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `File ${path}${ref ? ` at ${ref}` : ''}` }, async (o) => {
+      const session = sessionOf(parts, ctx);
+      const thing = `File ${path}${ref ? ` at ${ref}` : ''}`;
+      const data = await session.run({ repo: full(ctx.params), thing }, async (o) => {
         const r = await o.rest.repos.getContent({ owner, repo: name, path, ...(ref ? { ref } : {}) });
         return r.data;
       });
       if (Array.isArray(data) || data.type !== 'file' || !('content' in data)) {
         throw problem.unprocessable(`${path} is not a file; read the tree to see what it contains.`);
       }
-      const bytes = Buffer.from(data.content, 'base64');
+      const size = data.size;
+      const base = { path, ref: ref ?? null, sha: data.sha, size };
+      let bytes: Buffer;
+      if (data.encoding === 'none' || (data.content === '' && size > 0)) {
+        // Over 1 MB the contents API answers without content; the Git Data API serves the blob up to 100 MB.
+        if (size > BLOB_API_LIMIT) return { body: { ...base, encoding: 'base64' as const, content: '', returned_bytes: 0, cut_bytes: size } };
+        const blob = await session.run({ repo: full(ctx.params), thing }, (o) => o.rest.git.getBlob({ owner, repo: name, file_sha: data.sha }));
+        bytes = Buffer.from(blob.data.content, blob.data.encoding === 'base64' ? 'base64' : 'utf8');
+      } else bytes = Buffer.from(data.content, 'base64');
       const text = bytes.toString('utf8');
       const isText = Buffer.from(text, 'utf8').equals(bytes) && !text.includes('\u0000');
       let content: string;
@@ -47,9 +62,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         content = kept.toString('base64');
         returned = kept.length;
       }
-      return {
-        body: { path, ref: ref ?? null, sha: data.sha, size: bytes.length, encoding: isText ? 'utf-8' : 'base64', content, returned_bytes: returned, cut_bytes: bytes.length - returned },
-      };
+      return { body: { ...base, encoding: isText ? ('utf-8' as const) : ('base64' as const), content, returned_bytes: returned, cut_bytes: Math.max(0, size - returned) } };
     },
   });
 
@@ -63,7 +76,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     query: z.object({ ref: Ref, under: z.string().max(1024).optional().meta({ description: 'Only entries under this folder.' }), limit: Limit }),
     responses: { 200: { description: 'At most limit entries; total, cut_entries and platform_truncated say what is missing.', schema: Tree } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const { ref, under, limit } = ctx.query;
@@ -110,7 +123,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         .refine((cs) => new Set(cs.map((c) => c.path)).size === cs.length, 'each path may appear once'),
     }),
     responses: { 201: { description: 'The new commit on the branch.', schema: CommitResult } },
-    problems: [403, 404, 409, 422, 429, 502, 503],
+    problems: [403, 404, 409, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       return { status: 201, body: await commitFiles(sessionOf(parts, ctx), owner, name, ctx.body) };
@@ -127,7 +140,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     body: z.object({ name: Ref, from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }) }),
     responses: { 201: { description: 'The branch.', schema: Branch } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const session = sessionOf(parts, ctx);
@@ -151,7 +164,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     headers: ProfileHeaders,
     params: RepoParams.extend({ branch: Ref }),
     responses: { 204: { description: 'Deleted.' } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, branch } = ctx.params;
       await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Branch ${branch}` }, (o) =>

@@ -9,8 +9,29 @@ import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams,
 const PullParams = RepoParams.extend({ number: Number_ });
 const PullList = listOf(PullRequest, 'PullRequestList');
 const FilePatchList = listOf(FilePatch, 'FilePatchList');
-/** Reviews, review comments and checks read into one pull request answer. */
+/** Reviews, threads and checks answered in one pull request answer. */
 const DETAIL_READ = 100;
+/** Review comments are read up to this many pages of 100 to group them into threads. */
+const THREAD_PAGES = 10;
+const LAST_PAGE = /<[^>]*[?&]page=(\d+)[^>]*>;\s*rel="last"/;
+
+type Octo = Parameters<Parameters<ReturnType<typeof sessionOf>['run']>[1]>[0];
+
+/**
+ * The review comments of a pull request, read page by page (at most THREAD_PAGES pages of 100) so
+ * replies land in their threads, and the exact number of comments from the Link header.
+ */
+async function reviewComments(o: Octo, where: { owner: string; repo: string; pull_number: number }): Promise<{ comments: Record<string, unknown>[]; total: number; capped: boolean }> {
+  const route = 'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments';
+  const first = await o.request(route, { ...where, per_page: 100, page: 1 });
+  const last = Number(LAST_PAGE.exec(String(first.headers.link ?? ''))?.[1] ?? 1);
+  const pages = Math.min(last, THREAD_PAGES);
+  const rest = await Promise.all(Array.from({ length: pages - 1 }, (_x, i) => o.request(route, { ...where, per_page: 100, page: i + 2 })));
+  const comments = [first.data, ...rest.map((r) => r.data)].flat() as Record<string, unknown>[];
+  if (last <= pages) return { comments, total: comments.length, capped: false };
+  const lastPage = await o.request(route, { ...where, per_page: 100, page: last });
+  return { comments, total: (last - 1) * 100 + lastPage.data.length, capped: true };
+}
 
 export function pullRoutes(api: Api, parts: GatewayParts): void {
   api.route({
@@ -23,7 +44,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
     responses: { 200: { description: 'At most limit pull requests, newest first, and the total.', schema: PullList } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
@@ -38,12 +59,12 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     path: '/v1/repos/{owner}/{name}/pulls/{number}',
     operationId: 'get_pull',
     summary: 'Read a pull request with its reviews, review threads and checks, in one answer',
-    description: `Reads up to ${DETAIL_READ} reviews, ${DETAIL_READ} review comments (grouped into threads) and ${DETAIL_READ} check runs of the head commit; totals say how many there are.`,
+    description: `Answers up to ${DETAIL_READ} reviews, ${DETAIL_READ} review threads and ${DETAIL_READ} check runs of the head commit; totals say how many there are. Threads are grouped from up to ${THREAD_PAGES * 100} review comments; threads.capped says when there were more, so threads.total counts only the threads among those.`,
     tags: tags.pulls,
     headers: ProfileHeaders,
     params: PullParams,
     responses: { 200: { description: 'The pull request.', schema: PullRequestDetail } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const where = { owner, repo: name, pull_number: number };
@@ -52,16 +73,16 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
         const headSha = String((pull.head as Record<string, unknown>).sha);
         const [reviews, comments, checks] = await Promise.all([
           listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', where, DETAIL_READ),
-          listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments', where, DETAIL_READ),
+          reviewComments(o, where),
           readChecks(o, owner, name, headSha, DETAIL_READ),
         ]);
-        const grouped = threads(comments.items);
+        const grouped = threads(comments.comments);
         return {
           ...pullRequest(pull),
           body: typeof pull.body === 'string' ? pull.body : '',
           mergeable: typeof pull.mergeable === 'boolean' ? pull.mergeable : null,
           reviews: { total: reviews.total, items: reviews.items.map(review) },
-          threads: { total: grouped.length, items: grouped },
+          threads: { total: grouped.length, items: grouped.slice(0, DETAIL_READ), comments: comments.total, capped: comments.capped },
           checks: { ref: `pull/${number}`, ...checks },
         };
       });
@@ -82,7 +103,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       max_patch_bytes: z.coerce.number().int().min(0).max(1_000_000).default(20_000).meta({ description: 'Cap per patch in bytes (default 20,000).' }),
     }),
     responses: { 200: { description: 'At most limit files and the total; each patch says what was cut.', schema: FilePatchList } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, (o) =>
@@ -102,7 +123,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     body: z.object({ title: z.string().min(1).max(256), head: Ref, base: Ref, body: z.string().max(65_536).optional(), draft: z.boolean().default(false) }),
     responses: { 201: { description: 'The new pull request.', schema: PullRequest } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
@@ -124,7 +145,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       .object({ title: z.string().min(1).max(256).optional(), body: z.string().max(65_536).optional(), base: Ref.optional(), state: z.enum(['open', 'closed']).optional() })
       .refine((b) => Object.keys(b).length > 0, 'send at least one of title, body, base, state'),
     responses: { 200: { description: 'The pull request as it is now.', schema: PullRequest } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
@@ -148,7 +169,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       commit_title: z.string().max(256).optional(),
     }),
     responses: { 200: { description: 'Merged.', schema: z.object({ merged: z.boolean(), sha: z.string() }).meta({ id: 'MergeResult' }) } },
-    problems: [403, 404, 409, 429, 502, 503],
+    problems: [403, 404, 409, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
@@ -168,7 +189,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     params: PullParams,
     body: z.object({ event: z.enum(['approve', 'request_changes', 'comment']), body: z.string().max(65_536).optional() }),
     responses: { 200: { description: 'The review.', schema: Review } },
-    problems: [403, 404, 422, 429, 502, 503],
+    problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const event = ({ approve: 'APPROVE', request_changes: 'REQUEST_CHANGES', comment: 'COMMENT' } as const)[ctx.body.event];

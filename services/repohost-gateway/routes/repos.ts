@@ -13,20 +13,22 @@ export function identityRoutes(api: Api, parts: GatewayParts): void {
     path: '/v1/me',
     operationId: 'get_me',
     summary: 'Who the connection of this profile is, and how much it reaches',
-    description: 'Works for app installations (from the installation\u2019s repositories) and for fine-grained tokens alike; never relies on /user alone.',
+    description:
+      'Works for app installations (login: the account the app is installed on, even when it reaches no repository; count and selection from the installation\u2019s repositories) and for fine-grained tokens alike; never relies on /user alone.',
     tags: tags.identity,
     headers: ProfileHeaders,
     responses: { 200: { description: 'The connection.', schema: Me } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const session = sessionOf(parts, ctx);
       const credential = await session.current();
       const me = await session.run({}, async (o) => {
         if (credential.kind === 'app') {
           const r = await o.rest.apps.listReposAccessibleToInstallation({ per_page: 1 });
-          const first = r.data.repositories[0];
+          // The identity service reads the installation's account (GET /app/installations/{id}) when it mints the token;
+          // the owner of a repository is only a fallback should it not have, and an installation may reach none.
           return {
-            login: first?.owner.login ?? '',
+            login: credential.login ?? r.data.repositories[0]?.owner.login ?? '',
             kind: 'app' as const,
             selection: r.data.repository_selection === 'selected' ? ('selected' as const) : ('all' as const),
             repositories: r.data.total_count,
@@ -53,7 +55,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     headers: ProfileHeaders,
     query: z.object({ q: z.string().min(1).max(256).optional().meta({ description: 'Words to search for (platform search syntax).' }), limit: Limit }),
     responses: { 200: { description: 'At most limit repositories and the total.', schema: RepositoryList } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const session = sessionOf(parts, ctx);
       const { q, limit } = ctx.query;
@@ -83,7 +85,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     headers: ProfileHeaders,
     params: RepoParams,
     responses: { 200: { description: 'The repository.', schema: Repository } },
-    problems: [404, 429, 502, 503],
+    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) => o.rest.repos.get({ owner, repo: name }));
@@ -105,7 +107,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       auto_init: z.boolean().default(true).meta({ description: 'Start with a README so branches and commits work at once.' }),
     }),
     responses: { 201: { description: 'The new repository.', schema: Repository } },
-    problems: [403, 409, 429, 502, 503],
+    problems: [403, 409, 429, 502, 503, 504],
     handler: async (ctx) => {
       const r = await sessionOf(parts, ctx).run({ write: true }, (o) =>
         o.rest.repos.createForAuthenticatedUser({ name: ctx.body.name, description: ctx.body.description, private: ctx.body.private, auto_init: ctx.body.auto_init }),
@@ -130,7 +132,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       })
       .refine((b) => Object.keys(b).length > 0, 'send at least one of description, visibility, archived'),
     responses: { 200: { description: 'The repository as it is now.', schema: Repository } },
-    problems: [403, 404, 429, 502, 503],
+    problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
@@ -155,7 +157,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     headers: ProfileHeaders,
     params: RepoParams,
     responses: { 204: { description: 'Deleted.' } },
-    problems: [403, 404, 429, 502, 503],
+    problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) => o.rest.repos.delete({ owner, repo: name }));
