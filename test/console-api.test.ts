@@ -173,6 +173,17 @@ describe('paging a persona with more notes and fields than one page holds', () =
     expect(fields.flat().map((f) => f.key)).toEqual(Array.from({ length: FIELDS }, (_, i) => `item_${String(i + 1).padStart(2, '0')}`));
   });
 
+  it('a page larger than the persona store allows comes at the store\u2019s page size, and still pages on', async () => {
+    const pages = await everyPage<{ content: string }>('personas.notes', 'notes', { profile, limit: 150 });
+    expect(pages.map((p) => p.length)).toEqual([100, 5]);
+  });
+
+  it('the persona store\u2019s other refusals are passed on with its own sentence', async () => {
+    const error = await failure('personas.events', { profile, action: 'field_exploded' });
+    expect(error.status).toBe(422);
+    expect(error.message).toMatch(/^The persona store answered 422: query member action: must be actions from /);
+  });
+
   it('a notes cursor that is not a string is refused naming the member', async () => {
     expect((await failure('personas.notes', { profile, after: 100 })).message).toContain('params.after');
   });

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { SERVICE_NAMES, type Supervisor } from '../supervisor/types.ts';
 import type { ServiceView } from './contract.ts';
 import type { CrashMemory } from './crashes.ts';
-import { ConsoleError, type ServiceClient } from './service-client.ts';
+import { ConsoleError, reasonOf, type ServiceClient } from './service-client.ts';
 
 const Profile = z
   .string()
@@ -54,6 +54,23 @@ function subscriptionView(item: Record<string, unknown>): Record<string, unknown
 }
 
 const personaPath = (profile: string) => `/v1/personas/${encodeURIComponent(profile)}`;
+
+type Query = Record<string, string | number | undefined> & { limit?: number };
+
+/**
+ * A page of a persona store list. The store refuses a limit over its page size (422 with `page_size`),
+ * which a person or PERSONA_PAGE_SIZE may have lowered under the console's own; the console then asks
+ * again at the store's page size (next_after still pages on) rather than showing the refusal.
+ */
+async function personaPage(services: ServiceClient, path: string, query: Query): Promise<unknown> {
+  const answer = await services.call('persona-store', { path, query, acceptStatus: [422] });
+  if (answer.status !== 422) return answer.body;
+  const pageSize = (answer.body as { page_size?: unknown } | undefined)?.page_size;
+  if (typeof pageSize === 'number' && pageSize >= 1 && query.limit !== undefined && pageSize < query.limit) {
+    return (await services.call('persona-store', { path, query: { ...query, limit: pageSize } })).body;
+  }
+  throw new ConsoleError(`The persona store answered 422: ${reasonOf(answer.body)}`, 422);
+}
 
 /** Members that carry secrets are dropped from platform answers, whatever a service sends. */
 const SECRET_MEMBERS = new Set(['token', 'secret', 'password', 'private_key', 'authorization', 'credential']);
@@ -105,7 +122,7 @@ export const METHODS = {
   // Personas of the local account (persona store, audience `persona`).
   'personas.list': method(
     z.object({ after: Cursor, limit: Limit }).strict().optional(),
-    async (p, { services }) => (await services.call('persona-store', { path: '/v1/personas', query: { after: p?.after, limit: p?.limit } })).body,
+    async (p, { services }) => personaPage(services, '/v1/personas', { after: p?.after, limit: p?.limit }),
   ),
   'personas.get': method(
     z.object({ profile: Profile }).strict(),
@@ -113,13 +130,11 @@ export const METHODS = {
   ),
   'personas.fields': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
-    async ({ profile, after, limit }, { services }) =>
-      (await services.call('persona-store', { path: `${personaPath(profile)}/fields`, query: { after, limit } })).body,
+    async ({ profile, after, limit }, { services }) => personaPage(services, `${personaPath(profile)}/fields`, { after, limit }),
   ),
   'personas.notes': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
-    async ({ profile, after, limit, kind }, { services }) =>
-      (await services.call('persona-store', { path: `${personaPath(profile)}/notes`, query: { after, limit, kind } })).body,
+    async ({ profile, after, limit, kind }, { services }) => personaPage(services, `${personaPath(profile)}/notes`, { after, limit, kind }),
   ),
   // The change log, oldest first, paged by `after` (the last id seen); filters as the persona store names them.
   'personas.events': method(
@@ -135,7 +150,7 @@ export const METHODS = {
         limit: Limit,
       })
       .strict(),
-    async ({ profile, ...query }, { services }) => (await services.call('persona-store', { path: `${personaPath(profile)}/events`, query })).body,
+    async ({ profile, ...query }, { services }) => personaPage(services, `${personaPath(profile)}/events`, query),
   ),
   'personas.recall': method(
     z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
