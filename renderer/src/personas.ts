@@ -1,6 +1,8 @@
 /** Personas of the local account: the list, and one persona's card, fields, notes and change log. */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
+// The change log's own list of actions, so the filter offers exactly what the persona store records.
+import { ACTIONS } from '../../services/persona-store/change-log.ts';
 import { FieldClaim, NoteClaim, type FieldEntry, type NoteEntry } from './claims.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall } from './states.ts';
 
@@ -159,24 +161,6 @@ interface ChangeEvent {
   changes?: string[];
 }
 
-/** The persona store's change-log actions (services/persona-store/change-log.ts), for the filter. */
-const ACTIONS = [
-  'persona_created',
-  'persona_updated',
-  'field_set',
-  'field_revised',
-  'field_pinned',
-  'field_unpinned',
-  'field_revived',
-  'field_forgotten',
-  'field_destroyed',
-  'note_added',
-  'note_revised',
-  'note_pinned',
-  'note_unpinned',
-  'note_forgotten',
-  'note_destroyed',
-];
 
 const PAGE_SIZE = 10;
 
