@@ -6,14 +6,20 @@ import { Problem } from '../kit/problem.ts';
 /**
  * Credential refusal: every string of every write is checked, first against the shapes people paste
  * by mistake (fast regexes, below), then with secretlint's recommended rules over all strings at once.
+ * The HTTP edge (app.ts) runs it once per write, over the whole request, before any other validation.
  * No setting turns this off.
  */
 
-/** One string of a write and where it sits, e.g. `body.value.servers[0].url`; the location never holds the string. */
+/**
+ * One string of a write and where it sits, e.g. `body.value.servers[0].url`; the location never holds
+ * the string. A location built from member names is computed only when a refusal names it.
+ */
 export interface WrittenString {
-  where: string;
+  where: string | (() => string);
   text: string;
 }
+
+const whereOf = (s: WrittenString) => (typeof s.where === 'string' ? s.where : s.where());
 
 interface Shape {
   name: string;
@@ -91,9 +97,19 @@ const secretlintConfig: SecretLintCoreConfig = {
   rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }],
 };
 
+/**
+ * A URL password that fastShape judged a plain placeholder (`<password>`, `${DB_PASSWORD}`) is left
+ * out of what secretlint reads: its connection-string rule would refuse the placeholder itself.
+ */
+function withoutPlaceholderPasswords(text: string): string {
+  return text.replace(CONNECTION_STRING, (url, _scheme: string, user: string, password: string) =>
+    placeholder.test(password) ? url.replace(`${user}:${password}@`, `${user}@`) : url,
+  );
+}
+
 async function secretlintFinds(text: string): Promise<boolean> {
   const result = await lintSource({
-    source: { filePath: '/write.txt', content: text, contentType: 'text' },
+    source: { filePath: '/write.txt', content: withoutPlaceholderPasswords(text), contentType: 'text' },
     options: { config: secretlintConfig, maskSecrets: true },
   });
   return result.messages.length > 0;
@@ -103,13 +119,13 @@ async function secretlintFinds(text: string): Promise<boolean> {
 export async function findCredential(strings: WrittenString[]): Promise<{ kind: string; where: string } | undefined> {
   for (const s of strings) {
     const kind = fastShape(s.text);
-    if (kind) return { kind, where: s.where };
+    if (kind) return { kind, where: whereOf(s) };
   }
   const suspects = strings.filter((s) => worthSecretlint(s.text));
   const joined = suspects.map((s) => s.text).join('\n');
   if (joined.length === 0 || !(await secretlintFinds(joined))) return undefined;
   // Rare path: find which string it was, so the refusal can name the member.
-  for (const s of suspects) if (await secretlintFinds(s.text)) return { kind: 'a credential', where: s.where };
+  for (const s of suspects) if (await secretlintFinds(s.text)) return { kind: 'a credential', where: whereOf(s) };
   return { kind: 'a credential', where: 'body' };
 }
 
@@ -126,15 +142,21 @@ export async function refuseCredentials(strings: WrittenString[]): Promise<void>
   );
 }
 
-/** Every string inside a JSON value (object keys too), each with its location. */
+/** A member name as part of a location, unless it could itself be the secret. */
+const memberInLocation = (k: string) => (k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) && !worthSecretlint(k) ? k : '(member)');
+
+/** Every string inside a JSON value (member names too), each with its location. */
 export function stringsOf(value: unknown, where: string, out: WrittenString[] = []): WrittenString[] {
-  if (typeof value === 'string') out.push({ where, text: value });
-  else if (Array.isArray(value)) value.forEach((v, i) => stringsOf(v, `${where}[${i}]`, out));
-  else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      out.push({ where: `${where} (a member name)`, text: k });
-      stringsOf(v, `${where}.${k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) && !worthSecretlint(k) ? k : '(member)'}`, out);
+  const walk = (v: unknown, at: () => string): void => {
+    if (typeof v === 'string') out.push({ where: at, text: v });
+    else if (Array.isArray(v)) v.forEach((item, i) => walk(item, () => `${at()}[${i}]`));
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, inner] of Object.entries(v)) {
+        out.push({ where: () => `${at()} (a member name)`, text: k });
+        walk(inner, () => `${at()}.${memberInLocation(k)}`);
+      }
     }
-  }
+  };
+  walk(value, () => where);
   return out;
 }

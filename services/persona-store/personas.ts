@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { problem } from '../kit/problem.ts';
 import type { Principal } from '../kit/auth.ts';
 import { record, SERVICE_ACTOR, type Action } from './change-log.ts';
-import { refuseCredentials, stringsOf, type WrittenString } from './credentials.ts';
 import { fieldKey } from './field-key.ts';
 import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
 import { matchExpression } from './recall.ts';
@@ -93,6 +92,7 @@ const notFoundPersona = (profile: string) =>
 /**
  * The operations on personas, fields and notes. Each write runs in one immediate transaction and
  * records exactly one change-log entry per change it makes (a retry that changes nothing records none).
+ * Credentials never reach these: the HTTP edge refuses every write that carries one (app.ts).
  */
 export class Personas {
   constructor(
@@ -132,7 +132,6 @@ export class Personas {
   }
 
   async createPersona(principal: Principal, profile: string, card: CardInput & { display_name: string }) {
-    await refuseCredentials([{ where: 'body.profile', text: profile }, ...cardStrings(card)]);
     const now = new Date().toISOString();
     return this.sql.transaction(() => {
       if (this.sql.persona(principal.account, profile)) {
@@ -167,7 +166,6 @@ export class Personas {
   }
 
   async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
-    await refuseCredentials(cardStrings(patch));
     return this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
       const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
@@ -226,11 +224,6 @@ export class Personas {
   // Fields
 
   async putField(principal: Principal, policy: Policy, profile: string, rawKey: string, input: FieldInput) {
-    await refuseCredentials([
-      { where: 'path key', text: rawKey },
-      { where: 'body.description', text: input.description },
-      ...stringsOf(input.value, 'body.value'),
-    ]);
     const key = fieldKey(rawKey, this.limits.maxKeyLength);
     const value = JSON.stringify(input.value);
     if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
@@ -327,7 +320,6 @@ export class Personas {
 
   async addNote(principal: Principal, policy: Policy, profile: string, input: NoteInput, idempotencyKey: string | undefined) {
     this.checkNoteSize(input.content);
-    await refuseCredentials([{ where: 'body.content', text: input.content }]);
     return this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
       if (idempotencyKey !== undefined) {
@@ -385,10 +377,7 @@ export class Personas {
 
   /** Only the named parts change; written_at never moves. A kept note cannot be revived (see README). */
   async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
-    if (patch.content !== undefined) {
-      this.checkNoteSize(patch.content);
-      await refuseCredentials([{ where: 'body.content', text: patch.content }]);
-    }
+    if (patch.content !== undefined) this.checkNoteSize(patch.content);
     return this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
       const n = this.liveNote(p, id);
@@ -476,15 +465,6 @@ export class Personas {
     this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });
   }
-}
-
-function cardStrings(card: CardInput): WrittenString[] {
-  const out: WrittenString[] = [];
-  for (const m of CARD_MEMBERS) {
-    const v = card[m];
-    if (typeof v === 'string') out.push({ where: `body.${m}`, text: v });
-  }
-  return out;
 }
 
 export { SERVICE_ACTOR };
