@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../kit/logger.ts';
 import { credentialCorpus } from './test-support/credential-corpus.ts';
 import { ordinaryCorpus } from './test-support/ordinary-corpus.ts';
-import { field, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+import { CARD_MEMBERS } from './personas.ts';
+import { Client, field, note, startTestbed, type Answer, type Testbed } from './test-support/harness.ts';
 
 let bed: Testbed;
 let c: Client;
@@ -26,17 +27,35 @@ afterAll(async () => {
   await bed?.close();
 });
 
-/** Every write path that takes a string, as (name, request) pairs putting `s` in that string. */
-const writePaths: [string, (s: string) => [string, string, unknown]][] = [
-  ['create_persona speaking_style', (s) => ['POST', '/v1/personas', { profile: 'fresh', display_name: 'Fresh', speaking_style: s }]],
-  ['update_persona speaking_style', (s) => ['PATCH', '/v1/personas/ada', { speaking_style: s }]],
-  ['put_field key', (s) => ['PUT', `/v1/personas/ada/fields/${encodeURIComponent(s)}`, field(1)]],
-  ['put_field description', (s) => ['PUT', '/v1/personas/ada/fields/notes_on_access', field(1, { description: s })]],
-  ['put_field value, nested', (s) => ['PUT', '/v1/personas/ada/fields/servers', field([{ name: 'db', settings: { url: s } }])]],
-  ['put_field value, member name', (s) => ['PUT', '/v1/personas/ada/fields/lookup', field({ [s]: true })]],
-  ['add_note content', (s) => ['POST', '/v1/personas/ada/notes', note(`Remember this for later: ${s}`)]],
-  ['revise_note content', (s) => ['PATCH', `/v1/personas/ada/notes/${noteId}`, { content: s }]],
+type Request = [method: string, path: string, body: unknown, headers?: Record<string, string>];
+
+/** Every write path that takes a string: (name, the member the refusal must name, request putting `s` in that string). */
+const writePaths: [string, string, (s: string) => Request][] = [
+  ['create_persona profile', 'body.profile', (s) => ['POST', '/v1/personas', { profile: s, display_name: 'Fresh' }]],
+  ...(['display_name', 'pronouns', 'tone', 'language', 'verbosity', 'speaking_style'] as const).flatMap((m): [string, string, (s: string) => Request][] => [
+    [`create_persona ${m}`, `body.${m}`, (s) => ['POST', '/v1/personas', { profile: 'fresh', display_name: 'Fresh', [m]: s }]],
+    [`update_persona ${m}`, `body.${m}`, (s) => ['PATCH', '/v1/personas/ada', { [m]: s }]],
+  ]),
+  ['put_field key', 'path key', (s) => ['PUT', `/v1/personas/ada/fields/${encodeURIComponent(s)}`, field(1)]],
+  ['put_field description', 'body.description', (s) => ['PUT', '/v1/personas/ada/fields/notes_on_access', field(1, { description: s })]],
+  ['put_field value, nested', 'body.value[0].settings.url', (s) => ['PUT', '/v1/personas/ada/fields/servers', field([{ name: 'db', settings: { url: s } }])]],
+  ['put_field value, member name', 'body.value (a member name)', (s) => ['PUT', '/v1/personas/ada/fields/lookup', field({ [s]: true })]],
+  ['add_note content', 'body.content', (s) => ['POST', '/v1/personas/ada/notes', note(`Remember this for later: ${s}`)]],
+  // A header holds one line: a multi-line secret (a PEM key) goes in with its line breaks as spaces.
+  ['add_note Idempotency-Key', 'header Idempotency-Key', (s) => ['POST', '/v1/personas/ada/notes', note('a note'), { 'idempotency-key': s.replace(/\n/g, ' ') }]],
+  ['revise_note content', 'body.content', (s) => ['PATCH', `/v1/personas/ada/notes/${noteId}`, { content: s }]],
 ];
+
+async function expectRefused(r: Answer, secret: string, member: string): Promise<void> {
+  expect(r.status).toBe(422);
+  expect(r.body.type).toBe('urn:persona-store:credential-refused');
+  expect(r.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  expect(r.body.detail as string).toMatch(/identity service, the vault for secrets/);
+  expect(r.body.member).toBe(member);
+  expect(r.text).not.toContain(secret);
+  expect(r.text).not.toContain(secret.slice(0, 24));
+  expect(r.text).not.toContain(secret.slice(-24));
+}
 
 describe('credential refusal', () => {
   const corpus = credentialCorpus();
@@ -46,40 +65,79 @@ describe('credential refusal', () => {
     expect(new Set(corpus.map((e) => e.provider)).size).toBeGreaterThanOrEqual(15);
   });
 
-  it('refuses every credential through every write path with 422 naming the identity service, never echoing it', async () => {
+  it('covers every card member on create and PATCH', () => {
+    const create = writePaths.filter(([name]) => name.startsWith('create_persona ')).map(([name]) => name.slice('create_persona '.length));
+    const update = writePaths.filter(([name]) => name.startsWith('update_persona ')).map(([name]) => name.slice('update_persona '.length));
+    expect(create.sort()).toEqual(['profile', ...CARD_MEMBERS].sort());
+    expect(update.sort()).toEqual([...CARD_MEMBERS].sort());
+  });
+
+  it('refuses every credential through every write path with 422 naming the identity service and the member, never echoing it', async () => {
     const misses: string[] = [];
     for (const { provider, secret } of corpus) {
-      for (const [path, request] of writePaths) {
-        const [method, url, body] = request(secret);
-        const r = await c.call(method, url, body);
-        if (r.status !== 422 || r.body?.type !== 'urn:persona-store:credential-refused') {
-          misses.push(`${provider} via ${path}: ${r.status}`);
+      for (const [path, member, request] of writePaths) {
+        const [method, url, body, headers] = request(secret);
+        const r = await c.call(method, url, body, headers);
+        if (r.status !== 422 || r.body?.type !== 'urn:persona-store:credential-refused' || r.body.member !== member) {
+          misses.push(`${provider} via ${path}: ${r.status} ${String(r.body?.member ?? r.body?.title)}`);
           continue;
         }
-        expect(r.headers.get('content-type')).toMatch(/application\/problem\+json/);
-        expect(r.body.detail as string).toMatch(/identity service/);
-        expect(r.text).not.toContain(secret);
-        expect(r.text).not.toContain(secret.slice(0, 24));
+        await expectRefused(r, secret, member);
       }
     }
     expect(misses).toEqual([]);
     // Nothing was stored and nothing was logged.
     const exported = await c.call('GET', '/v1/personas/ada/export');
+    expect((await c.call<{ personas: { profile: string }[] }>('GET', '/v1/personas')).body.personas.map((p) => p.profile)).toEqual(['ada']);
     for (const { secret } of corpus) {
-      expect(exported.text).not.toContain(secret);
+      expect(exported.text).not.toContain(secret.slice(0, 24));
       expect(logged).not.toContain(secret.slice(0, 24));
+      expect(logged).not.toContain(secret.slice(-24));
     }
     expect(logged).toMatch(/Credential Refused/);
   });
 
-  it('accepts at least 200 ordinary sentences, code snippets and config lines', async () => {
+  it('refuses a credential as a credential even where a length cap, a fixed form or a size limit would refuse the member first', async () => {
+    const pem = credentialCorpus().find((e) => e.secret.includes('PRIVATE KEY'))!.secret;
+    const token = credentialCorpus().find((e) => e.provider === 'GitHub')!.secret;
+    expect(pem.length).toBeGreaterThan(200);
+    const cases: [string, Request][] = [
+      ['body.display_name', ['POST', '/v1/personas', { profile: 'capped', display_name: pem }]], // longer than 200
+      ['body.display_name', ['PATCH', '/v1/personas/ada', { display_name: pem }]],
+      ['body.pronouns', ['PATCH', '/v1/personas/ada', { pronouns: pem }]], // longer than 60
+      ['body.language', ['PATCH', '/v1/personas/ada', { language: token }]], // not a BCP 47 tag
+      ['body.verbosity', ['PATCH', '/v1/personas/ada', { verbosity: token }]], // not one of three words
+      ['body.mood', ['PATCH', '/v1/personas/ada', { mood: token }]], // a member the card does not have
+      ['path key', ['PUT', `/v1/personas/ada/fields/${'a'.repeat(80)}_${token}`, field(1)]], // a key longer than 64
+      ['body.content', ['POST', '/v1/personas/ada/notes', note(`${'word '.repeat(14_000)}${token}`)]], // over the note limit (413)
+      ['body.value', ['PUT', '/v1/personas/ada/fields/big', field(`${'x'.repeat(70_000)} ${token}`)]], // over the value limit (413)
+      ['header Idempotency-Key', ['POST', '/v1/personas/ada/notes', note('a note'), { 'idempotency-key': `${token}${'k'.repeat(200)}` }]], // longer than 200
+    ];
+    for (const [member, [method, url, body, headers]] of cases) {
+      await expectRefused(await c.call(method, url, body, headers), member.startsWith('path') ? token : JSON.stringify(body).includes(pem) ? pem : token, member);
+    }
+    // Without the credential, the same requests are refused for what they are.
+    expect((await c.call('POST', '/v1/personas', { profile: 'capped', display_name: 'n'.repeat(201) })).body.title).toBe('Unprocessable Content');
+    expect((await c.call('POST', '/v1/personas/ada/notes', note('word '.repeat(14_000)))).status).toBe(413);
+  });
+
+  it('leaves a write whose token does not verify to the route: 401, and nothing stored', async () => {
+    const secret = credentialCorpus()[0]!.secret;
+    const r = await new Client(c.url, 'not-a-token').call('POST', '/v1/personas/ada/notes', note(secret));
+    expect(r.status).toBe(401);
+    expect(r.text).not.toContain(secret);
+  });
+
+  it('accepts at least 200 distinct ordinary sentences, code snippets and config lines as notes, field values, descriptions and card text', async () => {
     const ordinary = ordinaryCorpus();
     expect(ordinary.length).toBeGreaterThanOrEqual(200);
+    expect(new Set(ordinary).size).toBe(ordinary.length);
     const refused: string[] = [];
     for (const [i, text] of ordinary.entries()) {
-      const asNote = await c.call('POST', '/v1/personas/ada/notes', note(text));
+      const asNote = await c.call('POST', '/v1/personas/ada/notes', note(text), { 'idempotency-key': `ordinary-${i}` });
       const asValue = await c.call('PUT', `/v1/personas/ada/fields/ordinary_${i}`, field({ text }, { description: text.slice(0, 1000) }));
-      if (asNote.status !== 201 || asValue.status !== 200) refused.push(`${asNote.status}/${asValue.status}: ${text}`);
+      const asCard = await c.call('PATCH', '/v1/personas/ada', { speaking_style: text.slice(0, 2000) });
+      if (asNote.status !== 201 || asValue.status !== 200 || asCard.status !== 200) refused.push(`${asNote.status}/${asValue.status}/${asCard.status}: ${text}`);
     }
     expect(refused).toEqual([]);
   });
