@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,15 @@ describe('crash durability', () => {
     await Promise.all(writers);
     expect(sent).toBeGreaterThan(300);
 
+    // The file as SIGKILL left it, before any restart: the WAL the process left is there to be read.
+    // Read-only, so that this check neither checkpoints that WAL nor removes it: the restart below
+    // recovers from exactly what the kill left.
+    const file = join(dataDir, DATABASE_FILE);
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    const walBefore = readFileSync(`${file}-wal`);
+    expectIntact(new Database(file, { readonly: true, fileMustExist: true }), { ftsCommands: false });
+    expect(readFileSync(`${file}-wal`).equals(walBefore)).toBe(true);
+
     child = await start();
     const after = new Client(child.url, token);
     const notes: Record<string, string> = {};
@@ -81,13 +90,23 @@ describe('crash durability', () => {
     expect((await after.call<{ notes: unknown[] }>('GET', '/v1/personas/ada/recall?q=durable&limit=5')).body.notes.length).toBe(5);
     expect(await child.stop('SIGTERM')).toBe(0);
 
-    const db = new Database(join(dataDir, DATABASE_FILE));
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      expect(() => db.exec("INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 0)")).not.toThrow();
-      expect(() => db.exec("INSERT INTO fields_fts (fields_fts, rank) VALUES ('integrity-check', 0)")).not.toThrow();
-    } finally {
-      db.close();
-    }
+    expectIntact(new Database(file), { ftsCommands: true });
   });
 });
+
+/**
+ * PRAGMA integrity_check (which also runs each FTS5 table's own check) is ok, and the notes the file
+ * holds can be read. FTS5's 'integrity-check' command is a write, so it runs only on a writable handle.
+ */
+function expectIntact(db: Database.Database, { ftsCommands }: { ftsCommands: boolean }): void {
+  try {
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect((db.prepare('SELECT count(*) AS n FROM notes').get() as { n: number }).n).toBeGreaterThan(0);
+    if (ftsCommands) {
+      expect(() => db.exec("INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 0)")).not.toThrow();
+      expect(() => db.exec("INSERT INTO fields_fts (fields_fts, rank) VALUES ('integrity-check', 0)")).not.toThrow();
+    }
+  } finally {
+    db.close();
+  }
+}
