@@ -32,6 +32,13 @@ process.stdout.write(child.pid + '\\n');
 setInterval(() => {}, 60000);
 `;
 
+/** A parent like the desktop app's launcher, which names itself in HUB_PARENT_PID, and dies right after the spawn. */
+const SHORT_LIVED_PARENT = `
+const { spawn } = require('node:child_process');
+const child = spawn(process.execPath, JSON.parse(process.env.CHILD_ARGS), { stdio: 'ignore', env: { ...process.env, HUB_PARENT_PID: String(process.pid) } });
+process.stdout.write(child.pid + '\\n', () => process.kill(process.pid, 'SIGKILL'));
+`;
+
 /** Alive in the process table: /proc has it and it is not a zombie waiting to be reaped. */
 function inProcessTable(pid: number): boolean {
   try {
@@ -103,6 +110,27 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
     await killParent(parent);
     expect(await until(() => !inProcessTable(child), 10_000)).toBe(true);
     // It stopped through SIGTERM, so a service runs its graceful stop (closes its database) rather than being cut off.
+    expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
+  });
+
+  it('a parent that dies before the child has loaded the watch is noticed too, because the launcher names it', async () => {
+    const dir = tempDir('parent-watch');
+    const stoppedFile = join(dir, 'stopped');
+    const startedFile = join(dir, 'started');
+    const parent = spawn(process.execPath, ['-e', SHORT_LIVED_PARENT], {
+      env: { PATH: process.env.PATH ?? '', CHILD_ARGS: JSON.stringify(['--import', PARENT_WATCH, '-e', CHILD]), STOPPED_FILE: stoppedFile, STARTED_FILE: startedFile },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    parent.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const [, signal] = await new Promise<[number | null, string | null]>((r) => parent.once('exit', (code, sig) => r([code, sig])));
+    const child = Number(out.trim());
+    started.push({ parent, child, dir });
+    expect(signal).toBe('SIGKILL');
+    expect(child).toBeGreaterThan(0);
+    // The child starts after its parent is already gone, then stops itself through its SIGTERM handler.
+    expect(await until(() => existsSync(startedFile), 10_000)).toBe(true);
+    expect(await until(() => !inProcessTable(child), 10_000)).toBe(true);
     expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
   });
 

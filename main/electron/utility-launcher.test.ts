@@ -48,10 +48,10 @@ describe('the utility-process launcher', () => {
     expect(fork!.modulePath).toBe(bundlePath('identity'));
     expect(fork!.args).toEqual([]);
     expect(fork!.options).toMatchObject({
-      env: { IDENTITY_PORT: '9001' },
+      env: { IDENTITY_PORT: '9001', HUB_PARENT_PID: String(process.pid) },
       stdio: 'pipe',
       serviceName: 'identity',
-      execArgv: ['--enable-source-maps', '--import', '/app/parent-watch.mjs'],
+      execArgv: ['--import', '/app/parent-watch.mjs'],
     });
   });
 

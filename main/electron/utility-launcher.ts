@@ -1,7 +1,8 @@
 /**
  * The desktop app's launcher: each service in an Electron utility process (Electron's replacement for
- * child_process.fork), running the same `services/run.ts <name>` as headless. The parent's death takes
- * utility processes with it, because Chromium's service host owns them.
+ * child_process.fork), running the same bundles as headless. Utility processes have no IPC channel
+ * whose closing would tell them the app died, so each one loads parent-watch.mjs (named parent pid)
+ * and stops itself when the app is gone, even after a SIGKILL.
  */
 import type { UtilityProcess, utilityProcess as UtilityProcessApi, App } from 'electron';
 import { PROJECT_ROOT, bundlingPreparer, type ManagedProcess, type ProcessLauncher } from '../supervisor/launcher.ts';
@@ -14,7 +15,7 @@ export function utilityProcessLauncher(fork: typeof UtilityProcessApi.fork, app:
     launch(name, env) {
       const command = serviceCommand(name, preparer.bundled);
       const child: UtilityProcess = fork(command.script, command.args, {
-        env,
+        env: parentWatch ? { ...env, HUB_PARENT_PID: String(globalThis.process.pid) } : env,
         cwd: PROJECT_ROOT,
         stdio: 'pipe',
         serviceName: name,

@@ -4,7 +4,9 @@
  * Utility processes have no IPC `disconnect` event like Node children, so it watches the parent pid
  * instead; SIGTERM runs the service's own graceful stop.
  */
-const parent = process.ppid;
+// The launcher names the parent, so a parent that died before this module ran is noticed too.
+const named = Number(process.env.HUB_PARENT_PID);
+const parent = Number.isInteger(named) && named > 0 ? named : process.ppid;
 if (process.platform !== 'win32') {
   const timer = setInterval(() => {
     if (process.ppid !== parent) {
