@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Api } from './api.ts';
 import { errorSummary, type Logger } from './logger.ts';
@@ -100,7 +101,8 @@ const require = createRequire(import.meta.url);
 
 /** Interactive docs from swagger-ui-dist's files on disk, so they work offline and under a strict CSP. */
 function mountDocs(app: Express): void {
-  const assets = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  // Only the folder: requiring the package itself executes its 1.7 MB browser bundle (about 40 MB and 0.3 s per service).
+  const assets = dirname(require.resolve('swagger-ui-dist/package.json'));
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>API docs</title>
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head><body><div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body></html>`;
