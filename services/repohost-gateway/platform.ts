@@ -1,4 +1,6 @@
-import { Octokit } from 'octokit';
+import { Octokit as OctokitCore } from '@octokit/core';
+import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
+import { throttling, type ThrottlingOptions } from '@octokit/plugin-throttling';
 import type { Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
 import type { Credential, CredentialResolver } from './credentials.ts';
@@ -25,6 +27,10 @@ export interface PlatformCounters {
 }
 
 const CLIENTS_KEPT = 500;
+
+/** Only the plugins this service uses (not the whole `octokit` package: its app, OAuth and webhook parts cost start time and memory). */
+const Octokit = OctokitCore.plugin(restEndpointMethods, throttling);
+type Octokit = InstanceType<typeof Octokit>;
 
 /** Answers whose bodies are too large to keep for revalidation (blobs reach 100 MB): read, never cached. */
 const UNCACHED_READ = /\/git\/blobs\//;
@@ -140,6 +146,8 @@ export class Platform {
         warn: (message: string) => log.warn({ platform: message.slice(0, 200) }, 'platform client warning'),
         error: (message: string) => log.error({ platform: message.slice(0, 200) }, 'platform client error'),
       },
+      // The groups are this service's own per-credential limiters (throttle.ts) with the part of Bottleneck's
+      // Group the plugin calls, and retryLimiter is read by the plugin without being in its published type.
       throttle: {
         id: credential.fingerprint,
         ...this.groups,
@@ -147,9 +155,8 @@ export class Platform {
         // Never wait inside the service for a limit: the caller gets 429 with the platform's Retry-After.
         onRateLimit: () => false,
         onSecondaryRateLimit: () => false,
-      },
-      // plugin-retry schedules every request through a fresh Bottleneck (~5 ms each); transient failures of reads are retried below instead.
-      retry: { enabled: false },
+      } as unknown as ThrottlingOptions,
+      // No plugin-retry: it schedules every request through a fresh Bottleneck (~5 ms each); transient failures of reads are retried below instead.
       request: { fetch: this.fetch },
     });
     const etags = new Map<string, CachedRead>();

@@ -247,7 +247,7 @@ async function reviewsOf(octokit: Octo, row: SubscriptionRow): Promise<{ id: num
   const first = await octokit.rest.pulls.listReviews({ ...params, page: 1 });
   const last = /<[^>]*[?&]page=(\d+)[^>]*>;\s*rel="last"/.exec(String(first.headers.link ?? ''))?.[1];
   const data = last ? (await octokit.rest.pulls.listReviews({ ...params, page: Number(last) })).data : first.data;
-  return data.map((r) => ({ id: r.id, state: r.state }));
+  return data.map((r) => ({ id: Number(r.id), state: r.state }));
 }
 
 /** What has happened to the watched thing, if anything; every read here is an ETag-revalidated GET. */
