@@ -255,6 +255,12 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private async launch(slot: Slot): Promise<void> {
     const generation = ++slot.generation;
     this.setState(slot, 'starting');
+    // Bundling first, so that nothing slow sits between the port check and the spawn.
+    this.prepared ??= (this.launcher.prepare?.(this.services()) ?? Promise.resolve(undefined)).then((fallback) => {
+      if (fallback) for (const name of this.services()) this.note(name, fallback);
+    });
+    await this.prepared;
+    if (slot.generation !== generation || slot.desired !== 'running') return;
     const { host, port } = slot.placement;
     if (!(await portIsFree(host, port))) {
       const message = await busyPortMessage(slot.name, host, port, SERVICE_DEFAULTS[slot.name].prefix);
@@ -263,10 +269,6 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       this.setState(slot, 'gave-up', message);
       return;
     }
-    this.prepared ??= (this.launcher.prepare?.(this.services()) ?? Promise.resolve(undefined)).then((fallback) => {
-      if (fallback) for (const name of this.services()) this.note(name, fallback);
-    });
-    await this.prepared;
     if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
     const env = serviceEnv(slot.name, this.env, { dataDir: this.dataDir, identityUrl: this.identityUrl(), gatewayToken: this.gatewayToken });
