@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Principal } from '../kit/auth.ts';
+import { bearerToken, type Principal } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import type { IdentityDatabase } from './schema.ts';
 
@@ -57,14 +57,17 @@ export class Accounts {
 
   /** Checks `Authorization: Bearer <session credential>`; the principal's account is the session's. */
   async verify(authorization: string | undefined): Promise<Principal> {
-    const match = /^Bearer (\S+)$/.exec(authorization ?? '');
-    if (!match?.[1]) {
-      throw problem.unauthorized('Send your session credential as "Authorization: Bearer <credential>" (see "npm run identity -- account add").');
+    const credential = bearerToken(authorization);
+    if (!credential) {
+      throw problem.unauthorized(
+        'Send your session credential as "Authorization: Bearer <credential>" (see "npm run identity -- account add").',
+        authorization !== undefined,
+      );
     }
     const row = await this.db
       .selectFrom('sessions')
       .select('account_id')
-      .where('credential_hash', '=', hashCredential(match[1]))
+      .where('credential_hash', '=', hashCredential(credential))
       .executeTakeFirst();
     if (!row) throw problem.unauthorized('The session credential is not known; use the one printed when the account was made.');
     return { account: row.account_id, audience: 'session', token: '' };

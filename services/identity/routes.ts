@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { z } from 'zod';
 import { Api } from '../kit/api.ts';
-import { ALLOWED_ALGORITHMS } from '../kit/auth.ts';
+import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import type { Accounts } from './accounts.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
@@ -146,7 +146,10 @@ export function identityApi(parts: IdentityParts): Api {
     handler: async ({ req, body }) => {
       const service = matchServiceToken(parts.services, req.get('authorization'));
       if (!service) {
-        throw problem.unauthorized('Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.');
+        throw problem.unauthorized(
+          'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
+          req.get('authorization') !== undefined,
+        );
       }
       let account: string;
       try {
@@ -174,7 +177,7 @@ export function identityApi(parts: IdentityParts): Api {
 
 /** Which registered service presented this token, compared in constant time. */
 function matchServiceToken(services: Map<string, string>, authorization: string | undefined): string | undefined {
-  const presented = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
+  const presented = bearerToken(authorization);
   if (!presented) return undefined;
   const digest = createHash('sha256').update(presented).digest();
   let found: string | undefined;

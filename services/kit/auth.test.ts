@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { openIdentityStore } from '../identity/service.ts';
 import { startTestIdentity, type TestIdentity } from '../../test/support/identity.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
 import { Api } from './api.ts';
@@ -51,6 +52,27 @@ describe("the kit's token verifier", () => {
     const before = verifier.keySetFetches;
     for (let i = 0; i < 50; i++) await verifier.verify(`Bearer ${token}`);
     expect(verifier.keySetFetches).toBe(before);
+  });
+
+  it('accepts a token signed by a key rotated in after the key set was cached: an unknown kid fetches the set once more', async () => {
+    const rotating = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test' });
+    const before = await identity.mint(identity.localCredential, 'kit-test');
+    await rotating.verify(`Bearer ${before}`);
+    expect(rotating.keySetFetches).toBe(1);
+    // A new signing key, as `npm run identity -- keys rotate` makes it beside the running service.
+    const store = openIdentityStore(identity.dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
+    const kid = await store.keys.rotate();
+    await store.database.close();
+    const after = await identity.mint(identity.localCredential, 'kit-test');
+    expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe(kid);
+    // The verifier refetches for an unknown kid at most once per 5 s cooldown; let that pass since the first fetch.
+    await new Promise((r) => setTimeout(r, 5_200));
+    expect((await rotating.verify(`Bearer ${after}`)).account).toBeTruthy();
+    expect(rotating.keySetFetches).toBe(2);
+    // The retired key stays published until its tokens have expired: the earlier token still passes, with no further fetch.
+    await rotating.verify(`Bearer ${before}`);
+    await rotating.verify(`Bearer ${after}`);
+    expect(rotating.keySetFetches).toBe(2);
   });
 
   it('reports the keys unavailable when the identity service cannot be reached', async () => {

@@ -43,13 +43,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   });
 
   async function verify(authorization: string | undefined): Promise<Principal> {
-    const match = /^Bearer ([A-Za-z0-9_.~+/=-]+)$/.exec(authorization ?? '');
-    if (!match?.[1]) {
+    const token = bearerToken(authorization);
+    if (!token) {
       throw problem.unauthorized(
         `Send a token from the identity service as "Authorization: Bearer <token>", minted for the audience "${options.audience}".`,
+        authorization !== undefined,
       );
     }
-    const token = match[1];
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, jwks, {
@@ -89,6 +89,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       return fetches;
     },
   };
+}
+
+/** The credential of an `Authorization: Bearer <credential>` header; the scheme is case-insensitive (RFC 9110 §11.1). */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^bearer +(\S+)$/i.exec(authorization?.trim() ?? '')?.[1];
 }
 
 function describeRejection(err: unknown, audience: string, issuer: string): string {

@@ -27,8 +27,9 @@ export class Problem extends Error {
 
 export const problem = {
   badRequest: (detail: string, members?: Record<string, unknown>) => new Problem(400, 'Bad Request', detail, { members }),
-  unauthorized: (detail: string) =>
-    new Problem(401, 'Unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } }),
+  /** RFC 6750 §3.1: a request that sent no credential gets the bare challenge; a rejected one, `invalid_token`. */
+  unauthorized: (detail: string, credentialSent = true) =>
+    new Problem(401, 'Unauthorized', detail, { headers: { 'WWW-Authenticate': credentialSent ? 'Bearer error="invalid_token"' : 'Bearer' } }),
   forbidden: (detail: string) => new Problem(403, 'Forbidden', detail),
   notFound: (detail: string) => new Problem(404, 'Not Found', detail),
   conflict: (detail: string, members?: Record<string, unknown>) => new Problem(409, 'Conflict', detail, { members }),

@@ -107,20 +107,41 @@ export function tokenRejectionSuite(options: {
   it('accepts a token minted by the identity service for its audience (control)', async () => {
     const identity = options.identity();
     const res = await options.call(`Bearer ${await identity.mint(identity.localCredential, options.audience)}`);
-    expect(res.status).not.toBe(401);
+    expect(res.status).toBe(200);
   });
 
-  it('refuses a request without a token, with WWW-Authenticate: Bearer', async () => {
+  it('takes the scheme in any case ("bearer", "BEARER"), as HTTP defines it', async () => {
+    const identity = options.identity();
+    const token = await identity.mint(identity.localCredential, options.audience);
+    expect((await options.call(`bearer ${token}`)).status).toBe(200);
+    expect((await options.call(`BEARER ${token}`)).status).toBe(200);
+  });
+
+  it('refuses a request without a token with the bare challenge "WWW-Authenticate: Bearer" (no error code, RFC 6750)', async () => {
     const res = await options.call(undefined);
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
     expect(res.headers.get('content-type')).toMatch(/application\/(problem\+)?json/);
+  });
+
+  it('refuses a malformed Authorization header with error="invalid_token"', async () => {
+    for (const header of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer a b']) {
+      const res = await options.call(header);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    }
   });
 
   it('refuses every forged or misdirected token with 401', async () => {
     const tokens = await forgedTokens(options.identity(), options.audience);
     const outcomes: Record<string, number> = {};
-    for (const [name, token] of Object.entries(tokens)) outcomes[name] = (await options.call(`Bearer ${token}`)).status;
+    const challenges = new Set<string | null>();
+    for (const [name, token] of Object.entries(tokens)) {
+      const res = await options.call(`Bearer ${token}`);
+      outcomes[name] = res.status;
+      challenges.add(res.headers.get('www-authenticate'));
+    }
     expect(outcomes).toEqual(Object.fromEntries(Object.keys(tokens).map((n) => [n, 401])));
+    expect([...challenges]).toEqual(['Bearer error="invalid_token"']);
   });
 }
