@@ -92,6 +92,20 @@ describe('fields', () => {
     expect(changed.body).toMatchObject({ revision: 2, value: 'Porto' });
   });
 
+  it('a PUT that changes only pinned or source keeps the index as it was: each word finds the field once, and old values are gone after a change', async () => {
+    const recallMood = async (q: string) => (await c.call<{ fields: { key: string }[] }>('GET', `/v1/personas/ada/recall?q=${q}`)).body.fields.map((f) => f.key);
+    await c.call('PUT', '/v1/personas/ada/fields/mood', field('sunny', { description: 'weather mood' }));
+    expect((await c.call('PUT', '/v1/personas/ada/fields/mood', field('sunny', { description: 'weather mood', pinned: true }))).body).toMatchObject({ revision: 2, pinned: true });
+    expect((await c.call('PUT', '/v1/personas/ada/fields/mood', field('sunny', { description: 'weather mood', pinned: true, source: 'owner' }))).body).toMatchObject({ revision: 3, source: 'owner' });
+    expect(await recallMood('sunny')).toEqual(['mood']);
+    expect((await c.call('PUT', '/v1/personas/ada/fields/mood', field('rainy', { description: 'weather mood', source: 'owner' }))).body).toMatchObject({ revision: 4, pinned: false });
+    expect(await recallMood('sunny')).toEqual([]);
+    expect(await recallMood('rainy')).toEqual(['mood']);
+    expect(await recallMood('weather')).toEqual(['mood']);
+    expect((await c.call('DELETE', '/v1/personas/ada/fields/mood')).body).toEqual({ outcome: 'kept' });
+    expect(await recallMood('rainy')).toEqual([]);
+  });
+
   it('the schema route lists keys and descriptions without values and never collides with a field called "schema"', async () => {
     await c.call('PUT', '/v1/personas/ada/fields/schema', field('a field whose key is schema'));
     expect((await c.call('GET', '/v1/personas/ada/fields/schema')).body).toMatchObject({ key: 'schema', value: 'a field whose key is schema' });

@@ -84,6 +84,8 @@ function redactCredentialPaths(req: Request, _res: Response, next: NextFunction)
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+/** The routes' own words: not caller text. */
+const ROUTE_WORDS = new Set(['', 'v1', 'personas', 'fields', 'notes']);
 /** How a path segment is named in a refusal, by the segment before it. */
 const PATH_MEMBERS: Record<string, string> = { personas: 'profile', fields: 'key', notes: 'note_id' };
 
@@ -106,6 +108,7 @@ function refuseCredentialWrites(verifier: TokenVerifier) {
     const strings: WrittenString[] = [];
     const segments = req.path.split('/');
     for (let i = 1; i < segments.length; i++) {
+      if (ROUTE_WORDS.has(segments[i]!)) continue;
       let text = segments[i]!;
       try {
         text = decodeURIComponent(text);

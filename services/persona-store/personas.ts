@@ -49,11 +49,12 @@ export function cardView(p: PersonaRow) {
   };
 }
 
-export function fieldView(f: FieldRow) {
+/** `value` is the row's value already parsed, when the caller has it. */
+export function fieldView(f: FieldRow, value: unknown = JSON.parse(f.value)) {
   return {
     key: f.key,
     description: f.description,
-    value: JSON.parse(f.value) as unknown,
+    value,
     value_type: f.value_type,
     revision: f.revision,
     source: f.source,
@@ -213,7 +214,7 @@ export class Personas {
     const p = this.requirePersona(account, profile);
     return {
       persona: cardView(p),
-      fields: this.sql.pinnedFields(p.id, policy.pinCapFields).map(fieldView),
+      fields: this.sql.pinnedFields(p.id, policy.pinCapFields).map((f) => fieldView(f)),
       notes: this.sql.pinnedNotes(p.id, policy.pinCapNotes).map(noteView),
       field_count: p.live_fields,
       note_count: p.live_notes,
@@ -229,6 +230,9 @@ export class Personas {
     if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
       throw problem.tooLarge(`body.value is larger than ${this.limits.maxValueBytes} bytes as compact JSON (the limit); store less in one field.`);
     }
+    // The value as stored, parsed once: what the index gets now must be exactly what un-indexing it will
+    // compute later from the stored JSON (a JavaScript caller's value may not survive JSON unchanged).
+    const stored = JSON.parse(value) as unknown;
     const pinned = input.pinned ? 1 : 0;
     let destroyedPending = false;
     const result = this.sql.transaction(() => {
@@ -251,7 +255,7 @@ export class Personas {
       const next = {
         description: input.description,
         value,
-        value_type: valueType(input.value),
+        value_type: valueType(stored),
         source: input.source,
         asserted_by: principal.audience,
         pinned,
@@ -259,15 +263,19 @@ export class Personas {
       const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
       if (!existing) {
         const row = this.sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
-        this.sql.indexField(row);
+        this.sql.indexField(row, stored);
         record(this.sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] });
         return row;
       }
       const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
       if (live && changed.length === 0) return live;
       const row = this.sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now });
-      if (live) this.sql.unindexField(live);
-      this.sql.indexField(row);
+      // The index holds key, description and value: a change of pinned, source or asserted_by leaves it as it is.
+      if (!live) this.sql.indexField(row, stored);
+      else if (changed.includes('description') || changed.includes('value')) {
+        this.sql.unindexField(live);
+        this.sql.indexField(row, stored);
+      }
       let action: Action;
       if (!live) action = 'field_revived';
       else if (changed.length === 1 && changed[0] === 'pinned') action = pinned ? 'field_pinned' : 'field_unpinned';
@@ -281,7 +289,7 @@ export class Personas {
       return row;
     });
     if (destroyedPending) this.sql.checkpoint();
-    return fieldView(result);
+    return fieldView(result, result.value === value ? stored : undefined);
   }
 
   getField(account: string, profile: string, rawKey: string) {
@@ -292,7 +300,7 @@ export class Personas {
     const p = this.requirePersona(account, profile);
     const rows = this.sql.fields(p.id, after, limit + 1);
     const page = rows.slice(0, limit);
-    return { fields: page.map(fieldView), next_after: rows.length > limit ? page[page.length - 1]!.key : null };
+    return { fields: page.map((f) => fieldView(f)), next_after: rows.length > limit ? page[page.length - 1]!.key : null };
   }
 
   describeSchema(account: string, profile: string, after: string, limit: number) {
@@ -454,7 +462,7 @@ export class Personas {
     return {
       format: 'persona-export/1',
       persona: cardView(p),
-      fields: f.map(fieldView),
+      fields: f.map((row) => fieldView(row)),
       notes: n.map(noteView),
       fields_next_after: fields.length > page.fieldsLimit ? f[f.length - 1]!.key : null,
       notes_next_after: notes.length > page.notesLimit ? String(n[n.length - 1]!.seq) : null,

@@ -54,7 +54,10 @@ export function searchableKey(key: string): string {
   return key.replace(/_/g, ' ');
 }
 
-/** The three columns a field is indexed with (key, description, value text); indexing and unindexing both use it. */
-export function fieldIndexText(row: { key: string; description: string; value: string }): [string, string, string] {
-  return [searchableKey(row.key), row.description, searchableText(JSON.parse(row.value))];
+/**
+ * The three columns a field is indexed with (key, description, value text); indexing and unindexing
+ * both use it. `value` is the row's value already parsed, when the caller has it at hand.
+ */
+export function fieldIndexText(row: { key: string; description: string; value: string }, value: unknown = JSON.parse(row.value)): [string, string, string] {
+  return [searchableKey(row.key), row.description, searchableText(value)];
 }

@@ -16,8 +16,10 @@ class Connection {
 // Extends Connection so that `sqlite` is set before the statement fields below are initialised.
 export class PersonaSql extends Connection {
 
+  // One transaction wrapper for every write (better-sqlite3 builds four closures per transaction() call).
+  private readonly inTransaction = this.sqlite.transaction((fn: () => unknown) => fn());
   transaction<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn).immediate();
+    return this.inTransaction.immediate(fn) as T;
   }
 
   private s = (sql: string) => this.sqlite.prepare(sql);
@@ -31,6 +33,8 @@ export class PersonaSql extends Connection {
   private qUpdatePersona = this.s(`UPDATE personas SET display_name = @display_name, pronouns = @pronouns, language = @language, tone = @tone,
     verbosity = @verbosity, speaking_style = @speaking_style, updated_at = @updated_at WHERE id = @id RETURNING *`);
   private qDeletePersona = this.s('DELETE FROM personas WHERE id = ?');
+  private qLiveFieldsOf = this.s("SELECT * FROM fields WHERE persona_id = ? AND state = 'live'");
+  private qLiveNotesOf = this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live'");
 
   persona(account: string, profile: string): PersonaRow | undefined {
     return this.qPersona.get(account, profile) as PersonaRow | undefined;
@@ -49,8 +53,8 @@ export class PersonaSql extends Connection {
   }
   /** The persona's rows leave the full-text index first (contentless: the index cannot cascade by itself). */
   deletePersona(personaId: number): void {
-    for (const row of this.s("SELECT * FROM fields WHERE persona_id = ? AND state = 'live'").all(personaId) as FieldRow[]) this.unindexField(row);
-    for (const row of this.s("SELECT * FROM notes WHERE persona_id = ? AND state = 'live'").all(personaId) as NoteRow[]) this.unindexNote(row);
+    for (const row of this.qLiveFieldsOf.all(personaId) as FieldRow[]) this.unindexField(row);
+    for (const row of this.qLiveNotesOf.all(personaId) as NoteRow[]) this.unindexNote(row);
     this.qDeletePersona.run(personaId);
   }
 
@@ -66,6 +70,7 @@ export class PersonaSql extends Connection {
   private qDeleteField = this.s('DELETE FROM fields WHERE id = ?');
   private qIndexField = this.s('INSERT INTO fields_fts (rowid, key, description, value) VALUES (?, ?, ?, ?)');
   private qUnindexField = this.s("INSERT INTO fields_fts (fields_fts, rowid, key, description, value) VALUES ('delete', ?, ?, ?, ?)");
+  private qCountPinnedFields = this.s("SELECT count(*) AS n FROM fields WHERE persona_id = ? AND state = 'live' AND pinned = 1");
 
   field(personaId: number, key: string): FieldRow | undefined {
     return this.qField.get(personaId, key) as FieldRow | undefined;
@@ -88,15 +93,16 @@ export class PersonaSql extends Connection {
   deleteField(id: number): void {
     this.qDeleteField.run(id);
   }
-  indexField(row: FieldRow): void {
-    this.qIndexField.run(row.id, ...fieldIndexText(row));
+  /** `value` is the row's value already parsed, when the caller has it. */
+  indexField(row: FieldRow, value?: unknown): void {
+    this.qIndexField.run(row.id, ...fieldIndexText(row, value));
   }
   /** Must be given the row as it was indexed: the contentless index removes exactly those terms. */
   unindexField(row: FieldRow): void {
     this.qUnindexField.run(row.id, ...fieldIndexText(row));
   }
   countPinnedFields(personaId: number): number {
-    return (this.s("SELECT count(*) AS n FROM fields WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
+    return (this.qCountPinnedFields.get(personaId) as { n: number }).n;
   }
 
   // Notes
@@ -112,6 +118,7 @@ export class PersonaSql extends Connection {
   private qDeleteNote = this.s('DELETE FROM notes WHERE seq = ?');
   private qIndexNote = this.s('INSERT INTO notes_fts (rowid, content) VALUES (?, ?)');
   private qUnindexNote = this.s("INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', ?, ?)");
+  private qCountPinnedNotes = this.s("SELECT count(*) AS n FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1");
 
   note(personaId: number, id: string): NoteRow | undefined {
     return this.qNote.get(personaId, id) as NoteRow | undefined;
@@ -142,18 +149,23 @@ export class PersonaSql extends Connection {
     this.qUnindexNote.run(row.seq, row.content);
   }
   countPinnedNotes(personaId: number): number {
-    return (this.s("SELECT count(*) AS n FROM notes WHERE persona_id = ? AND state = 'live' AND pinned = 1").get(personaId) as { n: number }).n;
+    return (this.qCountPinnedNotes.get(personaId) as { n: number }).n;
   }
 
   // Forgetting
+  private qDueFields = this.s("SELECT * FROM fields WHERE state = 'pending' AND destroy_at <= ? LIMIT 500");
+  private qDueNotes = this.s("SELECT * FROM notes WHERE state = 'pending' AND destroy_at <= ? LIMIT 500");
+  private qPersonaById = this.s('SELECT * FROM personas WHERE id = ?');
+  private qScrubEvents = this.s('UPDATE events SET target = ?, replaced = NULL WHERE account = ? AND profile = ? AND target_kind = ? AND target = ?');
+  private qDeleteEventsOf = this.s('DELETE FROM events WHERE account = ? AND profile = ?');
   dueFields(now: string): FieldRow[] {
-    return this.s("SELECT * FROM fields WHERE state = 'pending' AND destroy_at <= ? LIMIT 500").all(now) as FieldRow[];
+    return this.qDueFields.all(now) as FieldRow[];
   }
   dueNotes(now: string): NoteRow[] {
-    return this.s("SELECT * FROM notes WHERE state = 'pending' AND destroy_at <= ? LIMIT 500").all(now) as NoteRow[];
+    return this.qDueNotes.all(now) as NoteRow[];
   }
   personaById(id: number): PersonaRow | undefined {
-    return this.s('SELECT * FROM personas WHERE id = ?').get(id) as PersonaRow | undefined;
+    return this.qPersonaById.get(id) as PersonaRow | undefined;
   }
   /** Merges each full-text index into one segment: deleted entries' terms are dropped, their old pages freed (and zeroed). */
   optimizeIndexes(): void {
@@ -182,6 +194,8 @@ export class PersonaSql extends Connection {
   // Change log
   private qInsertEvent = this.s(`INSERT INTO events (account, profile, at, action, target_kind, target, asserted_by, source, changes, replaced)
     VALUES (@account, @profile, @at, @action, @target_kind, @target, @asserted_by, @source, @changes, @replaced)`);
+  /** One prepared statement per combination of filters (a few hundred at most: actions are 16). */
+  private readonly eventQueries = new Map<string, ReturnType<Sqlite['prepare']>>();
   insertEvent(row: Omit<EventRow, 'id'>): void {
     this.qInsertEvent.run(row);
   }
@@ -207,19 +221,16 @@ export class PersonaSql extends Connection {
       where.push(`action IN (${filter.actions.map((_, i) => `@a${i}`).join(', ')})`);
       filter.actions.forEach((a, i) => (params[`a${i}`] = a));
     }
-    return this.sqlite.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`).all(params) as EventRow[];
+    const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`;
+    let statement = this.eventQueries.get(sql);
+    if (!statement) this.eventQueries.set(sql, (statement = this.sqlite.prepare(sql)));
+    return statement.all(params) as EventRow[];
   }
   /** A destroyed entry leaves no trace in the change log: its name and any replaced values are scrubbed. */
   scrubEvents(account: string, profile: string, targetKind: string, target: string, replacement: string): void {
-    this.s('UPDATE events SET target = ?, replaced = NULL WHERE account = ? AND profile = ? AND target_kind = ? AND target = ?').run(
-      replacement,
-      account,
-      profile,
-      targetKind,
-      target,
-    );
+    this.qScrubEvents.run(replacement, account, profile, targetKind, target);
   }
   deleteEventsOf(account: string, profile: string): void {
-    this.s('DELETE FROM events WHERE account = ? AND profile = ?').run(account, profile);
+    this.qDeleteEventsOf.run(account, profile);
   }
 }
