@@ -86,3 +86,77 @@ describe('the app factory', () => {
     ready = true;
   });
 });
+
+describe('request logging and stopping', () => {
+  it('writes exactly one log line per request: id, method, path without query, status, time; never headers, query or body', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger('log-test', 'info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const api = new Api({ title: 'log test', version: '1', description: 'log test' });
+    api.route({
+      method: 'post',
+      path: '/v1/notes',
+      operationId: 'add_note',
+      summary: 'add a note',
+      auth: false,
+      body: z.object({ content: z.string() }),
+      responses: { 200: { description: 'ok', schema: z.object({ ok: z.boolean() }) } },
+      handler: () => ({ body: { ok: true } }),
+    });
+    const running = await listen({ app: createApp({ logger, api }), host: '127.0.0.1', port: 0, logger: createLogger('log-test', 'silent') });
+    try {
+      const secret = 'sekret-body-3f9a';
+      const sent = [
+        await fetch(`${running.url}/v1/notes?q=query-secret-77`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer header-secret-42', cookie: 'c=cookie-secret-9' },
+          body: JSON.stringify({ content: secret }),
+        }),
+        await fetch(`${running.url}/v1/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"content": 5}' }),
+        await fetch(`${running.url}/nowhere?token=query-secret-78`),
+      ];
+      const requests = lines.filter((l) => l.msg === 'request' || l.msg === 'request refused');
+      expect(requests.map((l) => [l.method, l.path, l.status])).toEqual([
+        ['POST', '/v1/notes', 200],
+        ['POST', '/v1/notes', 422],
+        ['GET', '/nowhere', 404],
+      ]);
+      expect(sent.map((r) => r.status)).toEqual([200, 422, 404]);
+      for (const l of requests) {
+        expect(typeof l.req_id).toBe('string');
+        expect(typeof l.ms).toBe('number');
+        expect(l.service).toBe('log-test');
+      }
+      expect(new Set(requests.map((l) => l.req_id)).size).toBe(3);
+      const all = JSON.stringify(lines);
+      for (const leak of [secret, 'header-secret-42', 'cookie-secret-9', 'query-secret-77', 'query-secret-78']) expect(all).not.toContain(leak);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('on close, stops accepting, lets an in-flight request finish, then runs the service cleanup', async () => {
+    const events: string[] = [];
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const logger = createLogger('drain-test', 'silent');
+    const app = createApp({
+      logger,
+      extraRoutes: (a) =>
+        a.get('/slow', async (_req, res) => {
+          entered();
+          await new Promise((r) => setTimeout(r, 400));
+          events.push('answered');
+          res.json({ done: true });
+        }),
+    });
+    const running = await listen({ app, host: '127.0.0.1', port: 0, logger, onClose: () => void events.push('cleanup') });
+    const slow = fetch(`${running.url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
+    await inside;
+    const closed = running.close().then(() => events.push('closed'));
+    // While it drains, a new connection is refused.
+    await expect(fetch(`${running.url}/slow`, { headers: { connection: 'close' } })).rejects.toThrow();
+    expect(await slow).toEqual({ status: 200, body: { done: true } });
+    await closed;
+    expect(events).toEqual(['answered', 'cleanup', 'closed']);
+  });
+});

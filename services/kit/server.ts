@@ -46,9 +46,12 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
     close() {
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        // A keep-alive connection goes idle when its last answer is sent; close it then, not when the client gives up on it.
         server.closeIdleConnections();
+        const sweep = setInterval(() => server.closeIdleConnections(), 25);
         const timer = setTimeout(() => server.closeAllConnections(), options.drainMs ?? 10_000);
         await drained;
+        clearInterval(sweep);
         clearTimeout(timer);
         await options.onClose?.();
         options.logger.info('stopped');
