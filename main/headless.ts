@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   let consoleServer: ConsoleServer | undefined;
   const shutdown = async (signal: string) => {
     if (stopping) {
-      // Ctrl-C reaches npm, tsx and us at once, and tsx passes it on too: only a later press forces the exit.
+      // Ctrl-C reaches npm and us at once, and npm passes it on too: only a later press forces the exit.
       if (Date.now() - stoppingSince < 1_000) return;
       process.stdout.write('Stopping already; exiting now. The services end by themselves when this process is gone.\n');
       process.exit(130);

@@ -27,15 +27,17 @@ afterEach(async () => {
 });
 
 describe('npm run serve (headless)', () => {
-  it('starts every built service to ready, prints the URLs, and Ctrl-C leaves no process behind', { timeout: 200_000 }, async () => {
+  it('`npm run serve` starts every built service to ready, prints the URLs, and Ctrl-C exits 0 leaving no process behind', { timeout: 200_000 }, async () => {
     const dataDir = tempDir('headless-');
     const standIn = standInBinary(tempDir('headless-cli-'));
     const ports = { IDENTITY_PORT: await freePort(), PERSONA_PORT: await freePort(), REPOHOST_PORT: await freePort(), MODELPROV_PORT: await freePort() };
     // The gateway is ready only when its platform answers; here that is the GitHub double on loopback.
     const platform: GitHubDouble = await startGitHubDouble();
     cleanups.push(() => platform.close());
-    const serve = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--data-dir', dataDir], {
+    // Through npm, as a person runs it, in a process group of its own so that Ctrl-C can be sent to the whole group as a terminal does.
+    const serve = spawn('npm', ['run', 'serve', '--', '--data-dir', dataDir], {
       cwd: ROOT,
+      detached: true,
       env: {
         PATH: process.env.PATH ?? '',
         HOME: tempDir('headless-home-'),
@@ -45,7 +47,9 @@ describe('npm run serve (headless)', () => {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    cleanups.push(() => serve.exitCode === null && serve.kill('SIGKILL'));
+    cleanups.push(() => {
+      if (serve.exitCode === null) process.kill(-serve.pid!, 'SIGKILL');
+    });
     let out = '';
     serve.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     serve.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -103,7 +107,8 @@ describe('npm run serve (headless)', () => {
     expect(family.length).toBeGreaterThanOrEqual(1);
     if (built('model-provider')) expect(cliRuns.filter(isAlive).length).toBeGreaterThan(0);
 
-    serve.kill('SIGINT');
+    // Ctrl-C in a terminal: SIGINT to npm and everything in its group at once.
+    process.kill(-serve.pid!, 'SIGINT');
     expect(await exited, out).toBe(0);
     expect(out).toContain('Stopped.');
     await hanging;

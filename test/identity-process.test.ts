@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { tempDir } from './support/identity.ts';
 import { freePort, ROOT, spawnService } from './support/process.ts';
 
@@ -14,6 +15,39 @@ describe('npm run service -- identity, as a process', () => {
       expect((await fetch(`${proc.url}/ready`)).status).toBe(200);
       expect(await proc.stop(signal)).toBe(0);
       expect(proc.output()).toMatch(/"msg":"stopped"/);
+    });
+  }
+
+  // Through npm itself, as a person or a process manager runs it: npm's signal must reach the service, not a shell between them.
+  for (const [how, send] of [
+    ['SIGTERM to npm', (pid: number) => process.kill(pid, 'SIGTERM')],
+    ['Ctrl-C (SIGINT to the whole process group)', (pid: number) => process.kill(-pid, 'SIGINT')],
+  ] as const) {
+    it(`\`npm run service -- identity\` stops cleanly on ${how}: exit code 0, port released, no process left`, async () => {
+      const port = await freePort();
+      const npmRun = spawn('npm', ['run', 'service', '--', 'identity'], {
+        cwd: ROOT,
+        env: { ...process.env, IDENTITY_DATA_DIR: tempDir('identity-npm'), IDENTITY_PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let output = '';
+      npmRun.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      npmRun.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<number | null>((r) => npmRun.once('exit', (code) => r(code)));
+      const deadline = Date.now() + 30_000;
+      while (!(await fetch(`http://127.0.0.1:${port}/healthy`).then((r) => r.ok).catch(() => false))) {
+        if (Date.now() > deadline) throw new Error(`the service did not start:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const family = descendants(npmRun.pid!);
+      expect(family.length).toBeGreaterThan(0);
+      send(npmRun.pid!);
+      expect(await exited).toBe(0);
+      expect(output).toMatch(/"msg":"stopped"/);
+      expect(await fetch(`http://127.0.0.1:${port}/healthy`).then(() => 'answered', () => 'refused')).toBe('refused');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(family.filter(isAlive)).toEqual([]);
     });
   }
 
