@@ -92,6 +92,12 @@ describe('supervisor with real child processes', () => {
     expect(statSync(join(supervisor.dataDir, 'repohost-service-token')).mode & 0o777).toBe(0o600);
     expect(statSync(join(supervisor.dataDir, 'identity', 'local-session')).isFile()).toBe(true);
     expect(supervisor.logs('identity', { filter: 'ready after' }).length).toBe(1);
+    // What the ring holds goes to the service's log file too: the supervisor's notes and the service's own lines.
+    await supervisor.close();
+    const file = readFileSync(join(supervisor.dataDir, 'logs', 'identity.log'), 'utf8');
+    expect(file).toMatch(/^\S+ stderr \[supervisor\] started \(pid \d+\)/m);
+    expect(file).toMatch(/\[supervisor\] ready after \d+ ms/);
+    expect(file).not.toContain(credential);
   });
 
   it('a killed service comes back after a backoff delay, and a user stop is not undone', async () => {

@@ -20,16 +20,19 @@ export class LogRing {
   }
 }
 
-/** Rotating log files, one per service, under `<dataDir>/logs`: 10 MB a file, five files kept. */
+/** Rotating log files, one per service, under `<dataDir>/logs` (owner-only): 10 MB a file, five rotated files kept. */
 export class LogFiles {
   private readonly streams = new Map<ServiceName, RotatingFileStream>();
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly rotation: { size: string; maxFiles: number } = { size: '10M', maxFiles: 5 },
+  ) {}
 
   write(line: LogLine): void {
     let stream = this.streams.get(line.service);
     if (!stream) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      stream = createStream(`${line.service}.log`, { path: this.dir, size: '10M', maxFiles: 5, mode: 0o600 });
+      stream = createStream(`${line.service}.log`, { path: this.dir, ...this.rotation, mode: 0o600 });
       stream.on('error', () => {
         /* a full disk must not take the supervisor down; the ring buffer still has the lines */
       });

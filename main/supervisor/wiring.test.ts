@@ -1,9 +1,9 @@
-import { readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/identity.ts';
 import { CrashHistory, backoffDelay, DEFAULT_RESTART_POLICY } from './backoff.ts';
-import { LogRing, lineSplitter } from './log-buffer.ts';
+import { LogFiles, LogRing, lineSplitter } from './log-buffer.ts';
 import { GATEWAY_TOKEN_FILE, gatewayServiceToken, placement, serviceEnv } from './wiring.ts';
 
 const wiring = { dataDir: '/data', identityUrl: 'http://127.0.0.1:8001', gatewayToken: 'g'.repeat(43) };
@@ -95,5 +95,40 @@ describe('log ring buffer', () => {
     expect(lines).toEqual(['a', 'bc']);
     splitter.flush();
     expect(lines).toEqual(['a', 'bc', 'd']);
+  });
+});
+
+describe('the log files', () => {
+  it('rotate past their size, keep only the newest files, and are readable by their owner only', async () => {
+    const dir = join(tempDir('log-files'), 'logs');
+    const files = new LogFiles(dir, { size: '1K', maxFiles: 2 });
+    for (let i = 0; i < 200; i++) {
+      files.write({ service: 'identity', time: new Date().toISOString(), stream: 'stdout', text: `line ${i} ${'x'.repeat(60)}` });
+      // Rotation happens between writes; let it.
+      if (i % 20 === 19) await new Promise((r) => setTimeout(r, 20));
+    }
+    files.write({ service: 'persona-store', time: new Date().toISOString(), stream: 'stderr', text: 'one line' });
+    await files.close();
+    const names = readdirSync(dir).sort();
+    expect(names).toContain('identity.log');
+    expect(names).toContain('persona-store.log');
+    const rotated = names.filter((n) => n !== 'identity.log' && n.endsWith('identity.log'));
+    // 200 lines of about 100 bytes each fill many 1 KB files; only the two newest rotated ones stay.
+    expect(rotated.length).toBeGreaterThan(0);
+    expect(rotated.length).toBeLessThanOrEqual(2);
+    const current = readFileSync(join(dir, 'identity.log'), 'utf8');
+    expect(current).toContain('line 199 ');
+    expect(current.length).toBeLessThanOrEqual(1024 + 120);
+    expect(names.map((n) => readFileSync(join(dir, n), 'utf8')).join('')).not.toContain('line 0 ');
+    // The folder is the wall (no one else may enter it); the log files are owner-only as well.
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    for (const n of names.filter((n) => n.endsWith('.log'))) expect(statSync(join(dir, n)).mode & 0o777, n).toBe(0o600);
+    // Beside them, rotating-file-stream's history of rotated files: their names, nothing logged.
+    for (const n of names.filter((n) => !n.endsWith('.log'))) {
+      expect(n).toBe('identity.log.txt');
+      for (const entry of readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean)) expect(rotated.map((r) => join(dir, r))).toContain(entry);
+    }
+    expect(readFileSync(join(dir, 'persona-store.log'), 'utf8')).toMatch(/^\S+ stderr one line\n$/);
+    rmSync(dirname(dir), { recursive: true, force: true });
   });
 });
