@@ -151,6 +151,23 @@ describe('identity: tokens', () => {
     expect(keys.publicSet(t2).keys.map((k) => k.kid)).toEqual([decodeProtectedHeader(fresh.token).kid]);
     expect(statSync(join(dir, 'signing-keys.json')).mode & 0o777).toBe(0o600);
   });
+
+  it('keeps a replaced key published for the longest lifetime it signed with, even after the setting was lowered', async () => {
+    const dir = tempDir('keys');
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const long = new SigningKeys(dir, 3600, 30);
+    await long.prepare(t0);
+    const old = await long.sign({ sub: 'a', aud: 'x', iss: 'http://i' }, t0);
+    const oldKid = decodeProtectedHeader(old.token).kid;
+    // Restarted with a 10-minute lifetime, and rotated at once: the hour-long token above is still valid for an hour.
+    const short = new SigningKeys(dir, 600, 30);
+    await short.prepare(t0);
+    await short.rotate(t0);
+    const kids = (at: number) => short.publicSet(new Date(t0.getTime() + at * 1000)).keys.map((k) => k.kid);
+    expect(kids(600 + 301)).toContain(oldKid);
+    expect(kids(3600 + 299)).toContain(oldKid);
+    expect(kids(3600 + 301)).not.toContain(oldKid);
+  });
 });
 
 describe('identity: accounts and platform connections', () => {

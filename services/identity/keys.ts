@@ -13,6 +13,8 @@ interface StoredKey {
   createdAt: string;
   /** When a newer key took over; the public half stays published until tokens it signed have expired. */
   retiredAt: string | null;
+  /** The longest lifetime of a token this key signed, so a later, shorter setting cannot unpublish it early. */
+  maxTtlSeconds?: number;
 }
 
 /** Writes a file readable by its owner only, atomically (a crash leaves the old file or the new one). */
@@ -63,6 +65,7 @@ export class SigningKeys {
       publicJwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' },
       createdAt: now.toISOString(),
       retiredAt: null,
+      maxTtlSeconds: this.tokenTtlSeconds,
     };
     for (const k of this.keys) k.retiredAt ??= now.toISOString();
     this.keys.push(fresh);
@@ -81,6 +84,11 @@ export class SigningKeys {
     this.reloadIfChanged();
     const key = this.active();
     if (!key) throw new Error('no signing key');
+    if ((key.maxTtlSeconds ?? 0) < this.tokenTtlSeconds) {
+      // Once per key and longer lifetime (a raised setting, or a key made by the CLI with another one).
+      key.maxTtlSeconds = this.tokenTtlSeconds;
+      this.save();
+    }
     const iat = Math.floor(now.getTime() / 1000);
     const exp = iat + this.tokenTtlSeconds;
     const token = await new SignJWT({})
@@ -107,7 +115,8 @@ export class SigningKeys {
   private stillPublished(k: StoredKey, now: Date): boolean {
     if (k.retiredAt === null) return true;
     // Keep publishing past the last token's expiry, plus the verifiers' clock skew.
-    return now.getTime() < Date.parse(k.retiredAt) + (this.tokenTtlSeconds + 300) * 1000;
+    const ttl = Math.max(k.maxTtlSeconds ?? 0, this.tokenTtlSeconds);
+    return now.getTime() < Date.parse(k.retiredAt) + (ttl + 300) * 1000;
   }
 
   private prune(now: Date): void {
