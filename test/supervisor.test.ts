@@ -107,9 +107,15 @@ describe('supervisor with real child processes', () => {
     const firstPid = statusOf(supervisor, 'identity').pid!;
     const backingOff = nextStatus(supervisor, (s) => s.state === 'backing-off');
     process.kill(firstPid, 'SIGKILL');
+    const killedAt = Date.now();
     const during = await backingOff;
     expect(during.lastError).toMatch(/ended by SIGKILL.*Restarting in 0\.3 s/);
+    // The time of the restart comes as data too (the console counts down to it).
+    const due = Date.parse(during.restartAt!) - killedAt;
+    expect(due).toBeGreaterThanOrEqual(250);
+    expect(due).toBeLessThanOrEqual(300 + 1_000);
     const again = await nextStatus(supervisor, (s) => s.state === 'ready');
+    expect(again.restartAt).toBeUndefined();
     expect(again.restarts).toBe(1);
     expect(again.pid).not.toBe(firstPid);
     expect(isAlive(firstPid)).toBe(false);

@@ -6,9 +6,6 @@
 import type { ServiceName, ServiceStatus, Supervisor } from '../supervisor/types.ts';
 import type { LastCrash } from './contract.ts';
 
-/** The supervisor's backing-off sentence ends "… Restarting in 1.5 s." (supervisor.ts, handleExit). */
-const RESTARTING_IN = /Restarting in (\d+(?:\.\d+)?) s\.$/;
-
 export interface CrashMemory {
   lastCrash(name: ServiceName): LastCrash | undefined;
 }
@@ -21,8 +18,7 @@ export function rememberCrashes(supervisor: Pick<Supervisor, 'on'>, now: () => n
       return;
     }
     const crash = crashes.get(status.name);
-    const delay = status.state === 'backing-off' ? RESTARTING_IN.exec(status.lastError ?? '') : null;
-    if (crash && delay) crash.restartAt = new Date(now() + Number(delay[1]) * 1000).toISOString();
+    if (crash && status.state === 'backing-off' && status.restartAt) crash.restartAt = status.restartAt;
   });
   return { lastCrash: (name) => crashes.get(name) };
 }

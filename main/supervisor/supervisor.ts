@@ -49,6 +49,8 @@ interface Slot {
   /** Why we are killing it, when it is we who end it (failed liveness). */
   killReason?: string;
   stderrTail: string[];
+  /** When the next restart is due, while backing off. */
+  restartAt?: number;
   exited?: Promise<void>;
   starting?: Promise<void>;
 }
@@ -226,6 +228,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       ...(pid !== undefined ? optional('memoryBytes', s.proc?.memoryBytes?.() ?? residentBytes(pid)) : {}),
       restarts: s.restarts,
       ...(s.lastError ? { lastError: s.lastError } : {}),
+      ...(s.state === 'backing-off' && s.restartAt !== undefined ? { restartAt: new Date(s.restartAt).toISOString() } : {}),
     };
   }
 
@@ -417,6 +420,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.setState(slot, 'crashed', cause);
     const delay = backoffDelay(count, this.policy);
     this.note(slot.name, `${cause}; restarting in ${delay} ms (crash ${count} of ${this.policy.maxCrashes} allowed within the window)`);
+    slot.restartAt = Date.now() + delay;
     this.setState(slot, 'backing-off', `${cause}. Restarting in ${(delay / 1000).toFixed(1)} s.`);
     slot.timer = setTimeout(() => {
       slot.timer = undefined;

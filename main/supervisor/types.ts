@@ -32,6 +32,8 @@ export interface ServiceStatus {
   restarts: number;
   /** A sentence for a person: why it is not ready, why it crashed, why it gave up. */
   lastError?: string;
+  /** While backing off after a crash: ISO time of the next restart. */
+  restartAt?: string;
 }
 
 export interface LogLine {
