@@ -76,6 +76,7 @@ const PROBLEM_TEXT: Record<number, string> = {
   429: 'Rate limited; see Retry-After.',
   502: 'An upstream answered with an error.',
   503: 'Not ready; the detail says what is missing.',
+  504: 'An upstream did not answer in time; the detail names the setting that bounds the wait.',
 };
 
 /**
