@@ -21,7 +21,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const argv = process.argv.slice(2);
@@ -52,7 +52,13 @@ if (alive) {
   writeFileSync(join(alive, String(process.pid)), '');
   record.concurrentAtStart = readdirSync(alive).length;
 }
-const save = () => recordDir && writeFileSync(join(recordDir, `run-${process.pid}.json`), JSON.stringify(record));
+// Written beside, then renamed: a test may read the record while the run is still writing it.
+const save = () => {
+  if (!recordDir) return;
+  const file = join(recordDir, `run-${process.pid}.json`);
+  writeFileSync(`${file}.tmp`, JSON.stringify(record));
+  renameSync(`${file}.tmp`, file);
+};
 const done = (code) => {
   if (alive) rmSync(join(alive, String(process.pid)), { force: true });
   save();

@@ -43,7 +43,7 @@ export function standInBinary(
     recordDir,
     runs: () =>
       readdirSync(recordDir)
-        .filter((f) => f.startsWith('run-'))
+        .filter((f) => /^run-\d+\.json$/.test(f))
         .map((f) => JSON.parse(readFileSync(join(recordDir, f), 'utf8')) as StandInRun),
   };
 }
