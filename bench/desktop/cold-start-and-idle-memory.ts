@@ -1,6 +1,6 @@
 /**
  * Headless cold start and idle memory of the four services under the supervisor, as `npm run serve`
- * runs them: `npm run bench -- desktop [rounds]` (or `npx tsx bench/desktop/cold-start-and-idle-memory.ts [rounds]`).
+ * runs them: `npm run bench -- desktop` (three rounds), or `npx tsx bench/desktop/cold-start-and-idle-memory.ts [rounds]`.
  *
  * Bundles: the supervisor runs each service from a bundle that is rebuilt only when a source changed;
  * the bench makes sure they are up to date first and prints how long that took (a first start after
