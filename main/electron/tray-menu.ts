@@ -5,6 +5,7 @@
  */
 import type { MenuItemConstructorOptions } from 'electron';
 import type { ServiceName, ServiceState, ServiceStatus } from '../supervisor/types.ts';
+import { SERVICE_TITLES, STATE_WORDS } from '../supervisor/words.ts';
 
 export type AggregateState = 'ready' | 'starting' | 'degraded' | 'error' | 'stopped';
 
@@ -29,25 +30,6 @@ export interface TrayOptions {
   closeToTray: boolean;
 }
 
-const LABELS: Record<ServiceName, string> = {
-  identity: 'Identity',
-  'persona-store': 'Persona store',
-  'repohost-gateway': 'Repository gateway',
-  'model-provider': 'Chat-model provider',
-};
-
-const STATE_WORDS: Record<ServiceState, string> = {
-  stopped: 'stopped',
-  starting: 'starting',
-  live: 'up, not ready yet',
-  ready: 'ready',
-  degraded: 'degraded',
-  'backing-off': 'crashed, restarting soon',
-  crashed: 'crashed',
-  'gave-up': 'gave up',
-  stopping: 'stopping',
-};
-
 const RUNNING: ServiceState[] = ['starting', 'live', 'ready', 'degraded', 'stopping'];
 
 /** One state for the tray icon: the worst news first. */
@@ -71,7 +53,7 @@ export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayAc
     const running = RUNNING.includes(s.state);
     return {
       id: `service:${s.name}`,
-      label: `${LABELS[s.name]}: ${STATE_WORDS[s.state]}`,
+      label: `${SERVICE_TITLES[s.name]}: ${STATE_WORDS[s.state]}`,
       ...(s.lastError && s.state !== 'ready' ? { toolTip: s.lastError } : {}),
       submenu: [
         { id: `service:${s.name}:port`, label: `Port ${s.port}`, enabled: false },

@@ -2,30 +2,12 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import type { ServiceView } from '../../main/console/contract.ts';
-import type { LogLine, ServiceName, ServiceState } from '../../main/supervisor/types.ts';
+import type { LogLine, ServiceName } from '../../main/supervisor/types.ts';
+import { SERVICE_TITLES, STATE_WORDS } from '../../main/supervisor/words.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
 
-const LABELS: Record<ServiceName, string> = {
-  identity: 'Identity',
-  'persona-store': 'Persona store',
-  'repohost-gateway': 'Repository gateway',
-  'model-provider': 'Model provider',
-};
-
 const RUNNING = new Set(['starting', 'live', 'ready', 'degraded', 'backing-off']);
-
-const STATE_WORDS: Record<ServiceState, string> = {
-  stopped: 'stopped',
-  starting: 'starting',
-  live: 'up, not ready yet',
-  ready: 'ready',
-  degraded: 'degraded',
-  'backing-off': 'crashed, restarting',
-  crashed: 'crashed',
-  'gave-up': 'gave up',
-  stopping: 'stopping',
-};
 
 /**
  * What the "Last problem" cell says: while a crashed service waits to restart, the crash and when it
@@ -77,7 +59,7 @@ export function Services() {
         <tbody>
           ${list.map(
             (s) => html`<tr key=${s.name} data-service=${s.name}>
-              <td>${LABELS[s.name] ?? s.name}</td>
+              <td>${SERVICE_TITLES[s.name] ?? s.name}</td>
               <td><span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state] ?? s.state}</span></td>
               <td>${s.port}</td>
               <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '—'}</td>
@@ -104,7 +86,7 @@ function LogTail({ service }: { service: ServiceName }) {
   const [filter, setFilter] = useState('');
   const [load, reload] = useCall<LogLine[]>('services.logs', { name: service, filter: filter || undefined, limit: 200 }, `logs:${service}:${filter}`, 3_000);
   return html`<section class="log-tail" aria-labelledby="log-title">
-    <h3 id="log-title">Log of ${LABELS[service]}</h3>
+    <h3 id="log-title">Log of ${SERVICE_TITLES[service]}</h3>
     <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()))}>
       <label>Only lines containing <input name="filter" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /></label>
       <button type="submit">Filter</button>
