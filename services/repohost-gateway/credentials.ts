@@ -47,14 +47,7 @@ export class CredentialResolver {
 
   /** Drops every credential no longer usable; nothing of it stays reachable from here. */
   purge(now = Date.now()): number {
-    let dropped = 0;
-    for (const [key, c] of this.cache) {
-      if (c.usableUntil <= now) {
-        this.cache.delete(key);
-        dropped += 1;
-      }
-    }
-    return dropped;
+    return dropUnusable(this.cache, now);
   }
 
   /** Fingerprints of the credentials held (for tests: what is still in memory). */
@@ -142,4 +135,16 @@ export class CredentialResolver {
       fingerprint: createHash('sha256').update(body.token).digest('hex').slice(0, 16),
     };
   }
+}
+
+/** Deletes the entries whose credential is no longer usable; returns how many went. */
+export function dropUnusable<K>(entries: Map<K, { usableUntil: number }>, now: number): number {
+  let dropped = 0;
+  for (const [key, entry] of entries) {
+    if (entry.usableUntil <= now) {
+      entries.delete(key);
+      dropped += 1;
+    }
+  }
+  return dropped;
 }

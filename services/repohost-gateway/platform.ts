@@ -3,7 +3,7 @@ import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import { throttling, type ThrottlingOptions } from '@octokit/plugin-throttling';
 import type { Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
-import type { Credential, CredentialResolver } from './credentials.ts';
+import { dropUnusable, type Credential, type CredentialResolver } from './credentials.ts';
 import { CredentialGroup, ImmediateRetryLimiter } from './throttle.ts';
 
 /**
@@ -119,14 +119,7 @@ export class Platform {
 
   /** Drops the client, and with it the token and ETag cache, of every credential no longer usable. */
   purge(now = Date.now()): number {
-    let dropped = 0;
-    for (const [fingerprint, kept] of this.clients) {
-      if (kept.usableUntil <= now) {
-        this.clients.delete(fingerprint);
-        dropped += 1;
-      }
-    }
-    return dropped;
+    return dropUnusable(this.clients, now);
   }
 
   /** Fingerprints of the credentials whose clients are kept (for tests: what is still in memory). */
