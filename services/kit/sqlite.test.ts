@@ -23,6 +23,8 @@ describe('the SQLite opener', () => {
     expect(first.sqlite.pragma('user_version', { simple: true })).toBe(2);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     await first.db.insertInto('things').values({ id: 1, name: 'a' }).execute();
+    // Its write-ahead log and shared-memory files are owner-only too.
+    for (const beside of [`${file}-wal`, `${file}-shm`]) expect(statSync(beside).mode & 0o777, beside).toBe(0o600);
     expect(() => first.sqlite.prepare('INSERT INTO parts VALUES (99)').run()).toThrow(/FOREIGN KEY/);
     expect(databaseAnswers(first.sqlite)).toBe(true);
     await first.close();

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -19,9 +19,14 @@ export interface OpenedDatabase<DB> {
  * permissions, and every pending migration applied before anything else touches it.
  */
 export function openDatabase<DB>(file: string, migrations: Migration[]): OpenedDatabase<DB> {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Created owner-only before SQLite opens it (SQLite gives its -wal and -shm files the same mode), and
+    // narrowed if an older file was looser.
+    closeSync(openSync(file, 'a', 0o600));
+    chmodSync(file, 0o600);
+  }
   const sqlite = new Database(file);
-  if (file !== ':memory:') chmodSync(file, 0o600);
   sqlite.pragma('journal_mode = WAL');
   // NORMAL in WAL mode loses nothing on a process crash; only a power cut can drop the last commits.
   sqlite.pragma('synchronous = NORMAL');
