@@ -24,9 +24,9 @@ const ROUTES = 'GET /healthy, GET /ready, GET /v1/models and POST /v1/chat/compl
 export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots'>) {
   const { lockdown } = deps;
   const where = deps.locate();
-  // A binary that appeared since the last look (installed, or MODELPROV_CLI_BINARY's path created) is
-  // probed now; until that probe answers, the state is pending and readiness 503.
-  if (where.found && lockdown.state === 'no_cli') void lockdown.ensureProbed();
+  // A binary that appeared since the last look (installed, or MODELPROV_CLI_BINARY's path created), or
+  // another one than was probed, is probed now; until that probe answers, the state is pending and readiness 503.
+  lockdown.noticeBinary(where);
   lockdown.recheckLogin();
   const cli = where.found ? { ok: true, path: where.path, source: where.source } : { ok: false, path: null, detail: where.detail };
   const lockdownCheck = {

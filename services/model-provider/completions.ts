@@ -39,10 +39,9 @@ function gate(deps: CompletionDeps): string {
   }
   const where = deps.locate();
   if (!where.found) throw providerError.cliNotFound(where.detail);
-  if (lockdown.state === 'no_cli') {
-    // The binary appeared after startup: prove lockdown before the first call.
-    void lockdown.ensureProbed();
-    throw providerError.notLockedDown('The CLI was found only now; its lockdown probe is running. Send the request again in a few seconds.', true);
+  if (lockdown.noticeBinary(where)) {
+    // A binary found only now, or another one than was probed: prove lockdown before it runs.
+    throw providerError.notLockedDown('The CLI was found only now or has changed; its lockdown probe is running. Send the request again in a few seconds.', true);
   }
   if (lockdown.state !== 'ok') throw providerError.notLockedDown(`Lockdown is not proven, so the CLI is not run: ${lockdown.detail}`, false);
   return where.path;

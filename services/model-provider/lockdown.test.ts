@@ -200,3 +200,35 @@ describe('a missing CLI binary', () => {
     }
   });
 });
+
+describe('the lockdown proof belongs to the binary it was made with', () => {
+  it('probes another binary found later on PATH before running it: one that loads a tool is never run for a completion', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modelprov-swap-'));
+    const first = standInBinary(join(dir, 'later-on-path'), { recordDir: join(dir, 'runs-first') });
+    const earlier = join(dir, 'earlier-on-path');
+    const p = await startProvider({ binary: null, base: { PATH: `${earlier}:${join(dir, 'later-on-path')}`, HOME: dir } });
+    try {
+      await p.service.lockdownProbed();
+      expect((await ready(p.url)).body.checks.lockdown).toMatchObject({ state: 'ok' });
+      await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'from the first binary' }] });
+      // Another `claude` appears earlier on PATH (an install, an update elsewhere), and this one loads a tool.
+      const second = standInBinary(earlier, { loads: ['Bash'], recordDir: join(dir, 'runs-second') });
+      const refused = await completionError(p.client);
+      expect([refused.status, refused.code, refused.headers?.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'true']);
+      const after = await waitFor('the new binary to be probed', async () => {
+        const r = await ready(p.url);
+        return r.body.checks.lockdown.state === 'not_ok' ? r : undefined;
+      });
+      expect(after.status).toBe(503);
+      expect(after.body.checks.cli.path).toBe(second.binary);
+      expect(after.body.checks.lockdown.tools).toEqual(['Bash']);
+      const still = await completionError(p.client);
+      expect([still.status, still.code]).toEqual([503, 'not_locked_down']);
+      // The new binary ran only its probe; every completion ran on the proven one.
+      expect(second.runs().map((r) => r.stdin)).toEqual([PROBE_PROMPT]);
+      expect(first.runs().filter((r) => r.stdin !== PROBE_PROMPT)).toHaveLength(1);
+    } finally {
+      await p.close();
+    }
+  });
+});

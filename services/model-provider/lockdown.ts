@@ -20,6 +20,8 @@ export class Lockdown {
   loaded: Loaded = { tools: [], mcp_servers: [], hooks: [] };
   detail = 'The startup probe has not finished yet.';
   probedAt: string | undefined;
+  /** The binary the proof is about: another one found later is probed afresh before it runs. */
+  probedPath: string | undefined;
   login: LoginState = 'unknown';
   private running: Promise<void> | undefined;
 
@@ -46,6 +48,25 @@ export class Lockdown {
     if (this.state !== 'pending' && this.state !== 'no_cli') return Promise.resolve();
     this.running ??= this.probe().finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /**
+   * Keeps the proof tied to the binary it was made with. A binary that appeared since startup, or one
+   * found at another path than the one probed (PATH or the install changed), is probed now; until that
+   * probe answers the state is pending. True when a probe was started.
+   */
+  noticeBinary(where: CliLocation): boolean {
+    if (!where.found || this.running) return false;
+    if (this.state === 'no_cli') {
+      void this.ensureProbed();
+      return true;
+    }
+    if (this.probedPath === undefined || where.path === this.probedPath) return false;
+    this.deps.logger.warn({ probed: this.probedPath, found: where.path }, 'another CLI binary found; probing it before it runs');
+    this.state = 'pending';
+    this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
+    void this.ensureProbed();
+    return true;
   }
 
   /**
@@ -81,6 +102,7 @@ export class Lockdown {
       this.state = 'pending';
       this.detail = 'The lockdown probe is running.';
     }
+    this.probedPath = where.path;
     const hooks: string[] = [];
     let init: Loaded | undefined;
     const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt }), PROBE_PROMPT, {
