@@ -10,7 +10,7 @@ import { startProvider, waitFor } from './test-support/provider.ts';
 interface ReadyBody {
   status: string;
   checks: {
-    cli: { ok: boolean; detail?: string };
+    cli: { ok: boolean; path?: string | null; detail?: string };
     lockdown: { ok: boolean; state: string; tools: string[]; mcp_servers: string[]; hooks: string[]; detail: string };
   };
 }
