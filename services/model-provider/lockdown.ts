@@ -56,16 +56,20 @@ export class Lockdown {
    * probe answers the state is pending. True when a probe was started.
    */
   noticeBinary(where: CliLocation): boolean {
-    if (!where.found || this.running) return false;
+    if (!where.found) return false;
     if (this.state === 'no_cli') {
       void this.ensureProbed();
       return true;
     }
     if (this.probedPath === undefined || where.path === this.probedPath) return false;
-    this.deps.logger.warn({ probed: this.probedPath, found: where.path }, 'another CLI binary found; probing it before it runs');
-    this.state = 'pending';
-    this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
-    void this.ensureProbed();
+    // Not proven for this binary: refuse, whatever the state says, until a probe of it has answered.
+    // (A probe already running, such as the login re-check, is let finish; the next call looks again.)
+    if (!this.running) {
+      this.deps.logger.warn({ probed: this.probedPath, found: where.path }, 'another CLI binary found; probing it before it runs');
+      this.state = 'pending';
+      this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
+      void this.ensureProbed();
+    }
     return true;
   }
 
@@ -102,7 +106,6 @@ export class Lockdown {
       this.state = 'pending';
       this.detail = 'The lockdown probe is running.';
     }
-    this.probedPath = where.path;
     const hooks: string[] = [];
     let init: Loaded | undefined;
     const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt }), PROBE_PROMPT, {
@@ -116,6 +119,8 @@ export class Lockdown {
       },
     });
     this.probedAt = new Date().toISOString();
+    // Only now, with an answer, is the state below about this binary.
+    this.probedPath = where.path;
     if (!init) {
       this.state = 'probe_failed';
       const how =
