@@ -5,7 +5,7 @@
  * table until the child is gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from './support/identity.ts';
@@ -16,12 +16,30 @@ const PARENT_WATCH = join(ROOT, 'main', 'supervisor', 'parent-watch.mjs');
 /**
  * The child: a service stand-in that stops gracefully on SIGTERM (writing how it stopped) and otherwise
  * runs forever. Its script runs after the `--import`ed watch, so its "started" file says the watch is on.
+ * Unwatched, it writes ORPHANED_FILE once it sees it has been re-parented, the moment a watch would act.
  */
 const CHILD = `
 const { writeFileSync } = require('node:fs');
 process.on('SIGTERM', () => { writeFileSync(process.env.STOPPED_FILE, 'SIGTERM'); process.exit(0); });
 writeFileSync(process.env.STARTED_FILE, String(process.pid));
+const firstParent = process.ppid;
+if (process.env.ORPHANED_FILE) {
+  const look = setInterval(() => { if (process.ppid !== firstParent) { clearInterval(look); writeFileSync(process.env.ORPHANED_FILE, String(process.ppid)); } }, 50);
+}
 setInterval(() => {}, 60000);
+`;
+
+/**
+ * Preloaded (`--require`, which runs before `--import`) into a watched child to count the watch's looks:
+ * every timer callback that runs adds one to TICKS_FILE. The child's own timers never fire within a test.
+ */
+const TICK_COUNTER = `
+const { writeFileSync } = require('node:fs');
+let ticks = 0;
+const counted = (fn) => function (...args) { const r = fn.apply(this, args); writeFileSync(process.env.TICKS_FILE, String(++ticks)); return r; };
+const { setInterval: si, setTimeout: st } = globalThis;
+globalThis.setInterval = (fn, ...rest) => si(counted(fn), ...rest);
+globalThis.setTimeout = (fn, ...rest) => st(counted(fn), ...rest);
 `;
 
 /** The parent: starts the child without an IPC channel (as a utility process has none), prints its pid, then waits. */
@@ -49,7 +67,8 @@ function inProcessTable(pid: number): boolean {
   }
 }
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+/** Polls the file system or process table for an event; the timeout is only a backstop for a test that would hang. */
+async function until(condition: () => boolean, timeoutMs = 50_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (condition()) return true;
@@ -72,14 +91,21 @@ afterEach(() => {
   }
 });
 
-/** A parent process with one child that runs `CHILD`, with parent-watch loaded or not. */
-async function family(watched: boolean): Promise<{ parent: ChildProcess; child: number; stoppedFile: string }> {
+/** A parent process with one child that runs `CHILD`, with parent-watch loaded (and its looks counted) or not. */
+async function family(watched: boolean) {
   const dir = tempDir('parent-watch');
-  const stoppedFile = join(dir, 'stopped');
-  const startedFile = join(dir, 'started');
-  const childArgs = [...(watched ? ['--import', PARENT_WATCH] : []), '-e', CHILD];
+  const files = { stopped: join(dir, 'stopped'), started: join(dir, 'started'), ticks: join(dir, 'ticks'), orphaned: join(dir, 'orphaned') };
+  const counter = join(dir, 'tick-counter.cjs');
+  writeFileSync(counter, TICK_COUNTER);
+  const childArgs = [...(watched ? ['--require', counter, '--import', PARENT_WATCH] : []), '-e', CHILD];
   const parent = spawn(process.execPath, ['-e', PARENT], {
-    env: { PATH: process.env.PATH ?? '', CHILD_ARGS: JSON.stringify(childArgs), STOPPED_FILE: stoppedFile, STARTED_FILE: startedFile },
+    env: {
+      PATH: process.env.PATH ?? '',
+      CHILD_ARGS: JSON.stringify(childArgs),
+      STOPPED_FILE: files.stopped,
+      STARTED_FILE: files.started,
+      ...(watched ? { TICKS_FILE: files.ticks } : { ORPHANED_FILE: files.orphaned }),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const child = await new Promise<number>((resolve, reject) => {
@@ -93,9 +119,9 @@ async function family(watched: boolean): Promise<{ parent: ChildProcess; child: 
   });
   started.push({ parent, child, dir });
   // The parent must outlive the child's start: parent-watch takes the parent it watches from process.ppid at import.
-  expect(await until(() => existsSync(startedFile), 10_000)).toBe(true);
+  expect(await until(() => existsSync(files.started))).toBe(true);
   expect(inProcessTable(child)).toBe(true);
-  return { parent, child, stoppedFile };
+  return { parent, child, stoppedFile: files.stopped, ticks: () => (existsSync(files.ticks) ? Number(readFileSync(files.ticks, 'utf8')) : 0), orphanedFile: files.orphaned };
 }
 
 async function killParent(parent: ChildProcess): Promise<void> {
@@ -108,7 +134,7 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
   it('when the parent is SIGKILLed, the child leaves the process table within seconds, through its own SIGTERM handler', async () => {
     const { parent, child, stoppedFile } = await family(true);
     await killParent(parent);
-    expect(await until(() => !inProcessTable(child), 10_000)).toBe(true);
+    expect(await until(() => !inProcessTable(child))).toBe(true);
     // It stopped through SIGTERM, so a service runs its graceful stop (closes its database) rather than being cut off.
     expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
   });
@@ -129,23 +155,24 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
     expect(signal).toBe('SIGKILL');
     expect(child).toBeGreaterThan(0);
     // The child starts after its parent is already gone, then stops itself through its SIGTERM handler.
-    expect(await until(() => existsSync(startedFile), 10_000)).toBe(true);
-    expect(await until(() => !inProcessTable(child), 10_000)).toBe(true);
+    expect(await until(() => existsSync(startedFile))).toBe(true);
+    expect(await until(() => !inProcessTable(child))).toBe(true);
     expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
   });
 
-  it('while the parent lives, the watched child keeps running', async () => {
-    const { child, stoppedFile } = await family(true);
-    // The watch looks once a second; give it a few looks.
-    await new Promise((r) => setTimeout(r, 3_000));
+  it('while the parent lives, the watched child keeps running, however many times the watch looks', async () => {
+    const { child, stoppedFile, ticks } = await family(true);
+    const looked = ticks();
+    expect(await until(() => ticks() >= looked + 3)).toBe(true);
     expect(inProcessTable(child)).toBe(true);
     expect(existsSync(stoppedFile)).toBe(false);
   });
 
   it('without parent-watch the same child outlives its SIGKILLed parent (what the watch is for)', async () => {
-    const { parent, child, stoppedFile } = await family(false);
+    const { parent, child, stoppedFile, orphanedFile } = await family(false);
     await killParent(parent);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // The child itself sees that it has a new parent: the moment a watch would have stopped it.
+    expect(await until(() => existsSync(orphanedFile))).toBe(true);
     expect(inProcessTable(child)).toBe(true);
     expect(existsSync(stoppedFile)).toBe(false);
   });

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Api } from './api.ts';
@@ -6,6 +7,31 @@ import { createLogger } from './logger.ts';
 import { mountProbes } from './probes.ts';
 import { problem } from './problem.ts';
 import { listen, type RunningService } from './server.ts';
+
+/** One request with the Host header as given (fetch sets its own); resolves with status, content type and body. */
+function withHost(url: string, host: string, init: { method?: string; path?: string; body?: string } = {}) {
+  return new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+    const target = new URL(init.path ?? '/', url);
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: init.method ?? 'GET',
+        // An empty host means none at all (as an HTTP/1.0 client may send).
+        setHost: false,
+        headers: { ...(host ? { host } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
 
 let service: RunningService;
 let ready = true;
@@ -87,6 +113,96 @@ describe('the app factory', () => {
   });
 });
 
+describe('the Host check (DNS rebinding)', () => {
+  it('answers a loopback Host with or without a port: 127.x.x.x, localhost, [::1]', async () => {
+    for (const host of ['127.0.0.1', `127.0.0.1:${service.port}`, '127.1.2.3:80', 'localhost', 'LocalHost:9', '[::1]', `[::1]:${service.port}`]) {
+      expect((await withHost(service.url, host, { path: '/healthy' })).status, host).toBe(200);
+    }
+  });
+
+  it('refuses every other Host with 421 before anything runs: probes, the document, the docs, unknown paths and writes alike', async () => {
+    const hosts = ['evil.example', `evil.example:${service.port}`, '127.0.0.1.evil.example', 'localhost.evil.example', 'localhost.', '0.0.0.0', '[::2]', '127.0.0.1@evil.example', '', ' '];
+    const targets = [
+      { path: '/healthy' },
+      { path: '/ready' },
+      { path: '/openapi.json' },
+      { path: '/docs' },
+      { path: '/docs/assets/swagger-ui.css' },
+      { path: '/nowhere?x=1' },
+      // A write that would succeed from loopback, and a body that would not even parse: the Host is judged first.
+      { method: 'POST', path: '/v1/things/7', body: JSON.stringify({ name: 'x' }) },
+      { method: 'POST', path: '/v1/things/7', body: '{' },
+    ];
+    for (const host of hosts) {
+      for (const target of targets) {
+        const res = await withHost(service.url, host, target);
+        expect(res.status, `${host} ${target.path}`).toBe(421);
+        expect(res.type).toMatch(/^application\/problem\+json/);
+        const body = JSON.parse(res.body) as { status: number; title: string; detail: string };
+        expect(body).toMatchObject({ status: 421, title: 'Misdirected Request' });
+        expect(body.detail).toContain(`call it at http://127.0.0.1:${service.port}/`);
+        if (host.trim()) expect(body.detail).not.toContain(host.trim());
+      }
+    }
+  });
+
+  it('answers the host of a configured public URL and of the allowed hosts, and still no other', async () => {
+    const logger = createLogger('public-test', 'silent');
+    const app = createApp({
+      logger,
+      publicUrl: 'https://id.example.com',
+      allowedHosts: ['proxy.example.net:8443'],
+      extraRoutes: (a) => mountProbes(a, {}),
+    });
+    const running = await listen({ app, host: '127.0.0.1', port: 0, logger });
+    try {
+      for (const host of ['id.example.com', 'ID.example.com:443', 'proxy.example.net:8443', '127.0.0.1']) {
+        expect((await withHost(running.url, host, { path: '/healthy' })).status, host).toBe(200);
+      }
+      for (const host of ['proxy.example.net', 'proxy.example.net:80', 'example.com', 'evil.example']) {
+        const res = await withHost(running.url, host, { path: '/healthy' });
+        expect(res.status, host).toBe(421);
+        expect((JSON.parse(res.body) as { detail: string }).detail).toMatch(/127\.0\.0\.1, \[::1\], localhost, id\.example\.com, proxy\.example\.net/);
+      }
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('the OpenAPI document\u2019s server', () => {
+  const documentServers = async (url: string) => ((await (await fetch(`${url}/openapi.json`)).json()) as { servers: { url: string }[] }).servers;
+  const api = () => {
+    const a = new Api({ title: 'servers', version: '1', description: 'servers' });
+    a.route({ method: 'get', path: '/v1/x', operationId: 'x', summary: 'x', auth: false, responses: { 200: { description: 'ok' } }, handler: () => ({}) });
+    return a;
+  };
+
+  it('is where the service listens, never the Host of a request, even of the first one', async () => {
+    const logger = createLogger('servers-test', 'silent');
+    const running = await listen({ app: createApp({ logger, api: api() }), host: '127.0.0.1', port: 0, logger });
+    try {
+      // A hostile Host is refused; a loopback one that is not the listen address must not end up in the document either.
+      expect((await withHost(running.url, 'evil.example', { path: '/openapi.json' })).status).toBe(421);
+      const first = JSON.parse((await withHost(running.url, 'localhost:1', { path: '/openapi.json' })).body) as { servers: { url: string }[] };
+      expect(first.servers).toEqual([{ url: running.url }]);
+      expect(await documentServers(running.url)).toEqual([{ url: running.url }]);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('is the public URL when the service has one', async () => {
+    const logger = createLogger('servers-test', 'silent');
+    const running = await listen({ app: createApp({ logger, api: api(), publicUrl: 'https://id.example.com' }), host: '127.0.0.1', port: 0, logger });
+    try {
+      expect(await documentServers(running.url)).toEqual([{ url: 'https://id.example.com' }]);
+    } finally {
+      await running.close();
+    }
+  });
+});
+
 describe('request logging and stopping', () => {
   it('writes exactly one log line per request: id, method, path without query, status, time; never headers, query or body', async () => {
     const lines: Record<string, unknown>[] = [];
@@ -138,13 +254,16 @@ describe('request logging and stopping', () => {
     const events: string[] = [];
     let entered!: () => void;
     const inside = new Promise<void>((r) => (entered = r));
+    // The handler answers when the test says so: after a new connection has been refused.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
     const logger = createLogger('drain-test', 'silent');
     const app = createApp({
       logger,
       extraRoutes: (a) =>
         a.get('/slow', async (_req, res) => {
           entered();
-          await new Promise((r) => setTimeout(r, 400));
+          await released;
           events.push('answered');
           res.json({ done: true });
         }),
@@ -153,8 +272,10 @@ describe('request logging and stopping', () => {
     const slow = fetch(`${running.url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
     await inside;
     const closed = running.close().then(() => events.push('closed'));
-    // While it drains, a new connection is refused.
+    // While it drains, a new connection is refused, and nothing is cleaned up under the request.
     await expect(fetch(`${running.url}/slow`, { headers: { connection: 'close' } })).rejects.toThrow();
+    expect(events).toEqual([]);
+    release();
     expect(await slow).toEqual({ status: 200, body: { done: true } });
     await closed;
     expect(events).toEqual(['answered', 'cleanup', 'closed']);

@@ -3,8 +3,10 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Api } from './api.ts';
+import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
 import { Problem, problem } from './problem.ts';
+import { LISTEN_URL } from './server.ts';
 
 export interface AppOptions {
   logger: Logger;
@@ -16,12 +18,21 @@ export interface AppOptions {
   renderError?: (res: Response, problem: Problem) => void;
   /** Routes that sit outside the Api (probes, streams); mounted before the API router. */
   extraRoutes?: (app: Express) => void;
+  /**
+   * Host names answered besides loopback ("id.example.com" with any port, "id.example.com:8443" with that
+   * one), for a service that callers reach under another name; every other Host is refused with 421.
+   */
+  allowedHosts?: readonly string[];
+  /** The base URL callers use when it is not the listen address: its host is answered, and the OpenAPI document names it as the server. */
+  publicUrl?: string;
 }
 
+
 /**
- * The Express app every service builds: JSON bodies with a limit, one log line per request (method,
- * path without query, status, time; never headers or bodies), 404 for unknown routes, and one error
- * handler that turns everything into a problem whose detail says what to fix.
+ * The Express app every service builds: one log line per request (method, path without query, status,
+ * time; never headers or bodies), a Host check before anything else (DNS rebinding), JSON bodies with a
+ * limit, 404 for unknown routes, and one error handler that turns everything into a problem whose
+ * detail says what to fix.
  */
 export function createApp(options: AppOptions): Express {
   const { logger } = options;
@@ -45,6 +56,9 @@ export function createApp(options: AppOptions): Express {
     next();
   });
 
+  const publicHost = options.publicUrl ? [new URL(options.publicUrl).host] : [];
+  app.use(hostCheck([...publicHost, ...(options.allowedHosts ?? [])]));
+
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
 
   options.extraRoutes?.(app);
@@ -52,8 +66,10 @@ export function createApp(options: AppOptions): Express {
   if (options.api) {
     const api = options.api;
     let doc: object | undefined;
-    app.get('/openapi.json', (req, res) => {
-      doc ??= api.document([{ url: `${req.protocol}://${req.get('host')}` }]);
+    app.get('/openapi.json', (_req, res) => {
+      // Never from the request (its Host is the caller's word): the configured URL, else where `listen` listens.
+      const url = options.publicUrl ?? (app.locals[LISTEN_URL] as string | undefined);
+      doc ??= api.document([{ url: url ?? '/' }]);
       res.json(doc);
     });
     mountDocs(app);

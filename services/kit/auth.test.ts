@@ -55,20 +55,25 @@ describe("the kit's token verifier", () => {
   });
 
   it('accepts a token signed by a key rotated in after the key set was cached: an unknown kid fetches the set once more', async () => {
-    const rotating = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test' });
+    // No cooldown between key-set fetches here, so the test need not wait one out; `cooling` keeps a long one.
+    const rotating = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test', keySetCooldownMs: 0 });
+    const cooling = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test', keySetCooldownMs: 600_000 });
     const before = await identity.mint(identity.localCredential, 'kit-test');
     await rotating.verify(`Bearer ${before}`);
+    await cooling.verify(`Bearer ${before}`);
     expect(rotating.keySetFetches).toBe(1);
+    expect(cooling.keySetFetches).toBe(1);
     // A new signing key, as `npm run identity -- keys rotate` makes it beside the running service.
     const store = openIdentityStore(identity.dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
     const kid = await store.keys.rotate();
     await store.database.close();
     const after = await identity.mint(identity.localCredential, 'kit-test');
     expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe(kid);
-    // The verifier refetches for an unknown kid at most once per 5 s cooldown; let that pass since the first fetch.
-    await new Promise((r) => setTimeout(r, 5_200));
     expect((await rotating.verify(`Bearer ${after}`)).account).toBeTruthy();
     expect(rotating.keySetFetches).toBe(2);
+    // Within the cooldown since its last fetch, an unknown kid is refused without asking identity again (forged kids cannot hammer it).
+    await expect(cooling.verify(`Bearer ${after}`)).rejects.toMatchObject({ status: 401 });
+    expect(cooling.keySetFetches).toBe(1);
     // The retired key stays published until its tokens have expired: the earlier token still passes, with no further fetch.
     await rotating.verify(`Bearer ${before}`);
     await rotating.verify(`Bearer ${after}`);

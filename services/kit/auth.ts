@@ -16,6 +16,8 @@ export interface TokenVerifierOptions {
   audience: string;
   /** Seconds of clock skew tolerated on `exp` and `nbf`. */
   clockToleranceSeconds?: number;
+  /** Least time between two fetches of the key set for unknown key ids (default 5 s), so forged kids cannot hammer identity. */
+  keySetCooldownMs?: number;
 }
 
 /** Asymmetric algorithms only: never `none`, never an HMAC that could be keyed with a public key. */
@@ -34,7 +36,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   let fetches = 0;
   const jwks = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), {
     cacheMaxAge: 10 * 60_000,
-    cooldownDuration: 5_000,
+    cooldownDuration: options.keySetCooldownMs ?? 5_000,
     timeoutDuration: 3_000,
     [customFetch]: (url, init) => {
       fetches += 1;

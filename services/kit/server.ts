@@ -21,11 +21,39 @@ export interface ListenOptions {
   onClose?: () => Promise<void> | void;
   /** How long in-flight requests may take to finish when stopping. */
   drainMs?: number;
+  /** Longest time a client may take to send a request's headers (Slowloris); past it 408 and the connection closes. */
+  headersTimeoutMs?: number;
+  /**
+   * Longest time a client may take to send a whole request, headers and body; past it 408 and the
+   * connection closes. It ends when the request has arrived: a long answer (a provider run) is not bounded by it.
+   */
+  requestTimeoutMs?: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs?: number;
 }
 
+/** The `app.locals` member where `listen` records the address it listens on (the OpenAPI document's server). */
+export const LISTEN_URL = 'listenUrl';
+
+/** Ten seconds for headers (a few hundred bytes), a minute for a body (2 MB commits, 4 MB prompts, on loopback). */
+export const DEFAULT_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 };
+
 export async function listen(options: ListenOptions): Promise<RunningService> {
-  const server: Server = createServer(options.app);
-  server.keepAliveTimeout = 5_000;
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUTS.headersTimeoutMs;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_TIMEOUTS.requestTimeoutMs;
+  if (headersTimeoutMs > requestTimeoutMs) throw new Error('headersTimeoutMs must not exceed requestTimeoutMs: the headers are part of the request.');
+  const server: Server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Node looks for requests past their time only this often (default 30 s, which would stretch a 10 s limit to 40 s).
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+      // A request without Host reaches the app's Host check, which refuses it with a body that says why (Node's own 400 has none).
+      requireHostHeader: false,
+    },
+    options.app,
+  );
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_TIMEOUTS.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
@@ -37,6 +65,7 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
   const port = (server.address() as AddressInfo).port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `http://${host}:${port}`;
+  options.app.locals[LISTEN_URL] = url;
   options.logger.info({ url }, 'listening');
 
   let closing: Promise<void> | undefined;
