@@ -46,7 +46,9 @@ describe('npm run service -- identity, as a process', () => {
       expect(await exited).toBe(0);
       expect(output).toMatch(/"msg":"stopped"/);
       expect(await fetch(`http://127.0.0.1:${port}/healthy`).then(() => 'answered', () => 'refused')).toBe('refused');
-      await new Promise((r) => setTimeout(r, 200));
+      // npm has exited; its children are gone by then or moments later (reaped): wait for that, not for a set time.
+      const gone = Date.now() + 10_000;
+      while (family.some(isAlive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 20));
       expect(family.filter(isAlive)).toEqual([]);
     });
   }
@@ -88,5 +90,63 @@ describe('npm run identity -- account add', () => {
       await proc.stop();
     }
     expect(npm(['identity', '--', 'account', 'add', 'carol'], { IDENTITY_DATA_DIR: dataDir }).status).toBe(1);
+  });
+});
+
+describe('npm run identity -- session and account commands', () => {
+  it('labels, lists, expires and revokes session credentials, and removes an account with its connections', async () => {
+    const dataDir = tempDir('identity-cli-sessions');
+    const cli = (...args: string[]) => npm(['identity', '--', ...args], { IDENTITY_DATA_DIR: dataDir });
+    const first = cli('account', 'add', 'dave', '--label', 'laptop', '--expires-in', '90d');
+    expect(first.status, first.stderr).toBe(0);
+    const second = cli('session', 'add', 'dave', '--label', 'hub');
+    expect(second.status).toBe(0);
+    expect(second.stdout.trim().split('\n')).toHaveLength(1);
+    const secondId = /session credential (ses_[0-9a-f]{24}) for dave/.exec(second.stderr)?.[1];
+    expect(secondId).toBeDefined();
+    const listed = cli('session', 'list', 'dave').stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(listed.map((l) => l[1])).toEqual(['laptop', 'hub']);
+    const days = (Date.parse(listed[0]![4]!) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(89);
+    expect(days).toBeLessThanOrEqual(90);
+    expect(listed[1]![4]).toBe('never');
+    expect(listed.flat().join(' ')).not.toContain(second.stdout.trim());
+    const bad = cli('session', 'add', 'dave', '--expires-in', 'soon');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/--expires-in/);
+
+    const port = await freePort();
+    const proc = await spawnService('identity', { IDENTITY_DATA_DIR: dataDir, IDENTITY_PORT: String(port) }, port);
+    const mintWith = (credential: string) =>
+      fetch(`${proc.url}/v1/auth/service-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ audience: 'persona' }),
+      }).then((r) => r.status);
+    try {
+      expect(await mintWith(second.stdout.trim())).toBe(200);
+      // Revoked by the command line while the service runs: refused at once, no restart.
+      const revoked = cli('session', 'revoke', secondId!);
+      expect(revoked.status).toBe(0);
+      expect(revoked.stdout).toMatch(/stay valid until they expire/);
+      expect(await mintWith(second.stdout.trim())).toBe(401);
+      expect(await mintWith(first.stdout.trim())).toBe(200);
+      const put = await fetch(`${proc.url}/v1/connections/work`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${first.stdout.trim()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'token', token: `github_pat_${'z9'.repeat(20)}` }),
+      });
+      expect(put.status).toBe(200);
+      expect(cli('account', 'remove', 'local').status).toBe(1);
+      const removed = cli('account', 'remove', 'dave');
+      expect(removed.status, removed.stderr).toBe(0);
+      expect(removed.stdout).toMatch(/1 session credential\(s\) revoked, 1 platform connection\(s\) deleted/);
+      expect(removed.stdout).toMatch(/Tokens already minted for dave stay valid until they expire/);
+      expect(await mintWith(first.stdout.trim())).toBe(401);
+      expect(cli('account', 'list').stdout).not.toMatch(/\tdave$/m);
+      expect(proc.output()).not.toContain(first.stdout.trim());
+    } finally {
+      await proc.stop();
+    }
   });
 });

@@ -14,37 +14,71 @@ export function newCredential(): string {
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+/** The account made on first run for the desktop app; its credential is in the data folder. */
+export const LOCAL_ACCOUNT = 'local';
+export const SESSION_ID = /^ses_[0-9a-f]{24}$/;
+/** A session credential lives at most this long when it has an expiry (ten years). */
+export const MAX_SESSION_SECONDS = 10 * 365 * 86_400;
+/** Last use is recorded to the minute: a write per minute per credential at most, not one per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** The principal of identity's own routes: the account, and which of its session credentials was presented. */
+export interface SessionPrincipal extends Principal {
+  readonly session: string;
+}
+
+/** A session credential as its account sees it: never the secret, which is shown once, when it is made. */
+export interface SessionSummary {
+  id: string;
+  label: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+}
+
+export interface NewSession {
+  label?: string | null;
+  /** Seconds until it expires; null or absent: never. */
+  expiresInSeconds?: number | null;
+}
+
+export interface RemovedAccount {
+  sessions: number;
+  connections: number;
+}
 
 export class Accounts {
-  constructor(private readonly db: Kysely<IdentityDatabase>) {}
+  constructor(
+    private readonly db: Kysely<IdentityDatabase>,
+    /** Runs after rows with secrets were deleted, so their bytes leave the write-ahead log too. */
+    private readonly eraseTraces: () => void = () => {},
+  ) {}
 
   /** Creates an account and its first session credential; the credential is returned once and stored hashed. */
-  async add(name: string): Promise<{ id: string; credential: string }> {
+  async add(name: string, session: NewSession = {}): Promise<{ id: string; credential: string; session: string }> {
     if (!NAME.test(name)) {
       throw new Error('An account name is 1-63 characters of lowercase letters, digits, dot, dash or underscore, starting with a letter or digit.');
     }
     const existing = await this.db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirst();
     if (existing) throw new Error(`An account named "${name}" already exists; use "session add ${name}" for a new credential.`);
     const id = randomUUID();
-    const credential = newCredential();
-    const now = new Date().toISOString();
+    const now = new Date();
+    let made!: { credential: string; session: string };
     await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('accounts').values({ id, name, created_at: now }).execute();
-      await trx.insertInto('sessions').values({ credential_hash: hashCredential(credential), account_id: id, created_at: now }).execute();
+      await trx.insertInto('accounts').values({ id, name, created_at: now.toISOString() }).execute();
+      made = await insertSession(trx, id, session, now);
     });
-    return { id, credential };
+    return { id, ...made };
   }
 
-  /** A new session credential for an existing account. */
-  async addSession(name: string): Promise<string> {
-    const account = await this.db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirst();
-    if (!account) throw new Error(`There is no account named "${name}"; create it with "account add ${name}".`);
-    const credential = newCredential();
-    await this.db
-      .insertInto('sessions')
-      .values({ credential_hash: hashCredential(credential), account_id: account.id, created_at: new Date().toISOString() })
-      .execute();
-    return credential;
+  /** A new session credential for an existing account, by name (the command line). */
+  async addSession(name: string, session: NewSession = {}): Promise<{ credential: string; session: string }> {
+    return this.createSession(await this.idOf(name), session);
+  }
+
+  /** A new session credential for an account, by id (an account making one for itself). */
+  async createSession(accountId: string, session: NewSession = {}): Promise<{ credential: string; session: string }> {
+    return insertSession(this.db, accountId, session, new Date());
   }
 
   async list(): Promise<{ id: string; name: string; created_at: string }[]> {
@@ -55,8 +89,81 @@ export class Accounts {
     return this.db.selectFrom('accounts').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
   }
 
+  /** The account's session credentials, oldest first, without their secrets. */
+  async sessions(accountId: string): Promise<SessionSummary[]> {
+    return this.db
+      .selectFrom('sessions')
+      .select(['id', 'label', 'created_at', 'last_used_at', 'expires_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  /** The session credentials of the account named `name` (the command line). */
+  async sessionsOf(name: string): Promise<SessionSummary[]> {
+    return this.sessions(await this.idOf(name));
+  }
+
+  /** Revokes one session credential; with `accountId`, only one of that account's. False when there was none. */
+  async revokeSession(sessionId: string, accountId?: string): Promise<boolean> {
+    let q = this.db.deleteFrom('sessions').where('id', '=', sessionId);
+    if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+    return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
+  }
+
+  /** Revokes every session credential of an account, or every one but `except`; answers how many. */
+  async revokeAll(accountId: string, except?: string): Promise<number> {
+    let q = this.db.deleteFrom('sessions').where('account_id', '=', accountId);
+    if (except !== undefined) q = q.where('id', '!=', except);
+    return Number((await q.executeTakeFirst()).numDeletedRows);
+  }
+
+  /** Revokes every session credential of the account named `name` (the command line). */
+  async revokeAllOf(name: string): Promise<number> {
+    return this.revokeAll(await this.idOf(name));
+  }
+
+  /**
+   * Removes an account with its session credentials and its platform connections (rows deleted, their
+   * encrypted secrets overwritten in the database file and dropped from its write-ahead log).
+   */
+  async remove(name: string): Promise<RemovedAccount> {
+    if (name === LOCAL_ACCOUNT) {
+      throw new Error(
+        `The account "${LOCAL_ACCOUNT}" is the desktop app's own and is not removed; revoke its credentials with "session revoke-all ${LOCAL_ACCOUNT}" (the service makes a new one at its next start) and remove its connections in the console.`,
+      );
+    }
+    const id = await this.idOf(name);
+    const removed = await this.db.transaction().execute(async (trx) => {
+      const connections = Number((await trx.deleteFrom('connections').where('account_id', '=', id).executeTakeFirst()).numDeletedRows);
+      const sessions = Number((await trx.deleteFrom('sessions').where('account_id', '=', id).executeTakeFirst()).numDeletedRows);
+      await trx.deleteFrom('accounts').where('id', '=', id).execute();
+      return { sessions, connections };
+    });
+    this.eraseTraces();
+    return removed;
+  }
+
+  /** Whether a session credential is known and unexpired (the local session file is checked at start). */
+  async accepts(credential: string, now = new Date()): Promise<boolean> {
+    const row = await this.db.selectFrom('sessions').select('expires_at').where('credential_hash', '=', hashCredential(credential)).executeTakeFirst();
+    return row !== undefined && !expired(row.expires_at, now);
+  }
+
+  /** Whether `sessionId` is a live (known, unexpired) session credential of `accountId`. */
+  async sessionLive(accountId: string, sessionId: string, now = new Date()): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('sessions')
+      .select('expires_at')
+      .where('id', '=', sessionId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row !== undefined && !expired(row.expires_at, now);
+  }
+
   /** Checks `Authorization: Bearer <session credential>`; the principal's account is the session's. */
-  async verify(authorization: string | undefined): Promise<Principal> {
+  async verify(authorization: string | undefined): Promise<SessionPrincipal> {
     const credential = bearerToken(authorization);
     if (!credential) {
       throw problem.unauthorized(
@@ -66,10 +173,60 @@ export class Accounts {
     }
     const row = await this.db
       .selectFrom('sessions')
-      .select('account_id')
+      .select(['id', 'account_id', 'expires_at', 'last_used_at'])
       .where('credential_hash', '=', hashCredential(credential))
       .executeTakeFirst();
-    if (!row) throw problem.unauthorized('The session credential is not known; use the one printed when the account was made.');
-    return { account: row.account_id, audience: 'session', token: '' };
+    if (!row) {
+      throw problem.unauthorized(
+        'The session credential is not known (never issued, or revoked); use a current one, or make one with "npm run identity -- session add <account>".',
+      );
+    }
+    const now = new Date();
+    if (expired(row.expires_at, now)) {
+      throw problem.unauthorized(
+        `The session credential expired at ${row.expires_at}; make a new one with "npm run identity -- session add <account>".`,
+      );
+    }
+    if (!row.last_used_at || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+      await this.db.updateTable('sessions').set({ last_used_at: now.toISOString() }).where('id', '=', row.id).execute();
+    }
+    return { account: row.account_id, audience: 'session', token: '', session: row.id };
   }
+
+  private async idOf(name: string): Promise<string> {
+    const account = await this.db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirst();
+    if (!account) throw new Error(`There is no account named "${name}"; list them with "account list".`);
+    return account.id;
+  }
+}
+
+function expired(expiresAt: string | null, now: Date): boolean {
+  return expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
+}
+
+async function insertSession(
+  db: Kysely<IdentityDatabase>,
+  accountId: string,
+  session: NewSession,
+  now: Date,
+): Promise<{ credential: string; session: string }> {
+  const seconds = session.expiresInSeconds ?? null;
+  if (seconds !== null && (!Number.isInteger(seconds) || seconds < 60 || seconds > MAX_SESSION_SECONDS)) {
+    throw new Error(`An expiry is a whole number of seconds from 60 to ${MAX_SESSION_SECONDS} (ten years).`);
+  }
+  const credential = newCredential();
+  const id = `ses_${randomBytes(12).toString('hex')}`;
+  await db
+    .insertInto('sessions')
+    .values({
+      id,
+      credential_hash: hashCredential(credential),
+      account_id: accountId,
+      label: session.label ?? null,
+      created_at: now.toISOString(),
+      expires_at: seconds === null ? null : new Date(now.getTime() + seconds * 1000).toISOString(),
+      last_used_at: null,
+    })
+    .execute();
+  return { credential, session: id };
 }

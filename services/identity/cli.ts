@@ -1,32 +1,100 @@
+import { parseArgs } from 'node:util';
+import { MAX_SESSION_SECONDS, SESSION_ID } from './accounts.ts';
 import { loadIdentityConfig } from './config.ts';
 import { openIdentityStore } from './service.ts';
 
-const USAGE = `Usage: npm run identity -- <command>
-  account add <name>     create an account; prints its session credential as the only line on stdout
-  account list           list accounts (id and name)
-  session add <name>     print a new session credential for an existing account
-  keys rotate            make a new signing key; the old one stays published until its tokens expire
+const USAGE = `Usage: npm run -s identity -- <command>
+  account add <name> [--label <text>] [--expires-in <duration>]
+                           create an account; prints its session credential as the only line on stdout
+  account list             list accounts (id and name)
+  account remove <name>    remove an account: its session credentials are revoked and its platform
+                           connections deleted (their encrypted secrets erased from the database)
+  session add <name> [--label <text>] [--expires-in <duration>]
+                           print a new session credential for an existing account (its id goes to stderr)
+  session list <name>      list an account's session credentials: id, label, created, last used, expires
+  session revoke <id>      revoke one session credential (any account's) by its id (ses_...)
+  session revoke-all <name>
+                           revoke every session credential of an account
+  keys rotate              make a new signing key; the old one stays published until its tokens expire
+A duration is seconds, or a number with s, m, h or d (90d, 12h); 60 s to ten years. Without --expires-in a
+credential gets IDENTITY_SESSION_TTL_SECONDS (0, the default: it never expires).
 Reads the same IDENTITY_ variables as the service (IDENTITY_DATA_DIR above all).`;
 
-const [group, verb, name] = process.argv.slice(2);
+/** "90d", "12h", "30m", "3600s" or "3600" as seconds. */
+function parseDuration(text: string): number {
+  const m = /^(\d{1,10})([smhd]?)$/.exec(text.trim());
+  const seconds = m ? Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'] : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < 60 || seconds > MAX_SESSION_SECONDS) {
+    throw new Error(`--expires-in takes a duration from 60 seconds to ten years, such as 3600, 12h or 90d (not "${text}").`);
+  }
+  return seconds;
+}
+
+class Usage extends Error {}
+
+const { values: options, positionals } = (() => {
+  try {
+    return parseArgs({ options: { label: { type: 'string' }, 'expires-in': { type: 'string' } }, allowPositionals: true });
+  } catch (err) {
+    process.stderr.write(`identity: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    process.exit(2);
+  }
+})();
+const [group, verb, name] = positionals;
+
 try {
   const config = loadIdentityConfig(process.env);
   const store = openIdentityStore(config.dataDir, config);
+  const { accounts } = store;
+  const newSession = () => ({
+    label: options.label ?? null,
+    expiresInSeconds: options['expires-in'] !== undefined ? parseDuration(options['expires-in']) : config.sessionTtlSeconds || null,
+  });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
   try {
-    if (group === 'account' && verb === 'add' && name) process.stdout.write(`${(await store.accounts.add(name)).credential}\n`);
-    else if (group === 'account' && verb === 'list') for (const a of await store.accounts.list()) process.stdout.write(`${a.id}\t${a.name}\n`);
-    else if (group === 'session' && verb === 'add' && name) process.stdout.write(`${await store.accounts.addSession(name)}\n`);
-    else if (group === 'keys' && verb === 'rotate') {
+    const command = `${group ?? ''} ${verb ?? ''}`;
+    if (command === 'account add' && name) out((await accounts.add(name, newSession())).credential);
+    else if (command === 'account list') for (const a of await accounts.list()) out(`${a.id}\t${a.name}`);
+    else if (command === 'account remove' && name) {
+      const removed = await accounts.remove(name);
+      out(
+        `removed account ${name}: ${removed.sessions} session credential(s) revoked, ${removed.connections} platform connection(s) deleted ` +
+          '(their encrypted secrets erased from the database file and its log).',
+      );
+      out(
+        `Tokens already minted for ${name} stay valid until they expire (IDENTITY_TOKEN_TTL_SECONDS, ${config.tokenTtlSeconds} s at most); ` +
+          'the repository-hosting gateway stops using its connections within seconds.',
+      );
+    } else if (command === 'session add' && name) {
+      const made = await accounts.addSession(name, newSession());
+      out(made.credential);
+      process.stderr.write(`session credential ${made.session} for ${name}\n`);
+    } else if (command === 'session list' && name) {
+      const now = Date.now();
+      for (const s of await accounts.sessionsOf(name)) {
+        const expiry = s.expires_at === null ? 'never' : Date.parse(s.expires_at) <= now ? `expired ${s.expires_at}` : s.expires_at;
+        out([s.id, s.label ?? '-', s.created_at, s.last_used_at ?? 'never used', expiry].join('\t'));
+      }
+    } else if (command === 'session revoke' && name) {
+      if (!SESSION_ID.test(name)) throw new Error(`"${name}" is not a session credential id (ses_ and 24 hexadecimal digits; see "session list <account>").`);
+      if (!(await accounts.revokeSession(name))) throw new Error(`There is no session credential ${name}; see "session list <account>".`);
+      out(`revoked ${name}; tokens minted with it stay valid until they expire (${config.tokenTtlSeconds} s at most).`);
+    } else if (command === 'session revoke-all' && name) {
+      const n = await accounts.revokeAllOf(name);
+      out(`revoked ${n} session credential(s) of ${name}; tokens minted with them stay valid until they expire (${config.tokenTtlSeconds} s at most).`);
+    } else if (command === 'keys rotate') {
       await store.keys.prepare();
       process.stderr.write(`new signing key ${await store.keys.rotate()}\n`);
-    } else {
-      process.stderr.write(`${USAGE}\n`);
-      process.exitCode = 2;
-    }
+    } else throw new Usage();
   } finally {
     await store.database.close();
   }
 } catch (err) {
-  process.stderr.write(`identity: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
+  if (err instanceof Usage) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`identity: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -11,6 +11,12 @@ export const identitySettings = {
     'Base URL callers use to reach this service; tokens carry it as iss (default http://<HOST>:<PORT>).',
   ),
   tokenTtlSeconds: setting('TOKEN_TTL_SECONDS', parse.integer(30, 3600), '600', 'Lifetime of a minted service token in seconds (30-3600).'),
+  sessionTtlSeconds: setting(
+    'SESSION_TTL_SECONDS',
+    parse.integer(0, 315_360_000).refine((v) => v === 0 || v >= 60, 'must be 0 (never) or 60 to 315360000 seconds'),
+    '0',
+    'Default lifetime of a new session credential in seconds when none is asked for (0: never expires); the local account\u2019s own credential never expires.',
+  ),
   keyRotationDays: setting('KEY_ROTATION_DAYS', parse.integer(1, 365), '30', 'Days a signing key signs before a new one replaces it.'),
   serviceTokens: setting(
     'SERVICE_TOKENS',

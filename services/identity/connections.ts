@@ -43,6 +43,8 @@ export interface ResolvedCredential {
   kind: 'token' | 'app';
   token: string;
   expires_at: string;
+  /** Which version of the connection this is: new on every PUT, so a holder can ask whether it is still current. */
+  revision: string;
   /** For an app connection: the account the app is installed on (absent when the platform would not say). */
   login?: string;
 }
@@ -50,18 +52,23 @@ export interface ResolvedCredential {
 /** A personal access token has no expiry we can see; resolved copies are held by callers this long at most. */
 const TOKEN_CACHE_HORIZON_MS = 15 * 60_000;
 
+/** Why a resolved credential is no longer the current one. */
+export type StaleReason = 'account_removed' | 'session_revoked' | 'connection_removed' | 'connection_replaced';
+
 /**
  * Platform connections per account and profile, encrypted at rest with AES-256-GCM under a key kept in
  * its own owner-only file beside (not inside) the database.
  */
 export class Connections {
   private readonly key: Buffer;
-  private readonly installationTokens = new Map<string, { token: string; expiresAt: number; login?: string }>();
+  private readonly installationTokens = new Map<string, { token: string; expiresAt: number; login?: string; revision: string }>();
 
   constructor(
     private readonly db: Kysely<IdentityDatabase>,
     keyFile: string,
     private readonly platformUrl: string,
+    /** Runs after a connection was deleted, so its encrypted secret leaves the write-ahead log too. */
+    private readonly eraseTraces: () => void = () => {},
   ) {
     if (!existsSync(keyFile)) writePrivateFile(keyFile, randomBytes(32));
     this.key = readFileSync(keyFile);
@@ -75,12 +82,15 @@ export class Connections {
     const ciphertext = Buffer.concat([cipher.update(JSON.stringify(input), 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     const now = new Date().toISOString();
+    const revision = `rev_${randomBytes(9).toString('hex')}`;
     await this.db
       .insertInto('connections')
-      .values({ account_id: account, profile, kind: input.kind, ciphertext, iv, tag, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['account_id', 'profile']).doUpdateSet({ kind: input.kind, ciphertext, iv, tag, updated_at: now }))
+      .values({ account_id: account, profile, kind: input.kind, ciphertext, iv, tag, revision, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['account_id', 'profile']).doUpdateSet({ kind: input.kind, ciphertext, iv, tag, revision, updated_at: now }))
       .execute();
     this.installationTokens.delete(`${account}\0${profile}`);
+    // A replaced secret goes from the write-ahead log as a removed one does.
+    this.eraseTraces();
     const row = await this.db
       .selectFrom('connections')
       .select(['profile', 'kind', 'created_at', 'updated_at'])
@@ -102,13 +112,32 @@ export class Connections {
   async remove(account: string, profile: string): Promise<boolean> {
     this.installationTokens.delete(`${account}\0${profile}`);
     const result = await this.db.deleteFrom('connections').where('account_id', '=', account).where('profile', '=', profile).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    const removed = Number(result.numDeletedRows) > 0;
+    if (removed) this.eraseTraces();
+    return removed;
+  }
+
+  /** Whether the connection a holder resolved (`revision`) is still the current one of the account's profile. */
+  async stillCurrent(account: string, profile: string, revision: string): Promise<StaleReason | undefined> {
+    const row = await this.db
+      .selectFrom('connections')
+      .select('revision')
+      .where('account_id', '=', account)
+      .where('profile', '=', profile)
+      .executeTakeFirst();
+    if (!row) {
+      this.installationTokens.delete(`${account}\0${profile}`);
+      return 'connection_removed';
+    }
+    return row.revision === revision ? undefined : 'connection_replaced';
   }
 
   /** The platform credential for an account's profile: the token itself, or a fresh installation token. */
   async resolve(account: string, profile: string, forceRefresh = false): Promise<ResolvedCredential> {
     const row = await this.db.selectFrom('connections').selectAll().where('account_id', '=', account).where('profile', '=', profile).executeTakeFirst();
     if (!row) {
+      // Removed by the command line (another process): nothing minted for it stays here either.
+      this.installationTokens.delete(`${account}\0${profile}`);
       throw problem.notFound(`No platform connection for profile "${profile}"; add one with PUT /v1/connections/${profile} (or in the console).`);
     }
     const decipher = createDecipheriv('aes-256-gcm', this.key, row.iv);
@@ -116,12 +145,19 @@ export class Connections {
     decipher.setAuthTag(row.tag);
     const secret = ConnectionInput.parse(JSON.parse(Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8')));
     if (secret.kind === 'token') {
-      return { profile, kind: 'token', token: secret.token, expires_at: new Date(Date.now() + TOKEN_CACHE_HORIZON_MS).toISOString() };
+      return { profile, kind: 'token', token: secret.token, expires_at: new Date(Date.now() + TOKEN_CACHE_HORIZON_MS).toISOString(), revision: row.revision };
     }
     const cacheKey = `${account}\0${profile}`;
     const cached = this.installationTokens.get(cacheKey);
-    if (!forceRefresh && cached && cached.expiresAt - Date.now() > 5 * 60_000) {
-      return { profile, kind: 'app', token: cached.token, expires_at: new Date(cached.expiresAt).toISOString(), ...(cached.login ? { login: cached.login } : {}) };
+    if (!forceRefresh && cached && cached.revision === row.revision && cached.expiresAt - Date.now() > 5 * 60_000) {
+      return {
+        profile,
+        kind: 'app',
+        token: cached.token,
+        expires_at: new Date(cached.expiresAt).toISOString(),
+        revision: row.revision,
+        ...(cached.login ? { login: cached.login } : {}),
+      };
     }
     const auth = createAppAuth({
       appId: secret.app_id,
@@ -142,8 +178,8 @@ export class Connections {
     }
     const expiresAt = Date.parse(minted.expiresAt);
     const login = await this.installationAccount(auth, secret.installation_id);
-    this.installationTokens.set(cacheKey, { token: minted.token, expiresAt, login });
-    return { profile, kind: 'app', token: minted.token, expires_at: new Date(expiresAt).toISOString(), ...(login ? { login } : {}) };
+    this.installationTokens.set(cacheKey, { token: minted.token, expiresAt, login, revision: row.revision });
+    return { profile, kind: 'app', token: minted.token, expires_at: new Date(expiresAt).toISOString(), revision: row.revision, ...(login ? { login } : {}) };
   }
 
   /**

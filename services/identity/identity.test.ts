@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -9,7 +9,10 @@ import { tempDir } from '../../test/support/identity.ts';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger } from '../kit/logger.ts';
 import type { RunningService } from '../kit/server.ts';
+import { openDatabase } from '../kit/sqlite.ts';
+import { hashCredential } from './accounts.ts';
 import { SigningKeys } from './keys.ts';
+import { identityMigrations, type IdentityDatabase } from './schema.ts';
 import { LOCAL_SESSION_FILE, openIdentityStore, startIdentity } from './service.ts';
 
 const SERVICE_TOKEN = 'svc_' + 'k'.repeat(40);
@@ -200,15 +203,17 @@ describe('identity: accounts and platform connections', () => {
   });
 
   it('resolves a token connection for a registered service presenting a caller token minted for it', async () => {
+    expect((await call('PUT', '/v1/connections/resolvable', { auth: local, body: { kind: 'token', token: PAT } })).status).toBe(200);
     const caller = await mint(local, 'repohost-api');
-    const r = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'work' } });
+    const r = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'resolvable' } });
     expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ profile: 'work', kind: 'token', token: PAT });
+    expect(r.json).toMatchObject({ profile: 'resolvable', kind: 'token', token: PAT, revision: expect.stringMatching(/^rev_[0-9a-f]{18}$/) });
     expect(r.json).not.toHaveProperty('login');
     expect(Date.parse(r.json!.expires_at as string)).toBeGreaterThan(Date.now());
   });
 
   it('refuses resolution to an unknown service token (401), a caller token for another audience (403) and a missing profile (404)', async () => {
+    expect((await call('PUT', '/v1/connections/work', { auth: local, body: { kind: 'token', token: PAT } })).status).toBe(200);
     const caller = await mint(local, 'repohost-api');
     expect((await call('POST', '/v1/credentials/resolve', { auth: 'svc_wrong_' + 'x'.repeat(30), body: { caller_token: caller, profile: 'work' } })).status).toBe(401);
     expect((await call('POST', '/v1/credentials/resolve', { body: { caller_token: caller, profile: 'work' } })).status).toBe(401);
@@ -254,8 +259,256 @@ describe('identity: accounts and platform connections', () => {
   });
 });
 
+interface SessionRow {
+  id: string;
+  label: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  current: boolean;
+}
+
+/** A fresh account made as the command line makes one (the store, on the same files), and its first credential. */
+async function newAccount(name: string): Promise<string> {
+  const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl });
+  try {
+    return (await store.accounts.add(name)).credential;
+  } finally {
+    await store.database.close();
+  }
+}
+
+const sessions = async (credential: string) => (await call('GET', '/v1/session-credentials', { auth: credential })).json!.credentials as SessionRow[];
+
+describe('identity: session credentials', () => {
+  it('lists the caller\u2019s own session credentials without secrets, marking the one in use and when it was last used', async () => {
+    const dana = await newAccount('dana');
+    const r = await call('GET', '/v1/session-credentials', { auth: dana });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const [only] = r.json!.credentials as SessionRow[];
+    expect(only).toEqual({ id: expect.stringMatching(/^ses_[0-9a-f]{24}$/), label: null, created_at: expect.any(String), last_used_at: expect.any(String), expires_at: null, current: true });
+    expect(r.text).not.toContain(dana);
+    expect((await sessions(local)).map((x) => x.id)).not.toContain(only!.id);
+  });
+
+  it('makes a new credential for the caller\u2019s own account with a label and an expiry, shown once, that works at once', async () => {
+    const before = Date.now();
+    const r = await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'hub', expires_in_seconds: 3600 } });
+    expect(r.status).toBe(201);
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const made = r.json as SessionRow & { credential: string };
+    expect(made).toMatchObject({ label: 'hub', current: false, last_used_at: null, credential: expect.stringMatching(/^hubs_/) });
+    expect(Date.parse(made.expires_at!) - before).toBeGreaterThanOrEqual(3600_000);
+    expect(Date.parse(made.expires_at!) - before).toBeLessThan(3700_000);
+    const token = await mint(made.credential, 'persona');
+    expect(decodeJwt(token).sub).toBe((await call('GET', '/v1/account', { auth: local })).json!.id);
+    const listed = (await sessions(local)).find((x) => x.id === made.id)!;
+    expect(listed).toMatchObject({ label: 'hub', expires_at: made.expires_at, current: false });
+    expect(listed).not.toHaveProperty('credential');
+    const never = await call('POST', '/v1/session-credentials', { auth: local, body: { expires_in_seconds: null } });
+    expect(never.json).toMatchObject({ label: null, expires_at: null });
+  });
+
+  it('refuses an expiry under a minute and a label with control characters, naming the member', async () => {
+    const short = await call('POST', '/v1/session-credentials', { auth: local, body: { expires_in_seconds: 5 } });
+    expect(short.status).toBe(422);
+    expect(short.json!.detail).toMatch(/expires_in_seconds/);
+    const label = await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'a\nb' } });
+    expect(label.status).toBe(422);
+    expect(label.json!.detail).toMatch(/label/);
+  });
+
+  it('revokes one of its own credentials by id: refused from then on; another account\u2019s id answers 404 and stays', async () => {
+    const erin = await newAccount('erin');
+    const spare = (await call('POST', '/v1/session-credentials', { auth: erin, body: { label: 'spare' } })).json as { id: string; credential: string };
+    await mint(spare.credential, 'persona');
+    expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: local })).status).toBe(404);
+    await mint(spare.credential, 'persona');
+    expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: erin })).status).toBe(204);
+    const refused = await call('POST', '/v1/auth/service-token', { auth: spare.credential, body: { audience: 'persona' } });
+    expect(refused.status).toBe(401);
+    expect(refused.json!.detail).toMatch(/not known/);
+    expect((await sessions(erin)).map((x) => x.id)).not.toContain(spare.id);
+    expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: erin })).status).toBe(404);
+    expect((await call('DELETE', '/v1/session-credentials/not-an-id', { auth: erin })).status).toBe(422);
+  });
+
+  it('revokes all of its own credentials: with keep_current every other one, without it the current one too', async () => {
+    const fay = await newAccount('fay');
+    const others = await Promise.all([1, 2].map(async () => ((await call('POST', '/v1/session-credentials', { auth: fay, body: {} })).json as { credential: string }).credential));
+    const kept = await call('DELETE', '/v1/session-credentials?keep_current=true', { auth: fay });
+    expect(kept.json).toEqual({ revoked: 2 });
+    for (const o of others) expect((await call('POST', '/v1/auth/service-token', { auth: o, body: { audience: 'persona' } })).status).toBe(401);
+    await mint(fay, 'persona');
+    expect((await call('DELETE', '/v1/session-credentials', { auth: fay })).json).toEqual({ revoked: 1 });
+    expect((await call('POST', '/v1/auth/service-token', { auth: fay, body: { audience: 'persona' } })).status).toBe(401);
+    await mint(local, 'persona');
+  });
+
+  it('refuses an expired session credential with 401 naming when it expired', async () => {
+    const made = (await call('POST', '/v1/session-credentials', { auth: local, body: { expires_in_seconds: 60 } })).json as { id: string; credential: string };
+    await mint(made.credential, 'persona');
+    // Moved into the past on the real file (waiting a minute proves nothing more).
+    const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl });
+    const past = new Date(Date.now() - 1000).toISOString();
+    await store.database.db.updateTable('sessions').set({ expires_at: past }).where('id', '=', made.id).execute();
+    await store.database.close();
+    const r = await call('POST', '/v1/auth/service-token', { auth: made.credential, body: { audience: 'persona' } });
+    expect(r.status).toBe(401);
+    expect(r.json!.detail).toContain(`expired at ${past}`);
+  });
+
+  it('gives new credentials IDENTITY_SESSION_TTL_SECONDS when none is asked for; the local account\u2019s own never expires', async () => {
+    const dir = tempDir('identity-ttl');
+    const other = await startIdentity({ IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0', IDENTITY_SESSION_TTL_SECONDS: '7200' }, createLogger('identity', 'silent'));
+    try {
+      const own = readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim();
+      const res = (path: string, init: RequestInit = {}) =>
+        fetch(other.url + path, { ...init, headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+      const listed = (await res('/v1/session-credentials')).credentials as SessionRow[];
+      expect(listed).toEqual([expect.objectContaining({ label: 'desktop app', expires_at: null, current: true })]);
+      const before = Date.now();
+      const made = await res('/v1/session-credentials', { method: 'POST', body: '{}' });
+      expect(Date.parse(made.expires_at as string) - before).toBeGreaterThanOrEqual(7200_000);
+      expect(Date.parse(made.expires_at as string) - before).toBeLessThan(7300_000);
+      expect((await res('/v1/session-credentials', { method: 'POST', body: '{"expires_in_seconds":null}' })).expires_at).toBeNull();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('replaces a revoked local credential at the next start, so the desktop app has one that works', async () => {
+    const dir = tempDir('identity-local');
+    const env = { IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0' };
+    let service = await startIdentity(env, createLogger('identity', 'silent'));
+    const first = readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim();
+    const revokeAll = await fetch(`${service.url}/v1/session-credentials`, { method: 'DELETE', headers: { authorization: `Bearer ${first}` } });
+    expect(await revokeAll.json()).toEqual({ revoked: 1 });
+    await service.close();
+    service = await startIdentity(env, createLogger('identity', 'silent'));
+    try {
+      const second = readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim();
+      expect(second).not.toBe(first);
+      const mintWith = (credential: string) =>
+        fetch(`${service.url}/v1/auth/service-token`, { method: 'POST', headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' }, body: '{"audience":"persona"}' });
+      expect((await mintWith(second)).status).toBe(200);
+      expect((await mintWith(first)).status).toBe(401);
+      expect(statSync(join(dir, LOCAL_SESSION_FILE)).mode & 0o777).toBe(0o600);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('identity: whether a resolved credential is still current', () => {
+  const check = (body: Record<string, unknown>, auth = SERVICE_TOKEN) => call('POST', '/v1/credentials/check', { auth, body });
+
+  it('tokens name the session credential they were minted with (sid)', async () => {
+    const made = (await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'sid' } })).json as { id: string; credential: string };
+    expect(decodeJwt(await mint(made.credential, 'repohost-api')).sid).toBe(made.id);
+  });
+
+  it('answers current until the connection is replaced or removed, and says which', async () => {
+    const gus = await newAccount('gus');
+    await call('PUT', '/v1/connections/p1', { auth: gus, body: { kind: 'token', token: PAT } });
+    const caller = await mint(gus, 'repohost-api');
+    const { sub, sid } = decodeJwt(caller) as { sub: string; sid: string };
+    const resolved = (await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } })).json as { revision: string };
+    const held = { account: sub, profile: 'p1', revision: resolved.revision, session: sid };
+    expect((await check(held)).json).toEqual({ current: true });
+    expect((await check(held, 'svc_wrong_' + 'x'.repeat(30))).status).toBe(401);
+    await call('PUT', '/v1/connections/p1', { auth: gus, body: { kind: 'token', token: PAT } });
+    expect((await check(held)).json).toEqual({ current: false, reason: 'connection_replaced' });
+    const again = (await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } })).json as { revision: string };
+    expect(again.revision).not.toBe(resolved.revision);
+    expect((await check({ ...held, revision: again.revision })).json).toEqual({ current: true });
+    expect((await call('DELETE', '/v1/connections/p1', { auth: gus })).status).toBe(204);
+    expect((await check({ ...held, revision: again.revision })).json).toEqual({ current: false, reason: 'connection_removed' });
+  });
+
+  it('answers not current once the session credential behind the caller\u2019s token is revoked, and resolution refuses that token (403)', async () => {
+    const hal = await newAccount('hal');
+    const spare = (await call('POST', '/v1/session-credentials', { auth: hal, body: {} })).json as { id: string; credential: string };
+    await call('PUT', '/v1/connections/p1', { auth: hal, body: { kind: 'token', token: PAT } });
+    const caller = await mint(spare.credential, 'repohost-api');
+    const resolved = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } });
+    expect(resolved.status).toBe(200);
+    const held = { account: decodeJwt(caller).sub, profile: 'p1', revision: (resolved.json as { revision: string }).revision, session: spare.id };
+    expect((await check(held)).json).toEqual({ current: true });
+    expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: hal })).status).toBe(204);
+    expect((await check(held)).json).toEqual({ current: false, reason: 'session_revoked' });
+    const refused = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } });
+    expect(refused.status).toBe(403);
+    expect(refused.json!.detail).toMatch(/revoked/);
+    // A token of the account's other, standing credential still resolves.
+    expect((await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: await mint(hal, 'repohost-api'), profile: 'p1' } })).status).toBe(200);
+  });
+});
+
+describe('identity: removing an account', () => {
+  const files = () => ['identity.db', 'identity.db-wal'].map((f) => join(dataDir, f));
+  const anywhere = (bytes: Buffer) => files().some((f) => existsSync(f) && readFileSync(f).includes(bytes));
+  const check = (body: Record<string, unknown>) => call('POST', '/v1/credentials/check', { auth: SERVICE_TOKEN, body });
+
+  it('removes its session credentials and its connections, whose encrypted secrets leave the database file and its log', async () => {
+    const ivy = await newAccount('ivy');
+    await call('PUT', '/v1/connections/one', { auth: ivy, body: { kind: 'token', token: PAT } });
+    await call('PUT', '/v1/connections/two', { auth: ivy, body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem } });
+    const caller = await mint(ivy, 'repohost-api');
+    const resolved = (await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'one' } })).json as { revision: string };
+    const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl });
+    try {
+      const id = decodeJwt(caller).sub!;
+      const secrets = (await store.database.db.selectFrom('connections').select('ciphertext').where('account_id', '=', id).execute()).map((r) => r.ciphertext);
+      expect(secrets).toHaveLength(2);
+      // Control: the bytes are there to be found before.
+      for (const c of secrets) expect(anywhere(c)).toBe(true);
+      await expect(store.accounts.remove('local')).rejects.toThrow(/desktop app/);
+      expect(await store.accounts.remove('ivy')).toEqual({ sessions: 1, connections: 2 });
+      for (const c of secrets) expect(anywhere(c)).toBe(false);
+      expect((await store.accounts.list()).map((a) => a.name)).not.toContain('ivy');
+    } finally {
+      await store.database.close();
+    }
+    expect((await call('POST', '/v1/auth/service-token', { auth: ivy, body: { audience: 'persona' } })).status).toBe(401);
+    const gone = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'one' } });
+    expect(gone.status).toBe(403);
+    expect((await check({ account: decodeJwt(caller).sub, profile: 'one', revision: resolved.revision })).json).toEqual({ current: false, reason: 'account_removed' });
+  });
+});
+
+describe('identity: a database made by the first release', () => {
+  it('keeps its accounts, session credentials and connections working after the upgrade', async () => {
+    const dir = tempDir('identity-upgrade');
+    const old = openDatabase<IdentityDatabase>(join(dir, 'identity.db'), identityMigrations.slice(0, 1));
+    const credential = 'hubs_' + 'u'.repeat(43);
+    old.sqlite.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'local', '2026-01-01T00:00:00.000Z');
+    old.sqlite.prepare('INSERT INTO sessions (credential_hash, account_id, created_at) VALUES (?, ?, ?)').run(hashCredential(credential), 'acc-1', '2026-01-01T00:00:00.000Z');
+    await old.close();
+    writeFileSync(join(dir, LOCAL_SESSION_FILE), `${credential}\n`, { mode: 0o600 });
+    const service = await startIdentity({ IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0' }, createLogger('identity', 'silent'));
+    try {
+      expect(readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim()).toBe(credential);
+      const listed = await fetch(`${service.url}/v1/session-credentials`, { headers: { authorization: `Bearer ${credential}` } });
+      expect(((await listed.json()) as { credentials: SessionRow[] }).credentials).toEqual([
+        expect.objectContaining({ id: expect.stringMatching(/^ses_[0-9a-f]{24}$/), expires_at: null, current: true }),
+      ]);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
 describe('identity: secrets stay secret', () => {
   it('never writes a session credential, service token, platform token or signing key to a log line or a response', async () => {
+    // Its own traffic, so that it checks something when it runs alone: a connection of each kind, resolved.
+    await call('PUT', '/v1/connections/secret-token', { auth: local, body: { kind: 'token', token: PAT } });
+    await call('PUT', '/v1/connections/secret-app', { auth: local, body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem } });
+    const caller = await mint(local, 'repohost-api');
+    for (const profile of ['secret-token', 'secret-app']) {
+      expect((await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile } })).status).toBe(200);
+    }
     await call('GET', '/ready');
     const keys = JSON.parse(readFileSync(join(dataDir, 'keys', 'signing-keys.json'), 'utf8')) as { privateJwk: { d: string } }[];
     const secrets = [local, SERVICE_TOKEN, PAT, APP_TOKEN, appPrivatePem.split('\n')[1]!, ...keys.map((k) => k.privateJwk.d)];
@@ -267,7 +520,9 @@ describe('identity: secrets stay secret', () => {
     }
   });
 
-  it('keeps platform secrets encrypted in the data folder and its key files owner-only', () => {
+  it('keeps platform secrets encrypted in the data folder and its key files owner-only', async () => {
+    await call('PUT', '/v1/connections/at-rest-token', { auth: local, body: { kind: 'token', token: PAT } });
+    await call('PUT', '/v1/connections/at-rest-app', { auth: local, body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem } });
     const files: string[] = [];
     const walk = (d: string) => {
       for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -80,7 +80,8 @@ export class SigningKeys {
     return { keys: this.keys.filter((k) => this.stillPublished(k, now)).map((k) => k.publicJwk) };
   }
 
-  async sign(claims: { sub: string; aud: string; iss: string }, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
+  /** `sid`: the public id of the session credential the token was minted with, so holders can ask whether it still stands. */
+  async sign(claims: { sub: string; aud: string; iss: string; sid?: string }, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
     this.reloadIfChanged();
     const key = this.active();
     if (!key) throw new Error('no signing key');
@@ -91,7 +92,7 @@ export class SigningKeys {
     }
     const iat = Math.floor(now.getTime() / 1000);
     const exp = iat + this.tokenTtlSeconds;
-    const token = await new SignJWT({})
+    const token = await new SignJWT(claims.sid ? { sid: claims.sid } : {})
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .setIssuer(claims.iss)
       .setSubject(claims.sub)

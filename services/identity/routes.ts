@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Api } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
-import type { Accounts } from './accounts.ts';
+import { MAX_SESSION_SECONDS, SESSION_ID, type Accounts, type SessionPrincipal } from './accounts.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
 
@@ -32,8 +32,35 @@ const ResolvedCredential = z
     token: z.string(),
     expires_at: z.string(),
     login: z.string().optional().meta({ description: 'For an app connection: the platform account the app is installed on.' }),
+    revision: z.string().meta({
+      description: 'Which version of the connection this is (new on every PUT). Before using a held copy again, ask POST /v1/credentials/check whether it is still current.',
+    }),
   })
   .meta({ id: 'ResolvedCredential', description: 'A platform credential; hold it in memory only, no longer than expires_at.' });
+const CredentialStatus = z
+  .object({
+    current: z.boolean().meta({ description: 'True while the connection is the one resolved and the caller\u2019s session credential stands.' }),
+    reason: z
+      .enum(['account_removed', 'session_revoked', 'connection_removed', 'connection_replaced'])
+      .optional()
+      .meta({ description: 'Why it is no longer current: stop using the held credential (and resolve again with a caller token, if you have one).' }),
+  })
+  .meta({ id: 'CredentialStatus' });
+
+const SessionId = z.string().regex(SESSION_ID, 'a session credential id is ses_ and 24 hexadecimal digits').meta({ description: 'The id of a session credential.' });
+const SessionCredential = z
+  .object({
+    id: z.string(),
+    label: z.string().nullable(),
+    created_at: z.string(),
+    last_used_at: z.string().nullable().meta({ description: 'Last time it authenticated a request (to the minute); null: never.' }),
+    expires_at: z.string().nullable().meta({ description: 'When it stops working; null: never.' }),
+    current: z.boolean().meta({ description: 'Whether it is the credential this request was made with.' }),
+  })
+  .meta({ id: 'SessionCredential', description: 'A session credential of your account, without its secret (shown once, when it is made).' });
+const NewSessionCredential = SessionCredential.extend({
+  credential: z.string().meta({ description: 'The secret itself: shown this once, stored only as a hash. Present it as "Authorization: Bearer <credential>".' }),
+}).meta({ id: 'NewSessionCredential' });
 
 export interface IdentityParts {
   issuer: () => string;
@@ -43,7 +70,12 @@ export interface IdentityParts {
   /** Registered services by name, with their service tokens. */
   services: Map<string, string>;
   tokenTtlSeconds: number;
+  /** Default lifetime of a session credential made over the API (0: never expires). */
+  sessionTtlSeconds: number;
 }
+
+/** The session credential the caller presented (identity's own routes authenticate with session credentials). */
+const sessionOf = (principal: unknown) => (principal as SessionPrincipal).session;
 
 export function identityApi(parts: IdentityParts): Api {
   const api = new Api(
@@ -74,7 +106,7 @@ export function identityApi(parts: IdentityParts): Api {
     body: z.object({ audience: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an audience is printable text without spaces') }),
     responses: { 200: { description: 'The token.', schema: ServiceToken } },
     handler: async ({ body, principal }) => {
-      const { token, expiresAt } = await parts.keys.sign({ sub: principal.account, aud: body.audience, iss: parts.issuer() });
+      const { token, expiresAt } = await parts.keys.sign({ sub: principal.account, aud: body.audience, iss: parts.issuer(), sid: sessionOf(principal) });
       return {
         body: { token, token_type: 'Bearer', expires_in: parts.tokenTtlSeconds, expires_at: expiresAt.toISOString() },
         headers: { 'Cache-Control': 'no-store' },
@@ -89,6 +121,92 @@ export function identityApi(parts: IdentityParts): Api {
     summary: 'The account of this session credential',
     responses: { 200: { description: 'The account.', schema: z.object({ id: z.string(), name: z.string() }).meta({ id: 'Account' }) } },
     handler: async ({ principal }) => ({ body: await parts.accounts.get(principal.account) }),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/session-credentials',
+    operationId: 'list_session_credentials',
+    summary: 'Your account\u2019s session credentials, without their secrets',
+    responses: { 200: { description: 'Oldest first.', schema: z.object({ credentials: z.array(SessionCredential) }).meta({ id: 'SessionCredentialList' }) } },
+    handler: async ({ principal }) => {
+      const current = sessionOf(principal);
+      const rows = await parts.accounts.sessions(principal.account);
+      return { body: { credentials: rows.map((r) => ({ ...r, current: r.id === current })) }, headers: { 'Cache-Control': 'no-store' } };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/session-credentials',
+    operationId: 'create_session_credential',
+    summary: 'Make a new session credential for your own account (for example one for your hub)',
+    description:
+      'The secret is in this answer only. Without expires_in_seconds the credential gets the default lifetime (IDENTITY_SESSION_TTL_SECONDS; 0 there means it never expires); null asks for one that never expires.',
+    body: z.object({
+      label: z
+        .string()
+        .min(1)
+        .max(100)
+        .refine((l) => ![...l].some((c) => c < ' ' || c === '\u007f'), 'a label is text without control characters')
+        .optional()
+        .meta({ description: 'What it is for, e.g. "hub".' }),
+      expires_in_seconds: z
+        .number()
+        .int()
+        .min(60, 'expires_in_seconds is at least 60')
+        .max(MAX_SESSION_SECONDS, `expires_in_seconds is at most ${MAX_SESSION_SECONDS} (ten years)`)
+        .nullable()
+        .optional()
+        .meta({ description: 'Lifetime in seconds (60 to ten years); null: never expires; absent: the default.' }),
+    }),
+    responses: { 201: { description: 'The new credential, with its secret (shown once).', schema: NewSessionCredential } },
+    handler: async ({ body, principal }) => {
+      const fallback = parts.sessionTtlSeconds > 0 ? parts.sessionTtlSeconds : null;
+      const made = await parts.accounts.createSession(principal.account, {
+        label: body.label ?? null,
+        expiresInSeconds: body.expires_in_seconds === undefined ? fallback : body.expires_in_seconds,
+      });
+      const row = (await parts.accounts.sessions(principal.account)).find((r) => r.id === made.session)!;
+      return { status: 201, body: { ...row, current: false, credential: made.credential }, headers: { 'Cache-Control': 'no-store' } };
+    },
+  });
+
+  api.route({
+    method: 'delete',
+    path: '/v1/session-credentials/{id}',
+    operationId: 'revoke_session_credential',
+    summary: 'Revoke one of your session credentials (it is refused from then on)',
+    description: 'Tokens minted with it stay valid until their own short expiry; services that hold a platform credential on its behalf stop within seconds.',
+    params: z.object({ id: SessionId }),
+    responses: { 204: { description: 'Revoked.' } },
+    problems: [404],
+    handler: async ({ params, principal }) => {
+      if (!(await parts.accounts.revokeSession(params.id, principal.account))) {
+        throw problem.notFound(`You have no session credential ${params.id}; list yours with GET /v1/session-credentials.`);
+      }
+      return { status: 204 };
+    },
+  });
+
+  api.route({
+    method: 'delete',
+    path: '/v1/session-credentials',
+    operationId: 'revoke_all_session_credentials',
+    summary: 'Revoke every session credential of your account (or every one but the one used here)',
+    description:
+      'Without keep_current the credential of this request goes too. For the local account, the identity service makes a new one in its data folder at its next start.',
+    query: z.object({
+      keep_current: z
+        .enum(['true', 'false'], { message: 'keep_current is true or false' })
+        .default('false')
+        .transform((v) => v === 'true')
+        .meta({ description: 'true keeps the credential this request was made with.' }),
+    }),
+    responses: { 200: { description: 'How many were revoked.', schema: z.object({ revoked: z.number().int() }).meta({ id: 'RevokedCount' }) } },
+    handler: async ({ query, principal }) => ({
+      body: { revoked: await parts.accounts.revokeAll(principal.account, query.keep_current ? sessionOf(principal) : undefined) },
+    }),
   });
 
   api.route({
@@ -152,6 +270,7 @@ export function identityApi(parts: IdentityParts): Api {
         );
       }
       let account: string;
+      let session: unknown;
       try {
         const { payload } = await jwtVerify(body.caller_token, ownKeys(), {
           issuer: parts.issuer(),
@@ -163,12 +282,51 @@ export function identityApi(parts: IdentityParts): Api {
           throw problem.forbidden(`The caller\u2019s token is not for "${service}"; a service may only resolve credentials for tokens minted for it.`);
         }
         account = payload.sub!;
+        session = payload.sid;
       } catch (err) {
         if (err instanceof Error && err.name === 'Problem') throw err;
         throw problem.forbidden('The caller\u2019s token is not valid; the caller must ask for a new one.');
       }
+      // A token outlives its session credential by at most its own lifetime; a platform credential is not handed out for it.
+      if (typeof session === 'string' && !(await parts.accounts.sessionLive(account, session))) {
+        throw problem.forbidden('The session credential the caller\u2019s token was minted with has been revoked or has expired; the caller must use a current one.');
+      }
       const force = req.get('cache-control')?.includes('no-cache') ?? false;
       return { body: await parts.connections.resolve(account, body.profile, force), headers: { 'Cache-Control': 'no-store' } };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/credentials/check',
+    operationId: 'check_credential',
+    summary: 'For registered services: is a credential resolved earlier still the current one?',
+    description:
+      'Authorization carries the service\u2019s own service token. A service holding a resolved credential asks this every few seconds before using it again: ' +
+      'current is false once the connection was removed or replaced, the account removed, or the session credential behind the caller\u2019s token (its sid claim) revoked or expired.',
+    auth: false,
+    body: z.object({
+      account: z.string().min(1).max(200).meta({ description: 'The account (the sub of the caller\u2019s token).' }),
+      profile: Profile,
+      revision: z.string().min(1).max(100).meta({ description: 'The revision of the resolved credential.' }),
+      session: SessionId.optional().meta({ description: 'The sid of the caller\u2019s token, when it had one.' }),
+    }),
+    responses: { 200: { description: 'Whether it is still current, and if not, why.', schema: CredentialStatus } },
+    problems: [401],
+    handler: async ({ req, body }) => {
+      if (!matchServiceToken(parts.services, req.get('authorization'))) {
+        throw problem.unauthorized(
+          'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
+          req.get('authorization') !== undefined,
+        );
+      }
+      const stale = async (): Promise<z.infer<typeof CredentialStatus>['reason']> => {
+        if (!(await parts.accounts.get(body.account))) return 'account_removed';
+        if (body.session !== undefined && !(await parts.accounts.sessionLive(body.account, body.session))) return 'session_revoked';
+        return parts.connections.stillCurrent(body.account, body.profile, body.revision);
+      };
+      const reason = await stale();
+      return { body: reason ? { current: false, reason } : { current: true }, headers: { 'Cache-Control': 'no-store' } };
     },
   });
 

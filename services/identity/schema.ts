@@ -2,7 +2,18 @@ import type { Migration } from '../kit/sqlite.ts';
 
 export interface IdentityDatabase {
   accounts: { id: string; name: string; created_at: string };
-  sessions: { credential_hash: string; account_id: string; created_at: string };
+  sessions: {
+    /** Public id (ses_...), shown in lists and used to revoke; never the credential. */
+    id: string;
+    credential_hash: string;
+    account_id: string;
+    label: string | null;
+    created_at: string;
+    /** ISO time after which the credential is refused; null: it never expires. */
+    expires_at: string | null;
+    /** Last time it authenticated a request, to the minute. */
+    last_used_at: string | null;
+  };
   connections: {
     account_id: string;
     profile: string;
@@ -11,6 +22,8 @@ export interface IdentityDatabase {
     ciphertext: Buffer;
     iv: Buffer;
     tag: Buffer;
+    /** Random, new on every PUT: a holder of a resolved credential asks whether it is still this one. */
+    revision: string;
     created_at: string;
     updated_at: string;
   };
@@ -40,6 +53,28 @@ export const identityMigrations: Migration[] = [
         updated_at TEXT NOT NULL,
         PRIMARY KEY (account_id, profile)
       ) STRICT;
+    `);
+  },
+  // Session credentials get a public id (to list and revoke them), a label, an optional expiry and their
+  // last use; connections get a revision, so a resolved copy can be checked against the current one.
+  (db) => {
+    db.exec(`
+      CREATE TABLE sessions_v2 (
+        id TEXT PRIMARY KEY,
+        credential_hash TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        label TEXT,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        last_used_at TEXT
+      ) STRICT;
+      INSERT INTO sessions_v2 (id, credential_hash, account_id, created_at)
+        SELECT 'ses_' || lower(hex(randomblob(12))), credential_hash, account_id, created_at FROM sessions;
+      DROP TABLE sessions;
+      ALTER TABLE sessions_v2 RENAME TO sessions;
+      CREATE INDEX sessions_account ON sessions(account_id);
+      ALTER TABLE connections ADD COLUMN revision TEXT NOT NULL DEFAULT '';
+      UPDATE connections SET revision = 'rev_' || lower(hex(randomblob(9)));
     `);
   },
 ];

@@ -1,26 +1,32 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '../kit/app.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { mountProbes } from '../kit/probes.ts';
 import { listen, type RunningService } from '../kit/server.ts';
 import { databaseAnswers, openDatabase } from '../kit/sqlite.ts';
-import { Accounts } from './accounts.ts';
+import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
 import { SigningKeys, writePrivateFile } from './keys.ts';
 import { identityApi } from './routes.ts';
 import { identityMigrations, type IdentityDatabase } from './schema.ts';
 
-export const LOCAL_ACCOUNT = 'local';
+export { LOCAL_ACCOUNT };
 /** The local account's session credential, for the desktop shell; owner-only, in the data folder. */
 export const LOCAL_SESSION_FILE = 'local-session';
 
 export function openIdentityStore(dataDir: string, config: { tokenTtlSeconds: number; keyRotationDays: number; platformUrl: string }) {
   const database = openDatabase<IdentityDatabase>(join(dataDir, 'identity.db'), identityMigrations);
+  // Deleted rows (connection secrets above all) are overwritten with zeros in the file, not only unlinked.
+  database.sqlite.pragma('secure_delete = ON');
+  const eraseTraces = () => {
+    // The write-ahead log still holds the pages as they were; moving them into the file and truncating it drops them.
+    if (database.sqlite.open) database.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  };
   const keys = new SigningKeys(join(dataDir, 'keys'), config.tokenTtlSeconds, config.keyRotationDays);
-  const accounts = new Accounts(database.db);
-  const connections = new Connections(database.db, join(dataDir, 'keys', 'connections.key'), config.platformUrl);
+  const accounts = new Accounts(database.db, eraseTraces);
+  const connections = new Connections(database.db, join(dataDir, 'keys', 'connections.key'), config.platformUrl, eraseTraces);
   return { database, keys, accounts, connections };
 }
 
@@ -31,13 +37,26 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
   const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
   await keys.prepare();
   const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
-  if (!hasLocal || !existsSync(join(config.dataDir, LOCAL_SESSION_FILE))) {
-    const credential = hasLocal ? await accounts.addSession(LOCAL_ACCOUNT) : (await accounts.add(LOCAL_ACCOUNT)).credential;
-    writePrivateFile(join(config.dataDir, LOCAL_SESSION_FILE), `${credential}\n`);
-    log.info('local account ready; its session credential is in the data folder');
+  const sessionFile = join(config.dataDir, LOCAL_SESSION_FILE);
+  // A revoked (or missing) local credential is replaced at start, so the desktop app always has one that works.
+  const usable = hasLocal && existsSync(sessionFile) && (await accounts.accepts(readFileSync(sessionFile, 'utf8').trim()));
+  if (!usable) {
+    // The desktop app's own credential never expires, whatever IDENTITY_SESSION_TTL_SECONDS says.
+    const local = { label: 'desktop app', expiresInSeconds: null };
+    const credential = hasLocal ? (await accounts.addSession(LOCAL_ACCOUNT, local)).credential : (await accounts.add(LOCAL_ACCOUNT, local)).credential;
+    writePrivateFile(sessionFile, `${credential}\n`);
+    log.info(hasLocal ? 'local account\u2019s session credential replaced (the one in the data folder was revoked or missing)' : 'local account ready; its session credential is in the data folder');
   }
   let issuer = config.publicUrl ?? '';
-  const api = identityApi({ issuer: () => issuer, keys, accounts, connections, services: config.services, tokenTtlSeconds: config.tokenTtlSeconds });
+  const api = identityApi({
+    issuer: () => issuer,
+    keys,
+    accounts,
+    connections,
+    services: config.services,
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    sessionTtlSeconds: config.sessionTtlSeconds,
+  });
   const app = createApp({
     logger: log,
     api,
