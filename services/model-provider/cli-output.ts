@@ -78,6 +78,10 @@ export function looksLikeToolCall(text: string): boolean {
 export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: number): CliAnswer {
   if (run.end === 'spawn_failed') {
     const code = run.spawnError?.code;
+    // Thrown by spawn itself: the binary is there, the request could not be handed to it.
+    if (code === 'E2BIG' || code === 'ERR_INVALID_ARG_VALUE' || code === 'ERR_INVALID_ARG_TYPE') {
+      throw providerError.cliFailed(`the request could not be passed to the CLI (${code}).`);
+    }
     throw providerError.cliNotFound(
       code === 'ENOENT' ? 'The CLI binary could not be started (not found).' : `The CLI binary could not be started (${code ?? 'spawn error'}).`,
     );

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 
 /** How one CLI run ended, before its output is read for meaning. */
 export type RunEnd = 'exited' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
@@ -50,7 +50,14 @@ export class CliProcesses {
       let spawnError: NodeJS.ErrnoException | undefined;
       let stdoutBytes = 0;
       let pending = '';
-      const child = spawn(binary, args, { cwd: this.options.cwd, env: this.options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      let child: ChildProcessWithoutNullStreams;
+      try {
+        child = spawn(binary, args, { cwd: this.options.cwd, env: this.options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      } catch (err) {
+        // Arguments the OS cannot take (a NUL, E2BIG) throw here rather than emit 'error'; the request checks keep them out.
+        resolveRun({ end: 'spawn_failed', exitCode: null, signal: null, events: [], stderr: '', spawnError: err as NodeJS.ErrnoException });
+        return;
+      }
       const pid = child.pid;
       let graceTimer: NodeJS.Timeout | undefined;
       const killGroup = (sig: NodeJS.Signals) => {

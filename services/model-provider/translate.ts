@@ -80,9 +80,14 @@ function refuseTools(body: Record<string, unknown>): void {
   });
 }
 
-function textOf(content: CompletionRequest['messages'][number]['content'], index: number): string {
+/**
+ * The text of one message, checked on the way: text that is not well-formed Unicode (an unpaired UTF-16
+ * surrogate, which JSON can carry as an escape) would reach the CLI altered, and a NUL cannot be passed on
+ * the command line, where system text goes; both are refused naming the member, nothing is changed silently.
+ */
+function textOf(content: CompletionRequest['messages'][number]['content'], index: number, onArgv: boolean): string {
   if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
+  if (typeof content === 'string') return checkedText(content, `messages.${index}.content`, onArgv);
   return content
     .map((part, j) => {
       const text = textPart.safeParse(part);
@@ -92,9 +97,22 @@ function textOf(content: CompletionRequest['messages'][number]['content'], index
           `messages.${index}.content.${j}.type`,
         );
       }
-      return text.data.text;
+      return checkedText(text.data.text, `messages.${index}.content.${j}.text`, onArgv);
     })
     .join('\n');
+}
+
+function checkedText(text: string, param: string, onArgv: boolean): string {
+  if (!text.isWellFormed()) {
+    throw providerError.invalidRequest(`${param} holds an unpaired UTF-16 surrogate (a lone \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, param);
+  }
+  if (onArgv && text.includes('\0')) {
+    throw providerError.invalidRequest(
+      `${param} holds a NUL character; system and developer messages are passed to the CLI on its command line, which cannot carry one. Remove it.`,
+      param,
+    );
+  }
+  return text;
 }
 
 /** Message text can never close or forge a turn: the three markup characters become entities. */
@@ -110,8 +128,9 @@ export function translate(request: CompletionRequest, defaultSystemPrompt: strin
   const system: string[] = [];
   const turns: { role: 'user' | 'assistant'; text: string }[] = [];
   request.messages.forEach((m, i) => {
-    const text = textOf(m.content, i);
-    if (m.role === 'system' || m.role === 'developer') system.push(text);
+    const isSystem = m.role === 'system' || m.role === 'developer';
+    const text = textOf(m.content, i, isSystem);
+    if (isSystem) system.push(text);
     else turns.push({ role: m.role === 'assistant' ? 'assistant' : 'user', text });
   });
   if (turns.length === 0) {
