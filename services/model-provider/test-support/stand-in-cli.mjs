@@ -16,7 +16,7 @@
  * With --json-schema it answers in structured_output, an object built from the schema.
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
- * started), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
+ * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
  * names), STANDIN_HOOK (a SessionStart hook event before init).
  */
 import { spawn } from 'node:child_process';
@@ -49,8 +49,16 @@ const alive = recordDir ? join(recordDir, 'alive') : undefined;
 const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env) };
 if (alive) {
   mkdirSync(alive, { recursive: true });
-  writeFileSync(join(alive, String(process.pid)), '');
-  record.concurrentAtStart = readdirSync(alive).length;
+  // The entry holds the process's start time, so that a pid the system has since given to another process is not counted.
+  writeFileSync(join(alive, String(process.pid)), startTimeOf(process.pid) ?? '');
+  record.concurrentAtStart = countAlive(alive);
+  // A run killed by SIGKILL cannot remove its entry; one ended by a catchable signal removes it, then dies of that signal.
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+    process.once(sig, () => {
+      rmSync(join(alive, String(process.pid)), { force: true });
+      process.kill(process.pid, sig);
+    });
+  }
 }
 // Written beside, then renamed: a test may read the record while the run is still writing it.
 const save = () => {
@@ -65,6 +73,48 @@ const done = (code) => {
   process.exit(code);
 };
 save();
+
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks); null for a zombie, undefined where there is no /proc or no such process. */
+function startTimeOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? null : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs alive now, this one included: an entry counts only while its pid is a live process that started
+ * when the entry says. Entries of runs that were killed (SIGKILL leaves them) are removed on the way.
+ */
+function countAlive(dir) {
+  let n = 0;
+  for (const name of readdirSync(dir)) {
+    const pid = Number(name);
+    let recorded;
+    try {
+      recorded = readFileSync(join(dir, name), 'utf8');
+    } catch {
+      continue;
+    }
+    if (Number.isInteger(pid) && pid > 0 && isLive(pid, recorded)) n++;
+    else rmSync(join(dir, name), { force: true });
+  }
+  return n;
+}
+
+function isLive(pid, recordedStart) {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if (err.code === 'ESRCH') return false;
+  }
+  const now = startTimeOf(pid);
+  if (now === null) return false;
+  return now === undefined || recordedStart === '' || now === recordedStart;
+}
 
 function pgid() {
   try {
