@@ -3,11 +3,14 @@
  * gateway (on the GitHub double) and the provider (its CLI the scripted stand-in) as child processes.
  */
 import { createServer } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
 import type { ConsoleApi, ConsoleResult, ServiceView } from '../main/console/contract.ts';
 import type { LogLine, ServiceStatus } from '../main/supervisor/types.ts';
-import { seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+
+// Tests that stop, start and restart real services wait for them to settle; the timeouts are backstops only.
+vi.setConfig({ testTimeout: SETTLE_MS + 30_000, hookTimeout: SETTLE_MS + 60_000 });
 
 let stack: ConsoleStack;
 let seeded: Seeded;
@@ -36,7 +39,7 @@ async function failure(method: string, params?: unknown): Promise<{ message: str
 
 beforeAll(async () => {
   stack = await startConsoleStack();
-  expect(stack.settled.map((s) => [s.name, s.state])).toEqual([
+  expect(stack.settled.map((s) => [s.name, s.state]), JSON.stringify(stack.settled)).toEqual([
     ['identity', 'ready'],
     ['persona-store', 'ready'],
     ['repohost-gateway', 'ready'],
@@ -260,7 +263,7 @@ describe('the provider and the services', () => {
     const error = await failure('personas.list');
     expect(error.message).toBe('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.');
     await data('services.start', { name: 'persona-store' });
-    await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
+    await stack.supervisor.waitUntilSettled(['persona-store'], SETTLE_MS);
     const list = await data<{ personas: { profile: string }[] }>('personas.list');
     expect(list.personas.map((p) => p.profile)).toContain(seeded.profile);
   });
@@ -279,7 +282,7 @@ describe('errors that say which service to start', () => {
       }
     } finally {
       await data('services.start', { name: 'identity' });
-      await stack.supervisor.waitUntilSettled(['identity'], 30_000);
+      await stack.supervisor.waitUntilSettled(['identity'], SETTLE_MS);
     }
   });
 
@@ -299,7 +302,7 @@ describe('errors that say which service to start', () => {
     } finally {
       if (squatter.listening) await new Promise<void>((resolve) => squatter.close(() => resolve()));
       await data('services.start', { name: 'persona-store' });
-      await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
+      await stack.supervisor.waitUntilSettled(['persona-store'], SETTLE_MS);
     }
   });
 });
@@ -308,10 +311,18 @@ describe('a crash stays visible after the restart that follows it', () => {
   it('a SIGKILLed persona store is restarted, and services.list still names its last crash and when the restart was due', async () => {
     const before = (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!;
     expect(before.lastCrash).toBeUndefined();
+    // The supervisor passes through crashed and backing-off to ready again; the console looks only at the end.
+    const back = new Promise<void>((resolve) => {
+      const on = (s: ServiceStatus) => {
+        if (s.name === 'persona-store' && s.state === 'ready' && s.pid !== before.pid) {
+          stack.supervisor.off('status', on);
+          resolve();
+        }
+      };
+      stack.supervisor.on('status', on);
+    });
     process.kill(before.pid!, 'SIGKILL');
-    // The supervisor passes through crashed and backing-off to ready again; the console polls only at the end.
-    await expect.poll(async () => (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!.pid, { timeout: 30_000 }).not.toBe(before.pid);
-    await stack.supervisor.waitUntilSettled(['persona-store'], 30_000);
+    await back;
     const after = (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!;
     expect(after.state).toBe('ready');
     expect(after.restarts).toBe(before.restarts + 1);
@@ -326,7 +337,7 @@ describe('restarts', () => {
   it('after identity restarts, the console still reads personas and connections', async () => {
     const restarted = await data<ServiceStatus>('services.restart', { name: 'identity' });
     expect(['starting', 'live', 'ready']).toContain(restarted.state);
-    await stack.supervisor.waitUntilSettled(['identity'], 30_000);
+    await stack.supervisor.waitUntilSettled(['identity'], SETTLE_MS);
     expect((await data<{ fields: unknown[] }>('personas.fields', { profile: seeded.profile })).fields).toHaveLength(3);
     expect((await data<{ connections: { profile: string }[] }>('connections.list')).connections.map((c) => c.profile)).toEqual([seeded.connectionProfile]);
   });

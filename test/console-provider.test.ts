@@ -6,11 +6,12 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
 import { startConsoleServer } from '../main/console/server.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
+import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT, freePort } from './support/process.ts';
 
@@ -26,6 +27,9 @@ interface ProviderStatus {
   models: { data: { id: string }[] };
 }
 
+// The real CLI's probe and Chromium are slow on a loaded machine; these timeouts are backstops only.
+vi.setConfig({ testTimeout: SETTLE_MS + 60_000, hookTimeout: SETTLE_MS });
+
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
@@ -37,6 +41,7 @@ async function providerOnly(cliBinary: string) {
     dataDir: join(dir, 'data'),
     services: ['model-provider'],
     env: { PATH: process.env.PATH, HOME: dir, MODELPROV_PORT: String(await freePort()), MODELPROV_CLI_BINARY: cliBinary },
+    ...STACK_TIMING,
   });
   cleanup.push(async () => {
     await supervisor.close();
@@ -46,9 +51,12 @@ async function providerOnly(cliBinary: string) {
   return { supervisor };
 }
 
-/** Polls the console until the provider's startup probe has finished (it decides readiness, so the state stays `live`). */
+/**
+ * Polls the console until the provider's startup probe has finished (it decides readiness, so the state
+ * stays `live`, and no event says when); the deadline is a backstop.
+ */
 async function probedStatus(api: ReturnType<typeof createConsoleApi>): Promise<ProviderStatus> {
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + SETTLE_MS;
   for (;;) {
     const result = await api.call({ method: 'provider.status' });
     if (result.ok) {
@@ -74,6 +82,8 @@ async function providerPanel(supervisor: ServiceSupervisor) {
     await server.close();
     rmSync(browserDir, { recursive: true, force: true });
   });
+  // Chromium on a loaded machine: waits for the page are backstopped generously.
+  context.setDefaultTimeout(90_000);
   const page = context.pages()[0] ?? (await context.newPage());
   await page.goto(server.url);
   await page.getByRole('button', { name: 'Provider' }).click();

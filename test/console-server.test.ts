@@ -5,10 +5,11 @@
  */
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startConsoleServer } from '../main/console/server.ts';
 import type { ConsoleServer } from '../main/console/contract.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
+import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { freePort } from './support/process.ts';
 
@@ -42,15 +43,19 @@ function send(path: string, options: { method?: string; headers?: Record<string,
 const apiCall = (body: unknown, headers: Record<string, string>) =>
   send('/api/call', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
+// Identity starts as a real process; on a loaded machine that can take a while (a backstop, not a window).
+vi.setConfig({ hookTimeout: SETTLE_MS + 30_000 });
+
 beforeAll(async () => {
   dataDir = tempDir('console-server');
   supervisor = new ServiceSupervisor({
     dataDir,
     services: ['identity'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'warn' },
+    ...STACK_TIMING,
   });
   await supervisor.startAll();
-  await supervisor.waitUntilSettled();
+  await supervisor.waitUntilSettled(undefined, SETTLE_MS);
   server = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0 });
   const url = new URL(server.url);
   base = url.origin;

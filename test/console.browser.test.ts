@@ -8,12 +8,17 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildRenderer } from '../renderer/build.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
-import { seedConsoleData, stackEnv, type Seeded } from './support/console-stack.ts';
+import { SETTLE_MS, seedConsoleData, stackEnv, type Seeded } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT } from './support/process.ts';
+
+// Every service, headless and Chromium on a loaded 2-core machine: the timeouts are backstops, never windows.
+vi.setConfig({ testTimeout: 150_000, hookTimeout: SETTLE_MS + 120_000 });
+/** How long a poll of the page may wait for a state to show (a backstop). */
+const PAGE_WAIT = { timeout: 120_000 };
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
@@ -82,8 +87,11 @@ beforeAll(async () => {
   headless.stderr!.setEncoding('utf8');
   headless.stdout!.on('data', (d: string) => (output += d));
   headless.stderr!.on('data', (d: string) => (output += d));
-  const [, printed] = await waitForOutput(/Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/, 120_000);
-  await waitForOutput(/All services are ready/, 120_000);
+  const [, printed] = await waitForOutput(/Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/, SETTLE_MS);
+  // The summary comes after 20 s at the latest; a service ready later (a loaded machine) is printed when it is.
+  for (const name of ['identity', 'persona-store', 'repohost-gateway', 'model-provider']) {
+    await waitForOutput(new RegExp(`^\\s+${name}\\s+ready\\s`, 'm'), SETTLE_MS);
+  }
   consoleUrl = printed!;
 
   const credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
@@ -123,6 +131,7 @@ beforeAll(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
     viewport: { width: 1280, height: 900 },
   });
+  context.setDefaultTimeout(PAGE_WAIT.timeout);
   page = context.pages()[0] ?? (await context.newPage());
 });
 
@@ -196,16 +205,16 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await rows.first().innerText()).toContain('persona created');
     await page.getByRole('navigation', { name: 'Change log pages' }).getByRole('button', { name: 'Next' }).click();
     await page.getByText('page 2').waitFor();
-    await expect.poll(() => rows.count()).toBe(3);
+    await expect.poll(() => rows.count(), PAGE_WAIT).toBe(3);
     expect(await rows.last().innerText()).toContain('chore_6');
     await page.locator('select[name="target_kind"]').selectOption('note');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => rows.count(), PAGE_WAIT).toBe(2);
     for (const text of await rows.allInnerTexts()) expect(text).toContain('note added');
     await page.locator('select[name="target_kind"]').selectOption('');
     await page.locator('select[name="action"]').selectOption('field_revised');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => rows.count()).toBe(1);
+    await expect.poll(() => rows.count(), PAGE_WAIT).toBe(1);
     expect(await rows.first().innerText()).toContain('favourite_tea');
     await page.locator('section.changelog').screenshot({ path: join(ARTIFACTS, 'change-log.png') });
   });
@@ -215,16 +224,16 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByRole('button', { name: NOTEBOOK.displayName }).click();
     await page.getByRole('heading', { name: NOTEBOOK.displayName }).waitFor();
     const notes = page.locator('figure.claim[data-kind="note"] blockquote');
-    await expect.poll(() => notes.count()).toBe(25);
+    await expect.poll(() => notes.count(), PAGE_WAIT).toBe(25);
     expect(await notes.first().innerText()).toBe('Entry 1 of the notebook.');
     const pager = page.getByRole('navigation', { name: 'Pages of notes' });
     await pager.getByRole('button', { name: 'Next' }).click();
     await pager.getByText('page 2').waitFor();
-    await expect.poll(() => notes.count()).toBe(5);
+    await expect.poll(() => notes.count(), PAGE_WAIT).toBe(5);
     expect(await notes.allInnerTexts()).toEqual([26, 27, 28, 29, 30].map((i) => `Entry ${i} of the notebook.`));
     expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
     await pager.getByRole('button', { name: 'Previous' }).click();
-    await expect.poll(() => notes.count()).toBe(25);
+    await expect.poll(() => notes.count(), PAGE_WAIT).toBe(25);
     expect(await notes.first().innerText()).toBe('Entry 1 of the notebook.');
     await shot('notes-paged');
   });
@@ -267,7 +276,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByRole('button', { name: 'Remove the connection of hobby' }).click();
     await page.getByRole('button', { name: 'Confirm removing the connection of hobby' }).click();
     await page.getByText('Removed the connection of profile “hobby”.').waitFor();
-    await expect.poll(() => page.locator('table.connections').getByText('hobby', { exact: true }).count()).toBe(0);
+    await expect.poll(() => page.locator('table.connections').getByText('hobby', { exact: true }).count(), PAGE_WAIT).toBe(0);
   });
 
   it('shows the provider\u2019s CLI, login, lockdown lists and models', async () => {
@@ -288,7 +297,7 @@ describe('the console in Chromium against `npm run serve`', () => {
   it('shows every service with state, port, uptime and memory, and a log tail with a filter', async () => {
     await page.getByRole('button', { name: 'Services' }).click();
     const rows = page.locator('table.services tbody tr');
-    await expect.poll(() => rows.count()).toBe(4);
+    await expect.poll(() => rows.count(), PAGE_WAIT).toBe(4);
     for (const name of ['identity', 'persona-store', 'repohost-gateway', 'model-provider']) {
       const row = page.locator(`tr[data-service="${name}"]`);
       expect(await row.locator('[data-state]').innerText()).toBe('ready');
@@ -301,7 +310,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('section.log-tail').getByRole('button', { name: 'Filter' }).click();
     // The unfiltered tail holds these lines too, so wait until every line shown is one the filter keeps.
     const shown = async () => (await page.locator('pre.log').innerText().catch(() => '')).trim().split('\n').filter(Boolean);
-    await expect.poll(async () => { const lines = await shown(); return lines.length > 0 && lines.every((l) => l.includes('/fields/chore_3')); }).toBe(true);
+    await expect.poll(async () => { const lines = await shown(); return lines.length > 0 && lines.every((l) => l.includes('/fields/chore_3')); }, PAGE_WAIT).toBe(true);
     expect((await shown()).length).toBeGreaterThan(0);
     await shot('services');
   });
@@ -309,7 +318,7 @@ describe('the console in Chromium against `npm run serve`', () => {
   it('stops and starts a service from the page', async () => {
     const row = page.locator('tr[data-service="persona-store"]');
     await page.getByRole('button', { name: 'Stop persona-store', exact: true }).click();
-    await expect.poll(() => row.locator('[data-state]').innerText(), { timeout: 20_000 }).toBe('stopped');
+    await expect.poll(() => row.locator('[data-state]').innerText(), PAGE_WAIT).toBe('stopped');
     await shot('service-stopped');
     await page.getByRole('button', { name: 'Personas' }).click();
     await page.getByText('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.').waitFor();
@@ -317,7 +326,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await shot('personas-error-state');
     await page.getByRole('button', { name: 'Services' }).click();
     await page.getByRole('button', { name: 'Start persona-store', exact: true }).click();
-    await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
+    await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), PAGE_WAIT).toBe('ready');
     await page.getByRole('button', { name: 'Personas' }).click();
     await page.getByRole('button', { name: seeded.displayName }).waitFor();
   });
@@ -325,14 +334,14 @@ describe('the console in Chromium against `npm run serve`', () => {
   it('a service that crashes is restarted, and the panel keeps its last crash and says why', async () => {
     await page.getByRole('button', { name: 'Services' }).click();
     const row = page.locator('tr[data-service="persona-store"]');
-    await expect.poll(() => row.locator('[data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
+    await expect.poll(() => row.locator('[data-state]').innerText(), PAGE_WAIT).toBe('ready');
     const before = (await consoleCall<{ name: string; pid: number }[]>('services.list')).find((s) => s.name === 'persona-store')!;
     process.kill(before.pid, 'SIGKILL');
-    // The restart comes within a second; the panel shows the crash while it waits, and after it is back.
+    // The restart comes after a short backoff; the panel shows the crash while it waits, and after it is back.
     await expect
-      .poll(() => row.locator('.last-error').innerText(), { timeout: 30_000 })
+      .poll(() => row.locator('.last-error').innerText(), PAGE_WAIT)
       .toMatch(/^Last crash at .+: the persona store was ended by SIGKILL\. Restarted once since the app started\.$/);
-    await expect.poll(() => row.locator('[data-state]').innerText(), { timeout: 30_000 }).toBe('ready');
+    await expect.poll(() => row.locator('[data-state]').innerText(), PAGE_WAIT).toBe('ready');
     await shot('service-crashed');
   });
 

@@ -26,6 +26,8 @@ export interface SupervisorOptions {
   pollMs?: number;
   /** Consecutive failed /healthy probes of a running service that mean it is hung and must be restarted. */
   livenessFailures?: number;
+  /** How long one /healthy or /ready probe may take before it counts as failed (default 5 s: a busy machine answers late, not never). */
+  probeTimeoutMs?: number;
   /** Lines kept per service for the console. */
   logLines?: number;
 }
@@ -67,6 +69,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private readonly startTimeoutMs: number;
   private readonly pollMs: number;
   private readonly livenessFailures: number;
+  private readonly probeTimeoutMs: number;
   private gatewayToken?: string;
   private prepared?: Promise<void>;
 
@@ -80,6 +83,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.pollMs = options.pollMs ?? 5_000;
     this.livenessFailures = options.livenessFailures ?? 3;
+    this.probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
     this.files = new LogFiles(join(this.dataDir, 'logs'));
     for (const name of options.services ?? SERVICE_NAMES) {
       this.slots.set(name, {
@@ -241,8 +245,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.emit('status', this.describe(slot));
   }
 
-  private note(name: ServiceName, text: string): void {
-    this.record({ service: name, time: new Date().toISOString(), stream: 'stderr', text: `[supervisor] ${text}` });
+  private note(name: ServiceName, text: string, at = Date.now()): void {
+    this.record({ service: name, time: new Date(at).toISOString(), stream: 'stderr', text: `[supervisor] ${text}` });
   }
 
   private record(line: LogLine): void {
@@ -319,7 +323,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private async probe(slot: Slot, generation: number): Promise<void> {
     if (this.superseded(slot, generation)) return;
     const url = baseUrl(slot.placement);
-    const healthy = await fetchStatus(`${url}/healthy`);
+    const healthy = await fetchStatus(`${url}/healthy`, this.probeTimeoutMs);
     if (this.superseded(slot, generation)) return;
     const age = Date.now() - (slot.startedAt ?? Date.now());
     if (healthy.status !== 200) {
@@ -336,7 +340,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       return this.schedule(slot, generation, Math.min(this.pollMs, 1_000));
     }
     slot.healthFailures = 0;
-    const ready = await fetchStatus(`${url}/ready`);
+    const ready = await fetchStatus(`${url}/ready`, this.probeTimeoutMs);
     if (this.superseded(slot, generation)) return;
     if (ready.status === 200) {
       if (slot.state !== 'ready') {
@@ -407,7 +411,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       return;
     }
     const cause = slot.killReason ?? `${serviceLabel(slot.name)} ${how}${said ? `: ${said}` : ''}`;
-    const count = slot.crashes.record(Date.now());
+    const now = Date.now();
+    const count = slot.crashes.record(now);
     if (slot.crashes.tooMany(count)) {
       const message =
         `Gave up after ${count} crashes within ${Math.round(this.policy.windowMs / 1000)} s. Last: ${cause}. ` +
@@ -419,8 +424,9 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     }
     this.setState(slot, 'crashed', cause);
     const delay = backoffDelay(count, this.policy);
-    this.note(slot.name, `${cause}; restarting in ${delay} ms (crash ${count} of ${this.policy.maxCrashes} allowed within the window)`);
-    slot.restartAt = Date.now() + delay;
+    // The note's time and restartAt are the same moment, so the log and the console's countdown agree.
+    this.note(slot.name, `${cause}; restarting in ${delay} ms (crash ${count} of ${this.policy.maxCrashes} allowed within the window)`, now);
+    slot.restartAt = now + delay;
     this.setState(slot, 'backing-off', `${cause}. Restarting in ${(delay / 1000).toFixed(1)} s.`);
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
@@ -439,9 +445,9 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-async function fetchStatus(url: string): Promise<{ status: number; detail?: string }> {
+async function fetchStatus(url: string, timeoutMs: number): Promise<{ status: number; detail?: string }> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     if (res.ok) {
       await res.body?.cancel();
       return { status: res.status };

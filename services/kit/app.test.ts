@@ -79,6 +79,13 @@ describe('the app factory', () => {
       [await post('/v1/things/7', JSON.stringify({ name: 'gone' })), 404, /create it first/],
       [await fetch(`${service.url}/v1/nowhere`), 404, /openapi\.json/],
       [await post('/v1/things/7', JSON.stringify({ name: 'boom' })), 500, /try again/],
+      // Path segments that are not percent-encoded UTF-8: a lone surrogate, a byte that starts no character, a cut-off escape.
+      [await post('/v1/things/%ED%A0%80', JSON.stringify({ name: 'x' })), 400, /not valid percent-encoded UTF-8/],
+      [await post('/v1/things/%ff', JSON.stringify({ name: 'x' })), 400, /not valid percent-encoded UTF-8/],
+      [await post('/v1/things/%E0%A4%A', JSON.stringify({ name: 'x' })), 400, /not valid percent-encoded UTF-8/],
+      // Nesting past the safety net is refused before any route walks it; up to it, the route decides.
+      [await post('/v1/things/7', `{"name":"x","extra":${'['.repeat(400)}${']'.repeat(400)}}`), 400, /more than 128 levels deep/],
+      [await post('/v1/things/7', `{"name":${'['.repeat(127)}${']'.repeat(127)}}`), 422, /body member name/],
     ];
     for (const [res, status, detail] of cases) {
       expect(res.status).toBe(status);

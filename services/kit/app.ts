@@ -25,8 +25,16 @@ export interface AppOptions {
   allowedHosts?: readonly string[];
   /** The base URL callers use when it is not the listen address: its host is answered, and the OpenAPI document names it as the server. */
   publicUrl?: string;
+  /** Deepest nesting of arrays and objects a JSON body may have when it reaches a route (default 128). */
+  maxBodyDepth?: number;
 }
 
+/**
+ * A safety net, not a rule of any service: deeper than any document a person writes (and than a service's
+ * own limit, which it enforces first in its own words), shallow enough that no recursive walk of a body
+ * (schema validation, a service's rules) can run out of stack.
+ */
+export const DEFAULT_MAX_BODY_DEPTH = 128;
 
 /**
  * The Express app every service builds: one log line per request (method, path without query, status,
@@ -62,6 +70,15 @@ export function createApp(options: AppOptions): Express {
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
 
   options.extraRoutes?.(app);
+
+  // After the service's own middleware (which may refuse deep bodies in its own words), before any route reads the body.
+  const maxDepth = options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
+  app.use((req, _res, next) => {
+    if (nestingExceeds(req.body, maxDepth)) {
+      throw problem.badRequest(`The JSON body nests arrays and objects more than ${maxDepth} levels deep; this service accepts at most ${maxDepth}. Send flatter data.`);
+    }
+    next();
+  });
 
   if (options.api) {
     const api = options.api;
@@ -109,8 +126,24 @@ export function toProblem(err: unknown): Problem {
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return problem.unsupportedMedia('Send the body as UTF-8 JSON.');
   }
+  // The router could not decode a path segment (%zz, or bytes that are not UTF-8, such as %ff or an encoded lone surrogate).
+  if (err instanceof URIError) return problem.badRequest('A path segment is not valid percent-encoded UTF-8; encode each segment with encodeURIComponent and send it again.');
   if (e?.status === 400 || e?.type === 'request.aborted') return problem.badRequest('The request could not be read; send it again.');
   return new Problem(500, 'Internal Server Error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
+}
+
+/** Whether a parsed JSON value nests deeper than `max`, found without recursion (the point is not to run out of stack). */
+export function nestingExceeds(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: [object, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 const require = createRequire(import.meta.url);

@@ -42,11 +42,18 @@ function sendAndHold(port: number, text: string): { socket: Socket; closed: Prom
   return { socket, closed: new Promise((resolve) => socket.once('close', () => resolve(received))) };
 }
 
+/** The problem in a raw HTTP answer. */
+function problemOf(answer: string): Record<string, unknown> {
+  return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+}
+
 describe('the server\u2019s timeouts (slow clients)', () => {
   it('closes a connection whose headers never finish (Slowloris) with 408, and keeps answering others', async () => {
     const { service } = await serve({ headersTimeoutMs: 150, requestTimeoutMs: 10_000 });
     const slow = sendAndHold(service.port, 'GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a');
-    expect(await slow.closed).toMatch(/^HTTP\/1\.1 408 /);
+    const answer = await slow.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(problemOf(answer)).toMatchObject({ status: 408, title: 'Request Timeout', detail: expect.stringContaining('send its headers and body at once') });
     expect((await fetch(`${service.url}/healthy`)).status).toBe(200);
   });
 
@@ -67,6 +74,23 @@ describe('the server\u2019s timeouts (slow clients)', () => {
     const res = await answer;
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ got: { n: 1 } });
+  });
+
+  it('answers what Node refuses before any route (not HTTP, headers over 16 KB) with a problem that says what to change', async () => {
+    const { service } = await serve({});
+    const cases: [string, number, RegExp][] = [
+      ['GET /\u0001 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 400, /not valid HTTP\/1\.1/],
+      ['NONSENSE\r\n\r\n', 400, /not valid HTTP\/1\.1/],
+      ['POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n', 400, /body framing/],
+      [`GET /healthy?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 431, /shorter URL/],
+      [`GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431, /fewer or smaller headers/],
+    ];
+    for (const [text, status, detail] of cases) {
+      const answer = await sendAndHold(service.port, text).closed;
+      expect(answer, text.slice(0, 40)).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(answer).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
+      expect(problemOf(answer)).toMatchObject({ status, detail: expect.stringMatching(detail) });
+    }
   });
 
   it('refuses a headers timeout longer than the request timeout', async () => {

@@ -1,5 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { STATUS_CODES, createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from './config.ts';
 import { errorSummary, type Logger } from './logger.ts';
@@ -30,6 +30,11 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** How long an idle keep-alive connection stays open between requests. */
   keepAliveTimeoutMs?: number;
+  /**
+   * The body of an answer Node gives before any route runs (a request that is not HTTP, headers over
+   * 16 KB, a request that took too long to arrive); problem+json unless a service's spec fixes another envelope.
+   */
+  renderClientError?: (status: number, detail: string) => { type: string; body: string };
 }
 
 /** The `app.locals` member where `listen` records the address it listens on (the OpenAPI document's server). */
@@ -54,6 +59,7 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
     options.app,
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_TIMEOUTS.keepAliveTimeoutMs;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, options.renderClientError ?? clientProblem));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
@@ -88,6 +94,27 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
       return closing;
     },
   };
+}
+
+function clientProblem(status: number, detail: string): { type: string; body: string } {
+  return { type: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }) };
+}
+
+/** What Node would answer (400, 408, 431, with no body), with a body that says what to change; then the connection closes. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, render: (status: number, detail: string) => { type: string; body: string }): void {
+  // A client that went away, or an answer already on its way: nothing more can be said on this connection.
+  if (err.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) {
+    socket.destroy();
+    return;
+  }
+  const [status, detail]: [number, string] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request did not arrive in time; send its headers and body at once, without pauses.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request line and headers are larger than this service reads (16 KB); send a shorter URL and fewer or smaller headers.']
+        : [400, 'The request is not valid HTTP/1.1 (request line, header names and values, or body framing); send a well-formed request.'];
+  const { type, body } = render(status, detail);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 /**

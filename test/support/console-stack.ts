@@ -22,6 +22,14 @@ export interface ConsoleStack {
   close(): Promise<void>;
 }
 
+/**
+ * A loaded 2-core machine may take long to start four services or to answer a probe; a slow probe must not
+ * turn a ready service degraded (or restart it) under a test that is about something else.
+ */
+export const STACK_TIMING = { startTimeoutMs: 150_000, probeTimeoutMs: 15_000 } as const;
+/** How long a test waits for services to settle: a backstop, not a window. */
+export const SETTLE_MS = 180_000;
+
 /** Where subscriptions' signals would go: nothing listens there, and no test waits for a signal. */
 export const SIGNAL_PREFIX = 'http://127.0.0.1:9/hub';
 
@@ -47,9 +55,9 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
   const platform = await startGitHubDouble();
   const env = await stackEnv(dir, platform.url);
   const dataDir = join(dir, 'data');
-  const supervisor = new ServiceSupervisor({ dataDir, env });
+  const supervisor = new ServiceSupervisor({ dataDir, env, ...STACK_TIMING });
   await supervisor.startAll();
-  const settled = await supervisor.waitUntilSettled(undefined, 90_000);
+  const settled = await supervisor.waitUntilSettled(undefined, SETTLE_MS);
   return {
     supervisor,
     dataDir,
