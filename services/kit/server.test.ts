@@ -93,6 +93,20 @@ describe('the server\u2019s timeouts (slow clients)', () => {
     }
   });
 
+  it('answers such a refusal on a kept-alive connection that has already carried an answer', async () => {
+    const { service } = await serve({});
+    const first = 'GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const second = `GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`;
+    const held = sendAndHold(service.port, first);
+    // The second request goes once the first is answered, as a keep-alive client sends it.
+    held.socket.on('data', (d: string) => {
+      if (d.includes('{"status":"ok"}')) held.socket.write(second);
+    });
+    const answer = await held.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{"status":"ok"\}HTTP\/1\.1 431 /);
+    expect(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: 431, detail: expect.stringContaining('shorter URL') });
+  });
+
   it('refuses a headers timeout longer than the request timeout', async () => {
     await expect(serve({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(/headersTimeoutMs must not exceed requestTimeoutMs/);
   });

@@ -102,8 +102,9 @@ function clientProblem(status: number, detail: string): { type: string; body: st
 
 /** What Node would answer (400, 408, 431, with no body), with a body that says what to change; then the connection closes. */
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket, render: (status: number, detail: string) => { type: string; body: string }): void {
-  // A client that went away, or an answer already on its way: nothing more can be said on this connection.
-  if (err.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) {
+  // A client that went away, or an answer already under way on this connection: nothing more can be said on it.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }

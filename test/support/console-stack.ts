@@ -50,10 +50,11 @@ export async function stackEnv(dir: string, platformUrl: string): Promise<Record
   };
 }
 
-export async function startConsoleStack(): Promise<ConsoleStack> {
+/** `extraEnv` adds or overrides service variables (a fuzz run needs no pause between the gateway's writes). */
+export async function startConsoleStack(extraEnv: Record<string, string> = {}): Promise<ConsoleStack> {
   const dir = tempDir('console-stack');
   const platform = await startGitHubDouble();
-  const env = await stackEnv(dir, platform.url);
+  const env = { ...(await stackEnv(dir, platform.url)), ...extraEnv };
   const dataDir = join(dir, 'data');
   const supervisor = new ServiceSupervisor({ dataDir, env, ...STACK_TIMING });
   await supervisor.startAll();
