@@ -297,7 +297,7 @@ describe('identity: session credentials', () => {
     const r = await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'hub', expires_in_seconds: 3600 } });
     expect(r.status).toBe(201);
     expect(r.headers.get('cache-control')).toBe('no-store');
-    const made = r.json as SessionRow & { credential: string };
+    const made = r.json as unknown as SessionRow & { credential: string };
     expect(made).toMatchObject({ label: 'hub', current: false, last_used_at: null, credential: expect.stringMatching(/^hubs_/) });
     expect(Date.parse(made.expires_at!) - before).toBeGreaterThanOrEqual(3600_000);
     expect(Date.parse(made.expires_at!) - before).toBeLessThan(3700_000);

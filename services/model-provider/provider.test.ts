@@ -420,7 +420,7 @@ describe('browser safety', () => {
       expect(JSON.parse(r.body).error.code).toBe('host_not_allowed');
     }
     // No Host at all, or an empty one, reaches the guard too (the kit's server does not answer it with a bare 400 of its own).
-    for (const headers of [{}, { host: '' }]) {
+    for (const headers of [{}, { host: '' }] as Record<string, string>[]) {
       const r = await raw('/v1/models', 'GET', headers);
       expect(r.status).toBe(403);
       expect(JSON.parse(r.body).error.code).toBe('host_not_allowed');
