@@ -32,6 +32,9 @@ describe('each service\u2019s environment', () => {
     expect(serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'repohost-api=mine-mine-mine-mine' }, wiring).IDENTITY_SERVICE_TOKENS).toBe('repohost-api=mine-mine-mine-mine');
     const gateway = serviceEnv('repohost-gateway', {}, wiring);
     expect(gateway).toMatchObject({ REPOHOST_IDENTITY_URL: wiring.identityUrl, REPOHOST_IDENTITY_SERVICE_TOKEN: wiring.gatewayToken, REPOHOST_PORT: '8011' });
+    expect(gateway.REPOHOST_SIGNAL_REFUSED_PORTS).toBe('8001,8004,8011,8127');
+    // Moved services are refused where they are; the user's own ports stay refused too.
+    expect(serviceEnv('repohost-gateway', { PERSONA_PORT: '9004', REPOHOST_SIGNAL_REFUSED_PORTS: '5432, 8001' }, wiring).REPOHOST_SIGNAL_REFUSED_PORTS).toBe('5432,8001,9004,8011,8127');
     expect(serviceEnv('model-provider', {}, wiring)).toEqual({ MODELPROV_HOST: '127.0.0.1', MODELPROV_PORT: '8127', MODELPROV_DATA_DIR: '/data/model-provider' });
   });
 

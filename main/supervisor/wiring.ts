@@ -92,6 +92,10 @@ export function serviceEnv(
   if (name === 'repohost-gateway') {
     set('IDENTITY_URL', wiring.identityUrl);
     set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken);
+    // Signals never go to this app's own services, wherever the user moved them; the user's own list is kept beside.
+    const own = (env.REPOHOST_SIGNAL_REFUSED_PORTS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const ours = SERVICE_NAMES.map((n) => String(placement(n, wiring.dataDir, parentEnv).port));
+    env.REPOHOST_SIGNAL_REFUSED_PORTS = [...new Set([...own, ...ours])].join(',');
   }
   return env;
 }
