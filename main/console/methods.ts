@@ -3,7 +3,8 @@
  * over IPC or HTTP; the results are plain JSON without tokens or secrets.
  */
 import { z } from 'zod';
-import { SERVICE_NAMES, type Supervisor } from '../supervisor/types.ts';
+import { SERVICE_NAMES } from '../common/services.ts';
+import type { Supervisor } from '../supervisor/types.ts';
 import type { ServiceView } from './contract.ts';
 import type { CrashMemory } from './crashes.ts';
 import { ConsoleError, reasonOf, type ServiceClient } from './service-client.ts';

@@ -3,7 +3,9 @@
  * service with the local account's session credential. Tokens live in this module's memory only; they
  * are never part of a result or an error message.
  */
-import type { ServiceName, ServiceState, Supervisor } from '../supervisor/types.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../common/services.ts';
+import type { ServiceState } from '../common/states.ts';
+import type { Supervisor } from '../supervisor/types.ts';
 
 /** A failure the console shows to a person: a sentence that says what to do, and the HTTP status if any. */
 export class ConsoleError extends Error {
@@ -16,18 +18,8 @@ export class ConsoleError extends Error {
   }
 }
 
-export const SERVICE_LABELS: Record<ServiceName, string> = {
-  identity: 'identity service',
-  'persona-store': 'persona store',
-  'repohost-gateway': 'repository gateway',
-  'model-provider': 'model provider',
-};
-
-/** The audience each token-checking service verifies (DESIGN.md). */
-const AUDIENCES: Partial<Record<ServiceName, string>> = {
-  'persona-store': 'persona',
-  'repohost-gateway': 'repohost-api',
-};
+/** How a sentence names a service: "persona store". */
+const labelOf = (service: ServiceName) => SERVICE_CATALOGUE[service].label;
 
 const CALL_TIMEOUT_MS = 15_000;
 /** A cached token is used only while it has at least this long left. */
@@ -68,7 +60,7 @@ export class ServiceClient {
 
   /** Calls a service with the credential it expects: a minted token, the session credential (identity) or none. */
   async call(service: ServiceName, request: ServiceRequest): Promise<ServiceAnswer> {
-    const audience = AUDIENCES[service];
+    const audience = SERVICE_CATALOGUE[service].audience ?? undefined;
     let answer = await this.send(service, request, await this.authorization(service, audience));
     if (answer.status === 401 && audience) {
       // A token minted before identity rotated its keys or restarted: mint a fresh one, once.
@@ -76,7 +68,7 @@ export class ServiceClient {
       answer = await this.send(service, request, await this.authorization(service, audience));
     }
     if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status)) return answer;
-    throw new ConsoleError(`The ${SERVICE_LABELS[service]} answered ${answer.status}: ${reasonOf(answer.body)}`, answer.status);
+    throw new ConsoleError(`The ${labelOf(service)} answered ${answer.status}: ${reasonOf(answer.body)}`, answer.status);
   }
 
   private async authorization(service: ServiceName, audience: string | undefined): Promise<string | undefined> {
@@ -90,7 +82,7 @@ export class ServiceClient {
     const body = minted.body as { token?: unknown; expires_at?: unknown } | undefined;
     if (minted.status !== 200 || typeof body?.token !== 'string') {
       throw new ConsoleError(
-        `The identity service would not issue a token for the ${SERVICE_LABELS[service]} (${minted.status}: ${reasonOf(minted.body)}). Check the identity service in the Services panel.`,
+        `The identity service would not issue a token for the ${labelOf(service)} (${minted.status}: ${reasonOf(minted.body)}). Check the identity service in the Services panel.`,
         502,
       );
     }
@@ -143,7 +135,7 @@ export class ServiceClient {
   }
 
   private unreachable(service: ServiceName, err: unknown): ConsoleError {
-    const label = SERVICE_LABELS[service];
+    const label = labelOf(service);
     const state = this.supervisor.status().find((s) => s.name === service)?.state;
     if ((err as Error)?.name === 'TimeoutError') {
       return new ConsoleError(`The ${label} did not answer within ${CALL_TIMEOUT_MS / 1000} s; see its log in the Services panel.`, 504);

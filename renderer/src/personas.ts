@@ -1,8 +1,8 @@
 /** Personas of the local account: the list, and one persona's card, fields, notes and change log. */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-// The change log's own list of actions, so the filter offers exactly what the persona store records.
-import { ACTIONS } from '../../services/persona-store/change-log.ts';
+// The change log's list of actions (pinned to the persona store's own by a test), so the filter offers exactly what it records.
+import { CHANGE_ACTIONS as ACTIONS } from '../../main/common/change-log.ts';
 import { FieldClaim, NoteClaim, type FieldEntry, type NoteEntry } from './claims.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall } from './states.ts';
 

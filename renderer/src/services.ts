@@ -1,9 +1,9 @@
 /** The services panel: state, port, uptime, memory, last error, controls, and a log tail with a filter. */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { ServiceView } from '../../main/console/contract.ts';
-import type { LogLine, ServiceName } from '../../main/supervisor/types.ts';
-import { SERVICE_TITLES, STATE_WORDS } from '../../main/supervisor/words.ts';
+import type { LogLine, ServiceView } from '../../main/common/contract.ts';
+import { SERVICE_TITLES, type ServiceName } from '../../main/common/services.ts';
+import { STATE_WORDS } from '../../main/common/states.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
 

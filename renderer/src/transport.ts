@@ -3,7 +3,7 @@
  * `window.consoleBridge`, else over HTTP to the headless console that served this page (its cookie
  * carries the launch secret). The page never holds a token.
  */
-import type { ConsoleRequest, ConsoleResult } from '../../main/console/contract.ts';
+import type { ConsoleRequest, ConsoleResult } from '../../main/common/contract.ts';
 
 declare global {
   interface Window {

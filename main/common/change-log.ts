@@ -1,0 +1,32 @@
+/**
+ * The persona store's change-log actions, for the console's filter and its sentences. The persona store
+ * keeps its own list (services/persona-store/change-log.ts); `catalogue.test.ts` pins the two equal.
+ * Imports nothing.
+ */
+
+export const CHANGE_ACTIONS = [
+  'persona_created',
+  'persona_updated',
+  'persona_deleted',
+  'field_set',
+  'field_revised',
+  'field_pinned',
+  'field_unpinned',
+  'field_revived',
+  'field_forgotten',
+  'field_destroyed',
+  'note_added',
+  'note_revised',
+  'note_pinned',
+  'note_unpinned',
+  'note_forgotten',
+  'note_destroyed',
+] as const;
+export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
+
+export const CHANGE_TARGET_KINDS = ['persona', 'field', 'note'] as const;
+export type ChangeTargetKind = (typeof CHANGE_TARGET_KINDS)[number];
+
+/** The forget modes a person may choose, as the persona store names them. */
+export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
+export type ForgetMode = (typeof FORGET_MODES)[number];

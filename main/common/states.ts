@@ -1,0 +1,38 @@
+/**
+ * A service's states as the supervisor reports them, and the words the tray and the console use for
+ * each: what it is, and what a person can do about it. Imports nothing.
+ */
+
+export const SERVICE_STATES = ['stopped', 'starting', 'live', 'ready', 'degraded', 'backing-off', 'crashed', 'gave-up', 'stopping'] as const;
+export type ServiceState = (typeof SERVICE_STATES)[number];
+
+export const STATE_WORDS: Readonly<Record<ServiceState, string>> = {
+  stopped: 'stopped',
+  starting: 'starting',
+  live: 'up, not ready yet',
+  ready: 'ready',
+  degraded: 'degraded',
+  'backing-off': 'crashed, restarting soon',
+  crashed: 'crashed',
+  'gave-up': 'gave up',
+  stopping: 'stopping',
+};
+
+/** What a person can do in each state; empty when nothing is needed. */
+export const STATE_ADVICE: Readonly<Record<ServiceState, string>> = {
+  stopped: 'Start it (Services), or Start all.',
+  starting: 'Wait: it is starting; this takes a few seconds.',
+  live: 'It runs but is not ready: its last problem says what it waits for.',
+  ready: '',
+  degraded: 'It was ready and a check now fails: read its last problem and log, then restart it if it stays so.',
+  'backing-off': 'It crashed and restarts by itself in a moment; its log says why it crashed.',
+  crashed: 'It crashed and restarts by itself in a moment; its log says why it crashed.',
+  'gave-up': 'It crashed too often and was left stopped: read its last problem and log, fix that, then start it.',
+  stopping: 'Wait: it is finishing what it was doing.',
+};
+
+/** States in which the service's process runs (Stop applies, Start does not). */
+export const RUNNING_STATES: ReadonlySet<ServiceState> = new Set(['starting', 'live', 'ready', 'degraded', 'backing-off']);
+
+/** States that need a person's attention on the overview. */
+export const TROUBLE_STATES: ReadonlySet<ServiceState> = new Set(['degraded', 'backing-off', 'crashed', 'gave-up']);
