@@ -5,6 +5,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
+import { METRICS_PATH, ServiceMetrics } from './metrics.ts';
 import { Problem, problem } from './problem.ts';
 import { LISTEN_URL } from './server.ts';
 
@@ -27,6 +28,8 @@ export interface AppOptions {
   publicUrl?: string;
   /** Deepest nesting of arrays and objects a JSON body may have when it reaches a route (default 128). */
   maxBodyDepth?: number;
+  /** The service's counters, served at GET /metrics (this machine only); made here, named after the logger's service, when not given. */
+  metrics?: ServiceMetrics;
 }
 
 /**
@@ -49,7 +52,11 @@ export function createApp(options: AppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  const metrics = options.metrics ?? new ServiceMetrics(String(logger.bindings().service ?? 'service'));
+  app.locals.metrics = metrics;
 
+  // First, so refusals of every kind (Host, body, 404) are counted too.
+  app.use(metrics.countRequests);
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     const id = randomUUID();
@@ -67,6 +74,7 @@ export function createApp(options: AppOptions): Express {
   const publicHost = options.publicUrl ? [new URL(options.publicUrl).host] : [];
   app.use(hostCheck([...publicHost, ...(options.allowedHosts ?? [])]));
 
+  app.get(METRICS_PATH, metrics.handler());
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
 
   options.extraRoutes?.(app);

@@ -1,0 +1,144 @@
+/**
+ * Each service's counters, in the Prometheus text format through prom-client, at `GET /metrics`:
+ * HTTP answers by method, route template and status class, and whatever counters the service adds.
+ * A label never carries a profile, a key, a prompt or any content: the HTTP labels are the route's
+ * template (`/v1/personas/{profile}`), never the path sent, and a service's own counters take only
+ * the label values it declared when it made them. `/metrics` answers only this machine (loopback
+ * address, loopback Host, no forwarding proxy in between), so a user's own Prometheus can scrape it
+ * and nothing on the network can.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Counter, Registry } from 'prom-client';
+import { isLoopbackHost } from './config.ts';
+import { parseHostHeader } from './host-check.ts';
+import { problem } from './problem.ts';
+
+/** Label values a counter accepts, per label name; anything else is a programming error. */
+export type LabelValues<L extends string> = Readonly<Record<L, readonly string[]>>;
+
+export interface CounterSpec<L extends string> {
+  /** snake_case, ending in `_total` (Prometheus' convention for counters). */
+  name: string;
+  help: string;
+  /** Every label and the values it may take: declared up front, so no caller's data can become a label. */
+  labels?: LabelValues<L>;
+}
+
+/** A counter whose labels take only declared values. */
+export interface BoundedCounter<L extends string> {
+  inc(labels?: Partial<Record<L, string>>, by?: number): void;
+}
+
+export const METRICS_PATH = '/metrics';
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** Route label of an answer no route took (unknown paths, refusals before routing): never the path sent. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const NAME = /^[a-z][a-z0-9_]*_total$/;
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requestCounter: Counter<'method' | 'route' | 'status_class'>;
+  private readonly errorCounter: Counter<'method' | 'route' | 'kind'>;
+
+  /** `service` becomes a default label of every series (`service="persona-store"`), as a scrape of several services needs. */
+  constructor(service: string) {
+    this.registry.setDefaultLabels({ service });
+    this.requestCounter = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status class (2xx, 3xx, 4xx, 5xx).',
+      labelNames: ['method', 'route', 'status_class'],
+      registers: [this.registry],
+    });
+    this.errorCounter = new Counter({
+      name: 'http_request_errors_total',
+      help: 'HTTP requests that failed: answered 5xx (kind="failed"), or the connection closed before the answer (kind="aborted").',
+      labelNames: ['method', 'route', 'kind'],
+      registers: [this.registry],
+    });
+  }
+
+  /** A service's own counter. Its labels accept only the values declared in `spec.labels`; every combination starts at 0. */
+  counter<L extends string = never>(spec: CounterSpec<L>): BoundedCounter<L> {
+    if (!NAME.test(spec.name)) throw new Error(`Counter name ${spec.name} must be snake_case and end in _total.`);
+    const declared = (spec.labels ?? {}) as LabelValues<L>;
+    const names = Object.keys(declared) as L[];
+    const counter = new Counter<L>({ name: spec.name, help: spec.help, labelNames: names, registers: [this.registry] });
+    // Series exist from the start, so a scrape (and the console's chart) sees 0 rather than nothing.
+    for (const combination of combinations(declared, names)) counter.inc(combination, 0);
+    return {
+      inc(labels = {}, by = 1) {
+        for (const name of names) {
+          const value = labels[name];
+          if (value === undefined || !declared[name].includes(value)) {
+            throw new Error(`Counter ${spec.name}: label ${name} takes one of ${declared[name].join(', ')}.`);
+          }
+        }
+        counter.inc(labels as Record<L, string>, by);
+      },
+    };
+  }
+
+  /** Middleware, mounted first: counts every answer when it is sent, or when the client left before it. */
+  readonly countRequests: RequestHandler = (req, res, next) => {
+    const labels = () => ({ method: METHODS.has(req.method) ? req.method : 'other', route: routeTemplate(req) });
+    res.on('finish', () => {
+      const { method, route } = labels();
+      // Scrapes are not the service's work: counting them would draw the scraper's own rhythm on every chart.
+      if (route === METRICS_PATH) return;
+      const status = res.statusCode;
+      this.requestCounter.inc({ method, route, status_class: `${Math.floor(status / 100)}xx` });
+      if (status >= 500) this.errorCounter.inc({ method, route, kind: 'failed' });
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) this.errorCounter.inc({ ...labels(), kind: 'aborted' });
+    });
+    next();
+  };
+
+  /** The Prometheus text, as `GET /metrics` answers it. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /**
+   * `GET /metrics`: the text for a caller on this machine; others go to `refuse` (the service's own
+   * envelope), by default a 403 problem through the app's error handler.
+   */
+  handler(refuse?: (req: Request, res: Response, message: string) => void): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction) => {
+      if (!fromThisMachine(req)) {
+        const message = `${METRICS_PATH} answers only on this machine: call it at http://127.0.0.1:${req.socket.localPort ?? ''}${METRICS_PATH}, not through a proxy or under another name.`;
+        if (refuse) return refuse(req, res, message);
+        return next(problem.forbidden(message));
+      }
+      this.text().then((text) => res.status(200).type(METRICS_CONTENT_TYPE).set('Cache-Control', 'no-store').send(text), next);
+    };
+  }
+}
+
+/** The route's template in OpenAPI style (`/v1/personas/{profile}`), or UNMATCHED_ROUTE: never the path sent. */
+export function routeTemplate(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof path !== 'string') return UNMATCHED_ROUTE;
+  return `${req.baseUrl ?? ''}${path}`.replace(/:(\w+)/g, '{$1}') || '/';
+}
+
+/**
+ * A request from this machine and addressed to it: a loopback peer, a loopback Host, and no proxy's
+ * forwarding headers (a reverse proxy on this machine serving a public name connects from loopback).
+ */
+export function fromThisMachine(req: Request): boolean {
+  const peer = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+  if (!(peer === '::1' || /^127(\.\d{1,3}){3}$/.test(peer))) return false;
+  const host = parseHostHeader(req.headers.host);
+  if (!host || !isLoopbackHost(host.name)) return false;
+  return req.headers.forwarded === undefined && req.headers['x-forwarded-for'] === undefined && req.headers['x-forwarded-host'] === undefined;
+}
+
+function combinations<L extends string>(declared: LabelValues<L>, names: L[]): Record<L, string>[] {
+  let out: Record<string, string>[] = [{}];
+  for (const name of names) out = out.flatMap((partial) => declared[name].map((value) => ({ ...partial, [name]: value })));
+  return out as Record<L, string>[];
+}
