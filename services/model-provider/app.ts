@@ -92,7 +92,8 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
     const request = parseCompletionRequest(req.body);
     let completion: Completion;
     try {
-      completion = await complete(deps, request, controller.signal);
+      // The provider checks no key, but callers that present different ones never share a run or a failure.
+      completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal);
     } catch (err) {
       if (err instanceof ClientGone) return;
       throw err;

@@ -3,7 +3,8 @@ import type { Logger } from '../kit/logger.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type CliAnswer, type Loaded, type Usage } from './cli-output.ts';
 import type { CliProcesses, RunResult } from './cli-process.ts';
-import { providerError, type ProviderError } from './errors.ts';
+import { ProviderError, providerError } from './errors.ts';
+import { requestKey, type FailureMemory, type SharedRuns } from './identical-requests.ts';
 import { cliArgs } from './invocation.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES } from './models.ts';
@@ -28,6 +29,10 @@ export interface CompletionDeps {
   systemPrompt: string;
   timeoutSeconds: number;
   logger: Logger;
+  /** Identical requests in flight share one run. */
+  sharedRuns: SharedRuns<Completion>;
+  /** Failures another run would repeat, answered again without a run for a short window. */
+  failures: FailureMemory;
 }
 
 /** The gate every completion passes before a CLI runs: lockdown proven, binary present. */
@@ -48,18 +53,54 @@ function gate(deps: CompletionDeps): string {
 }
 
 /**
- * One completion: translate, gate, wait for a run slot, run the CLI (once more if the reply is
- * tool-call syntax), and shape the answer. Throws ProviderError for every refusal, ClientGone when
- * the caller went away (its run's process group is then already being killed).
+ * One completion: translate, gate, then answer an identical request's remembered failure, join an
+ * identical request's run in flight, or start the run. `caller` is what tells callers apart (the
+ * `Authorization` they present). Throws ProviderError for every refusal, ClientGone when the caller
+ * went away (its run's process group is then already being killed unless another request waits for it).
  */
-export async function complete(deps: CompletionDeps, request: CompletionRequest, signal: AbortSignal): Promise<Completion> {
+export async function complete(deps: CompletionDeps, request: CompletionRequest, caller: string, signal: AbortSignal): Promise<Completion> {
   const model = request.model === undefined || request.model === '' ? deps.defaultModel : request.model;
   if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
   const { systemPrompt, prompt, jsonSchema } = translate(request, deps.systemPrompt);
   const binary = gate(deps);
-  const structured = jsonSchema !== undefined;
   const args = cliArgs({ model, systemPrompt, ...(jsonSchema ? { jsonSchema } : {}) });
+  const run: PreparedRun = { model, binary, args, prompt, structured: jsonSchema !== undefined };
 
+  const key = requestKey(caller, binary, args, prompt);
+  const remembered = deps.failures.recall(key);
+  // A sign-in since then changes what a run would answer.
+  if (remembered?.code === 'not_logged_in' && deps.lockdown.login === 'signed_in') deps.failures.forget(key);
+  else if (remembered) {
+    deps.logger.info({ code: remembered.code }, 'identical request failed moments ago; answered from that failure without a run');
+    throw remembered;
+  }
+  return deps.sharedRuns.run(
+    key,
+    signal,
+    async (stop) => {
+      try {
+        return await runCompletion(deps, run, stop);
+      } catch (err) {
+        // Kept before the run's requests hear of it, so that a retry arriving at once finds it.
+        if (err instanceof ProviderError) deps.failures.remember(key, err);
+        throw err;
+      }
+    },
+    () => deps.logger.info({ model }, 'identical request in flight; sharing its run'),
+  );
+}
+
+interface PreparedRun {
+  model: string;
+  binary: string;
+  args: string[];
+  prompt: string;
+  structured: boolean;
+}
+
+/** Waits for a run slot, runs the CLI (once more if the reply is tool-call syntax) and shapes the answer. */
+async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: AbortSignal): Promise<Completion> {
+  const { model, binary, args, prompt, structured } = run;
   const release = await deps.slots.acquire(signal);
   let answer: CliAnswer;
   try {

@@ -21,6 +21,12 @@ export const modelProviderSettings = {
   probeTimeoutSeconds: setting('PROBE_TIMEOUT_SECONDS', parse.integer(1, 120), '120', 'Hard limit for the startup lockdown probe in seconds (1-120).'),
   maxConcurrent: setting('MAX_CONCURRENT', parse.integer(1, 16), '2', 'CLI runs at once (1-16); keep it small, parallel runs share one login.'),
   maxQueue: setting('MAX_QUEUE', parse.integer(0, 1000), '16', 'Requests that may wait for a free run slot (0-1000); past it a request is refused with 429.'),
+  failureMemorySeconds: setting(
+    'FAILURE_MEMORY_SECONDS',
+    parse.integer(0, 3600),
+    '60',
+    'Seconds (0-3600) for which an identical request that just failed with timeout, tool_call_reply, cli_not_found or not_logged_in is answered from that failure without a new run; 0 turns this off.',
+  ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '4mb', 'Largest JSON body accepted.'),
   systemPrompt: setting(
     'SYSTEM_PROMPT',

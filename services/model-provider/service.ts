@@ -7,6 +7,8 @@ import { createProviderApp } from './app.ts';
 import { locateCli } from './cli-binary.ts';
 import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
+import type { Completion } from './completions.ts';
+import { FailureMemory, SharedRuns } from './identical-requests.ts';
 import { cliEnvironment } from './invocation.ts';
 import { Lockdown } from './lockdown.ts';
 import { RunSlots } from './run-slots.ts';
@@ -52,6 +54,8 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     systemPrompt: config.systemPrompt,
     timeoutSeconds: config.timeoutSeconds,
     logger: log,
+    sharedRuns: new SharedRuns<Completion>(),
+    failures: new FailureMemory({ seconds: config.failureMemorySeconds }),
     version: VERSION,
     bodyLimit: config.bodyLimit,
     startedAt: Math.floor(Date.now() / 1000),
