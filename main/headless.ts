@@ -1,12 +1,14 @@
 /**
- * `npm run serve` (and `npm start` where Electron's binary is not available): every service as a plain Node
- * child, the console over loopback with a per-launch secret, all stopped on Ctrl-C.
+ * `npm run serve` (and `npm start` where Electron's binary is not available): builds what changed (the
+ * console and the service bundles, through main/build/), then every service as a plain Node child, the
+ * console over loopback with a per-launch secret, all stopped on Ctrl-C.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { appDataDir } from '../services/kit/config.ts';
+import { build, buildErrors } from './build/build.ts';
 import type { ConsoleServer, ConsoleServerOptions } from './console/contract.ts';
 import { ServiceSupervisor } from './supervisor/supervisor.ts';
 import type { ServiceStatus } from './supervisor/types.ts';
@@ -54,6 +56,12 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const dataDir = resolve(args['data-dir'] ?? appDataDir());
+  const built = await build({ targets: ['console', 'services'] });
+  const fresh = Object.entries(built).filter(([, r]) => r.built).map(([t]) => t);
+  if (fresh.length) process.stdout.write(`Built ${fresh.join(' and ')} (only what changed).\n`);
+  const errors = buildErrors(built);
+  // A service that does not compile then fails from source with the same error in its log.
+  if (errors) process.stderr.write(`The build failed:\n${errors}\nServices whose bundles are out of date run from source.\n`);
   const supervisor = new ServiceSupervisor({ dataDir });
   process.stdout.write(`Data folder: ${dataDir}\nStarting ${supervisor.services().join(', ')}...\n`);
 

@@ -23,31 +23,32 @@ describe('electron-builder.yml', () => {
     expect(validate({ ...(config as object), asarUnpak: ['x'] })).toBe(false);
   });
 
-  it('builds AppImage, deb, dmg and nsis, rebuilds and unpacks better-sqlite3, and points at files that exist', async () => {
+  it('builds AppImage, deb, dmg and nsis from the build only, rebuilds better-sqlite3 for Electron and unpacks native files', async () => {
     const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as {
       linux: { target: string[]; icon: string };
       mac: { target: string; icon: string };
       win: { target: string; icon: string };
+      files: string[];
       asarUnpack: string[];
       npmRebuild: boolean;
       buildDependenciesFromSource: boolean;
-      extraMetadata: { main: string };
       electronFuses: Record<string, boolean>;
+      extraMetadata?: unknown;
     };
     expect(config.linux.target).toEqual(['AppImage', 'deb']);
     expect(config.mac.target).toBe('dmg');
     expect(config.win.target).toBe('nsis');
-    expect(config.asarUnpack).toContain('node_modules/better-sqlite3/**/*');
+    expect(config.asarUnpack).toEqual(['**/*.node']);
     expect(config.npmRebuild).toBe(true);
     expect(config.buildDependenciesFromSource).toBe(true);
-    expect(config.electronFuses).toMatchObject({ runAsNode: false, enableNodeOptionsEnvironmentVariable: false, onlyLoadAppFromAsar: true });
-    for (const file of [config.linux.icon, config.mac.icon, config.win.icon, config.extraMetadata.main, 'main/electron/preload.cjs']) {
+    expect(config.electronFuses).toMatchObject({ runAsNode: false, enableNodeOptionsEnvironmentVariable: false, enableNodeCliInspectArguments: false, onlyLoadAppFromAsar: true });
+    // What is packed of our own: package.json, the build and the icons; never sources.
+    expect(config.files.filter((f) => !f.startsWith('!')).sort()).toEqual(['assets/icon.png', 'assets/tray-*.png', 'out/main/**/*', 'out/renderer/**/*', 'out/services/**/*', 'package.json']);
+    expect(config.extraMetadata).toBeUndefined();
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { main: string };
+    expect(pkg.main).toBe('out/main/app.mjs');
+    for (const file of [config.linux.icon, config.mac.icon, config.win.icon, pkg.main, 'out/main/preload.cjs']) {
       expect(existsSync(join(ROOT, file)), file).toBe(true);
     }
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { main: string; dependencies: Record<string, string> };
-    expect(pkg.main).toBe(config.extraMetadata.main);
-    // Installed apps run the services through tsx, so it must ship as a production dependency.
-    expect(pkg.dependencies).toHaveProperty('tsx');
-    expect(pkg.dependencies).toHaveProperty('better-sqlite3');
   });
 });

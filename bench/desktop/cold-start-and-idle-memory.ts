@@ -2,9 +2,9 @@
  * Headless cold start and idle memory of the four services under the supervisor, as `npm run serve`
  * runs them: `npm run bench -- desktop` (three rounds), or `npx tsx bench/desktop/cold-start-and-idle-memory.ts [rounds]`.
  *
- * Bundles: the supervisor runs each service from a bundle that is rebuilt only when a source changed;
- * the bench makes sure they are up to date first and prints how long that took (a first start after
- * an install or an edit pays it once).
+ * Bundles: the supervisor runs each service from its bundle (main/build/, rebuilt only when a source
+ * changed); the bench builds them first, as `npm run serve` does, and prints how long that took (a
+ * first start after an install or an edit pays it once).
  * Cold start: from startAll() on an empty data folder (first run: databases, signing keys, the local
  * account) to every service ready. The provider's CLI probe is excluded: the provider counts from when
  * it answers /healthy (its readiness waits for the CLI, up to two minutes with a real one); its ready
@@ -22,8 +22,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceSupervisor } from '../../main/supervisor/supervisor.ts';
-import { bundleServices } from '../../main/supervisor/service-bundles.ts';
-import { SERVICE_NAMES } from '../../main/supervisor/types.ts';
+import { build, buildErrors } from '../../main/build/build.ts';
 import type { ServiceName, ServiceStatus } from '../../main/supervisor/types.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort } from '../../test/support/process.ts';
@@ -107,9 +106,10 @@ async function round(): Promise<Round> {
 
 console.log(`machine: ${cpus().length} cores, Node ${process.version}; ${rounds} rounds, each on an empty data folder`);
 const tb = performance.now();
-const bundles = await bundleServices(SERVICE_NAMES);
-if (bundles.error || bundles.bundled.length !== SERVICE_NAMES.length) throw new Error(`service bundles: ${bundles.error ?? 'incomplete'}`);
-console.log(`service bundles ${bundles.built ? 'built' : 'already up to date, checked'} in ${(performance.now() - tb).toFixed(0)} ms`);
+const bundles = await build({ targets: ['services'] });
+const failed = buildErrors(bundles);
+if (failed) throw new Error(`service bundles: ${failed}`);
+console.log(`service bundles ${bundles.services!.built ? 'built' : 'already up to date, checked'} in ${(performance.now() - tb).toFixed(0)} ms`);
 const results: Round[] = [];
 for (let i = 0; i < rounds; i++) {
   const load = loadavg()[0]!.toFixed(2);

@@ -6,15 +6,25 @@
  * (DNS rebinding) and a same-origin Origin (other pages in the browser).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildRenderer, CONTENT_SECURITY_POLICY, type RendererFile } from '../../renderer/build.ts';
+import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from './api.ts';
 import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const BODY_LIMIT = 64 * 1024;
 export const SECRET_HEADER = 'x-console-secret';
+/** A loopback client sends its headers at once and a request of at most 64 KiB in moments; anything slower is stuck or hostile. */
+export const DEFAULT_CONSOLE_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
+
+/** The server's limits on slow clients (options so that a test can wait for them instead of for ten seconds). */
+export interface ConsoleTimeouts {
+  /** Longest time a client may take to send a request's headers (Slowloris); past it 408 and the connection closes. */
+  headersTimeoutMs?: number;
+  /** Longest time a client may take to send a whole request; past it 408. The answer that follows is not bounded by it. */
+  requestTimeoutMs?: number;
+}
 
 const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy': `${CONTENT_SECURITY_POLICY}; frame-ancestors 'none'`,
@@ -26,23 +36,39 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
-export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
+export async function startConsoleServer(options: ConsoleServerOptions & ConsoleTimeouts): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
   if (!LOOPBACK_HOSTS.has(host)) {
     throw new Error(`The console listens on loopback only; "${host}" is not 127.0.0.1, ::1 or localhost.`);
   }
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.headersTimeoutMs;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.requestTimeoutMs;
+  if (headersTimeoutMs > requestTimeoutMs) throw new Error('headersTimeoutMs must not exceed requestTimeoutMs: the headers are part of the request.');
+  // The console as `npm run build` wrote it (npm run serve builds what changed first); never built here.
+  const built = readConsoleBuild(targetDir('console'));
+  if ('missing' in built) throw new Error(built.missing);
+  // A Map: a path that names an object's own property (/constructor, /__proto__) is a page that is not there.
+  const files = new Map(Object.entries(built.files));
   const api = createConsoleApi({ supervisor: options.supervisor });
-  const { files } = await buildRenderer();
   const secret = randomBytes(32).toString('base64url');
   let port = 0;
   const cookieName = () => `hub_console_${port}`;
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
-      else res.destroy();
-    });
-  });
+  const server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Node looks for late requests only this often (default 30 s, which would stretch a 10 s limit to 40 s).
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      handle(req, res).catch(() => {
+        if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
+        else res.destroy();
+      });
+    },
+  );
+  server.on('clientError', answerClientError);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
@@ -92,7 +118,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     }
 
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'The console pages are read with GET.');
-    const file: RendererFile | undefined = files[url.pathname === '/' ? 'index.html' : url.pathname.slice(1)];
+    const file = files.get(url.pathname === '/' ? 'index.html' : url.pathname.slice(1));
     if (!file) return refuse(res, 404, `There is no console page ${url.pathname.slice(0, 100)}; open / instead.`);
     res.writeHead(200, { 'Content-Type': file.contentType }).end(req.method === 'HEAD' ? undefined : file.body);
   }
@@ -100,7 +126,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   function authorized(req: IncomingMessage): boolean {
     const header = req.headers[SECRET_HEADER];
     if (typeof header === 'string') return sameSecret(header, secret);
-    const cookie = parseCookies(req.headers.cookie)[cookieName()];
+    const cookie = parseCookies(req.headers.cookie).get(cookieName());
     return cookie !== undefined && sameSecret(cookie, secret);
   }
 
@@ -137,11 +163,11 @@ function sameSecret(given: string, secret: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function parseCookies(header: string | undefined): Record<string, string> {
-  const cookies: Record<string, string> = {};
+function parseCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0) cookies[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+    if (eq > 0) cookies.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
   }
   return cookies;
 }
@@ -159,6 +185,23 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
     req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
+}
+
+/** What Node refuses before the handler runs (too slow, headers too large, not HTTP), in the API's shape; then the connection closes. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, message]: [number, string] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request did not arrive in time; send its headers and body at once, without pauses.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request line and headers are larger than the console reads (16 KB); send a shorter URL and fewer or smaller headers.']
+        : [400, 'The request is not valid HTTP/1.1; send a well-formed request.'];
+  const body = JSON.stringify({ ok: false, error: { message, status } });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 /** Refusals answer in the API's own shape, or as a short page when a person opened the URL. */

@@ -1,18 +1,27 @@
-/** Electron's main process: the real Electron modules, the settings and the supervisor, handed to runDesktop. */
-import { join } from 'node:path';
+/**
+ * Electron's main process, built to out/main/app.mjs (package.json's "main"): the real Electron modules,
+ * the settings and the supervisor, handed to runDesktop.
+ */
 import * as electron from 'electron';
 import { appDataDir } from '../../services/kit/config.ts';
 import { ServiceSupervisor } from '../supervisor/supervisor.ts';
-import { PROJECT_ROOT } from '../supervisor/launcher.ts';
-import { runDesktop } from './desktop.ts';
+import { TEST_HOOKS_VARIABLE, runDesktop } from './desktop.ts';
 import { openSettings } from './settings.ts';
-import { utilityProcessLauncher } from './utility-launcher.ts';
+import { desktopLauncher } from './utility-launcher.ts';
 
-const supervisor = new ServiceSupervisor({
-  dataDir: appDataDir(),
-  launcher: utilityProcessLauncher(electron.utilityProcess.fork, electron.app, join(PROJECT_ROOT, 'main', 'supervisor', 'parent-watch.mjs')),
-});
+const { app } = electron;
+const { launcher } = desktopLauncher(electron);
+const supervisor = new ServiceSupervisor({ dataDir: appDataDir(), launcher });
 
 // A login item on macOS opens the app without arguments; it says so through wasOpenedAtLogin instead of --hidden.
-const openedAtLogin = process.platform === 'darwin' && electron.app.getLoginItemSettings().wasOpenedAtLogin;
-await runDesktop(electron, { supervisor, settings: openSettings(), hidden: process.argv.includes('--hidden') || openedAtLogin });
+const openedAtLogin = process.platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin;
+// Not awaited here: Electron emits 'ready' only after this module has finished evaluating, and runDesktop waits for 'ready'.
+runDesktop(electron, {
+  supervisor,
+  settings: openSettings(),
+  hidden: process.argv.includes('--hidden') || openedAtLogin,
+  exposeTestHooks: process.env[TEST_HOOKS_VARIABLE] === '1',
+}).catch((err: unknown) => {
+  process.stderr.write(`The desktop app could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+  app.exit(1);
+});

@@ -12,7 +12,8 @@ import { ServiceSupervisor } from '../supervisor/supervisor.ts';
 import type { ServiceStatus } from '../supervisor/types.ts';
 import { tempDir } from '../../test/support/identity.ts';
 import { CONSOLE_CHANNEL, handleConsoleCall } from './ipc.ts';
-import { rendererResponse } from './renderer-protocol.ts';
+import { PRELOAD, type DesktopTestHooks } from './desktop.ts';
+import { loadRendererFiles, rendererResponse } from './renderer-protocol.ts';
 import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
 import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
 import { aggregateState, trayTemplate, type TrayActions, type TrayOptions } from './tray-menu.ts';
@@ -163,15 +164,19 @@ describe('the console window follows the security checklist', () => {
     expect(options.webPreferences).not.toHaveProperty('enableBlinkFeatures');
   });
 
-  it('the preload exposes one narrow function and nothing of Node or ipcRenderer', () => {
-    const preload = readFileSync(join(import.meta.dirname, 'preload.cjs'), 'utf8');
+  it('the preload exposes one narrow function and nothing of Node or ipcRenderer, in source and as built', () => {
+    const preload = readFileSync(join(import.meta.dirname, 'preload.ts'), 'utf8');
     expect(preload.match(/exposeInMainWorld\(/g)).toHaveLength(1);
-    expect(preload).toContain("exposeInMainWorld('consoleBridge', {\n  call: (request) => ipcRenderer.invoke('console:call', request),\n});");
-    expect(preload.match(/require\('([^']+)'\)/g)).toEqual(["require('electron')"]);
+    expect(preload).toContain("exposeInMainWorld('consoleBridge', {\n  call: (request: unknown) => ipcRenderer.invoke('console:call', request),\n});");
+    expect(preload.match(/from '([^']+)'/g)).toEqual(["from 'electron'"]);
+    // The built file is what the window loads: CommonJS (a sandboxed preload cannot be a module) that requires electron only.
+    const built = readFileSync(PRELOAD, 'utf8');
+    expect(built.match(/require\("([^"]+)"\)/g)).toEqual(['require("electron")']);
+    expect(built).not.toMatch(/^\s*(import|export)\s/m);
   });
 
   it('the console is served with a strict CSP from its own origin, and nothing else is', async () => {
-    const files = { 'index.html': { contentType: 'text/html; charset=utf-8', body: Buffer.from('<p>hi</p>') } };
+    const files = new Map([['index.html', { contentType: 'text/html; charset=utf-8', body: Buffer.from('<p>hi</p>') }]]);
     const page = rendererResponse(files, `${APP_ORIGIN}/index.html`);
     expect(page.status).toBe(200);
     const csp = page.headers.get('content-security-policy')!;
@@ -180,6 +185,15 @@ describe('the console window follows the security checklist', () => {
     expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
     expect(rendererResponse(files, `${APP_ORIGIN}/../../etc/passwd`).status).toBe(404);
     expect(rendererResponse(files, 'app://elsewhere/index.html').status).toBe(404);
+  });
+
+  it('a path that names an object\u2019s own property, or climbs out, is a 404 like any missing file', () => {
+    const files = loadRendererFiles();
+    expect(rendererResponse(files, `${APP_ORIGIN}/app.js`).status).toBe(200);
+    for (const path of ['/constructor', '/__proto__', '/hasOwnProperty', '/toString', '/valueOf', '/prototype', '/__defineGetter__', '/%2e%2e/package.json', '/%2E%2E/%2e%2e/etc/passwd', '/..%2fpackage.json', '/%E0%A4%A', '/index.html/..']) {
+      expect(rendererResponse(files, `${APP_ORIGIN}${path}`).status, path).toBe(path === '/index.html/..' ? 200 : 404);
+    }
+    expect(rendererResponse(files, 'not a url').status).toBe(404);
   });
 });
 
@@ -380,12 +394,12 @@ describe('the desktop lifecycle, with Electron mocked', () => {
   });
 
   /** Runs the shell on fake Electron; by default on a desktop whose tray icon is seen. */
-  async function launch(settings = memorySettings({ startServicesOnLaunch: false }), more: { trayShown?: boolean; hidden?: boolean } = {}) {
+  async function launch(settings = memorySettings({ startServicesOnLaunch: false }), more: { trayShown?: boolean; hidden?: boolean; exposeTestHooks?: boolean } = {}) {
     const electron = await import('electron');
     const { runDesktop } = await import('./desktop.ts');
     const supervisor = new ServiceSupervisor({ dataDir: tempDir('desktop-'), services: ['identity', 'persona-store'], env: {} });
     supervisors.push(supervisor);
-    const desktop = await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown ?? true });
+    const desktop = await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown ?? true, exposeTestHooks: more.exposeTestHooks });
     return { desktop, supervisor };
   }
 
@@ -472,6 +486,34 @@ describe('the desktop lifecycle, with Electron mocked', () => {
       // A development run: Electron's binary with the app's folder, so the entry starts this app and not Electron's default one.
       const entry = readFileSync(join(process.env.XDG_CONFIG_HOME!, 'autostart', 'hub-services.desktop'), 'utf8');
       expect(entry).toContain(`Exec=${process.execPath} /work/hub-services --hidden`);
+    }
+  });
+
+  it('offers the tray menu to a test only when asked (HUB_SERVICES_TEST_HOOKS), as what a person sees and can click', async () => {
+    const global = globalThis as { hubServicesTestHooks?: DesktopTestHooks };
+    delete global.hubServicesTestHooks;
+    await launch();
+    expect(global.hubServicesTestHooks).toBeUndefined();
+    fake.app.removeAllListeners();
+
+    const settings = memorySettings({ startServicesOnLaunch: false });
+    await launch(settings, { exposeTestHooks: true });
+    const hooks = global.hubServicesTestHooks!;
+    try {
+      const menu = hooks.trayMenu();
+      expect(menu[0]).toEqual({ id: 'open-console', label: 'Open console', enabled: true });
+      expect(menu.find((i) => i.id === 'service:identity')!.submenu!.map((i) => i.id)).toContain('service:identity:start');
+      expect(JSON.stringify(menu)).not.toContain('click');
+      // A checkbox flips as Electron flips it before calling click.
+      expect(hooks.trayMenu().find((i) => i.id === 'close-to-tray')!.checked).toBe(true);
+      expect(hooks.clickTrayItem('close-to-tray')).toBe(true);
+      expect(settings.get().closeWindow).toBe('quit');
+      expect(hooks.trayMenu().find((i) => i.id === 'close-to-tray')!.checked).toBe(false);
+      // A disabled item (Stop of a stopped service) and an unknown one are not clicked.
+      expect(hooks.clickTrayItem('service:identity:stop')).toBe(false);
+      expect(hooks.clickTrayItem('no-such-item')).toBe(false);
+    } finally {
+      delete global.hubServicesTestHooks;
     }
   });
 });

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type * as Electron from 'electron';
+import { PRELOAD_FILE, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from '../console/api.ts';
 import { PROJECT_ROOT } from '../supervisor/launcher.ts';
 import type { Supervisor } from '../supervisor/types.ts';
@@ -17,7 +18,8 @@ import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from '
 
 export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'>;
 
-export const PRELOAD = join(PROJECT_ROOT, 'main', 'electron', 'preload.cjs');
+/** Built by `npm run build` from preload.ts (a sandboxed preload must be one CommonJS file). */
+export const PRELOAD = join(targetDir('main'), PRELOAD_FILE);
 export const ASSETS = join(PROJECT_ROOT, 'assets');
 
 export function trayIconPath(state: AggregateState): string {
@@ -31,6 +33,31 @@ export interface DesktopOptions {
   hidden?: boolean;
   /** Whether a tray icon will be seen on this desktop (default: tray-host.ts asks the session bus on Linux). */
   trayShown?: () => Promise<boolean>;
+  /** Put `hubServicesTestHooks` on the main process's global object (see TEST_HOOKS_VARIABLE); never in normal use. */
+  exposeTestHooks?: boolean;
+}
+
+/**
+ * Set to 1 by test/electron-app.test.ts only: the main process then offers the tray's menu to the
+ * test (read it, click an item), which no automation reaches on every desktop. Nothing else changes,
+ * and nothing is reachable from a page or over IPC.
+ */
+export const TEST_HOOKS_VARIABLE = 'HUB_SERVICES_TEST_HOOKS';
+
+/** A tray menu item as the test sees it: what a person would see, without the click function. */
+export interface TrayItemView {
+  id?: string;
+  label?: string;
+  type?: string;
+  enabled: boolean;
+  checked?: boolean;
+  submenu?: TrayItemView[];
+}
+
+export interface DesktopTestHooks {
+  trayMenu(): TrayItemView[];
+  /** Clicks an enabled item as Electron would (a checkbox flips first); false when there is none. */
+  clickTrayItem(id: string): boolean;
 }
 
 export interface Desktop {
@@ -99,7 +126,7 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
 
   await app.whenReady();
   applySecurityRestrictions(app, e.session.defaultSession);
-  serveRenderer(e.protocol, await loadRendererFiles());
+  serveRenderer(e.protocol, loadRendererFiles());
   registerConsoleIpc(e.ipcMain, createConsoleApi({ supervisor }), () => (window && !window.isDestroyed() ? window.webContents : undefined));
   const launchTarget = currentLaunchTarget(app);
   const loginRefused = (() => {
@@ -109,6 +136,7 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   // Applied at every start, so the entry follows the app when it moves (an AppImage file, a new install).
   setLaunchAtLogin(app, settings.get().launchAtLogin, launchTarget);
 
+  let menu: Electron.MenuItemConstructorOptions[] = [];
   const refreshTray = () => {
     if (!tray) return;
     const statuses = supervisor.status();
@@ -133,6 +161,7 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
       },
       { launchAtLogin: settings.get().launchAtLogin, ...(loginRefused ? { launchAtLoginRefused: loginRefused } : {}), closeToTray: closeHides() },
     );
+    menu = template;
     // Linux app indicators show only a context menu and ignore clicks, so the menu is set again each time.
     tray.setContextMenu(e.Menu.buildFromTemplate(template));
     tray.setImage(e.nativeImage.createFromPath(trayIconPath(aggregateState(statuses))));
@@ -146,6 +175,10 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
     tray = undefined; // no tray on this desktop: closing the window quits instead
   }
   supervisor.on('status', refreshTray);
+  if (options.exposeTestHooks) {
+    const hooks: DesktopTestHooks = { trayMenu: () => menu.map(viewOf), clickTrayItem: (id) => clickItem(menu, id) };
+    (globalThis as { hubServicesTestHooks?: DesktopTestHooks }).hubServicesTestHooks = hooks;
+  }
 
   // A hidden start leaves only the tray, so it stays hidden only where closing would hide to the tray too.
   if (!options.hidden || !closeHides()) openConsole();
@@ -153,4 +186,29 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   return { openConsole, quit, get hasTray() {
     return tray !== undefined;
   } };
+}
+
+function viewOf(item: Electron.MenuItemConstructorOptions): TrayItemView {
+  const submenu = Array.isArray(item.submenu) ? item.submenu.map(viewOf) : undefined;
+  return {
+    ...(item.id !== undefined ? { id: item.id } : {}),
+    ...(item.label !== undefined ? { label: item.label } : {}),
+    ...(item.type !== undefined ? { type: item.type } : {}),
+    enabled: item.enabled !== false,
+    ...(item.checked !== undefined ? { checked: item.checked } : {}),
+    ...(submenu ? { submenu } : {}),
+  };
+}
+
+function clickItem(items: Electron.MenuItemConstructorOptions[], id: string): boolean {
+  for (const item of items) {
+    if (item.id === id) {
+      if (item.enabled === false || !item.click) return false;
+      const checked = item.type === 'checkbox' ? !item.checked : Boolean(item.checked);
+      item.click({ ...item, checked } as unknown as Electron.MenuItem, undefined, {} as Electron.KeyboardEvent);
+      return true;
+    }
+    if (Array.isArray(item.submenu) && clickItem(item.submenu, id)) return true;
+  }
+  return false;
 }

@@ -1,4 +1,7 @@
-/** The desktop app's settings: their shape and defaults (plain Node; the store itself is in settings.ts). */
+/**
+ * The desktop app's settings: their shape and defaults, and how they are read from and written to the
+ * store (plain Node; settings.ts opens the store itself with electron-store, which needs Electron).
+ */
 import { z } from 'zod';
 
 export const settingsSchema = z.object({
@@ -21,4 +24,45 @@ export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({});
 export interface SettingsStore {
   get(): Settings;
   set(patch: Partial<Settings>): Settings;
+}
+
+/**
+ * How the store is opened: `settings.json` in Electron's user-data folder, the defaults written on first
+ * launch, and a file that is not JSON (a crash mid-write on an old version, a hand edit) replaced by the
+ * defaults instead of stopping the app from starting.
+ */
+export const STORE_OPTIONS = { name: 'settings', defaults: DEFAULT_SETTINGS, clearInvalidConfig: true } as const;
+
+/** The part of electron-store (and conf, which it extends) the settings use: the whole object, read and written at once. */
+export interface SettingsFile {
+  store: Record<string, unknown>;
+}
+
+/** The settings kept in a store; every write is the whole, checked object (conf writes it atomically). */
+export function keepSettings(file: SettingsFile): SettingsStore {
+  const read = () => readSettings(file.store);
+  return {
+    get: read,
+    set(patch) {
+      const next = settingsSchema.parse({ ...read(), ...patch });
+      file.store = next;
+      return next;
+    },
+  };
+}
+
+/**
+ * Each setting on its own: a stored value that is not valid (a hand edit, a setting from another
+ * version) falls back to its default and the others are kept; unknown keys are ignored and dropped at
+ * the next write.
+ */
+export function readSettings(stored: unknown): Settings {
+  const source = stored !== null && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
+  const settings: Record<string, unknown> = { ...DEFAULT_SETTINGS };
+  for (const [key, schema] of Object.entries(settingsSchema.shape)) {
+    if (!Object.hasOwn(source, key)) continue;
+    const parsed = schema.safeParse(source[key]);
+    if (parsed.success && parsed.data !== undefined) settings[key] = parsed.data;
+  }
+  return settings as Settings;
 }

@@ -1,22 +1,11 @@
 /**
- * The desktop app's settings, kept by electron-store in Electron's user-data folder. Loaded only by
- * Electron code (electron-store imports electron). Launch at login is off until the user turns it on.
+ * The desktop app's settings, kept by electron-store in Electron's user-data folder (settings.json).
+ * Loaded only by Electron code (electron-store imports electron); what is read and written, and how a
+ * corrupt file or an invalid value is handled, is in settings-schema.ts and tested there through conf.
  */
 import Store from 'electron-store';
-import { DEFAULT_SETTINGS, settingsSchema, type Settings, type SettingsStore } from './settings-schema.ts';
+import { STORE_OPTIONS, keepSettings, type SettingsStore } from './settings-schema.ts';
 
 export function openSettings(): SettingsStore {
-  const store = new Store<Settings>({ name: 'settings', defaults: DEFAULT_SETTINGS, clearInvalidConfig: true });
-  const read = (): Settings => {
-    const parsed = settingsSchema.safeParse(store.store);
-    return parsed.success ? parsed.data : DEFAULT_SETTINGS;
-  };
-  return {
-    get: read,
-    set(patch) {
-      const next = settingsSchema.parse({ ...read(), ...patch });
-      store.store = next;
-      return next;
-    },
-  };
+  return keepSettings(new Store<Record<string, unknown>>({ ...STORE_OPTIONS }));
 }

@@ -1,25 +1,43 @@
 /**
- * The desktop app's launcher: each service in an Electron utility process (Electron's replacement for
- * child_process.fork), running the same bundles as headless. Utility processes have no IPC channel
- * whose closing would tell them the app died, so each one loads parent-watch.mjs (named parent pid)
- * and stops itself when the app is gone, even after a SIGKILL.
+ * The installed app's launcher: each service in an Electron utility process (Electron's replacement for
+ * child_process.fork), running the bundles the app carries, with the better-sqlite3 electron-builder
+ * rebuilt for Electron. Utility processes have no IPC channel whose closing would tell them the app
+ * died, so the launcher names the app in HUB_PARENT_PID and each service's prelude watches it
+ * (parent-watch.mjs): a service stops itself when the app is gone, even after a SIGKILL.
+ *
+ * `desktopLauncher` picks this or Node children by serviceRuntime() (main/supervisor/service-runtime.ts).
  */
-import type { UtilityProcess, utilityProcess as UtilityProcessApi, App } from 'electron';
-import { PROJECT_ROOT, bundlingPreparer, type ManagedProcess, type ProcessLauncher } from '../supervisor/launcher.ts';
-import { serviceCommand } from '../supervisor/service-bundles.ts';
+import type { App, UtilityProcess, utilityProcess as UtilityProcessApi } from 'electron';
+import { outsideArchive } from '../build/outputs.ts';
+import { PROJECT_ROOT, nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from '../supervisor/launcher.ts';
+import { serviceBundles } from '../supervisor/service-bundles.ts';
+import { serviceRuntime, type ServiceRuntime } from '../supervisor/service-runtime.ts';
 
-export function utilityProcessLauncher(fork: typeof UtilityProcessApi.fork, app: Pick<App, 'getAppMetrics'>, parentWatch?: string): ProcessLauncher {
-  const preparer = bundlingPreparer();
+type Fork = typeof UtilityProcessApi.fork;
+
+/** The launcher for the desktop app's services, by the runtime their native module fits. */
+export function desktopLauncher(
+  electron: { app: Pick<App, 'isPackaged' | 'getAppMetrics'>; utilityProcess: { fork: Fork } },
+  env: NodeJS.ProcessEnv = process.env,
+): { runtime: ServiceRuntime; launcher: ProcessLauncher } {
+  const runtime = serviceRuntime({ electronApp: electron.app }, env);
+  const launcher = runtime.kind === 'utility-process' ? utilityProcessLauncher(electron.utilityProcess.fork, electron.app) : nodeChildLauncher({ node: runtime.node });
+  return { runtime, launcher };
+}
+
+export function utilityProcessLauncher(fork: Fork, app: Pick<App, 'getAppMetrics'>, options: { bundleDir?: string } = {}): ProcessLauncher {
+  const bundles = serviceBundles(options.bundleDir);
   return {
-    prepare: (names) => preparer.prepare(names),
+    prepare: (names) => bundles.prepare(names),
     launch(name, env) {
-      const command = serviceCommand(name, preparer.bundled);
+      const command = bundles.command(name);
       const child: UtilityProcess = fork(command.script, command.args, {
-        env: parentWatch ? { ...env, HUB_PARENT_PID: String(globalThis.process.pid) } : env,
-        cwd: PROJECT_ROOT,
+        env: { ...env, HUB_PARENT_PID: String(globalThis.process.pid) },
+        // A process cannot start inside the app's archive: the folder that holds it.
+        cwd: outsideArchive(PROJECT_ROOT),
         stdio: 'pipe',
         serviceName: name,
-        execArgv: [...command.execArgv, ...(parentWatch ? ['--import', parentWatch] : [])],
+        execArgv: command.execArgv,
       });
       let exited: { code: number | null } | undefined;
       const listeners: Array<(code: number | null, signal: string | null) => void> = [];

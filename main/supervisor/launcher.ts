@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { PROJECT_ROOT } from './launcher-paths.ts';
-import { bundleServices, serviceCommand } from './service-bundles.ts';
+import { serviceBundles } from './service-bundles.ts';
 import type { ServiceName } from './types.ts';
 
 export { PROJECT_ROOT, SERVICE_RUNNER } from './launcher-paths.ts';
@@ -24,35 +24,34 @@ export interface ProcessLauncher {
   launch(name: ServiceName, env: Record<string, string>): ManagedProcess;
 }
 
-/** Bundles the services once per launcher; a failed build leaves every service running from source. */
-export function bundlingPreparer(): { bundled: Set<ServiceName>; prepare(names: readonly ServiceName[]): Promise<string | undefined> } {
-  const bundled = new Set<ServiceName>();
-  return {
-    bundled,
-    async prepare(names) {
-      const result = await bundleServices(names);
-      for (const n of result.bundled) bundled.add(n);
-      return result.error ? `could not bundle the services (${result.error}); the others run from source` : undefined;
-    },
-  };
+export interface NodeChildOptions {
+  /** Run every service from source through tsx, never from a bundle. */
+  fromSource?: boolean;
+  /**
+   * The Node.js binary that runs the services (default: this process's). The desktop app in development
+   * passes the Node that ran npm, whose ABI the checkout's better-sqlite3 was built for.
+   */
+  node?: string;
+  /** Where the service bundles are (default: out/services). */
+  bundleDir?: string;
 }
 
 /**
- * Headless and tests: each service as a Node child (its bundle, or `--import tsx services/run.ts <name>`)
- * with an IPC channel, so that it stops by itself when the channel closes, which happens when the
- * supervisor dies, even by SIGKILL.
+ * Headless, tests and the desktop app in development: each service as a Node child (its bundle, or
+ * `--import tsx services/run.ts <name>`) with an IPC channel, so that it stops by itself when the channel
+ * closes, which happens when the supervisor dies, even by SIGKILL.
  */
-export function nodeChildLauncher(options: { fromSource?: boolean } = {}): ProcessLauncher {
-  const preparer = bundlingPreparer();
+export function nodeChildLauncher(options: NodeChildOptions = {}): ProcessLauncher {
+  const bundles = serviceBundles(options.bundleDir);
+  const node = options.node ?? process.execPath;
   return {
-    prepare: options.fromSource ? undefined : (names) => preparer.prepare(names),
-    launch: (name, env) => launchChild(name, env, preparer.bundled),
+    prepare: options.fromSource ? undefined : (names) => bundles.prepare(names),
+    launch: (name, env) => launchChild(node, bundles.command(name), env),
   };
 }
 
-function launchChild(name: ServiceName, env: Record<string, string>, bundled: ReadonlySet<ServiceName>): ManagedProcess {
-  const command = serviceCommand(name, bundled);
-  const child = spawn(process.execPath, [...command.execArgv, command.script, ...command.args], {
+function launchChild(node: string, command: { script: string; args: string[]; execArgv: string[] }, env: Record<string, string>): ManagedProcess {
+  const child = spawn(node, [...command.execArgv, command.script, ...command.args], {
     cwd: PROJECT_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

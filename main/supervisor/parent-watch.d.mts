@@ -1,0 +1,2 @@
+// parent-watch.mjs has only side effects (it starts the watch when loaded).
+export {};
