@@ -125,13 +125,23 @@ describe('the double behaves like the platform', () => {
     expect(res.headers.get('retry-after')).toBe('7');
   });
 
-  it('checks change state over time: queued, in progress, completed', async () => {
+  it('checks change state over time: queued, in progress, completed, in that order', async () => {
     const sha = double.headOf('alice/web', 'main');
-    double.addCheckRun('alice/web', sha, { name: 'slow', settleMs: 400 });
-    const state = async () => (await octokit().rest.checks.listForRef({ owner: 'alice', repo: 'web', ref: sha })).data.check_runs[0]!.status;
-    expect(await state()).toBe('queued');
-    await new Promise((r) => setTimeout(r, 450));
-    expect(await state()).toBe('completed');
+    const state = async (name: string) =>
+      (await octokit().rest.checks.listForRef({ owner: 'alice', repo: 'web', ref: sha })).data.check_runs.find((c) => c.name === name)!.status;
+    // One that takes an hour is queued now; settle() finishes it at once.
+    double.addCheckRun('alice/web', sha, { name: 'hour', settleMs: 3_600_000 });
+    expect(await state('hour')).toBe('queued');
+    double.settle('alice/web');
+    expect(await state('hour')).toBe('completed');
+    // One that takes a moment moves on by itself: read until it completes, and the states seen never go back.
+    double.addCheckRun('alice/web', sha, { name: 'moment', settleMs: 300 });
+    const order = ['queued', 'in_progress', 'completed'];
+    const seen: string[] = [];
+    const deadline = Date.now() + 30_000;
+    while (seen.at(-1) !== 'completed' && Date.now() < deadline) seen.push(await state('moment'));
+    expect(seen.at(-1)).toBe('completed');
+    expect(seen.map((s) => order.indexOf(s))).toEqual([...seen.map((s) => order.indexOf(s))].sort((a, b) => a - b));
   });
 
   it('a primary limit refuses every request of the bucket until its reset, then the quota is whole again', async () => {
@@ -139,37 +149,56 @@ describe('the double behaves like the platform', () => {
     double.addRepo('quota/r');
     const get = () => fetch(`${double.url}/repos/quota/r`, { headers: { authorization: 'token github_pat_double_quota_token_0001' } });
     expect((await get()).status).toBe(200);
-    double.rateLimitNext('quota', 'primary', 1);
+    double.rateLimitNext('quota', 'primary', 600);
     const limited = await get();
     expect(limited.status).toBe(403);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(((await limited.json()) as { message: string }).message).toContain('rate limit');
     const reset = Number(limited.headers.get('x-ratelimit-reset'));
+    expect(reset * 1000).toBeGreaterThan(Date.now());
     expect((await get()).status).toBe(403);
     expect(double.quota('quota').remaining).toBe(0);
-    await new Promise((r) => setTimeout(r, Math.max(0, reset * 1000 - Date.now()) + 50));
+    // The reset arrives (as an event here, not ten minutes later): the next window starts with the whole quota.
+    double.resetWindow('quota');
     const again = await get();
     expect(again.status).toBe(200);
     expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(4999);
-    expect(Number(again.headers.get('x-ratelimit-reset'))).toBeGreaterThan(reset);
+    expect(Number(again.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Math.floor(Date.now() / 1000));
   });
 
   it('installation tokens expire (then 401), and the installation says whose account it is on', async () => {
     const app = double.addInstallation('acme', []);
+    const auth = createAppAuth({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, request: request.defaults({ baseUrl: double.url }) });
+    const { token } = await auth({ type: 'installation' });
+    const { token: jwt } = await auth({ type: 'app' });
+    const installation = await fetch(`${double.url}/app/installations/${app.installationId}`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(installation.status).toBe(200);
+    expect(((await installation.json()) as { account: { login: string } }).account.login).toBe('acme');
+    const list = (t: string) => fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${t}` } });
+    expect((await list(token)).status).toBe(200);
+    double.expireTokens(`installation:${app.installationId}`);
+    const refused = await list(token);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { message: string }).message).toBe('Bad credentials');
+  });
+
+  it('an installation token minted with a short lifetime stops working by itself once it is over', async () => {
+    const app = double.addInstallation('shortlived', []);
     double.installationTokenTtlSeconds = 1;
     try {
       const auth = createAppAuth({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, request: request.defaults({ baseUrl: double.url }) });
-      const { token } = await auth({ type: 'installation' });
-      const { token: jwt } = await auth({ type: 'app' });
-      const installation = await fetch(`${double.url}/app/installations/${app.installationId}`, { headers: { authorization: `Bearer ${jwt}` } });
-      expect(installation.status).toBe(200);
-      expect(((await installation.json()) as { account: { login: string } }).account.login).toBe('acme');
-      const list = () => fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${token}` } });
-      expect((await list()).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_100));
-      const refused = await list();
-      expect(refused.status).toBe(401);
-      expect(((await refused.json()) as { message: string }).message).toBe('Bad credentials');
+      const { token, expiresAt } = await auth({ type: 'installation' });
+      expect(Date.parse(expiresAt)).toBeLessThanOrEqual(Date.now() + 1_000);
+      // Read until the platform refuses it (the expiry is the event), with the test's timeout as the backstop.
+      let status = 200;
+      while (status === 200) {
+        const res = await fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${token}` } });
+        status = res.status;
+        await res.body?.cancel();
+        if (status === 200) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(status).toBe(401);
+      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     } finally {
       double.installationTokenTtlSeconds = 3600;
     }

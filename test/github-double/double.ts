@@ -176,6 +176,10 @@ export interface GitHubDouble {
    * answers 403 with x-ratelimit-remaining 0, and from the reset on the quota is whole again.
    */
   rateLimitNext(bucket: string, kind: 'primary' | 'secondary', retryAfterSeconds?: number): void;
+  /** Starts the bucket's next primary-limit window now, as reaching its x-ratelimit-reset would (a reset a test waits for as an event, not a time). */
+  resetWindow(bucket: string): void;
+  /** Ends the lifetime of the bucket's installation tokens now, as reaching their expiry would. */
+  expireTokens(bucket: string): void;
   /** Holds every request of this operation unanswered until released (or until the caller gives up). */
   hold(operationId: string): Hold;
   /** Lifetime of the installation tokens minted from now on (GitHub: one hour); an expired one answers 401. */
@@ -1187,6 +1191,13 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     },
     rateLimitNext(bucket, kind, retryAfterSeconds = 60) {
       pendingLimits.set(bucket, { kind, retryAfter: retryAfterSeconds });
+    },
+    resetWindow(bucket) {
+      const q = quotas.get(bucket);
+      if (q) q.reset = Math.floor(Date.now() / 1000);
+    },
+    expireTokens(bucket) {
+      for (const id of tokens.values()) if (id.bucket === bucket && id.expiresAt !== undefined) id.expiresAt = Date.now();
     },
     async close() {
       await Promise.all([server, storageServer].map((s) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); })));
