@@ -5,7 +5,7 @@ import { Checks, Dispatched, Limit, listOf, LogWindow, Run, RunDetail } from '..
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, sessionOf, Sha, tags, Workflow } from './common.ts';
 
 const RunParams = RepoParams.extend({ run_id: Number_ });
 const RunList = listOf(Run, 'RunList');
@@ -47,7 +47,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     tags: tags.ci,
     headers: ProfileHeaders,
     params: RepoParams,
-    query: z.object({ branch: Ref.optional(), sha: z.string().regex(/^[0-9a-f]{40}$/).optional(), limit: Limit }),
+    query: z.object({ branch: Ref.optional(), sha: Sha.optional(), limit: Limit }),
     responses: { 200: { description: 'At most limit runs and the total.', schema: RunList } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
@@ -152,7 +152,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     summary: 'Start a workflow (workflow_dispatch) on a branch; answers the run id',
     tags: tags.ci,
     headers: ProfileHeaders,
-    params: RepoParams.extend({ workflow: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'workflow is a workflow file name (ci.yml) or id') }),
+    params: RepoParams.extend({ workflow: Workflow }),
     body: z.object({ ref: Ref, inputs: z.record(z.string(), z.string()).optional() }),
     responses: { 202: { description: 'Started.', schema: Dispatched } },
     problems: [403, 404, 422, 429, 502, 503, 504],

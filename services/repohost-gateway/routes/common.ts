@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Principal } from '../../kit/auth.ts';
 import type { CredentialResolver } from '../credentials.ts';
 import { Session, type Platform } from '../platform.ts';
+import { branchProblem, filePathProblem, ownerProblem, refProblem, repoNameProblem, repoProblem, workflowProblem } from '../names.ts';
 import type { Subscriptions } from '../subscriptions.ts';
 
 export interface GatewayParts {
@@ -17,12 +18,23 @@ export const ProfileHeaders = z.object({
     .meta({ description: 'Which of your platform connections to act under.' }),
 });
 
-export const Owner = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'owner must be a platform account name').meta({ description: 'Account that owns the repository.' });
-export const RepoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'name must be a repository name').meta({ description: 'Repository name.' });
+/** A string the platform can hold, by one of the rules in names.ts; the refusal says what is wrong. */
+const named = (rule: (v: string) => string | undefined) =>
+  z.string().superRefine((v, ctx) => {
+    const wrong = rule(v);
+    if (wrong) ctx.addIssue({ code: 'custom', message: wrong });
+  });
+
+export const Owner = named(ownerProblem).meta({ description: 'Account that owns the repository: 1-39 letters, digits, "-" or "_".' });
+export const RepoName = named(repoNameProblem).meta({ description: 'Repository name: 1-100 letters, digits, ".", "-" or "_"; not "." or "..", not ending in ".git" or ".wiki".' });
+export const RepoFullName = named(repoProblem).meta({ description: 'owner/name.' });
 export const RepoParams = z.object({ owner: Owner, name: RepoName });
 export const Number_ = z.coerce.number().int('must be a whole number').positive('must be positive');
 export const Sha = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit SHA');
-export const Ref = z.string().min(1).max(250).regex(/^[^\s~^:?*[\\]+$/, 'must be a branch name or commit SHA');
+export const Ref = named(refProblem).meta({ description: 'A branch, tag or commit SHA (git check-ref-format rules).' });
+export const BranchName = named(branchProblem).meta({ description: 'A branch name (git check-ref-format rules, not HEAD).' });
+export const FilePath = named(filePathProblem).meta({ description: 'A path in the repository, relative, without "." or ".." parts.' });
+export const Workflow = named(workflowProblem).meta({ description: 'A workflow id, or its file name (ci.yml).' });
 
 export const tags = {
   identity: ['identity'],

@@ -4,12 +4,11 @@ import { problem } from '../../kit/problem.ts';
 import { commitFiles } from '../commits.ts';
 import { Branch, CommitResult, FileContent, Limit, Tree } from '../models.ts';
 import { cutBytes } from '../projection.ts';
-import { full, type GatewayParts, ProfileHeaders, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
+import { BranchName, FilePath, full, type GatewayParts, ProfileHeaders, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
 
 /** The Git Data API serves blobs up to 100 MB; larger files cannot be read through the API at all. */
 const BLOB_API_LIMIT = 100 * 1024 * 1024;
 
-const FilePath = z.string().min(1).max(1024).regex(/^[^/].*[^/]$|^[^/]$/, 'path is relative, without leading or trailing slash').refine((p) => !p.split('/').includes('..'), 'path must not contain ..');
 
 export function fileRoutes(api: Api, parts: GatewayParts): void {
   api.route({
@@ -138,7 +137,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     tags: tags.files,
     headers: ProfileHeaders,
     params: RepoParams,
-    body: z.object({ name: Ref, from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }) }),
+    body: z.object({ name: BranchName, from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }) }),
     responses: { 201: { description: 'The branch.', schema: Branch } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {

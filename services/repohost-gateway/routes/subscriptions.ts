@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { listOf, OpenedSubscription, Subscription, SubscriptionKind } from '../models.ts';
 import { MAX_LIFETIME_SECONDS } from '../subscriptions.ts';
-import { type GatewayParts, Number_, ProfileHeaders, Ref, sessionOf, tags } from './common.ts';
+import { type GatewayParts, Number_, ProfileHeaders, Ref, RepoFullName, sessionOf, tags } from './common.ts';
 
 const SubscriptionList = listOf(Subscription, 'SubscriptionList');
 
@@ -18,7 +18,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     headers: ProfileHeaders,
     body: z.object({
       kind: SubscriptionKind,
-      repo: z.string().regex(/^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/, 'repo is owner/name'),
+      repo: RepoFullName,
       pull: Number_.optional().meta({ description: 'Pull request number (pull_merged, review_landed, or checks_settled on its head).' }),
       ref: Ref.optional().meta({ description: 'Branch or commit SHA (checks_settled).' }),
       run_id: Number_.optional().meta({ description: 'Workflow run id (run_completed).' }),
