@@ -57,3 +57,85 @@ export interface LastCrash {
 
 /** What `services.list` answers per service: the supervisor's status and the last crash seen. */
 export type ServiceView = ServiceStatus & { lastCrash?: LastCrash };
+
+/** The forget policy the persona store will apply, as far as the console can tell before it does. */
+export interface ForgetPolicy {
+  mode: 'keep' | 'destroy_after_grace' | 'destroy_now';
+  gracePeriodSeconds?: number;
+  /**
+   * Who decides: the store said so itself (`persona-store`), this installation's configuration
+   * (`installation`), or a settings service per person (`settings-service`: the mode shown is the
+   * installation's default, and the store applies the person's own at the moment of forgetting).
+   */
+  decidedBy: 'persona-store' | 'installation' | 'settings-service';
+}
+
+/** What forgetting a field or a note did, as the persona store answered. */
+export interface ForgetOutcome {
+  outcome: 'kept' | 'pending' | 'destroyed';
+}
+
+/** `personas.export`: the persona store's export format, every page joined (both cursors null). */
+export interface ExportDocument {
+  format: string;
+  persona: Record<string, unknown>;
+  fields: Record<string, unknown>[];
+  notes: Record<string, unknown>[];
+  fields_next_after: null;
+  notes_next_after: null;
+}
+
+/** A session credential of the local account, as identity lists it (never its secret). */
+export interface SessionCredentialView {
+  id: string;
+  label: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  /** The credential this app itself uses (the console's, the tray's): revoking it cuts the app off until identity restarts. */
+  current: boolean;
+}
+
+/** `hub.createCredential`: the new credential, with its secret; the only answer of the console that carries one, shown once. */
+export interface NewHubCredential extends SessionCredentialView {
+  credential: string;
+}
+
+/** One service as a hub must be configured to reach it. */
+export interface HubService {
+  name: string;
+  title: string;
+  baseUrl: string;
+  /** The audience of the tokens it checks; null when it checks none. */
+  audience: string | null;
+  /** `NAME=value` lines for the hub's environment. */
+  env: [string, string][];
+  /** A sentence on what else the hub needs for it. */
+  note: string;
+}
+
+/** `hub.get`: how a hub connects, and the local account's session credentials. */
+export interface HubView {
+  services: HubService[];
+  credentials: SessionCredentialView[];
+  /** Where the credentials could not be listed (identity down), the sentence saying so. */
+  credentialsError?: string;
+}
+
+/** A count on the overview: a number, or why it is not known. */
+export type Count = { value: number; more?: boolean } | { error: string };
+
+/** Something on the overview that needs a person, and where to act on it. */
+export interface Attention {
+  severity: 'error' | 'warning';
+  text: string;
+  /** The console page that shows it (`services`, `platform`, `provider`). */
+  place: string;
+}
+
+/** `overview.get`. */
+export interface OverviewView {
+  services: (ServiceView & { advice: string })[];
+  counts: { personas: Count; fields: Count; notes: Count; openSubscriptions: Count; connections: Count; hubCredentials: Count };
+  attention: Attention[];
+}

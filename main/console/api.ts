@@ -6,14 +6,26 @@
 import { z } from 'zod';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
+import { ActivityHistory } from './activity.ts';
 import { rememberCrashes } from './crashes.ts';
 import { METHOD_NAMES, METHODS, type MethodContext, type MethodName } from './methods.ts';
 import { ConsoleError, ServiceClient } from './service-client.ts';
 
 const Request = z.object({ method: z.string().min(1).max(100), params: z.unknown().optional() }).strict();
 
-export function createConsoleApi(options: { supervisor: Supervisor }): ConsoleApi {
-  const ctx: MethodContext = { supervisor: options.supervisor, services: new ServiceClient(options.supervisor), crashes: rememberCrashes(options.supervisor) };
+export interface ConsoleApiOptions {
+  supervisor: Supervisor;
+  /** The environment the services were configured from (default process.env): the installation's forget mode. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** How often every service's /metrics is read for the charts (default a minute; the overview also reads when it asks). */
+  activityIntervalMs?: number;
+}
+
+export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
+  const services = new ServiceClient(options.supervisor);
+  const activity = new ActivityHistory(options.supervisor, services, { intervalMs: options.activityIntervalMs });
+  activity.start();
+  const ctx: MethodContext = { supervisor: options.supervisor, services, crashes: rememberCrashes(options.supervisor), activity, env: options.env ?? process.env };
   return {
     async call(request: ConsoleRequest): Promise<ConsoleResult> {
       const parsed = Request.safeParse(request);

@@ -4,34 +4,16 @@
  */
 import { z } from 'zod';
 import { SERVICE_NAMES } from '../common/services.ts';
-import type { Supervisor } from '../supervisor/types.ts';
 import type { ServiceView } from './contract.ts';
-import type { CrashMemory } from './crashes.ts';
+import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
+import { HUB_METHODS } from './hub.ts';
+import { OVERVIEW_METHODS } from './overview.ts';
+import { PERSONA_ACTIONS } from './persona-actions.ts';
 import { ConsoleError, reasonOf, type ServiceClient } from './service-client.ts';
 
-const Profile = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a profile is 1-64 letters, digits, dot, dash or underscore');
+export type { MethodContext };
+
 const Service = z.enum(SERVICE_NAMES);
-const NoParams = z.object({}).strict().optional();
-const Limit = z.number().int().min(1).max(500).optional();
-/** A page cursor exactly as the persona store sent it in `next_after`: opaque, passed back untouched. */
-const Cursor = z.string().max(300).optional();
-
-export interface MethodContext {
-  supervisor: Supervisor;
-  services: ServiceClient;
-  crashes: CrashMemory;
-}
-
-interface MethodSpec<S extends z.ZodType> {
-  params: S;
-  run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>;
-}
-
-function method<S extends z.ZodType>(params: S, run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>): MethodSpec<S> {
-  return { params, run };
-}
 
 /** The supervisor's refusals (a busy port, a service that gave up) are sentences for a person: pass them on. */
 async function control<T>(action: () => Promise<T>): Promise<T> {
@@ -48,13 +30,24 @@ async function firstProfile(services: ServiceClient): Promise<string | undefined
   return body.connections?.[0]?.profile;
 }
 
-/** What the console shows of a subscription: never its signal URL, which may carry the hub's own secrets. */
-const SUBSCRIPTION_MEMBERS = ['id', 'kind', 'repo', 'target', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts'];
+/**
+ * What the console shows of a subscription: never its signal URL, which may carry the hub's own secrets.
+ * The last five are shown when the gateway sends them (what ended it, the last delivery's status and
+ * error, when the next attempt is due).
+ */
+const SUBSCRIPTION_MEMBERS = [
+  'id', 'kind', 'repo', 'target', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts',
+  'event', 'signal_last_status', 'signal_last_error', 'signal_last_at', 'signal_next_at',
+];
+const SubscriptionId = z.string().regex(/^sub_[A-Za-z0-9_-]{1,64}$/, 'a subscription id starts with sub_');
+
+/** The profile the gateway acts under for an account-wide read: the one asked for, else the first connection's. */
+async function gatewayProfile(services: ServiceClient, asked: string | undefined): Promise<string> {
+  return asked ?? (await firstProfile(services)) ?? 'default';
+}
 function subscriptionView(item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(SUBSCRIPTION_MEMBERS.filter((m) => m in item).map((m) => [m, item[m]]));
 }
-
-const personaPath = (profile: string) => `/v1/personas/${encodeURIComponent(profile)}`;
 
 type Query = Record<string, string | number | undefined> & { limit?: number };
 
@@ -177,7 +170,7 @@ export const METHODS = {
   'subscriptions.list': method(
     z.object({ profile: Profile.optional(), state: z.enum(['active', 'ended', 'expired']).optional(), limit: z.number().int().min(1).max(100).optional() }).strict().optional(),
     async (p, { services }) => {
-      const profile = p?.profile ?? (await firstProfile(services)) ?? 'default';
+      const profile = await gatewayProfile(services, p?.profile);
       const answer = await services.call('repohost-gateway', {
         path: '/v1/subscriptions',
         headers: { 'x-identity-profile': profile },
@@ -188,6 +181,28 @@ export const METHODS = {
     },
   ),
 
+  'subscriptions.get': method(z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(), async ({ id, profile }, { services }) => {
+    const answer = await services.call('repohost-gateway', {
+      path: `/v1/subscriptions/${encodeURIComponent(id)}`,
+      headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
+    });
+    return subscriptionView(answer.body as Record<string, unknown>);
+  }),
+  // Cancelling ends a subscription without a signal (DELETE /v1/subscriptions/{id}); a gateway without that route says so.
+  'subscriptions.cancel': method(z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(), async ({ id, profile }, { services }) => {
+    const answer = await services.call('repohost-gateway', {
+      method: 'DELETE',
+      path: `/v1/subscriptions/${encodeURIComponent(id)}`,
+      headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
+      acceptStatus: [404, 405],
+    });
+    if (answer.status === 405 || (answer.status === 404 && /^There is no route/.test(reasonOf(answer.body)))) {
+      throw new ConsoleError('This version of the repository gateway cannot cancel a subscription; it ends by itself when its event happens or it expires.', 501);
+    }
+    if (answer.status === 404) throw new ConsoleError(`The repository-hosting gateway answered 404: ${reasonOf(answer.body)}`, 404);
+    return answer.body && typeof answer.body === 'object' ? subscriptionView(answer.body as Record<string, unknown>) : { id, cancelled: true };
+  }),
+
   // The provider: readiness (CLI, login, lockdown) and models. Its /ready answers 503 with the same body.
   'provider.status': method(NoParams, async (_p, { services }) => {
     const [ready, models] = await Promise.all([
@@ -196,6 +211,9 @@ export const METHODS = {
     ]);
     return { ready: ready.body, models: models.body };
   }),
+  ...PERSONA_ACTIONS,
+  ...HUB_METHODS,
+  ...OVERVIEW_METHODS,
 } satisfies Record<string, MethodSpec<z.ZodType>>;
 
 export type MethodName = keyof typeof METHODS;

@@ -71,6 +71,20 @@ export class ServiceClient {
     throw new ConsoleError(`The ${labelOf(service)} answered ${answer.status}: ${reasonOf(answer.body)}`, answer.status);
   }
 
+  /** A service's counters (`GET /metrics`, Prometheus text); it needs no credential, only a loopback caller. */
+  async metricsText(service: ServiceName): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(new URL('/metrics', this.supervisor.url(service)), { headers: { accept: 'text/plain' }, signal: AbortSignal.timeout(CALL_TIMEOUT_MS), redirect: 'error' });
+    } catch (err) {
+      throw this.unreachable(service, err);
+    }
+    const text = await res.text();
+    if (res.status === 404) throw new ConsoleError(`The ${labelOf(service)} does not count its work yet (it has no /metrics).`, 404);
+    if (!res.ok) throw new ConsoleError(`The ${labelOf(service)} answered ${res.status} for its counters.`, res.status);
+    return text;
+  }
+
   private async authorization(service: ServiceName, audience: string | undefined): Promise<string | undefined> {
     if (service === 'model-provider') return undefined;
     const credential = await this.localCredential();

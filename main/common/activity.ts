@@ -1,0 +1,59 @@
+/**
+ * The counters the console charts, by the names the services expose at `GET /metrics`, and the shape
+ * of the history the console keeps of them. Imports nothing.
+ */
+
+/** Counter names (Prometheus text format) the console reads. */
+export const METRIC_NAMES = {
+  /** Every service (the kit): answers by method, route template and status class. */
+  requests: 'http_requests_total',
+  /** Every service (the kit): 5xx answers (kind="failed") and abandoned requests (kind="aborted"). */
+  errors: 'http_request_errors_total',
+  /** The provider: CLI runs, by outcome. */
+  cliRuns: 'modelprov_cli_runs_total',
+  /** The provider: tokens, by kind (prompt, completion). */
+  tokens: 'modelprov_tokens_total',
+  /** The persona store: writes (card, fields, notes, forgetting), by what they wrote. */
+  personaWrites: 'persona_writes_total',
+  /** The persona store: recalls, by scope (one persona, all). */
+  personaRecalls: 'persona_recalls_total',
+} as const;
+
+/** One minute of a service's HTTP traffic. */
+export interface MinutePoint {
+  /** ISO time the minute starts. */
+  at: string;
+  requests: number;
+  /** 4xx answers: refused requests (a bad token, bad input). */
+  refused: number;
+  /** 5xx answers and requests abandoned before the answer. */
+  errors: number;
+}
+
+/** One hour of a service's own counters. */
+export interface HourPoint {
+  /** ISO time the hour starts. */
+  at: string;
+  /** By counter name: the increase within the hour. */
+  counts: Record<string, number>;
+}
+
+export interface ServiceActivity {
+  /** Whether the last look at its /metrics worked, and if not, why (a sentence). */
+  reading: { ok: true; at: string } | { ok: false; at?: string; reason: string };
+  /** The last hour, one point a minute, oldest first (minutes with no reading count 0). */
+  minutes: MinutePoint[];
+  /** The last day, one point an hour, oldest first. */
+  hours: HourPoint[];
+  /** Counters the service exposes (names), so the page can tell "none yet" from "not counted". */
+  counters: string[];
+}
+
+/** What `overview.activity` answers. */
+export interface ActivityView {
+  /** ISO time of this answer. */
+  at: string;
+  /** How often the console reads every service's /metrics, in seconds. */
+  intervalSeconds: number;
+  services: Record<string, ServiceActivity>;
+}

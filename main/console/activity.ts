@@ -1,0 +1,185 @@
+/**
+ * The history behind the overview's charts: the console reads every running service's `GET /metrics`
+ * once a minute (and whenever the overview asks), turns counter totals into increases, and keeps one
+ * point a minute for the last hour and one an hour for the last day. Bounded: 60 + 24 points per
+ * service, nothing else is kept. A counter that went down (the service restarted) counts from zero.
+ */
+import { METRIC_NAMES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../common/activity.ts';
+import { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
+import { RUNNING_STATES } from '../common/states.ts';
+import type { Supervisor } from '../supervisor/types.ts';
+import type { ServiceClient } from './service-client.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+export const MINUTES_KEPT = 60;
+export const HOURS_KEPT = 24;
+/** The service's own counters charted per hour (HTTP counters are charted per minute). */
+const HOURLY = [METRIC_NAMES.cliRuns, METRIC_NAMES.tokens, METRIC_NAMES.personaWrites, METRIC_NAMES.personaRecalls, METRIC_NAMES.requests];
+
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * Samples of the Prometheus text format (version 0.0.4), as prom-client writes it: `# HELP`/`# TYPE`
+ * lines and blank lines skipped, label values unescaped (\\, \", \n). A line that does not parse is skipped.
+ */
+export function parsePrometheusText(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const m = /^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/.exec(line);
+    if (!m) continue;
+    const value = Number(m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : m[3]);
+    if (Number.isNaN(value)) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[l[1]!] = l[2]!.replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    }
+    samples.push({ name: m[1]!, labels, value });
+  }
+  return samples;
+}
+
+interface Track {
+  pid?: number;
+  /** Last total seen per series. */
+  totals: Map<string, number>;
+  minutes: Map<number, MinutePoint>;
+  hours: Map<number, Record<string, number>>;
+  counters: string[];
+  reading: ServiceActivity['reading'];
+}
+
+export class ActivityHistory {
+  private readonly tracks = new Map<ServiceName, Track>();
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+
+  constructor(
+    private readonly supervisor: Pick<Supervisor, 'status'>,
+    private readonly services: Pick<ServiceClient, 'metricsText'>,
+    private readonly options: { intervalMs?: number; now?: () => number } = {},
+  ) {}
+
+  get intervalMs(): number {
+    return this.options.intervalMs ?? MINUTE;
+  }
+
+  /** Reads every minute from now on; the timer never keeps the process alive. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.sample(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Reads every running service's counters once; concurrent callers share one reading. */
+  sample(): Promise<void> {
+    this.inFlight ??= this.readAll().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  view(): ActivityView {
+    const now = this.now();
+    const thisMinute = Math.floor(now / MINUTE) * MINUTE;
+    const thisHour = Math.floor(now / HOUR) * HOUR;
+    const services: Record<string, ServiceActivity> = {};
+    for (const name of SERVICE_NAMES) {
+      const track = this.track(name);
+      const minutes: MinutePoint[] = [];
+      for (let i = MINUTES_KEPT - 1; i >= 0; i--) {
+        const at = thisMinute - i * MINUTE;
+        const point = track.minutes.get(at);
+        minutes.push(point ? { ...point } : { at: new Date(at).toISOString(), requests: 0, refused: 0, errors: 0 });
+      }
+      const hours: HourPoint[] = [];
+      for (let i = HOURS_KEPT - 1; i >= 0; i--) {
+        const at = thisHour - i * HOUR;
+        hours.push({ at: new Date(at).toISOString(), counts: { ...(track.hours.get(at) ?? {}) } });
+      }
+      services[name] = { reading: track.reading, minutes, hours, counters: track.counters };
+    }
+    return { at: new Date(now).toISOString(), intervalSeconds: Math.round(this.intervalMs / 1000), services };
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private track(name: ServiceName): Track {
+    let track = this.tracks.get(name);
+    if (!track) {
+      track = { totals: new Map(), minutes: new Map(), hours: new Map(), counters: [], reading: { ok: false, reason: 'not read yet' } };
+      this.tracks.set(name, track);
+    }
+    return track;
+  }
+
+  private async readAll(): Promise<void> {
+    const statuses = this.supervisor.status();
+    await Promise.all(
+      statuses.map(async (status) => {
+        const track = this.track(status.name);
+        if (!RUNNING_STATES.has(status.state) || status.state === 'backing-off') {
+          track.reading = { ok: false, at: new Date(this.now()).toISOString(), reason: `it is ${status.state === 'backing-off' ? 'restarting after a crash' : status.state}` };
+          return;
+        }
+        let text: string;
+        try {
+          text = await this.services.metricsText(status.name);
+        } catch (err) {
+          track.reading = { ok: false, at: new Date(this.now()).toISOString(), reason: (err as Error).message };
+          return;
+        }
+        // A new process counts from zero: everything it counted so far is new.
+        if (status.pid !== track.pid) {
+          track.pid = status.pid;
+          track.totals.clear();
+        }
+        this.add(track, parsePrometheusText(text));
+      }),
+    );
+  }
+
+  private add(track: Track, samples: Sample[]): void {
+    const now = this.now();
+    const minuteAt = Math.floor(now / MINUTE) * MINUTE;
+    const hourAt = Math.floor(now / HOUR) * HOUR;
+    const minute = track.minutes.get(minuteAt) ?? { at: new Date(minuteAt).toISOString(), requests: 0, refused: 0, errors: 0 };
+    const hour = track.hours.get(hourAt) ?? {};
+    for (const s of samples) {
+      const key = `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;
+      const before = track.totals.get(key) ?? 0;
+      track.totals.set(key, s.value);
+      // A total that went down belongs to a restarted process: all of it is new.
+      const delta = s.value >= before ? s.value - before : s.value;
+      if (delta <= 0 || !Number.isFinite(delta)) continue;
+      if (s.name === METRIC_NAMES.requests) {
+        minute.requests += delta;
+        if (s.labels.status_class === '4xx') minute.refused += delta;
+      } else if (s.name === METRIC_NAMES.errors) {
+        minute.errors += delta;
+      }
+      if (HOURLY.includes(s.name as (typeof HOURLY)[number])) {
+        const part = s.labels.kind ?? s.labels.outcome ?? s.labels.scope ?? s.labels.target_kind;
+        hour[s.name] = (hour[s.name] ?? 0) + delta;
+        if (part) hour[`${s.name}:${part}`] = (hour[`${s.name}:${part}`] ?? 0) + delta;
+      }
+    }
+    track.minutes.set(minuteAt, minute);
+    track.hours.set(hourAt, hour);
+    track.counters = [...new Set(samples.map((s) => s.name))];
+    track.reading = { ok: true, at: new Date(now).toISOString() };
+    // Bounded: only what the charts show is kept.
+    for (const at of track.minutes.keys()) if (at <= minuteAt - MINUTES_KEPT * MINUTE) track.minutes.delete(at);
+    for (const at of track.hours.keys()) if (at <= hourAt - HOURS_KEPT * HOUR) track.hours.delete(at);
+  }
+}

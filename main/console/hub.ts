@@ -1,0 +1,128 @@
+/**
+ * Connecting a hub: for each service its base URL, the audience of the tokens it checks and the
+ * environment lines a hub is configured with; and the local account's session credentials, where a
+ * person makes one for the hub (its secret answered once, never kept by the console) and revokes it.
+ */
+import { z } from 'zod';
+import type { HubService, HubView, NewHubCredential, SessionCredentialView } from '../common/contract.ts';
+import { SERVICES } from '../common/services.ts';
+import { method, NoParams, type MethodContext } from './method.ts';
+import { ConsoleError } from './service-client.ts';
+
+/** The placeholder in the identity block until a credential is made; the page puts the new one there, once. */
+export const CREDENTIAL_PLACEHOLDER = '<create a hub credential below>';
+const SessionId = z.string().regex(/^ses_[A-Za-z0-9_-]{1,64}$/, 'a session credential id starts with ses_');
+const DAY = 86_400;
+
+function hubServices(ctx: MethodContext, profile: string | undefined): HubService[] {
+  return SERVICES.map((s) => {
+    const baseUrl = ctx.supervisor.url(s.name).replace(/\/+$/, '');
+    const v = (suffix: string) => `HUB_${s.hubStem}_${suffix}`;
+    switch (s.name) {
+      case 'identity':
+        return {
+          name: s.name,
+          title: s.title,
+          baseUrl,
+          audience: null,
+          env: [
+            [v('URL'), baseUrl],
+            ['HUB_SESSION_CREDENTIAL', CREDENTIAL_PLACEHOLDER],
+          ],
+          note: `The hub trades its session credential for short-lived tokens: POST ${baseUrl}/v1/auth/service-token with "Authorization: Bearer <credential>" and {"audience": "…"}.`,
+        };
+      case 'model-provider':
+        return {
+          name: s.name,
+          title: s.title,
+          baseUrl: `${baseUrl}/v1`,
+          audience: null,
+          env: [[v('BASE_URL'), `${baseUrl}/v1`]],
+          note: 'An OpenAI-compatible chat-completions endpoint; it takes no token (an OpenAI client that insists on an API key may send any value).',
+        };
+      case 'repohost-gateway':
+        return {
+          name: s.name,
+          title: s.title,
+          baseUrl,
+          audience: s.audience,
+          env: [
+            [v('BASE_URL'), baseUrl],
+            [v('AUDIENCE'), s.audience ?? ''],
+            [v('PROFILE'), profile ?? '<a profile with a platform connection>'],
+          ],
+          note: 'Every /v1 call carries a token for this audience and the header X-Identity-Profile naming a profile whose platform connection it acts under (Platform page).',
+        };
+      default:
+        return {
+          name: s.name,
+          title: s.title,
+          baseUrl,
+          audience: s.audience,
+          env: [
+            [v('BASE_URL'), baseUrl],
+            [v('AUDIENCE'), s.audience ?? ''],
+          ],
+          note: 'Every /v1 call carries "Authorization: Bearer <token>" with a token minted for this audience.',
+        };
+    }
+  });
+}
+
+function credentialView(row: Record<string, unknown>): SessionCredentialView {
+  // Only these members, whatever identity sends: never a secret.
+  return {
+    id: String(row.id),
+    label: typeof row.label === 'string' ? row.label : null,
+    created_at: String(row.created_at),
+    last_used_at: typeof row.last_used_at === 'string' ? row.last_used_at : null,
+    expires_at: typeof row.expires_at === 'string' ? row.expires_at : null,
+    current: row.current === true,
+  };
+}
+
+async function listCredentials(ctx: MethodContext): Promise<SessionCredentialView[]> {
+  const body = (await ctx.services.call('identity', { path: '/v1/session-credentials' })).body as { credentials?: Record<string, unknown>[] };
+  return (body.credentials ?? []).map(credentialView);
+}
+
+export const HUB_METHODS = {
+  'hub.get': method(NoParams, async (_p, ctx): Promise<HubView> => {
+    const [credentials, connections] = await Promise.allSettled([
+      listCredentials(ctx),
+      ctx.services.call('identity', { path: '/v1/connections' }).then((a) => (a.body as { connections?: { profile: string }[] }).connections ?? []),
+    ]);
+    const profile = connections.status === 'fulfilled' ? connections.value[0]?.profile : undefined;
+    return {
+      services: hubServices(ctx, profile),
+      credentials: credentials.status === 'fulfilled' ? credentials.value : [],
+      ...(credentials.status === 'rejected' ? { credentialsError: (credentials.reason as Error).message } : {}),
+    };
+  }),
+  'hub.createCredential': method(
+    z
+      .object({
+        label: z.string().trim().min(1, 'name the credential, e.g. "hub"').max(100).refine((l) => ![...l].some((c) => c < ' ' || c === '\u007f'), 'a label is text without control characters'),
+        expiresInDays: z.number().int().min(1).max(3650).nullable(),
+      })
+      .strict(),
+    async ({ label, expiresInDays }, ctx): Promise<NewHubCredential> => {
+      const body = (
+        await ctx.services.call('identity', {
+          method: 'POST',
+          path: '/v1/session-credentials',
+          body: { label, expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY },
+        })
+      ).body as Record<string, unknown>;
+      if (typeof body.credential !== 'string') throw new ConsoleError('The identity service made the credential but did not answer its secret; revoke it and make another.', 502);
+      return { ...credentialView(body), credential: body.credential };
+    },
+  ),
+  'hub.revokeCredential': method(z.object({ id: SessionId }).strict(), async ({ id }, ctx) => {
+    const own = (await listCredentials(ctx)).find((c) => c.id === id);
+    // The console's own credential is the app's way in: revoking it here would cut this very page off.
+    if (own?.current) throw new ConsoleError('That is this app\u2019s own credential; the console cannot work without it. Revoke the hub\u2019s credentials instead.', 409);
+    await ctx.services.call('identity', { method: 'DELETE', path: `/v1/session-credentials/${encodeURIComponent(id)}` });
+    return { revoked: id };
+  }),
+};

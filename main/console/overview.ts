@@ -1,0 +1,159 @@
+/**
+ * The overview, the console's first page: each service's state and what to do about it, counts of
+ * what the services hold, the failures worth a person's attention, and the activity history for the
+ * charts. Each part is read on its own: a service that does not answer makes its own counts say why,
+ * never the whole page fail.
+ */
+import type { ActivityView } from '../common/activity.ts';
+import type { Attention, Count, OverviewView, ServiceView } from '../common/contract.ts';
+import { SERVICE_CATALOGUE } from '../common/services.ts';
+import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../common/states.ts';
+import { method, NoParams, personaPath, type MethodContext } from './method.ts';
+import type { ServiceClient } from './service-client.ts';
+
+/** Pages of personas read for the counts (at the store's page size); a person with more sees "at least". */
+const PERSONA_PAGES = 5;
+/** Identity blocks read for the field and note counts, a few at a time. */
+const BLOCKS_COUNTED = 100;
+const BLOCKS_AT_ONCE = 4;
+
+async function count(read: () => Promise<number | { value: number; more: boolean }>): Promise<Count> {
+  try {
+    const n = await read();
+    return typeof n === 'number' ? { value: n } : n.more ? n : { value: n.value };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+async function personaProfiles(services: ServiceClient): Promise<{ profiles: string[]; more: boolean }> {
+  const profiles: string[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < PERSONA_PAGES; page++) {
+    const body = (await services.call('persona-store', { path: '/v1/personas', query: { after } })).body as {
+      personas?: { profile: string }[];
+      next_after?: string | null;
+    };
+    profiles.push(...(body.personas ?? []).map((p) => p.profile));
+    if (!body.next_after) return { profiles, more: false };
+    after = body.next_after;
+  }
+  return { profiles, more: true };
+}
+
+async function entryCounts(services: ServiceClient, profiles: string[]): Promise<{ fields: number; notes: number }> {
+  const totals = { fields: 0, notes: 0 };
+  const queue = profiles.slice(0, BLOCKS_COUNTED);
+  await Promise.all(
+    Array.from({ length: BLOCKS_AT_ONCE }, async () => {
+      for (let profile = queue.shift(); profile !== undefined; profile = queue.shift()) {
+        const block = (await services.call('persona-store', { path: personaPath(profile) })).body as { field_count?: number; note_count?: number };
+        totals.fields += block.field_count ?? 0;
+        totals.notes += block.note_count ?? 0;
+      }
+    }),
+  );
+  return totals;
+}
+
+interface ProviderReadiness {
+  checks?: { cli?: { ok?: boolean; detail?: string }; lockdown?: { ok?: boolean; state?: string; detail?: string }; login?: { state?: string } };
+}
+
+/** What the provider's /ready says a person must fix: no CLI, not signed in, lockdown not proven. */
+export function providerAttention(ready: ProviderReadiness): Attention[] {
+  const out: Attention[] = [];
+  const { cli, lockdown, login } = ready.checks ?? {};
+  if (cli && cli.ok === false) out.push({ severity: 'error', text: `The chat-model provider finds no CLI: ${cli.detail ?? 'install it or set MODELPROV_CLI_BINARY'}.`, place: 'provider' });
+  if (login?.state === 'not_signed_in') {
+    out.push({ severity: 'error', text: 'The CLI is not signed in, so the provider cannot answer: run it once in a terminal and sign in (/login).', place: 'provider' });
+  }
+  if (lockdown && lockdown.ok === false && lockdown.state !== 'pending' && lockdown.state !== 'no_cli') {
+    out.push({ severity: 'error', text: `The provider is not locked down, so it runs nothing: ${lockdown.detail ?? 'see the Provider page'}.`, place: 'provider' });
+  }
+  return out;
+}
+
+function serviceAttention(s: ServiceView): Attention | undefined {
+  if (!TROUBLE_STATES.has(s.state) && s.state !== 'stopped') return undefined;
+  const facts = SERVICE_CATALOGUE[s.name];
+  const why = s.lastError ? ` ${s.lastError.replace(/\.?$/, '.')}` : '';
+  return {
+    severity: s.state === 'gave-up' || s.state === 'crashed' ? 'error' : 'warning',
+    text: `${facts.title} is ${STATE_WORDS[s.state]}.${why} ${STATE_ADVICE[s.state]}`.trim(),
+    place: 'services',
+  };
+}
+
+async function overview(ctx: MethodContext): Promise<OverviewView> {
+  const { services, supervisor, crashes } = ctx;
+  const statuses = supervisor.status().map((s) => {
+    const lastCrash = crashes.lastCrash(s.name);
+    return { ...s, ...(lastCrash ? { lastCrash } : {}), advice: STATE_ADVICE[s.state] };
+  });
+  const personas = personaProfiles(services);
+  const blocks = personas.then((p) => entryCounts(services, p.profiles));
+  const subscriptions = services
+    .call('identity', { path: '/v1/connections' })
+    .then((a) => (a.body as { connections?: { profile: string }[] }).connections ?? []);
+  const profile = subscriptions.then((c) => c[0]?.profile ?? 'default').catch(() => 'default');
+  const listed = profile.then(
+    async (p) =>
+      (await services.call('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { limit: 100 } })).body as {
+        total?: number;
+        items?: { state?: string; signal?: string }[];
+      },
+  );
+  const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] = await Promise.all([
+    count(async () => {
+      const p = await personas;
+      return { value: p.profiles.length, more: p.more };
+    }),
+    count(async () => {
+      const [b, p] = await Promise.all([blocks, personas]);
+      return { value: b.fields, more: p.more || p.profiles.length > BLOCKS_COUNTED };
+    }),
+    count(async () => {
+      const [b, p] = await Promise.all([blocks, personas]);
+      return { value: b.notes, more: p.more || p.profiles.length > BLOCKS_COUNTED };
+    }),
+    count(async () => {
+      const p = await profile;
+      const body = (await services.call('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { state: 'active', limit: 1 } })).body as { total?: number };
+      return body.total ?? 0;
+    }),
+    count(async () => (await subscriptions).length),
+    count(async () => {
+      const body = (await services.call('identity', { path: '/v1/session-credentials' })).body as { credentials?: { current?: boolean; expires_at?: string | null }[] };
+      const now = Date.now();
+      return (body.credentials ?? []).filter((c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
+    }),
+    listed.catch(() => undefined),
+    services.call('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body as ProviderReadiness).catch(() => undefined),
+  ]);
+
+  const attention: Attention[] = statuses.map(serviceAttention).filter((a): a is Attention => a !== undefined);
+  const failed = (signals?.items ?? []).filter((s) => s.signal === 'failed').length;
+  if (failed > 0) {
+    attention.push({
+      severity: 'warning',
+      text: `${failed === 1 ? 'One signal' : `${failed} signals`} could not be delivered to the hub after every attempt; see the subscriptions on the Platform page.`,
+      place: 'platform',
+    });
+  }
+  if (ready) attention.push(...providerAttention(ready));
+  return {
+    services: statuses,
+    counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
+    attention,
+  };
+}
+
+export const OVERVIEW_METHODS = {
+  'overview.get': method(NoParams, async (_p, ctx) => overview(ctx)),
+  // Read now, so the chart's last minute is current when the page asks.
+  'overview.activity': method(NoParams, async (_p, ctx): Promise<ActivityView> => {
+    await ctx.activity.sample();
+    return ctx.activity.view();
+  }),
+};

@@ -1,0 +1,125 @@
+/**
+ * What a person can do to a persona from the console, each through the persona store's own API with
+ * the person's token (audience `persona`), so each lands in the change log like any other write:
+ * export, forget a field or a note, delete the persona, pin and unpin, edit the card. And the forget
+ * policy that will apply, so the page can say it before the person confirms.
+ */
+import { z } from 'zod';
+import { FORGET_MODES, type ForgetMode } from '../common/change-log.ts';
+import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../common/contract.ts';
+import { method, Profile, personaPath, type MethodContext } from './method.ts';
+import { ConsoleError, type ServiceClient } from './service-client.ts';
+
+/** A field key as the store keeps it (snake_case), or as a person types it; the store normalises it. */
+const FieldKey = z.string().min(1).max(300);
+const NoteId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'a note id is the id the persona store gave the note');
+/** The most pages an export reads (100 entries each at the default page size): a runaway guard, not a limit anyone meets. */
+const EXPORT_PAGES = 10_000;
+
+const fieldPath = (profile: string, key: string) => `${personaPath(profile)}/fields/${encodeURIComponent(key)}`;
+const notePath = (profile: string, id: string) => `${personaPath(profile)}/notes/${encodeURIComponent(id)}`;
+
+/**
+ * The forget policy as far as the console can know it before the store applies it: the identity block's
+ * own `forget` member when the store sends one; otherwise this installation's configuration
+ * (PERSONA_FORGET_MODE, PERSONA_GRACE_PERIOD_SECONDS), unless a settings service decides per person.
+ */
+export function forgetPolicy(block: unknown, env: MethodContext['env']): ForgetPolicy {
+  const own = (block as { forget?: { mode?: unknown; grace_period_seconds?: unknown } } | undefined)?.forget;
+  if (own && FORGET_MODES.includes(own.mode as ForgetMode)) {
+    return { mode: own.mode as ForgetMode, gracePeriodSeconds: typeof own.grace_period_seconds === 'number' ? own.grace_period_seconds : undefined, decidedBy: 'persona-store' };
+  }
+  const configured = env.PERSONA_FORGET_MODE as ForgetMode | undefined;
+  const mode: ForgetMode = configured && FORGET_MODES.includes(configured) ? configured : 'keep';
+  const grace = Number(env.PERSONA_GRACE_PERIOD_SECONDS ?? 604_800);
+  const gracePeriodSeconds = Number.isInteger(grace) && grace > 0 ? grace : 604_800;
+  if (env.PERSONA_SETTINGS_API_BASE_URL && env.PERSONA_SETTINGS_API_TOKEN) return { mode, gracePeriodSeconds, decidedBy: 'settings-service' };
+  return { mode, gracePeriodSeconds, decidedBy: 'installation' };
+}
+
+async function forget(services: ServiceClient, path: string): Promise<ForgetOutcome> {
+  const body = (await services.call('persona-store', { method: 'DELETE', path })).body as { outcome?: unknown } | undefined;
+  const outcome = body?.outcome;
+  if (outcome !== 'kept' && outcome !== 'pending' && outcome !== 'destroyed') {
+    throw new ConsoleError('The persona store forgot the entry but did not say how; see its change log.', 502);
+  }
+  return { outcome };
+}
+
+/** Every page of the export, joined into one document of the same format, with both cursors null. */
+async function wholeExport(services: ServiceClient, profile: string): Promise<ExportDocument> {
+  let fieldsAfter: string | null | undefined;
+  let notesAfter: string | number | null | undefined;
+  let document: ExportDocument | undefined;
+  for (let page = 0; page < EXPORT_PAGES; page++) {
+    const body = (
+      await services.call('persona-store', {
+        path: `${personaPath(profile)}/export`,
+        query: {
+          fields_after: fieldsAfter ?? undefined,
+          notes_after: notesAfter ?? undefined,
+          // A list read to its end is asked for as little as possible while the other pages on.
+          fields_limit: fieldsAfter === null ? 1 : undefined,
+          notes_limit: notesAfter === null ? 1 : undefined,
+        },
+      })
+    ).body as ExportDocument & { fields_next_after: string | null; notes_next_after: string | null };
+    if (!document) document = { ...body, fields: [], notes: [], fields_next_after: null, notes_next_after: null };
+    if (fieldsAfter !== null) document.fields.push(...body.fields);
+    if (notesAfter !== null) document.notes.push(...body.notes);
+    fieldsAfter = fieldsAfter === null ? null : body.fields_next_after;
+    notesAfter = notesAfter === null ? null : body.notes_next_after;
+    if (fieldsAfter === null && notesAfter === null) return document;
+  }
+  throw new ConsoleError('The export did not end; the persona store kept answering further pages. See its log.', 502);
+}
+
+const CardEdit = z
+  .object({
+    display_name: z.string().trim().min(1, 'a display name is 1-200 characters').max(200).optional(),
+    pronouns: z.string().trim().max(60).nullable().optional(),
+    language: z.string().trim().max(35).nullable().optional(),
+    tone: z.string().trim().max(200).nullable().optional(),
+    verbosity: z.enum(['terse', 'balanced', 'detailed']).nullable().optional(),
+    speaking_style: z.string().trim().max(2000).nullable().optional(),
+  })
+  .strict()
+  .refine((c) => Object.keys(c).length > 0, 'change at least one member of the card');
+
+export const PERSONA_ACTIONS = {
+  'personas.forgetPolicy': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services, env }) =>
+    forgetPolicy((await services.call('persona-store', { path: personaPath(profile) })).body, env),
+  ),
+  'personas.export': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => wholeExport(services, profile)),
+  'personas.forgetField': method(z.object({ profile: Profile, key: FieldKey }).strict(), async ({ profile, key }, { services }) =>
+    forget(services, fieldPath(profile, key)),
+  ),
+  'personas.forgetNote': method(z.object({ profile: Profile, id: NoteId }).strict(), async ({ profile, id }, { services }) =>
+    forget(services, notePath(profile, id)),
+  ),
+  // The profile typed again is checked here too, so a script cannot delete a persona by a slip either.
+  'personas.delete': method(z.object({ profile: Profile, confirm: z.string().max(100) }).strict(), async ({ profile, confirm }, { services }) => {
+    if (confirm !== profile) throw new ConsoleError(`Type the profile "${profile}" exactly to delete this persona; nothing was deleted.`, 422);
+    await services.call('persona-store', { method: 'DELETE', path: personaPath(profile) });
+    return { deleted: profile };
+  }),
+  // A field is written whole: the stored description, value and source (the writer's claim stays theirs), with the pin changed.
+  'personas.pinField': method(z.object({ profile: Profile, key: FieldKey, pinned: z.boolean() }).strict(), async ({ profile, key, pinned }, { services }) => {
+    const field = (await services.call('persona-store', { path: fieldPath(profile, key) })).body as { key: string; description: string; value: unknown; source: string };
+    return (
+      await services.call('persona-store', {
+        method: 'PUT',
+        path: fieldPath(profile, field.key),
+        body: { description: field.description, value: field.value, source: field.source, pinned },
+      })
+    ).body;
+  }),
+  'personas.pinNote': method(z.object({ profile: Profile, id: NoteId, pinned: z.boolean() }).strict(), async ({ profile, id, pinned }, { services }) =>
+    (await services.call('persona-store', { method: 'PATCH', path: notePath(profile, id), body: { pinned } })).body,
+  ),
+  'personas.update': method(z.object({ profile: Profile, card: CardEdit }).strict(), async ({ profile, card }, { services }) => {
+    // An emptied optional member is cleared (null), as the store's PATCH takes it.
+    const body = Object.fromEntries(Object.entries(card).map(([k, v]) => [k, v === '' ? null : v]));
+    return (await services.call('persona-store', { method: 'PATCH', path: personaPath(profile), body })).body;
+  }),
+};

@@ -1,0 +1,243 @@
+/**
+ * The console's overview, activity history, hub connection and persona actions through the console API,
+ * against the real services under the real supervisor (the persona store's page size lowered to 3, so
+ * the export pages). Every action goes through the persona store's own API and lands in its change log.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ActivityView } from '../main/common/activity.ts';
+import type { ExportDocument, ForgetPolicy, HubView, NewHubCredential, OverviewView } from '../main/common/contract.ts';
+import { createConsoleApi } from '../main/console/api.ts';
+import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
+import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: SETTLE_MS + 60_000 });
+
+let stack: ConsoleStack;
+let seeded: Seeded;
+let api: ConsoleApi;
+let credential: string;
+const answers: string[] = [];
+
+async function call(method: string, params?: unknown): Promise<ConsoleResult> {
+  const result = await api.call(params === undefined ? { method } : { method, params });
+  answers.push(JSON.stringify(result));
+  return result;
+}
+
+async function data<T>(method: string, params?: unknown): Promise<T> {
+  const result = await call(method, params);
+  if (!result.ok) throw new Error(`${method} failed: ${result.error.message}`);
+  return result.data as T;
+}
+
+async function failure(method: string, params?: unknown): Promise<{ message: string; status?: number }> {
+  const result = await call(method, params);
+  if (result.ok) throw new Error(`${method} should have failed`);
+  return result.error;
+}
+
+async function http(url: string, init: { method?: string; authorization?: string; body?: unknown } = {}): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers: { ...(init.authorization ? { authorization: init.authorization } : {}), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const persona = () => stack.supervisor.url('persona-store');
+const identity = () => stack.supervisor.url('identity');
+
+/** Every change-log entry of a persona, paging as the console does. */
+async function allEvents(profile: string): Promise<{ action: string; target: string }[]> {
+  const all: { action: string; target: string }[] = [];
+  let after: number | undefined;
+  for (;;) {
+    const page = await data<{ events: { action: string; target: string }[]; next_after: number | null }>('personas.events', { profile, ...(after === undefined ? {} : { after }) });
+    all.push(...page.events);
+    if (page.next_after === null || page.next_after === undefined) return all;
+    after = page.next_after;
+  }
+}
+
+beforeAll(async () => {
+  stack = await startConsoleStack({ PERSONA_PAGE_SIZE: '3' });
+  expect(stack.settled.map((s) => s.state), JSON.stringify(stack.settled)).toEqual(['ready', 'ready', 'ready', 'ready']);
+  credential = await stack.supervisor.localCredential();
+  seeded = await seedConsoleData({ identityUrl: identity(), personaUrl: persona(), gatewayUrl: stack.supervisor.url('repohost-gateway'), credential, platform: stack.platform });
+  api = createConsoleApi({ supervisor: stack.supervisor, env: stack.env });
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('the overview', () => {
+  it('shows each service ready, the counts, and nothing needing attention', async () => {
+    const view = await data<OverviewView>('overview.get');
+    expect(view.services.map((s) => [s.name, s.state, s.advice])).toEqual([
+      ['identity', 'ready', ''],
+      ['persona-store', 'ready', ''],
+      ['repohost-gateway', 'ready', ''],
+      ['model-provider', 'ready', ''],
+    ]);
+    expect(view.counts).toEqual({
+      personas: { value: 1 },
+      fields: { value: 3 },
+      notes: { value: 2 },
+      openSubscriptions: { value: 1 },
+      connections: { value: 1 },
+      hubCredentials: { value: 0 },
+    });
+    expect(view.attention).toEqual([]);
+  });
+
+  it('counts the persona store\u2019s requests and refusals per minute from its /metrics', async () => {
+    const before = await data<ActivityView>('overview.activity');
+    for (const name of ['identity', 'persona-store', 'repohost-gateway'] as const) expect(before.services[name]!.reading.ok, name).toBe(true);
+    const total = (view: ActivityView, member: 'requests' | 'refused' | 'errors') => view.services['persona-store']!.minutes.reduce((sum, m) => sum + m[member], 0);
+    expect(before.services['persona-store']!.minutes).toHaveLength(60);
+    expect(before.services['persona-store']!.hours).toHaveLength(24);
+    // Three answered requests and one refused (no token), made straight to the store as a hub would.
+    for (let i = 0; i < 3; i++) expect((await http(`${persona()}/healthy`)).status).toBe(200);
+    expect((await http(`${persona()}/v1/personas`)).status).toBe(401);
+    const after = await data<ActivityView>('overview.activity');
+    expect(total(after, 'requests') - total(before, 'requests')).toBe(4);
+    expect(total(after, 'refused') - total(before, 'refused')).toBe(1);
+    expect(total(after, 'errors') - total(before, 'errors')).toBe(0);
+    expect(after.services['persona-store']!.counters).toContain('http_requests_total');
+    // The provider's reading either works or says why, in a sentence.
+    const provider = after.services['model-provider']!.reading;
+    if (!provider.ok) expect(provider.reason).toMatch(/chat-model provider/);
+  });
+});
+
+describe('connecting a hub', () => {
+  it('names each service\u2019s base URL, audience and environment lines', async () => {
+    const hub = await data<HubView>('hub.get');
+    const byName = Object.fromEntries(hub.services.map((s) => [s.name, s]));
+    expect(byName['persona-store']!.baseUrl).toBe(persona());
+    expect(byName['persona-store']!.env).toEqual([
+      ['HUB_PERSONA_BASE_URL', persona()],
+      ['HUB_PERSONA_AUDIENCE', 'persona'],
+    ]);
+    expect(byName['repohost-gateway']!.env).toContainEqual(['HUB_REPOHOST_PROFILE', seeded.connectionProfile]);
+    expect(byName['model-provider']!.baseUrl).toBe(`${stack.supervisor.url('model-provider')}/v1`);
+    expect(byName.identity!.env[0]).toEqual(['HUB_IDENTITY_URL', identity()]);
+    // The app's own credential is listed, marked as such.
+    expect(hub.credentials.filter((c) => c.current)).toHaveLength(1);
+  });
+
+  it('makes a hub credential that mints tokens the persona store takes, and revokes it', async () => {
+    const made = await data<NewHubCredential>('hub.createCredential', { label: 'hub', expiresInDays: null });
+    expect(made.label).toBe('hub');
+    expect(made.credential.length).toBeGreaterThan(20);
+    const minted = await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${made.credential}`, body: { audience: 'persona' } });
+    expect(minted.status).toBe(200);
+    const list = await http(`${persona()}/v1/personas`, { authorization: `Bearer ${(minted.body as { token: string }).token}` });
+    expect(list.status).toBe(200);
+    expect((list.body as { personas: { profile: string }[] }).personas.map((p) => p.profile)).toContain(seeded.profile);
+    // Listed afterwards without its secret; counted on the overview.
+    const hub = await data<HubView>('hub.get');
+    expect(hub.credentials.find((c) => c.id === made.id)).toMatchObject({ label: 'hub', current: false });
+    expect(JSON.stringify(hub)).not.toContain(made.credential);
+    expect((await data<OverviewView>('overview.get')).counts.hubCredentials).toEqual({ value: 1 });
+
+    expect(await data('hub.revokeCredential', { id: made.id })).toEqual({ revoked: made.id });
+    const refused = await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${made.credential}`, body: { audience: 'persona' } });
+    expect(refused.status).toBe(401);
+  });
+
+  it('will not revoke the app\u2019s own credential', async () => {
+    const own = (await data<HubView>('hub.get')).credentials.find((c) => c.current)!;
+    const error = await failure('hub.revokeCredential', { id: own.id });
+    expect(error.status).toBe(409);
+    expect(error.message).toMatch(/this app\u2019s own credential/);
+  });
+});
+
+describe('acting on a persona', () => {
+  it('says which forget mode applies before anything is forgotten', async () => {
+    expect(await data<ForgetPolicy>('personas.forgetPolicy', { profile: seeded.profile })).toEqual({ mode: 'keep', gracePeriodSeconds: 604_800, decidedBy: 'installation' });
+  });
+
+  it('pins and unpins a field and a note, keeping the writer\u2019s claim', async () => {
+    const pinned = await data<{ key: string; pinned: boolean; source: string; value: unknown }>('personas.pinField', { profile: seeded.profile, key: 'kids_names', pinned: true });
+    expect(pinned).toMatchObject({ key: 'kids_names', pinned: true, source: 'assistant', value: ['Ada', 'Linus'] });
+    const notes = await data<{ notes: { id: string }[] }>('personas.notes', { profile: seeded.profile });
+    const note = await data<{ pinned: boolean }>('personas.pinNote', { profile: seeded.profile, id: notes.notes[0]!.id, pinned: true });
+    expect(note.pinned).toBe(true);
+    expect((await data<{ pinned: boolean }>('personas.pinNote', { profile: seeded.profile, id: notes.notes[0]!.id, pinned: false })).pinned).toBe(false);
+    const log = await allEvents(seeded.profile);
+    expect(log.map((e) => e.action)).toEqual(expect.arrayContaining(['field_pinned', 'note_pinned', 'note_unpinned']));
+  });
+
+  it('edits the card, and a refused edit says why', async () => {
+    const card = await data<{ tone: string; pronouns: string | null }>('personas.update', { profile: seeded.profile, card: { tone: 'calm', pronouns: 'she/her' } });
+    expect(card).toMatchObject({ tone: 'calm', pronouns: 'she/her' });
+    expect((await data<{ pronouns: string | null }>('personas.update', { profile: seeded.profile, card: { pronouns: '' } })).pronouns).toBeNull();
+    const bad = await failure('personas.update', { profile: seeded.profile, card: { language: 'not a language tag!' } });
+    expect(bad.message).toMatch(/^The persona store answered 422: .*BCP 47/);
+    expect((await allEvents(seeded.profile)).filter((e) => e.action === 'persona_updated')).toHaveLength(2);
+  });
+
+  it('exports the whole persona in the store\u2019s format, every page joined', async () => {
+    const doc = await data<ExportDocument>('personas.export', { profile: seeded.profile });
+    expect(doc.format).toBe('persona-export/1');
+    expect(doc.persona).toMatchObject({ profile: seeded.profile });
+    expect(doc.fields.map((f) => f.key).sort()).toEqual([...seeded.fieldKeys].sort());
+    expect(doc.notes.map((n) => n.content)).toEqual(seeded.noteContents);
+    expect([doc.fields_next_after, doc.notes_next_after]).toEqual([null, null]);
+  });
+
+  it('forgets a field and a note with the outcome the store answers, logged', async () => {
+    expect(await data('personas.forgetField', { profile: seeded.profile, key: 'ignore_previous_instructions' })).toEqual({ outcome: 'kept' });
+    const notes = await data<{ notes: { id: string }[] }>('personas.notes', { profile: seeded.profile });
+    expect(await data('personas.forgetNote', { profile: seeded.profile, id: notes.notes[1]!.id })).toEqual({ outcome: 'kept' });
+    const doc = await data<ExportDocument>('personas.export', { profile: seeded.profile });
+    expect(doc.fields.map((f) => f.key)).not.toContain('ignore_previous_instructions');
+    expect(doc.notes).toHaveLength(1);
+    const log = await allEvents(seeded.profile);
+    expect(log).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'field_forgotten', target: 'ignore_previous_instructions' }), expect.objectContaining({ action: 'note_forgotten' })]));
+    const gone = await failure('personas.forgetField', { profile: seeded.profile, key: 'ignore_previous_instructions' });
+    expect(gone.status).toBe(404);
+  });
+
+  it('deletes a persona only when its profile is typed exactly', async () => {
+    const token = ((await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${credential}`, body: { audience: 'persona' } })).body as { token: string }).token;
+    expect((await http(`${persona()}/v1/personas`, { method: 'POST', authorization: `Bearer ${token}`, body: { profile: 'scratch', display_name: 'Scratch' } })).status).toBe(201);
+    const wrong = await failure('personas.delete', { profile: 'scratch', confirm: 'Scratch' });
+    expect(wrong).toEqual({ status: 422, message: 'Type the profile "scratch" exactly to delete this persona; nothing was deleted.' });
+    expect((await data<{ persona: unknown }>('personas.get', { profile: 'scratch' })).persona).toBeDefined();
+    expect(await data('personas.delete', { profile: 'scratch', confirm: 'scratch' })).toEqual({ deleted: 'scratch' });
+    expect((await failure('personas.get', { profile: 'scratch' })).status).toBe(404);
+  });
+});
+
+describe('subscriptions in detail', () => {
+  it('reads one subscription without its signal URL, and cancelling it either ends it or says the gateway cannot', async () => {
+    const sub = await data<Record<string, unknown>>('subscriptions.get', { id: seeded.subscriptionId });
+    expect(sub).toMatchObject({ id: seeded.subscriptionId, kind: 'pull_merged', state: 'active', signal: 'none', signal_attempts: 0 });
+    expect(sub).not.toHaveProperty('signal_url');
+    const result = await call('subscriptions.cancel', { id: seeded.subscriptionId });
+    if (result.ok) {
+      expect((result.data as { state?: string }).state).not.toBe('active');
+    } else {
+      expect(result.error).toEqual({ status: 501, message: 'This version of the repository gateway cannot cancel a subscription; it ends by itself when its event happens or it expires.' });
+    }
+    expect((await failure('subscriptions.get', { id: 'sub_AAAAAAAAAAAAAAAA' })).status).toBe(404);
+  });
+});
+
+describe('secrets', () => {
+  it('no answer but the new hub credential\u2019s carried a token, the session credential or a platform secret', () => {
+    const all = answers.filter((a) => !a.includes('"credential":"'));
+    expect(all.length).toBeGreaterThan(10);
+    for (const a of all) {
+      expect(a).not.toContain(credential);
+      expect(a).not.toContain(seeded.platformToken);
+      expect(a).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\./);
+    }
+  });
+});
