@@ -40,6 +40,11 @@ export async function startProvider(
     /** Runs of the stand-in for completions (the probe's run left out). */
     runs: (): StandInRun[] => standIn.runs().filter((r) => r.stdin !== PROBE_PROMPT),
     probeRuns: (): StandInRun[] => standIn.runs().filter((r) => r.stdin === PROBE_PROMPT),
+    /** Pids of every completion run started, including one killed before it could record itself (call after the probe has answered). */
+    started: (): number[] => {
+      const probes = new Set(standIn.runs().filter((r) => r.stdin === PROBE_PROMPT).map((r) => r.pid));
+      return standIn.started().filter((pid) => !probes.has(pid));
+    },
     close: () => service.close(),
   };
 }

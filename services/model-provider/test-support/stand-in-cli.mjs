@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* global Buffer, setInterval */
+/* global Buffer, setInterval, clearInterval */
 /**
  * A stand-in for the signed-in CLI in print mode, for tests and benchmarks. It replays the recorded
  * 2.1.197 output shapes (stream-json: system/init, assistant, result) for signed-in answers, which
@@ -13,6 +13,7 @@
  *   [stand-in:not-logged-in]   the recorded not-logged-in shape
  *   [stand-in:rate-limit]      a usage-limit failure
  *   [stand-in:slow=MS]         waits MS milliseconds, then answers
+ *   [stand-in:hold]            prints init, then answers once the file `release` exists in STANDIN_RECORD_DIR
  * With --json-schema it answers in structured_output, an object built from the schema.
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
@@ -231,6 +232,16 @@ switch (mode?.[1]) {
   case 'slow':
     setTimeout(answer, Number(mode[2] ?? 100));
     break;
+  case 'hold': {
+    // A test decides when the run ends (by creating the file), so it can act while the run is surely in flight.
+    const release = join(recordDir ?? '.', 'release');
+    const check = setInterval(() => {
+      if (!existsSync(release)) return;
+      clearInterval(check);
+      answer();
+    }, 20);
+    break;
+  }
   default:
     answer();
 }

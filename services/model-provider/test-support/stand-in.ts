@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,13 +19,14 @@ export interface StandInRun {
 
 /**
  * An executable stand-in CLI in `dir` (named `claude` unless `name` says otherwise): a small shell script that sets what the stand-in should
- * pretend to have loaded and where it records its runs, then execs the stand-in with the argv the
- * service gave it, untouched.
+ * pretend to have loaded and where it records its runs, notes its pid in `started` (so that a run killed
+ * before the stand-in could write its record still counts), then execs the stand-in with the argv the
+ * service gave it, untouched (same pid).
  */
 export function standInBinary(
   dir: string,
   options: { loads?: string[]; mcp?: string[]; hook?: boolean; name?: string; recordDir?: string } = {},
-): { binary: string; recordDir: string; runs(): StandInRun[] } {
+): { binary: string; recordDir: string; runs(): StandInRun[]; started(): number[] } {
   const recordDir = options.recordDir ?? join(dir, 'runs');
   mkdirSync(recordDir, { recursive: true });
   const vars = [
@@ -36,7 +37,8 @@ export function standInBinary(
   ].filter(Boolean);
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, options.name ?? 'claude');
-  writeFileSync(binary, `#!/bin/sh\nexport ${vars.join(' ')}\nexec '${process.execPath}' '${STAND_IN_SCRIPT}' "$@"\n`);
+  const started = join(recordDir, 'started');
+  writeFileSync(binary, `#!/bin/sh\nexport ${vars.join(' ')}\necho $$ >> '${started}'\nexec '${process.execPath}' '${STAND_IN_SCRIPT}' "$@"\n`);
   chmodSync(binary, 0o755);
   return {
     binary,
@@ -45,6 +47,7 @@ export function standInBinary(
       readdirSync(recordDir)
         .filter((f) => /^run-\d+\.json$/.test(f))
         .map((f) => JSON.parse(readFileSync(join(recordDir, f), 'utf8')) as StandInRun),
+    started: () => (existsSync(started) ? readFileSync(started, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
 }
 
