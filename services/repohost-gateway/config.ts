@@ -1,10 +1,13 @@
 import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+import { parseSignalPrefix, type SignalPrefix } from './signal-addresses.ts';
 
 export const REPOHOST_PORT = 8011;
 export const AUDIENCE = 'repohost-api';
 
-/** Loopback receivers only, unless the installation says otherwise: signals never leave the machine by default. */
-export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1,http://localhost,http://[::1]';
+/** Loopback receivers on any port only, unless the installation says otherwise: signals never leave the machine by default. */
+export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1:*,http://localhost:*,http://[::1]:*';
+/** The default ports of this app's four services (identity, persona store, gateway, provider): never a signal's destination. */
+export const DEFAULT_SIGNAL_REFUSED_PORTS = '8001,8004,8011,8127';
 
 export const repohostSettings = {
   ...commonSettings('repohost-gateway', REPOHOST_PORT),
@@ -23,9 +26,30 @@ export const repohostSettings = {
   ),
   signalUrlPrefixes: setting(
     'SIGNAL_URL_PREFIXES',
-    parse.list(),
+    parse
+      .list()
+      .transform((list, ctx) =>
+        list.map((text) => {
+          const prefix = parseSignalPrefix(text);
+          if (typeof prefix === 'string') ctx.addIssue({ code: 'custom', message: prefix });
+          return prefix as SignalPrefix;
+        }),
+      )
+      .refine((list) => list.length > 0, 'name at least one prefix'),
     DEFAULT_SIGNAL_PREFIXES,
-    'Comma-separated URL prefixes a subscription\u2019s signal_url must start with (at a host, port or path boundary).',
+    'Comma-separated scheme://host[:port|:*][/path] prefixes a subscription\u2019s signal_url must be under: same scheme, host and port (the scheme\u2019s default when none is written; * for any), path at a segment boundary.',
+  ),
+  signalRefusedPorts: setting(
+    'SIGNAL_REFUSED_PORTS',
+    parse.list().transform((list, ctx) =>
+      list.map((text) => {
+        const port = Number(text);
+        if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65_535) ctx.addIssue({ code: 'custom', message: `"${text}" is not a port (1-65535)` });
+        return port;
+      }),
+    ),
+    DEFAULT_SIGNAL_REFUSED_PORTS,
+    'Comma-separated ports a signal is never sent to, whatever the prefixes allow: this app\u2019s own services (the gateway\u2019s own port is always added).',
   ),
   sweepSeconds: setting('SWEEP_SECONDS', parse.integer(1, 3600), '30', 'Seconds between background sweeps of active subscriptions.'),
   credentialHoldSeconds: setting(
@@ -33,6 +57,12 @@ export const repohostSettings = {
     parse.integer(60, 86_400),
     '3600',
     'How long a subscription keeps the caller\u2019s platform credential in memory for background sweeps (never on disk).',
+  ),
+  credentialRecheckMs: setting(
+    'CREDENTIAL_RECHECK_MS',
+    parse.integer(0, 300_000),
+    '5000',
+    'A held platform credential is confirmed with the identity service at most this often (and once per sweep) before it is used again; 0: before every use. After a connection is removed or replaced, or the caller\u2019s session credential revoked, the gateway stops using it within this time.',
   ),
   signalRetryBaseMs: setting('SIGNAL_RETRY_BASE_MS', parse.integer(10, 3_600_000), '5000', 'First retry delay of a failed signal; each further retry waits four times longer.'),
   signalAttempts: setting('SIGNAL_ATTEMPTS', parse.integer(1, 20), '8', 'Delivery attempts of a signal before it is given up as failed.'),

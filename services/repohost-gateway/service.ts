@@ -7,6 +7,7 @@ import { gatewayApp } from './app.ts';
 import { AUDIENCE, loadRepohostConfig } from './config.ts';
 import { CredentialResolver } from './credentials.ts';
 import { Platform } from './platform.ts';
+import { SignalAddresses } from './signal-addresses.ts';
 import { SignalSender } from './signals.ts';
 import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
 import { Subscriptions } from './subscriptions.ts';
@@ -25,17 +26,21 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();
   const verifier = rememberingVerifier(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }));
-  const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken);
+  const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken, config.credentialRecheckMs, log);
   const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheEntries, config.platformTimeoutMs);
-  const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log);
+  // The gateway's own port is never a signal's destination, whatever REPOHOST_SIGNAL_REFUSED_PORTS says.
+  const signalAddresses = new SignalAddresses(config.signalUrlPrefixes, [...config.signalRefusedPorts, ...(config.port ? [config.port] : [])]);
+  const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log, signalAddresses);
   const subscriptions = new Subscriptions(
     store,
     resolver,
     platform,
     signals,
-    { signalUrlPrefixes: config.signalUrlPrefixes, credentialHoldMs: config.credentialHoldSeconds * 1000, sweepMs: config.sweepSeconds * 1000 },
+    { signalAddresses, credentialHoldMs: config.credentialHoldSeconds * 1000, sweepMs: config.sweepSeconds * 1000 },
     log,
   );
+  // A credential found stale drops its client (token and ETag cache) too; the sweep's hold goes in Subscriptions.
+  resolver.onStale((credential) => platform.forget(credential));
   if (!config.identityServiceToken) log.warn('REPOHOST_IDENTITY_SERVICE_TOKEN is not set; /v1 routes answer 503 until it is');
   const app = gatewayApp({
     logger: log,
@@ -59,5 +64,6 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
       await database.close();
     },
   });
+  signalAddresses.refusedPorts.add(Number(new URL(running.url).port));
   return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver, sqlite: database.sqlite } };
 }

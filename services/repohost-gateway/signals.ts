@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { errorSummary, type Logger } from '../kit/logger.ts';
+import type { SignalAddresses } from './signal-addresses.ts';
 import type { SubscriptionRow, SubscriptionStore } from './store.ts';
 
 /**
@@ -35,16 +36,6 @@ export function signalBody(row: SubscriptionRow, at: Date): string {
   });
 }
 
-/** Is `url` under one of the allowed prefixes, at a boundary (http://127.0.0.1 must not admit http://127.0.0.1.evil.test)? */
-export function signalUrlAllowed(url: string, prefixes: string[]): boolean {
-  return prefixes.some((p) => {
-    if (!url.startsWith(p)) return false;
-    if (p.endsWith('/')) return true;
-    const next = url.charAt(p.length);
-    return next === '' || next === '/' || next === ':' || next === '?' || next === '#';
-  });
-}
-
 export class SignalSender {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -55,6 +46,8 @@ export class SignalSender {
     private readonly store: SubscriptionStore,
     private readonly policy: SignalPolicy,
     private readonly logger: Logger,
+    /** Checked again before each delivery: the settings may have narrowed since the subscription was opened. */
+    private readonly addresses?: SignalAddresses,
   ) {}
 
   /** Sends whatever is due now, then sleeps until the next retry is due. */
@@ -83,6 +76,12 @@ export class SignalSender {
 
   private async deliver(row: SubscriptionRow): Promise<void> {
     if (!(await this.store.claimSignal(row.id))) return;
+    const refused = this.addresses?.refusal(row.signal_url);
+    if (refused) {
+      await this.store.signalOutcome(row.id, 'failed', row.signal_attempts, null);
+      this.logger.warn({ subscription: row.id }, 'signal given up: its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS)');
+      return;
+    }
     const at = new Date();
     const body = signalBody(row, at);
     const webhookId = `msg_${row.id}`;

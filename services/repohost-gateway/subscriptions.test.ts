@@ -8,7 +8,7 @@ const PAT = `github_pat_${'c3'.repeat(20)}`;
 let world: World;
 let hook: string;
 
-async function eventually<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -202,7 +202,8 @@ describe('subscription limits', () => {
     const n = newPull('expiry');
     const sub = await open({ kind: 'pull_merged', pull: n, expires_in_seconds: 1 });
     expect(Date.parse(sub.expires_at) - Date.parse(sub.created_at)).toBe(1000);
-    await new Promise((r) => setTimeout(r, 1_100));
+    // Its moment is the event here: once the clock has passed it, the next sweep marks it expired.
+    await eventually(() => Date.now() > Date.parse(sub.expires_at), (passed) => passed, 'its expiry to pass');
     await world.gateway.parts.subscriptions.sweep();
     expect((await read(sub.id)).state).toBe('expired');
     world.double.mergePullOutside('dana/app', n);
@@ -223,6 +224,42 @@ describe('subscription limits', () => {
       const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url } });
       expect(res.status, url).toBe(422);
       expect(res.body.detail).toContain('REPOHOST_SIGNAL_URL_PREFIXES');
+    }
+  });
+
+  it('a signal address with user information, or on this app’s own service ports (the gateway’s own included), is refused at opening', async () => {
+    const own = new URL(world.gateway.url).port;
+    const cases: [string, string][] = [
+      ['http://127.0.0.1:@evil.example/hook', 'user information'],
+      [`http://127.0.0.1:${new URL(world.receiver.url).port}@evil.example/hook`, 'user information'],
+      ['http://127.0.0.1:8001/v1/connections/work', 'REPOHOST_SIGNAL_REFUSED_PORTS'],
+      ['http://0x7f.1:8127/v1/chat/completions', 'REPOHOST_SIGNAL_REFUSED_PORTS'],
+      [`http://localhost:${own}/v1/subscriptions`, 'REPOHOST_SIGNAL_REFUSED_PORTS'],
+      [`${hook}#fragment`, 'fragment'],
+    ];
+    const before = world.double.calls.length;
+    for (const [url, why] of cases) {
+      const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url } });
+      expect(res.status, url).toBe(422);
+      expect(res.body.detail, url).toContain(why);
+    }
+    expect(world.double.calls.length).toBe(before);
+  });
+
+  it('delivery checks the address again: a signal whose address the settings no longer allow is given up, never sent', async () => {
+    const n = newPull('narrowed');
+    const sub = await open({ kind: 'pull_merged', pull: n });
+    // The installation narrows where signals may go while the subscription is open.
+    await world.restartGateway({ REPOHOST_SIGNAL_URL_PREFIXES: 'https://hooks.example.com/hub' });
+    try {
+      world.double.mergePullOutside('dana/app', n);
+      expect((await read(sub.id)).state).toBe('ended');
+      const given = await eventually(() => read(sub.id), (s) => s.signal !== 'pending', 'the signal to be settled');
+      expect(given).toMatchObject({ signal: 'failed', signal_attempts: 0 });
+      expect(signalsFor(sub.id)).toHaveLength(0);
+      expect(world.logs.some((l) => l.includes(sub.id) && l.includes('no longer allowed'))).toBe(true);
+    } finally {
+      await world.restartGateway();
     }
   });
 
@@ -260,7 +297,7 @@ describe('subscription limits', () => {
     const n = newPull('background');
     const sub = await open({ kind: 'pull_merged', pull: n });
     world.double.mergePullOutside('dana/app', n);
-    await eventually(() => signalsFor(sub.id).length, (k) => k === 1, 'the background sweep to end it', 8_000);
+    await eventually(() => signalsFor(sub.id).length, (k) => k === 1, 'the background sweep to end it');
     expect(verified(sub.secret, sub.id).data.event).toBe('pull_merged');
   });
 

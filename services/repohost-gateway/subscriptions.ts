@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { errorSummary, type Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
-import type { Credential, CredentialResolver } from './credentials.ts';
+import { CREDENTIALS_KEPT, type Credential, type CredentialResolver } from './credentials.ts';
 import type { OpenedSubscription, Subscription, SubscriptionKind } from './models.ts';
 import { CredentialGone, Session, type Platform } from './platform.ts';
 import { readChecks } from './checks.ts';
-import { signalUrlAllowed, type SignalSender } from './signals.ts';
+import type { SignalAddresses } from './signal-addresses.ts';
+import type { SignalSender } from './signals.ts';
 import type { SubscriptionRow, SubscriptionStore } from './store.ts';
 
 /**
@@ -30,7 +31,8 @@ export interface OpenRequest {
 }
 
 export interface SubscriptionPolicy {
-  signalUrlPrefixes: string[];
+  /** Where signals may go (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS). */
+  signalAddresses: SignalAddresses;
   credentialHoldMs: number;
   sweepMs: number;
 }
@@ -38,7 +40,8 @@ export interface SubscriptionPolicy {
 type Octo = Parameters<Parameters<Session['run']>[1]>[0];
 
 export class Subscriptions {
-  private readonly held = new Map<string, { credential: Credential; until: number }>();
+  /** Credentials held for sweeps by account and profile, with the session credential of the caller who held them last. */
+  private readonly held = new Map<string, { credential: Credential; session: string | undefined; until: number }>();
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   sweeps = 0;
@@ -50,24 +53,34 @@ export class Subscriptions {
     private readonly signals: SignalSender,
     private readonly policy: SubscriptionPolicy,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    // A credential the identity service no longer stands behind is not held for sweeps a moment longer.
+    resolver.onStale((credential) => this.release(credential));
+  }
 
   /** Keeps a caller's credential for background sweeps, for a bounded time and in memory only. */
   hold(session: Session): void {
     const credential = session.credential;
     if (!credential) return;
-    this.held.set(`${credential.account}\0${credential.profile}`, {
+    const key = `${credential.account}\0${credential.profile}`;
+    this.held.delete(key);
+    this.held.set(key, {
       credential,
+      session: session.session,
       until: Math.min(Date.now() + this.policy.credentialHoldMs, credential.usableUntil),
     });
+    while (this.held.size > CREDENTIALS_KEPT) this.held.delete(this.held.keys().next().value!);
+  }
+
+  /** Stops holding `credential` (no longer current at the identity service). */
+  release(credential: Credential): void {
+    const key = `${credential.account}\0${credential.profile}`;
+    if (this.held.get(key)?.credential.fingerprint === credential.fingerprint) this.held.delete(key);
   }
 
   async open(session: Session, req: OpenRequest): Promise<z.infer<typeof OpenedSubscription>> {
-    if (!signalUrlAllowed(req.signal_url, this.policy.signalUrlPrefixes)) {
-      throw problem.unprocessable(
-        `signal_url is not under an allowed prefix; use an address starting with one of ${this.policy.signalUrlPrefixes.join(', ')}, or add its prefix to REPOHOST_SIGNAL_URL_PREFIXES.`,
-      );
-    }
+    const refused = this.policy.signalAddresses.refusal(req.signal_url);
+    if (refused) throw problem.unprocessable(`${refused}.`);
     const target = targetOf(req);
     const now = Date.now();
     const row: SubscriptionRow = {
@@ -100,12 +113,13 @@ export class Subscriptions {
   }
 
   async read(session: Session, id: string): Promise<z.infer<typeof Subscription>> {
+    const connected = await this.confirmCaller(session);
     const row = await this.store.get(id);
     if (!row || row.account !== session.account) {
       throw problem.notFound(`Subscription ${id} was not found; list yours with GET /v1/subscriptions.`);
     }
     await this.store.expire(Date.now());
-    if (row.state === 'active' && row.profile === session.profile) {
+    if (connected && row.state === 'active' && row.profile === session.profile) {
       await this.watchQuietly(row, session);
       this.hold(session);
     }
@@ -114,8 +128,9 @@ export class Subscriptions {
 
   /** The caller's subscriptions; active ones of this profile are watched first, so a hub's sweep drives them after a restart. */
   async list(session: Session, limit: number, state?: string): Promise<{ total: number; items: z.infer<typeof Subscription>[] }> {
+    const connected = await this.confirmCaller(session);
     await this.store.expire(Date.now());
-    const active = await this.store.activeFor(session.account, session.profile);
+    const active = connected ? await this.store.activeFor(session.account, session.profile) : [];
     for (const row of active) {
       // One platform that does not answer makes the list wait one timeout, not one per subscription.
       if ((await this.watchQuietly(row, session)) === 'timed_out') break;
@@ -123,6 +138,22 @@ export class Subscriptions {
     if (active.length > 0) this.hold(session);
     const page = await this.store.listForAccount(session.account, limit, state);
     return { total: page.total, items: page.items.map(toModel) };
+  }
+
+  /**
+   * Confirms the caller before anything is answered from the store, as on every /v1 route: a token whose
+   * session credential was revoked is refused (401) even where nothing is watched. A profile without a
+   * connection still reads and lists (its subscriptions are not watched), so removing a connection does
+   * not hide what was opened under it.
+   */
+  private async confirmCaller(session: Session): Promise<boolean> {
+    try {
+      await session.current();
+      return true;
+    } catch (err) {
+      if (err instanceof Problem && err.status === 404) return false;
+      throw err;
+    }
   }
 
   /**
@@ -153,7 +184,26 @@ export class Subscriptions {
       const now = Date.now();
       await this.store.expire(now);
       this.purgeExpired(now);
-      const watchable = (await this.store.active()).filter((row) => this.held.has(`${row.account}\0${row.profile}`));
+      // Each held credential is confirmed once per pass before it is used, a few at a time: a removed or
+      // replaced connection, a removed account or a revoked session credential stops it here (its
+      // subscriptions then wait for their caller's next read or list).
+      const unconfirmed = new Set<string>();
+      const heldNow = [...this.held];
+      await Promise.all(
+        Array.from({ length: SWEEP_CONCURRENCY }, async () => {
+          for (let entry = heldNow.shift(); entry; entry = heldNow.shift()) {
+            const [key, h] = entry;
+            const state = await this.resolver.confirm(h.credential, h.session);
+            if (state === 'unconfirmed') unconfirmed.add(key);
+            // A stale credential was released by the resolver's listener; a revoked session's hold goes here.
+            if (state === 'session_revoked' && this.held.get(key) === h) this.held.delete(key);
+          }
+        }),
+      );
+      const watchable = (await this.store.active()).filter((row) => {
+        const key = `${row.account}\0${row.profile}`;
+        return this.held.has(key) && !unconfirmed.has(key);
+      });
       const stalled = new Set<string>();
       // A few at a time: the per-credential limiter keeps each credential within the platform's concurrency anyway.
       let next = 0;
@@ -163,7 +213,10 @@ export class Subscriptions {
           const key = `${row.account}\0${row.profile}`;
           const h = this.held.get(key);
           if (!h || stalled.has(key)) continue;
-          const outcome = await this.watchQuietly(row, new Session(this.resolver, this.platform, row.account, row.profile, undefined, h.credential));
+          const outcome = await this.watchQuietly(
+            row,
+            new Session(this.resolver, this.platform, row.account, row.profile, undefined, { held: h.credential, session: h.session }),
+          );
           if (outcome === 'timed_out') stalled.add(key);
         }
       };

@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import type { Principal } from '../../kit/auth.ts';
 import type { CredentialResolver } from '../credentials.ts';
@@ -50,7 +51,11 @@ type Ctx = { principal: Principal; headers: { 'x-identity-profile': string } };
 
 /** The caller's session under the profile they named; the credential is resolved on first use. */
 export function sessionOf(parts: GatewayParts, ctx: Ctx): Session {
-  return new Session(parts.resolver, parts.platform, ctx.principal.account, ctx.headers['x-identity-profile'], ctx.principal.token);
+  // The token is verified already; its sid names the session credential it was minted with.
+  const sid = decodeJwt(ctx.principal.token).sid;
+  return new Session(parts.resolver, parts.platform, ctx.principal.account, ctx.headers['x-identity-profile'], ctx.principal.token, {
+    ...(typeof sid === 'string' ? { session: sid } : {}),
+  });
 }
 
 export const raw = (x: unknown) => x as Record<string, unknown>;
