@@ -3,13 +3,16 @@
  * adds per completion over spawning the same stand-in directly (p50, p95, runs interleaved), and
  * completions per second at the concurrency cap against the bare stand-in at the same concurrency.
  * With the real CLI (not signed in, empty HOME): the round trip through the service against the bare
- * CLI. Targets: added p50 <= 5 ms, throughput >= 95% of bare.
+ * CLI. Targets: added p50 <= 5 ms, throughput >= 95% of bare. Then what making blind retries cheap costs:
+ * the request identity digest for prompts up to the body limit, and the failure memory at its bound.
  * `--smoke` runs a few of each, to check that the script works; its figures mean nothing.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FailureMemory, requestKey } from '../../services/model-provider/identical-requests.ts';
+import { providerError } from '../../services/model-provider/errors.ts';
 import { cliArgs, cliEnvironment } from '../../services/model-provider/invocation.ts';
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
@@ -147,4 +150,22 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
       await service.close();
     }
   }
+}
+
+// --- identical requests: the digest per request, the failure memory at its bound ----------------
+{
+  console.log('model-provider / identical requests');
+  const args = cliArgs({ model: 'sonnet', systemPrompt: SYSTEM });
+  for (const size of [1_000, 200_000, 4 * 1024 * 1024]) {
+    const prompt = 'x'.repeat(size);
+    const samples: number[] = [];
+    for (let i = 0; i < (SMOKE ? 3 : 50); i++) samples.push((await time(async () => requestKey('Bearer key', '/usr/local/bin/claude', args, prompt)))[0]);
+    const s = summarize(samples);
+    console.log(`  request digest, ${String(size).padStart(7)}-byte prompt:  p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
+  }
+  // Every entry a real failure's message: the memory's bound holds whatever the requests were.
+  const memory = new FailureMemory({ seconds: 60 });
+  const failures = SMOKE ? 2_000 : 100_000;
+  for (let i = 0; i < failures; i++) memory.remember(requestKey('Bearer key', '/usr/local/bin/claude', args, `prompt ${i}`), providerError.timeout(300));
+  console.log(`  failure memory after ${failures} distinct timeouts: ${memory.size} kept, ${(memory.bytes / 1024).toFixed(0)} KiB counted (bound 512 KiB)`);
 }
