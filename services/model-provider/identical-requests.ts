@@ -138,11 +138,6 @@ interface InFlight<T> {
 export class SharedRuns<T> {
   private readonly inFlight = new Map<string, InFlight<T>>();
 
-  /** Runs in flight that requests can join. */
-  get size(): number {
-    return this.inFlight.size;
-  }
-
   /** Answers with the run for `key` in flight, or starts `work` for it; `onJoin` is told when the run was already there. */
   run(key: string, signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>, onJoin?: () => void): Promise<T> {
     let entry = this.inFlight.get(key);
