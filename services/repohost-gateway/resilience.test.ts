@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../../test/github-double/world.ts';
 import { tempDir } from '../../test/support/identity.ts';
 import { openIdentityStore } from '../identity/service.ts';
+import { CredentialResolver } from './credentials.ts';
 import { startRepohostGateway, type RunningGateway } from './service.ts';
 import { SWEEP_CONCURRENCY } from './subscriptions.ts';
 
@@ -466,6 +467,15 @@ describe('credentials in memory', () => {
     expect(parts().resolver.fingerprints()).toHaveLength(1);
     expect(d.calls.filter((c) => c.path.startsWith('/repos/shortco/') && c.status === 401)).toEqual([]);
     d.installationTokenTtlSeconds = 3600;
+  });
+
+  it('keeps at most its bound of credentials, the least recently used going first', async () => {
+    const resolver = new CredentialResolver(world.identity.url, world.serviceToken, 0, undefined, 2);
+    const token = await world.token();
+    for (const profile of ['wa', 'wb', 'slow']) await resolver.resolve('local', profile, token);
+    expect(resolver.sizes.credentials).toBe(2);
+    expect(resolver.cached('local', 'wa')).toBeUndefined();
+    expect(resolver.cached('local', 'slow')).toBeDefined();
   });
 
   it('every request the double received matched GitHub\u2019s description', () => {
