@@ -9,15 +9,16 @@
  * every service from the package until each is ready, then stop them all when asked to quit.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
-import { extractAll, listPackage, statFile } from '@electron/asar';
+import { extractAll } from '@electron/asar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../main/build/build.ts';
+import { build, buildErrors } from '../main/build/build.ts';
+import { ELECTRON_DEFAULT_FUSES, FuseState, archiveFiles, describePayload, packLinuxDir, payload } from '../main/build/pack-check.ts';
 import { readManifest, targetDir } from '../main/build/outputs.ts';
 import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
@@ -31,22 +32,6 @@ const archive = join(unpacked, 'resources', 'app.asar');
 /** Where Electron would find the app: resources/app.asar, here a folder with the archive's contents. */
 const extracted = join(work, 'run', 'resources', 'app.asar');
 
-/** A fuse's state in the wire: the characters '1' and '0' (@electron/fuses' FuseState, which it does not export). */
-const FuseState = { ENABLE: '1'.charCodeAt(0), DISABLE: '0'.charCodeAt(0) } as const;
-/** Electron's fuse sentinel, as @electron/fuses looks for it in the binary. */
-const SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
-/** Electron's own defaults, so that every fuse electron-builder.yml sets differently must really be flipped. */
-const ELECTRON_DEFAULT_FUSES: Record<number, number> = {
-  [FuseV1Options.RunAsNode]: FuseState.ENABLE,
-  [FuseV1Options.EnableCookieEncryption]: FuseState.DISABLE,
-  [FuseV1Options.EnableNodeOptionsEnvironmentVariable]: FuseState.ENABLE,
-  [FuseV1Options.EnableNodeCliInspectArguments]: FuseState.ENABLE,
-  [FuseV1Options.EnableEmbeddedAsarIntegrityValidation]: FuseState.DISABLE,
-  [FuseV1Options.OnlyLoadAppFromAsar]: FuseState.DISABLE,
-  [FuseV1Options.LoadBrowserProcessSpecificV8Snapshot]: FuseState.DISABLE,
-  [FuseV1Options.GrantFileProtocolExtraPrivileges]: FuseState.ENABLE,
-};
-const FUSE_COUNT = Object.keys(ELECTRON_DEFAULT_FUSES).length;
 /** electron-builder.yml's electronFuses keys, by fuse. */
 const FUSE_KEYS: Record<string, number> = {
   runAsNode: FuseV1Options.RunAsNode,
@@ -60,35 +45,12 @@ const FUSE_KEYS: Record<string, number> = {
 };
 const PAYLOAD_LIMIT = 25 * 1024 * 1024;
 
-let builderLog = '';
-
-/** Runs a program to its end and resolves with its exit code and output. */
-function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, output }));
-  });
-}
-
 async function loadYaml(text: string): Promise<unknown> {
   const yaml = (await import(join(ROOT, 'node_modules', 'js-yaml', 'index.js'))) as { load(text: string): unknown };
   return yaml.load(text);
 }
 
-/** Files (not folders) in the archive, with whether each is unpacked beside it. */
-function archiveFiles(): Array<{ path: string; size: number; unpacked: boolean }> {
-  const files: Array<{ path: string; size: number; unpacked: boolean }> = [];
-  for (const entry of listPackage(archive, { isPack: false })) {
-    const stat = statFile(archive, entry.slice(1), false) as { files?: unknown; link?: string; size?: number; unpacked?: boolean };
-    if (stat.files !== undefined || stat.link !== undefined) continue;
-    files.push({ path: entry.slice(1).split(sep).join('/'), size: stat.size ?? 0, unpacked: stat.unpacked === true });
-  }
-  return files;
-}
+const archiveFilesHere = () => archiveFiles(archive);
 
 /** The folder Node's resolution finds a package in, looking up from a folder, as require() does; undefined when none. */
 function packageFolder(from: string, name: string): string | undefined {
@@ -97,15 +59,6 @@ function packageFolder(from: string, name: string): string | undefined {
     if (existsSync(join(candidate, 'package.json'))) return candidate;
     if (dirname(dir) === dir || relative(join(work, 'run'), dir).startsWith('..')) return undefined;
   }
-}
-
-function folderSize(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? folderSize(path) : statSync(path).size;
-  }
-  return total;
 }
 
 /**
@@ -145,29 +98,9 @@ function runtimePackageClosure(): Set<string> {
 }
 
 beforeAll(async () => {
-  await build();
-  // The stand-in Electron: a file named like Electron's Linux binary that carries the fuse sentinel and wire.
-  const dist = join(work, 'electron-dist');
-  mkdirSync(dist, { recursive: true });
-  const wire = Buffer.from([1, FUSE_COUNT, ...Array.from({ length: FUSE_COUNT }, (_, i) => ELECTRON_DEFAULT_FUSES[i]!)]);
-  writeFileSync(join(dist, 'electron'), Buffer.concat([Buffer.from('#!/bin/sh\n# stand-in for Electron\'s binary\nexit 1\n'), Buffer.from(SENTINEL), wire]), { mode: 0o755 });
-  writeFileSync(join(dist, 'LICENSE'), 'stand-in\n');
-  const result = await run(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules', 'electron-builder', 'cli.js'),
-      '--linux',
-      'dir',
-      '--publish',
-      'never',
-      `-c.electronDist=${dist}`,
-      '-c.npmRebuild=false',
-      `-c.directories.output=${release}`,
-    ],
-    { cwd: ROOT, env: { ...process.env, CI: '1' } },
-  );
-  builderLog = result.output;
-  if (result.code !== 0) throw new Error(`electron-builder failed (${result.code}):\n${builderLog}`);
+  const errors = buildErrors(await build());
+  if (errors) throw new Error(`the build failed:\n${errors}`);
+  await packLinuxDir({ projectDir: ROOT, outputDir: release, builder: join(ROOT, 'node_modules', 'electron-builder', 'cli.js') });
   extractAll(archive, extracted);
 }, 300_000);
 
@@ -175,7 +108,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packaged app (electron-builder --linux dir, stand-in Electron, no native rebuild)', () => {
   it('holds only built JavaScript, the icons and the runtime packages: no TypeScript, tests, build tools or test-only packages', () => {
-    const files = archiveFiles().map((f) => f.path);
+    const files = archiveFilesHere().map((f) => f.path);
     const own = files.filter((f) => !f.startsWith('node_modules/'));
     expect(own.filter((f) => !/^(package\.json|out\/(main|renderer|services)\/[^/]+|assets\/[^/]+\.png)$/.test(f))).toEqual([]);
     expect(own.filter((f) => f.startsWith('out/')).sort()).toEqual(
@@ -221,7 +154,7 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
   });
 
   it('better-sqlite3\u2019s .node file is outside the archive (unpacked), and it is the only native file', () => {
-    const natives = archiveFiles().filter((f) => f.path.endsWith('.node'));
+    const natives = archiveFilesHere().filter((f) => f.path.endsWith('.node'));
     expect(natives.map((f) => [f.path, f.unpacked])).toEqual([['node_modules/better-sqlite3/build/Release/better_sqlite3.node', true]]);
     expect(statSync(join(`${archive}.unpacked`, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')).size).toBeGreaterThan(100_000);
   });
@@ -240,21 +173,9 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
   });
 
   it(`is at most ${PAYLOAD_LIMIT / 1024 / 1024} MB besides Electron itself`, () => {
-    const files = archiveFiles();
-    const archiveBytes = statSync(archive).size;
-    const unpackedBytes = folderSize(`${archive}.unpacked`);
-    const byPart = new Map<string, number>();
-    for (const f of files) {
-      const part = /^(node_modules\/(?:@[^/]+\/)?[^/]+|out\/[^/]+|[^/]+)/.exec(f.path)![1]!;
-      byPart.set(part, (byPart.get(part) ?? 0) + f.size);
-    }
-    const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-    process.stdout.write(
-      `[packaging.test] payload ${mb(archiveBytes + unpackedBytes)} (app.asar ${mb(archiveBytes)} + app.asar.unpacked ${mb(unpackedBytes)}), ` +
-        `${files.length} files (${files.filter((f) => f.unpacked).length} unpacked); largest: ` +
-        `${[...byPart].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([p, n]) => `${p} ${mb(n)}`).join(', ')}\n`,
-    );
-    expect(archiveBytes + unpackedBytes).toBeLessThanOrEqual(PAYLOAD_LIMIT);
+    const figures = payload(archive);
+    process.stdout.write(`[packaging.test] ${describePayload(figures)}\n`);
+    expect(figures.archiveBytes + figures.unpackedBytes).toBeLessThanOrEqual(PAYLOAD_LIMIT);
   });
 
   describe('the packed main process under Node, with a stand-in electron module', () => {

@@ -5,8 +5,9 @@
 import * as electron from 'electron';
 import { appDataDir } from '../../services/kit/config.ts';
 import { ServiceSupervisor } from '../supervisor/supervisor.ts';
-import { TEST_HOOKS_VARIABLE, runDesktop } from './desktop.ts';
+import { runDesktop } from './desktop.ts';
 import { openSettings } from './settings.ts';
+import { TEST_HOOKS_VARIABLE, serveTestHooks } from './test-hooks.ts';
 import { desktopLauncher } from './utility-launcher.ts';
 
 const { app } = electron;
@@ -20,7 +21,7 @@ runDesktop(electron, {
   supervisor,
   settings: openSettings(),
   hidden: process.argv.includes('--hidden') || openedAtLogin,
-  exposeTestHooks: process.env[TEST_HOOKS_VARIABLE] === '1',
+  ...(process.env[TEST_HOOKS_VARIABLE] === '1' ? { testHooks: (hooks) => serveTestHooks(hooks, process.stdin, process.stdout) } : {}),
 }).catch((err: unknown) => {
   process.stderr.write(`The desktop app could not start: ${err instanceof Error ? err.message : String(err)}\n`);
   app.exit(1);

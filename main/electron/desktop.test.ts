@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MenuItemConstructorOptions } from 'electron';
 import { createConsoleApi } from '../console/api.ts';
@@ -12,7 +14,8 @@ import { ServiceSupervisor } from '../supervisor/supervisor.ts';
 import type { ServiceStatus } from '../supervisor/types.ts';
 import { tempDir } from '../../test/support/identity.ts';
 import { CONSOLE_CHANNEL, handleConsoleCall } from './ipc.ts';
-import { PRELOAD, type DesktopTestHooks } from './desktop.ts';
+import { PRELOAD } from './desktop.ts';
+import { serveTestHooks, type DesktopTestHooks, type TrayItemView } from './test-hooks.ts';
 import { loadRendererFiles, rendererResponse } from './renderer-protocol.ts';
 import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
 import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
@@ -35,7 +38,14 @@ const fake = vi.hoisted(() => {
     permissionHandler: undefined as undefined | ((...a: unknown[]) => void),
   };
   class FakeContents extends Emitter {
+    url = '';
     openHandler?: (details: { url: string }) => { action: string };
+    getURL() {
+      return this.url;
+    }
+    getLastWebPreferences() {
+      return { contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true };
+    }
     setWindowOpenHandler(h: (details: { url: string }) => { action: string }) {
       this.openHandler = h;
     }
@@ -51,7 +61,14 @@ const fake = vi.hoisted(() => {
     }
     loadURL(url: string) {
       this.loaded = url;
+      this.webContents.url = url;
       return Promise.resolve();
+    }
+    isVisible() {
+      return this.visible;
+    }
+    isFocused() {
+      return false;
     }
     show() {
       this.visible = true;
@@ -394,12 +411,12 @@ describe('the desktop lifecycle, with Electron mocked', () => {
   });
 
   /** Runs the shell on fake Electron; by default on a desktop whose tray icon is seen. */
-  async function launch(settings = memorySettings({ startServicesOnLaunch: false }), more: { trayShown?: boolean; hidden?: boolean; exposeTestHooks?: boolean } = {}) {
+  async function launch(settings = memorySettings({ startServicesOnLaunch: false }), more: { trayShown?: boolean; hidden?: boolean; testHooks?: (hooks: DesktopTestHooks) => void } = {}) {
     const electron = await import('electron');
     const { runDesktop } = await import('./desktop.ts');
     const supervisor = new ServiceSupervisor({ dataDir: tempDir('desktop-'), services: ['identity', 'persona-store'], env: {} });
     supervisors.push(supervisor);
-    const desktop = await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown ?? true, exposeTestHooks: more.exposeTestHooks });
+    const desktop = await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown ?? true, testHooks: more.testHooks });
     return { desktop, supervisor };
   }
 
@@ -489,32 +506,65 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     }
   });
 
-  it('offers the tray menu to a test only when asked (HUB_SERVICES_TEST_HOOKS), as what a person sees and can click', async () => {
-    const global = globalThis as { hubServicesTestHooks?: DesktopTestHooks };
-    delete global.hubServicesTestHooks;
+  it('offers the test hooks only when asked: the tray menu as a person sees it and can click it, over JSON lines', async () => {
+    let handed: DesktopTestHooks | undefined;
     await launch();
-    expect(global.hubServicesTestHooks).toBeUndefined();
     fake.app.removeAllListeners();
+    fake.state.windows.length = 0;
 
     const settings = memorySettings({ startServicesOnLaunch: false });
-    await launch(settings, { exposeTestHooks: true });
-    const hooks = global.hubServicesTestHooks!;
-    try {
-      const menu = hooks.trayMenu();
-      expect(menu[0]).toEqual({ id: 'open-console', label: 'Open console', enabled: true });
-      expect(menu.find((i) => i.id === 'service:identity')!.submenu!.map((i) => i.id)).toContain('service:identity:start');
-      expect(JSON.stringify(menu)).not.toContain('click');
-      // A checkbox flips as Electron flips it before calling click.
-      expect(hooks.trayMenu().find((i) => i.id === 'close-to-tray')!.checked).toBe(true);
-      expect(hooks.clickTrayItem('close-to-tray')).toBe(true);
-      expect(settings.get().closeWindow).toBe('quit');
-      expect(hooks.trayMenu().find((i) => i.id === 'close-to-tray')!.checked).toBe(false);
-      // A disabled item (Stop of a stopped service) and an unknown one are not clicked.
-      expect(hooks.clickTrayItem('service:identity:stop')).toBe(false);
-      expect(hooks.clickTrayItem('no-such-item')).toBe(false);
-    } finally {
-      delete global.hubServicesTestHooks;
-    }
+    expect(handed).toBeUndefined();
+    await launch(settings, { testHooks: (hooks) => (handed = hooks) });
+    const hooks = handed!;
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const lines: Array<Record<string, unknown>> = [];
+    const waiters: Array<() => void> = [];
+    createInterface({ input: output }).on('line', (line) => {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+      waiters.splice(0).forEach((wake) => wake());
+    });
+    const until = async (match: (line: Record<string, unknown>) => boolean) => {
+      for (;;) {
+        const found = lines.find(match);
+        if (found) return found;
+        await new Promise<void>((wake) => waiters.push(wake));
+      }
+    };
+    const answer = (id: number) => until((l) => l.id === id);
+    serveTestHooks(hooks, input, output);
+    await until((l) => l.event === 'hooks-ready');
+
+    input.write('{"id":1,"command":"menu"}\n');
+    const menu = (await answer(1)).menu as TrayItemView[];
+    expect(menu[0]).toEqual({ id: 'open-console', label: 'Open console', enabled: true });
+    expect(menu.find((i) => i.id === 'service:identity')!.submenu!.map((i) => i.id)).toContain('service:identity:start');
+    expect(JSON.stringify(menu)).not.toContain('click');
+    // A checkbox flips as Electron flips it before calling click.
+    expect(menu.find((i) => i.id === 'close-to-tray')!.checked).toBe(true);
+    input.write('{"id":2,"command":"click","item":"close-to-tray"}\n');
+    expect(await answer(2)).toEqual({ id: 2, clicked: true });
+    expect(settings.get().closeWindow).toBe('quit');
+    expect(hooks.trayMenu().find((i) => i.id === 'close-to-tray')!.checked).toBe(false);
+    // A disabled item (Stop of a stopped service), an unknown one and a malformed command are not clicked.
+    input.write('{"id":3,"command":"click","item":"service:identity:stop"}\n{"id":4,"command":"click","item":"no-such-item"}\n{"id":5,"command":"eval","item":"1"}\n');
+    expect(await answer(3)).toEqual({ id: 3, clicked: false });
+    expect(await answer(4)).toEqual({ id: 4, clicked: false });
+    expect((await answer(5)).error).toMatch(/^commands: /);
+
+    fake.state.windows[0]!.emit('ready-to-show');
+    input.write('{"id":6,"command":"window"}\n');
+    expect(await answer(6)).toEqual({
+      id: 6,
+      window: { visible: true, focused: false, url: CONSOLE_URL, webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true } },
+    });
+    input.write('{"id":7,"command":"services"}\n');
+    expect(await answer(7)).toEqual({ id: 7, services: [{ name: 'identity', state: 'stopped', port: 8001 }, { name: 'persona-store', state: 'stopped', port: 8004 }] });
+
+    // A second launch brings the window back and says so.
+    fake.state.windows[0]!.hide();
+    fake.app.emit('second-instance');
+    expect(await until((l) => l.event === 'second-instance')).toMatchObject({ window: { visible: true } });
   });
 });
 

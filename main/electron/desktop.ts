@@ -14,6 +14,7 @@ import { PRIVILEGED_SCHEME, loadRendererFiles, serveRenderer } from './renderer-
 import { CONSOLE_URL, applySecurityRestrictions, consoleWindowOptions } from './security.ts';
 import type { SettingsStore } from './settings-schema.ts';
 import { trayIsShown } from './tray-host.ts';
+import type { DesktopTestHooks, ServiceView, TestHookEvent, TrayItemView, WindowView } from './test-hooks.ts';
 import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from './tray-menu.ts';
 
 export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'>;
@@ -33,31 +34,8 @@ export interface DesktopOptions {
   hidden?: boolean;
   /** Whether a tray icon will be seen on this desktop (default: tray-host.ts asks the session bus on Linux). */
   trayShown?: () => Promise<boolean>;
-  /** Put `hubServicesTestHooks` on the main process's global object (see TEST_HOOKS_VARIABLE); never in normal use. */
-  exposeTestHooks?: boolean;
-}
-
-/**
- * Set to 1 by test/electron-app.test.ts only: the main process then offers the tray's menu to the
- * test (read it, click an item), which no automation reaches on every desktop. Nothing else changes,
- * and nothing is reachable from a page or over IPC.
- */
-export const TEST_HOOKS_VARIABLE = 'HUB_SERVICES_TEST_HOOKS';
-
-/** A tray menu item as the test sees it: what a person would see, without the click function. */
-export interface TrayItemView {
-  id?: string;
-  label?: string;
-  type?: string;
-  enabled: boolean;
-  checked?: boolean;
-  submenu?: TrayItemView[];
-}
-
-export interface DesktopTestHooks {
-  trayMenu(): TrayItemView[];
-  /** Clicks an enabled item as Electron would (a checkbox flips first); false when there is none. */
-  clickTrayItem(id: string): boolean;
+  /** Hands a test the hooks of test-hooks.ts (app.ts serves them on stdio when HUB_SERVICES_TEST_HOOKS=1); never in normal use. */
+  testHooks?: (hooks: DesktopTestHooks) => void;
 }
 
 export interface Desktop {
@@ -85,10 +63,15 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   let closeByDefault: 'hide-to-tray' | 'quit' = 'quit';
   const closeHides = () => tray !== undefined && (settings.get().closeWindow ?? closeByDefault) === 'hide-to-tray';
 
+  const hookListeners: Array<(event: TestHookEvent) => void> = [];
+  const report = (event: TestHookEvent) => hookListeners.forEach((listener) => listener(event));
+
   const openConsole = () => {
     if (!window || window.isDestroyed()) {
       window = new e.BrowserWindow(consoleWindowOptions(PRELOAD, join(ASSETS, 'icon.png')));
       window.once('ready-to-show', () => window?.show());
+      window.on('show', () => report({ event: 'window', window: windowView() }));
+      window.on('hide', () => report({ event: 'window', window: windowView() }));
       window.on('close', (event) => {
         if (quitting) return;
         if (closeHides()) {
@@ -106,6 +89,18 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
     window.focus();
   };
 
+  const windowView = (): WindowView | undefined => {
+    if (!window || window.isDestroyed()) return undefined;
+    // getLastWebPreferences exists at run time but is not in Electron's type declarations.
+    const prefs = (window.webContents as unknown as { getLastWebPreferences(): WindowView['webPreferences'] | null }).getLastWebPreferences() ?? {};
+    return {
+      visible: window.isVisible(),
+      focused: window.isFocused(),
+      url: window.webContents.getURL(),
+      webPreferences: { contextIsolation: prefs.contextIsolation, sandbox: prefs.sandbox, nodeIntegration: prefs.nodeIntegration, webSecurity: prefs.webSecurity },
+    };
+  };
+
   const quit = () => {
     if (quitting) return;
     quitting = true;
@@ -113,7 +108,10 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
     void supervisor.stopAll().finally(() => app.exit(0));
   };
 
-  app.on('second-instance', () => openConsole());
+  app.on('second-instance', () => {
+    openConsole();
+    report({ event: 'second-instance', window: windowView() });
+  });
   app.on('before-quit', (event) => {
     if (!quitting) {
       event.preventDefault();
@@ -175,9 +173,21 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
     tray = undefined; // no tray on this desktop: closing the window quits instead
   }
   supervisor.on('status', refreshTray);
-  if (options.exposeTestHooks) {
-    const hooks: DesktopTestHooks = { trayMenu: () => menu.map(viewOf), clickTrayItem: (id) => clickItem(menu, id) };
-    (globalThis as { hubServicesTestHooks?: DesktopTestHooks }).hubServicesTestHooks = hooks;
+  if (options.testHooks) {
+    const services = (): ServiceView[] => supervisor.status().map(({ name, state, port, pid }) => ({ name, state, port, ...(pid !== undefined ? { pid } : {}) }));
+    supervisor.on('status', () => report({ event: 'services', services: services(), tooltip: trayTooltip(supervisor.status()) }));
+    options.testHooks({
+      trayMenu: () => menu.map(viewOf),
+      clickTrayItem: (id) => clickItem(menu, id),
+      window: windowView,
+      closeWindow: () => {
+        if (!window || window.isDestroyed()) return false;
+        window.close();
+        return true;
+      },
+      services,
+      onEvent: (listener) => void hookListeners.push(listener),
+    });
   }
 
   // A hidden start leaves only the tray, so it stays hidden only where closing would hide to the tray too.

@@ -1,6 +1,6 @@
 /**
  * A native module built for another ABI: the loader's real refusal (a module compiled here that
- * registers NODE_MODULE_VERSION 140, as a build for Electron does) becomes one line that says how to
+ * registers NODE_MODULE_VERSION 150, as a build for Electron does) becomes one line that says how to
  * fix it, and a service bundle that meets it stops with that line and exit code 78, which the
  * supervisor shows and does not retry.
  */
@@ -25,7 +25,7 @@ const OTHER_ABI_SOURCE = `
 struct node_module { int nm_version; unsigned int nm_flags; void* nm_dso_handle; const char* nm_filename;
   void* nm_register_func; void* nm_context_register_func; const char* nm_modname; void* nm_priv; struct node_module* nm_link; };
 extern void node_module_register(void*);
-static struct node_module mod = { 140, 0, 0, "other_abi.c", 0, 0, "better_sqlite3", 0, 0 };
+static struct node_module mod = { 150, 0, 0, "other_abi.c", 0, 0, "better_sqlite3", 0, 0 };
 static void reg(void) __attribute__((constructor));
 static void reg(void) { node_module_register(&mod); }
 `;
@@ -60,13 +60,16 @@ describe('the message for a native module built for another runtime', () => {
     copyFileSync(otherAbi.file!, file);
     const line = nativeLoadFailure(loadError(file), file);
     expect(line).toBe(
-      `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 140; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
+      `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 150; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
         `Run \`npm rebuild better-sqlite3\` in the project folder with this Node.js (${process.execPath}), then start again.`,
     );
     expect(line).not.toContain('\n');
-    // In the installed app (Electron), the fix is the app's, not npm's.
-    expect(nativeLoadFailure(loadError(file), file, { node: '22.20.0', modules: '140', electron: '45.4.1' })).toMatch(
-      /^better-sqlite3 was built for another runtime \(NODE_MODULE_VERSION 140; Electron 45\.4\.1 needs 115\)\. Reinstall the app;/,
+    // In the installed app (Electron 45, ABI 150) meeting a build for this Node (the loader's same words, the numbers the other way round):
+    const real = loadError(file) as Error & { code: string };
+    const inElectron = Object.assign(new Error(real.message.replace('VERSION 150', 'VERSION <built>').replace(`VERSION ${process.versions.modules}`, 'VERSION 150').replace('VERSION <built>', `VERSION ${process.versions.modules}`)), { code: real.code });
+    expect(nativeLoadFailure(inElectron, file, { node: '24.0.0', modules: '150', electron: '45.4.1' })).toBe(
+      `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION ${process.versions.modules}; Electron 45.4.1 needs 150). ` +
+        'Reinstall the app; when building it yourself, make the installers with `npm run dist`, whose electron-builder rebuilds it for Electron.',
     );
   });
 
@@ -90,7 +93,7 @@ describe('the message for a native module built for another runtime', () => {
 });
 
 describe('a service that meets better-sqlite3 built for another ABI', () => {
-  /** A copy of the project as far as the identity bundle needs it, with better-sqlite3's .node file for ABI 140. */
+  /** A copy of the project as far as the identity bundle needs it, with better-sqlite3's .node file for ABI 150. */
   const project = join(work, 'project');
   const bundleDir = join(project, 'out', 'services');
 
@@ -120,7 +123,7 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(code).toBe(NEEDS_A_PERSON_EXIT);
     expect(stderr).toBe(
-      `identity: better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 140; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
+      `identity: better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 150; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
         `Run \`npm rebuild better-sqlite3\` in the project folder with this Node.js (${process.execPath}), then start again.\n`,
     );
   });
@@ -137,7 +140,7 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
       const [status] = await supervisor.waitUntilSettled(['identity'], 60_000);
       expect(status!.state).toBe('gave-up');
       expect(status!.restarts).toBe(0);
-      expect(status!.lastError).toMatch(/^identity: better-sqlite3 was built for another runtime \(NODE_MODULE_VERSION 140; .*Run `npm rebuild better-sqlite3`.* Not restarting: this needs a change before it can start\.$/);
+      expect(status!.lastError).toMatch(/^identity: better-sqlite3 was built for another runtime \(NODE_MODULE_VERSION 150; .*Run `npm rebuild better-sqlite3`.* Not restarting: this needs a change before it can start\.$/);
       expect(status!.lastError).not.toMatch(/\n\s+at /);
     } finally {
       await supervisor.close();
