@@ -223,6 +223,10 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
 
       const ports = ['IDENTITY_PORT', 'PERSONA_PORT', 'REPOHOST_PORT', 'MODELPROV_PORT'].map((k) => Number(env[k]));
       for (const port of ports) expect(await answers(port), `port ${port} while running`).toBe(true);
+      // The services serve their docs from the packed swagger-ui-dist: the files the patterns keep are the ones they use.
+      for (const asset of ['/docs', '/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js']) {
+        expect((await fetch(`http://127.0.0.1:${env.IDENTITY_PORT}${asset}`)).status, asset).toBe(200);
+      }
       const exited = new Promise<number | null>((resolve) => harness!.once('exit', (code) => resolve(code)));
       harness.stdin!.write('quit\n');
       await events.until((e) => e.event === 'exit');
