@@ -99,9 +99,11 @@ describe('the overview', () => {
     const total = (view: ActivityView, member: 'requests' | 'refused' | 'errors') => view.services['persona-store']!.minutes.reduce((sum, m) => sum + m[member], 0);
     expect(before.services['persona-store']!.minutes).toHaveLength(60);
     expect(before.services['persona-store']!.hours).toHaveLength(24);
-    // Three answered requests and one refused (no token), made straight to the store as a hub would.
-    for (let i = 0; i < 3; i++) expect((await http(`${persona()}/healthy`)).status).toBe(200);
+    // Three answered requests and one refused (no token), made straight to the store as a hub would; probes are not charted.
+    const token = ((await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${credential}`, body: { audience: 'persona' } })).body as { token: string }).token;
+    for (let i = 0; i < 3; i++) expect((await http(`${persona()}/v1/personas`, { authorization: `Bearer ${token}` })).status).toBe(200);
     expect((await http(`${persona()}/v1/personas`)).status).toBe(401);
+    expect((await http(`${persona()}/healthy`)).status).toBe(200);
     const after = await data<ActivityView>('overview.activity');
     expect(total(after, 'requests') - total(before, 'requests')).toBe(4);
     expect(total(after, 'refused') - total(before, 'refused')).toBe(1);

@@ -1,10 +1,12 @@
 /**
  * The console in a real browser: the REAL headless entry (`main/headless.ts`, what `npm run serve`
  * runs) starts every real service; Playwright drives Debian's Chromium against the console URL it
- * prints. Screenshots go to test-artifacts/console/.
+ * prints. Every page is checked with axe-core (light and dark), at 900 px and wide. Screenshots go to
+ * test-artifacts/console/; with UPDATE_SCREENSHOTS=1 the README's three (overview, a persona, the hub
+ * page) are written to docs/screenshots/ too.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -22,6 +24,11 @@ const PAGE_WAIT = { timeout: 120_000 };
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
+/** The README's screenshots, rewritten only when asked (their pixels change with every clock and chart). */
+const DOCS_SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : undefined;
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+/** Requests the page made, to show it never asked for /favicon.ico. */
+const requested: string[] = [];
 
 let dir: string;
 let platform: GitHubDouble;
@@ -70,6 +77,53 @@ const url = (name: 'identity' | 'persona' | 'repohost') => `http://127.0.0.1:${e
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
+
+/** A README screenshot: the window as a person sees it (1280 x 900), kept in docs/ when UPDATE_SCREENSHOTS=1. */
+async function docShot(name: string): Promise<void> {
+  const path = join(ARTIFACTS, `readme-${name}.png`);
+  await page.screenshot({ path });
+  if (DOCS_SHOTS) {
+    mkdirSync(DOCS_SHOTS, { recursive: true });
+    copyFileSync(path, join(DOCS_SHOTS, `${name}.png`));
+  }
+}
+
+interface AxeResult {
+  violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
+}
+
+/** axe-core in the page (through DevTools, which the CSP exempts, as an extension would), every rule, no violation allowed. */
+async function expectAccessible(where: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResult> } }).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return { violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) })) };
+  });
+  expect(result.violations, `${where}: ${JSON.stringify(result.violations, null, 1)}`).toEqual([]);
+}
+
+/** The page fits the window: nothing wider than the viewport (no sideways scrolling). */
+async function expectFits(where: string): Promise<void> {
+  const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  expect(scroll, `${where} is ${scroll} px wide in a ${inner} px window`).toBeLessThanOrEqual(inner);
+}
+
+/** Every check a page gets: axe in light and dark, and the layout at 900 px and at 1920 px. */
+async function checkPage(where: string): Promise<void> {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    await expectAccessible(`${where} (${colorScheme})`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  for (const width of [900, 1920]) {
+    await page.setViewportSize({ width, height: 900 });
+    await expectFits(`${where} at ${width} px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+const tab = (name: string) => page.getByRole('navigation', { name: 'Console sections' }).getByRole('button', { name, exact: true });
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
@@ -133,6 +187,7 @@ beforeAll(async () => {
   });
   context.setDefaultTimeout(PAGE_WAIT.timeout);
   page = context.pages()[0] ?? (await context.newPage());
+  page.on('request', (r) => requested.push(r.url()));
 });
 
 afterAll(async () => {
@@ -149,11 +204,51 @@ afterAll(async () => {
 describe('the console in Chromium against `npm run serve`', () => {
   it('opens with the printed URL, then drops the secret from the address and keeps it out of scripts', async () => {
     await page.goto(consoleUrl);
-    await page.getByRole('heading', { name: 'Personas' }).waitFor();
+    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
     expect(page.url()).not.toContain('secret');
     expect(await page.evaluate(() => document.cookie)).toBe('');
     expect(await page.evaluate(() => typeof (window as { consoleBridge?: unknown }).consoleBridge)).toBe('undefined');
     await page.getByText('via loopback HTTP').waitFor();
+  });
+
+  it('opens on the overview: the tray\u2019s icon, every service ready, the counts, nothing needing attention, activity charts', async () => {
+    const icon = page.locator('header.top img.tray-icon');
+    await expect.poll(() => icon.getAttribute('alt'), PAGE_WAIT).toBe('All services are ready');
+    expect(await icon.getAttribute('src')).toMatch(/^data:image\/png;base64,/);
+    await expect.poll(() => page.locator('.service-card [data-state="ready"]').count(), PAGE_WAIT).toBe(4);
+    await page.getByText('Nothing needs you', { exact: false }).waitFor();
+    const count = (label: string) => page.locator(`dd[data-count="${label}"]`).innerText();
+    expect(await count('Personas')).toBe('2');
+    expect(await count('Notes')).toBe(String(2 + NOTEBOOK.notes));
+    expect(await count('Fields')).toBe('9');
+    expect(await count('Open subscriptions')).toBe('1');
+    expect(await count('Platform connections')).toBe('1');
+    const persona = page.locator('figure.chart[data-chart="persona-minutes"] .chart-summary');
+    // The seeding wrote to the persona store as a hub would; its own /metrics counted it.
+    await expect.poll(async () => Number(/^(\d+) requests/.exec(await persona.innerText())?.[1] ?? 0), PAGE_WAIT).toBeGreaterThan(40);
+    expect(await page.locator('figure.chart[data-chart="persona-minutes"] rect.bar.requests').count()).toBeGreaterThan(0);
+    await docShot('overview');
+    await checkPage('the overview');
+  });
+
+  it('has a favicon and never asks for /favicon.ico; follows the system\u2019s dark theme', async () => {
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toBe(`data:image/png;base64,${readFileSync(join(ROOT, 'assets', 'icon.png')).toString('base64')}`);
+    expect(requested.filter((u) => u.endsWith('/favicon.ico'))).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(22, 24, 28)');
+    await shot('overview-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(251, 251, 252)');
+  });
+
+  it('is used with the keyboard: a section\u2019s tab moves the focus to its heading', async () => {
+    await tab('Services').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_WAIT).toBe('Services');
+    await page.keyboard.press('Shift+Tab');
+    await tab('Overview').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_WAIT).toBe('Overview');
   });
 
   it('the page runs no inline script and cannot reach a service directly (CSP)', async () => {
@@ -178,6 +273,8 @@ describe('the console in Chromium against `npm run serve`', () => {
   });
 
   it('opens a persona with its card, fields and notes shown as reported claims', async () => {
+    await tab('Personas').click();
+    await checkPage('the persona list');
     await page.getByRole('button', { name: seeded.displayName }).click();
     await page.getByRole('heading', { name: seeded.displayName }).waitFor();
     await page.locator('figure.claim[data-kind="field"]').first().waitFor();
@@ -196,6 +293,8 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await markup.locator('blockquote').innerText()).toBe(seeded.noteContents[1]);
     expect(await page.locator('.claims img').count()).toBe(0);
     await shot('persona');
+    await docShot('persona');
+    await checkPage('a persona');
   });
 
   it('pages and filters the persona\u2019s change log', async () => {
@@ -239,7 +338,7 @@ describe('the console in Chromium against `npm run serve`', () => {
   });
 
   it('recalls entries by word across personas', async () => {
-    await page.getByRole('button', { name: 'Recall' }).click();
+    await tab('Recall').click();
     await page.locator('input[name="q"]').fill('river');
     await page.getByRole('button', { name: 'Search' }).click();
     const hit = page.locator('.recall-results figure.claim[data-kind="note"]');
@@ -249,10 +348,11 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('input[name="q"]').fill('zebra');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('Nothing matches “zebra”. Try fewer or other words.').waitFor();
+    await checkPage('recall');
   });
 
   it('shows the gateway\u2019s subscriptions with state and expiry, and the platform connections', async () => {
-    await page.getByRole('button', { name: 'Platform' }).click();
+    await tab('Platform').click();
     const sub = page.locator(`tr[data-subscription="${seeded.subscriptionId}"]`);
     await sub.waitFor();
     const text = await sub.innerText();
@@ -262,6 +362,23 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(text).not.toContain('127.0.0.1:9');
     await page.locator('table.connections').getByText(seeded.connectionProfile, { exact: true }).waitFor();
     await shot('platform');
+    await checkPage('the platform page');
+  });
+
+  it('shows a subscription in detail: what it waits for, its signal and attempts; cancelling it is asked first', async () => {
+    await page.getByRole('button', { name: /^Details of the subscription/ }).click();
+    const detail = page.locator(`[data-detail="${seeded.subscriptionId}"]`);
+    await detail.locator('[data-member="state"]').waitFor();
+    expect(await detail.locator('[data-member="state"]').innerText()).toBe('active');
+    expect(await detail.locator('[data-member="waits"]').innerText()).toMatch(/^pull request #\d+ of octo\/hello to be merged$/);
+    expect(await detail.locator('[data-member="signal"]').innerText()).toBe('not due: a signal is sent when the subscription ends');
+    expect(await detail.locator('[data-member="attempts"]').innerText()).toBe('0');
+    await checkPage('a subscription\u2019s detail');
+    await detail.getByRole('button', { name: 'Cancel…' }).click();
+    await detail.getByRole('button', { name: 'Cancel the subscription' }).click();
+    // Either the gateway ends it, or the console says plainly that this gateway cannot.
+    await detail.locator('.state').first().waitFor();
+    expect(await detail.locator('.state').first().innerText()).toMatch(/^(Cancelled: it is no longer watched|This version of the repository gateway cannot cancel a subscription)/);
   });
 
   it('adds a token that is never shown again, and removes it', async () => {
@@ -280,7 +397,7 @@ describe('the console in Chromium against `npm run serve`', () => {
   });
 
   it('shows the provider\u2019s CLI, login, lockdown lists and models', async () => {
-    await page.getByRole('button', { name: 'Provider' }).click();
+    await tab('Provider').click();
     const dl = page.locator('dl.provider');
     await dl.waitFor();
     expect(await dl.locator('[data-check="ready"]').innerText()).toContain('yes');
@@ -292,10 +409,11 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await dl.locator('[data-check="hooks"]').innerText()).toBe('none');
     expect(await page.locator('ul.models').innerText()).toContain('sonnet');
     await shot('provider');
+    await checkPage('the provider page');
   });
 
   it('shows every service with state, port, uptime and memory, and a log tail with a filter', async () => {
-    await page.getByRole('button', { name: 'Services' }).click();
+    await tab('Services').click();
     const rows = page.locator('table.services tbody tr');
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(4);
     for (const name of ['identity', 'persona-store', 'repohost-gateway', 'model-provider']) {
@@ -313,26 +431,157 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect.poll(async () => { const lines = await shown(); return lines.length > 0 && lines.every((l) => l.includes('/fields/chore_3')); }, PAGE_WAIT).toBe(true);
     expect((await shown()).length).toBeGreaterThan(0);
     await shot('services');
+    await checkPage('the services page');
+  });
+
+  it('connects a hub: a credential made on the page, shown once, mints a token at identity that the persona store takes; then it is revoked', async () => {
+    await tab('Connect a hub').click();
+    const persona = page.locator('article.hub-service[data-service="persona-store"]');
+    await persona.locator('pre.env').waitFor();
+    expect(await persona.locator('pre.env').innerText()).toBe(`HUB_PERSONA_BASE_URL=${url('persona')}\nHUB_PERSONA_AUDIENCE=persona`);
+    expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toBe(
+      `HUB_IDENTITY_URL=${url('identity')}\nHUB_SESSION_CREDENTIAL=<create a hub credential below>`,
+    );
+    await docShot('hub');
+    await checkPage('the hub page');
+
+    await page.locator('input[name="label"]').fill('kitchen hub');
+    await page.getByRole('button', { name: 'Create hub credential' }).click();
+    const secret = (await page.locator('pre.secret').innerText()).trim();
+    expect(secret.length).toBeGreaterThan(20);
+    // The identity block now carries it, ready to copy.
+    expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toContain(`HUB_SESSION_CREDENTIAL=${secret}`);
+    await checkPage('the hub page with a new credential');
+
+    // The hub's side, end to end: mint a token with the new credential, call the persona store with it.
+    const minted = await fetch(`${url('identity')}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'persona' }),
+    });
+    expect(minted.status).toBe(200);
+    const { token } = (await minted.json()) as { token: string };
+    const personas = await fetch(`${url('persona')}/v1/personas`, { headers: { authorization: `Bearer ${token}` } });
+    expect(personas.status).toBe(200);
+    expect(((await personas.json()) as { personas: { profile: string }[] }).personas.map((p) => p.profile)).toContain(seeded.profile);
+
+    await page.getByRole('button', { name: 'I have saved it: hide it' }).click();
+    await expect.poll(() => page.content(), PAGE_WAIT).not.toContain(secret);
+    const row = page.locator('table.credentials tr', { hasText: 'kitchen hub' });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Revoke kitchen hub' }).click();
+    await page.getByRole('dialog', { name: 'Revoke this credential?' }).getByRole('button', { name: 'Revoke', exact: true }).click();
+    await page.getByText('Revoked “kitchen hub”', { exact: false }).waitFor();
+    const refused = await fetch(`${url('identity')}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'persona' }),
+    });
+    expect(refused.status).toBe(401);
+  });
+
+  it('acts on a persona: pin, forget with the mode shown first, edit the card, export; each logged', async () => {
+    await tab('Personas').click();
+    await page.getByRole('button', { name: seeded.displayName }).click();
+    await page.getByRole('heading', { name: seeded.displayName }).waitFor();
+    const outcome = page.locator('p.outcome');
+
+    await page.getByRole('button', { name: 'Pin field kids_names' }).click();
+    await expect.poll(() => outcome.innerText(), PAGE_WAIT).toBe('Pinned the field kids_names: it is now in the identity block the hub reads first.');
+    await page.getByRole('button', { name: 'Unpin field kids_names' }).waitFor();
+
+    await page.getByRole('button', { name: 'Forget field chore_1' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Forget this field?' });
+    await dialog.locator('[data-mode="keep"]').waitFor();
+    expect(await dialog.locator('.forget-mode').innerText()).toBe(
+      'What will happen: Kept: the field leaves every answer, recall and export, but stays in the database file; writing the same key again brings it back.',
+    );
+    await checkPage('the forget dialog');
+    // Escape cancels, and the focus goes back to the button that asked.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count(), PAGE_WAIT).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Forget field chore_1');
+    await page.getByRole('button', { name: 'Forget field chore_1' }).click();
+    await page.getByRole('dialog', { name: 'Forget this field?' }).getByRole('button', { name: 'Forget', exact: true }).click();
+    await expect.poll(() => outcome.innerText(), PAGE_WAIT).toMatch(/^Forgot the field chore_1: kept: it is out of every answer/);
+    await expect.poll(() => page.locator('figure.claim[data-kind="field"]', { hasText: 'chore_1' }).count(), PAGE_WAIT).toBe(0);
+
+    await page.getByRole('button', { name: 'Edit the card' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit the card' });
+    await edit.locator('input[name="tone"]').fill('calm and plain');
+    await checkPage('the card editor');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => outcome.innerText(), PAGE_WAIT).toBe('Saved the card: tone changed.');
+    await page.locator('dl.card-members').getByText('calm and plain').waitFor();
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export (JSON)' }).click();
+    const file = await (await download).path();
+    const exported = JSON.parse(readFileSync(file, 'utf8')) as { format: string; persona: { tone: string }; fields: { key: string; pinned: boolean }[] };
+    expect(exported.format).toBe('persona-export/1');
+    expect(exported.persona.tone).toBe('calm and plain');
+    expect(exported.fields.map((f) => f.key)).not.toContain('chore_1');
+    expect(exported.fields.find((f) => f.key === 'kids_names')?.pinned).toBe(true);
+    await expect.poll(() => outcome.innerText(), PAGE_WAIT).toMatch(/^Exported 8 fields and 2 notes as household-persona-export\.json/);
+
+    // Each action is in the persona store's own change log.
+    const actions = async (action: string) => (await consoleCall<{ events: { target: string }[] }>('personas.events', { profile: seeded.profile, action })).events.map((e) => e.target);
+    expect(await actions('field_pinned')).toContain('kids_names');
+    expect(await actions('field_forgotten')).toContain('chore_1');
+    expect(await actions('persona_updated')).toEqual([seeded.profile]);
+    await page.locator('select[name="action"]').selectOption('field_forgotten');
+    await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.locator('table.events tbody tr').count(), PAGE_WAIT).toBe(1);
+    expect(await page.locator('table.events tbody tr').innerText()).toContain('chore_1');
+  });
+
+  it('deletes a persona only when its profile is typed', async () => {
+    const token = ((await (await fetch(`${url('identity')}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readFileSync(join(dir, 'data', 'identity', 'local-session'), 'utf8').trim()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'persona' }),
+    })).json()) as { token: string }).token;
+    const made = await fetch(`${url('persona')}/v1/personas`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ profile: 'scratch', display_name: 'Scratch pad' }),
+    });
+    expect(made.status).toBe(201);
+    await page.getByRole('button', { name: '← All personas' }).click();
+    await page.getByRole('button', { name: 'Scratch pad' }).click();
+    await page.getByRole('button', { name: 'Delete persona…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this persona?' });
+    const confirm = dialog.getByRole('button', { name: 'Delete for good' });
+    await dialog.locator('input[name="confirm-profile"]').fill('Scratch');
+    expect(await confirm.isDisabled()).toBe(true);
+    await checkPage('the delete dialog');
+    await dialog.locator('input[name="confirm-profile"]').fill('scratch');
+    await confirm.click();
+    await page.getByText('Deleted the persona “scratch” with all its fields and notes', { exact: false }).waitFor();
+    await page.getByRole('heading', { name: 'Personas' }).waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Scratch pad' }).count(), PAGE_WAIT).toBe(0);
+    expect((await consoleCall<{ personas: { profile: string }[] }>('personas.list')).personas.map((p) => p.profile)).not.toContain('scratch');
   });
 
   it('stops and starts a service from the page', async () => {
+    await tab('Services').click();
     const row = page.locator('tr[data-service="persona-store"]');
     await page.getByRole('button', { name: 'Stop persona-store', exact: true }).click();
     await expect.poll(() => row.locator('[data-state]').innerText(), PAGE_WAIT).toBe('stopped');
     await shot('service-stopped');
-    await page.getByRole('button', { name: 'Personas' }).click();
+    await tab('Personas').click();
     await page.getByText('The persona store is not answering (it is stopped). Start it in the Services panel, then try again.').waitFor();
     await page.getByRole('button', { name: 'Try again' }).waitFor();
     await shot('personas-error-state');
-    await page.getByRole('button', { name: 'Services' }).click();
+    await tab('Services').click();
     await page.getByRole('button', { name: 'Start persona-store', exact: true }).click();
     await expect.poll(() => page.locator('tr[data-service="persona-store"] [data-state]').innerText(), PAGE_WAIT).toBe('ready');
-    await page.getByRole('button', { name: 'Personas' }).click();
+    await tab('Personas').click();
     await page.getByRole('button', { name: seeded.displayName }).waitFor();
   });
 
   it('a service that crashes is restarted, and the panel keeps its last crash and says why', async () => {
-    await page.getByRole('button', { name: 'Services' }).click();
+    await tab('Services').click();
     const row = page.locator('tr[data-service="persona-store"]');
     await expect.poll(() => row.locator('[data-state]').innerText(), PAGE_WAIT).toBe('ready');
     const before = (await consoleCall<{ name: string; pid: number }[]>('services.list')).find((s) => s.name === 'persona-store')!;
@@ -367,6 +616,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     });
     await filePage.goto(pathToFileURL(join(outDir, 'index.html')).href);
     await filePage.getByText('via the desktop app').waitFor();
+    await filePage.getByRole('navigation', { name: 'Console sections' }).getByRole('button', { name: 'Personas', exact: true }).click();
     await filePage.getByRole('button', { name: seeded.displayName }).waitFor();
     expect(bridged).toContain('personas.list');
     await filePage.screenshot({ path: join(ARTIFACTS, 'file-build-over-bridge.png') });

@@ -19,7 +19,13 @@ export const METRIC_NAMES = {
   personaRecalls: 'persona_recalls_total',
 } as const;
 
-/** One minute of a service's HTTP traffic. */
+/**
+ * Routes the charts leave out: the supervisor's probes, every few seconds, would draw its rhythm
+ * (and a 503 of /ready while a service starts is not a failed request of the hub's).
+ */
+export const PROBE_ROUTES: readonly string[] = ['/healthy', '/ready'];
+
+/** One minute of a service's HTTP traffic, probes left out. */
 export interface MinutePoint {
   /** ISO time the minute starts. */
   at: string;

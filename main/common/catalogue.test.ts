@@ -21,7 +21,8 @@ import { SERVICE_TITLES as SUPERVISOR_TITLES, STATE_WORDS as SUPERVISOR_WORDS } 
 import { CHANGE_ACTIONS, FORGET_MODES } from './change-log.ts';
 import type { ServiceStatus } from './contract.ts';
 import { LOCAL_SESSION_FILE, SERVICE_CATALOGUE, SERVICE_NAMES, SERVICE_TITLES, SERVICES, type ServiceName } from './services.ts';
-import { SERVICE_STATES, STATE_ADVICE, STATE_WORDS, type ServiceState } from './states.ts';
+import { aggregateState, SERVICE_STATES, STATE_ADVICE, STATE_WORDS, type ServiceState } from './states.ts';
+import { aggregateState as trayAggregate } from '../electron/tray-menu.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..', '..');
@@ -85,6 +86,13 @@ describe('the service catalogue says what each service says of itself', () => {
     const statuses: [ServiceStatus, SupervisorStatus] = [{} as SupervisorStatus, {} as ServiceStatus];
     expect(states).toHaveLength(2);
     expect(statuses).toHaveLength(2);
+  });
+
+  it('the tray icon\u2019s state is the tray\u2019s own rule, for every mix of four states', () => {
+    for (const a of SERVICE_STATES) for (const b of SERVICE_STATES) for (const c of SERVICE_STATES) for (const d of SERVICE_STATES) {
+      const states = [a, b, c, d];
+      expect(aggregateState(states)).toBe(trayAggregate(states.map((state, i) => ({ name: SERVICE_NAMES[i]!, state, port: 1, url: '', restarts: 0 }))));
+    }
   });
 
   it('the change-log actions and forget modes are the persona store\u2019s own', () => {

@@ -36,3 +36,25 @@ export const RUNNING_STATES: ReadonlySet<ServiceState> = new Set(['starting', 'l
 
 /** States that need a person's attention on the overview. */
 export const TROUBLE_STATES: ReadonlySet<ServiceState> = new Set(['degraded', 'backing-off', 'crashed', 'gave-up']);
+
+/** The one state the tray's icon shows for all services: the worst news first (the tray's own rule). */
+export type AggregateState = 'ready' | 'starting' | 'degraded' | 'error' | 'stopped';
+
+export function aggregateState(states: readonly ServiceState[]): AggregateState {
+  if (states.some((s) => s === 'gave-up' || s === 'crashed' || s === 'backing-off')) return 'error';
+  if (states.every((s) => s === 'stopped')) return 'stopped';
+  if (states.some((s) => s === 'degraded')) return 'degraded';
+  if (states.some((s) => s === 'starting' || s === 'live' || s === 'stopping')) return 'starting';
+  if (states.every((s) => s === 'ready')) return 'ready';
+  // Some ready, some stopped by the person.
+  return 'degraded';
+}
+
+/** What the tray's icon means, in words (the page's alt text and the overview's headline). */
+export const AGGREGATE_WORDS: Readonly<Record<AggregateState, string>> = {
+  ready: 'All services are ready',
+  starting: 'Services are starting',
+  degraded: 'Some services are not ready',
+  error: 'A service crashed or gave up',
+  stopped: 'All services are stopped',
+};

@@ -4,7 +4,7 @@
  * point a minute for the last hour and one an hour for the last day. Bounded: 60 + 24 points per
  * service, nothing else is kept. A counter that went down (the service restarted) counts from zero.
  */
-import { METRIC_NAMES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../common/activity.ts';
+import { METRIC_NAMES, PROBE_ROUTES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../common/activity.ts';
 import { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
 import { RUNNING_STATES } from '../common/states.ts';
 import type { Supervisor } from '../supervisor/types.ts';
@@ -162,6 +162,7 @@ export class ActivityHistory {
       // A total that went down belongs to a restarted process: all of it is new.
       const delta = s.value >= before ? s.value - before : s.value;
       if (delta <= 0 || !Number.isFinite(delta)) continue;
+      if (s.labels.route !== undefined && PROBE_ROUTES.includes(s.labels.route)) continue;
       if (s.name === METRIC_NAMES.requests) {
         minute.requests += delta;
         if (s.labels.status_class === '4xx') minute.refused += delta;

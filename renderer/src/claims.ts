@@ -4,6 +4,7 @@
  * rendered as text nodes by preact; nothing here builds HTML from data.
  */
 import { html } from 'htm/preact';
+import type { ComponentChildren } from 'preact';
 import { formatTime } from './states.ts';
 
 export interface FieldEntry {
@@ -59,7 +60,8 @@ function Via({ assertedBy }: { assertedBy: string | undefined }) {
   return html`<span class="via" title="asserted_by: the audience of the token that made the write, checked by the persona store">via ${assertedBy ?? 'an unknown client'}</span>`;
 }
 
-export function FieldClaim({ field }: { field: FieldEntry }) {
+/** `children`: the person's actions on the entry (pin, forget), when the page offers them. */
+export function FieldClaim({ field, children }: { field: FieldEntry; children?: ComponentChildren }) {
   return html`<figure class="claim" data-kind="field">
     <figcaption>
       ${writer(field.source)} recorded, <${Via} assertedBy=${field.asserted_by} />, that <code>${field.key}</code> is:
@@ -74,10 +76,11 @@ export function FieldClaim({ field }: { field: FieldEntry }) {
       ${field.pinned ? html`<span class="pin">pinned</span>` : html`<span>not pinned</span>`}
     </p>
     ${field.description ? html`<p class="claim-description">What this field is for (as described by its writer): ${field.description}</p>` : null}
+    ${children ? html`<div class="claim-actions">${children}</div>` : null}
   </figure>`;
 }
 
-export function NoteClaim({ note }: { note: NoteEntry }) {
+export function NoteClaim({ note, children }: { note: NoteEntry; children?: ComponentChildren }) {
   const kind = note.kind ? ` (${note.kind})` : '';
   return html`<figure class="claim" data-kind="note">
     <figcaption>${writer(note.source)} noted${kind}, <${Via} assertedBy=${note.asserted_by} />, that:</figcaption>
@@ -88,5 +91,6 @@ export function NoteClaim({ note }: { note: NoteEntry }) {
       <span>asserted by: ${note.asserted_by ?? '—'}</span>
       ${note.pinned ? html`<span class="pin">pinned</span>` : html`<span>not pinned</span>`}
     </p>
+    ${children ? html`<div class="claim-actions">${children}</div>` : null}
   </figure>`;
 }

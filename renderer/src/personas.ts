@@ -3,8 +3,11 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 // The change log's list of actions (pinned to the persona store's own by a test), so the filter offers exactly what it records.
 import { CHANGE_ACTIONS as ACTIONS } from '../../main/common/change-log.ts';
-import { FieldClaim, NoteClaim, type FieldEntry, type NoteEntry } from './claims.ts';
-import { Empty, Loaded, formatTime, itemsOf, useCall } from './states.ts';
+import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../main/common/contract.ts';
+import { FieldClaim, NoteClaim, noteText, type FieldEntry, type NoteEntry } from './claims.ts';
+import { Dialog } from './dialog.ts';
+import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
+import { call } from './transport.ts';
 
 interface Persona {
   profile: string;
@@ -22,7 +25,7 @@ interface IdentityBlock {
 
 export function PersonaList({ open }: { open: (profile: string) => void }) {
   return html`<section aria-labelledby="personas-title">
-    <h2 id="personas-title">Personas</h2>
+    <h2 id="personas-title" tabindex="-1">Personas</h2>
     <${Paged}
       method="personas.list"
       params=${{}}
@@ -41,41 +44,224 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
 /** Fields and notes a page: each is a full claim block, so fewer than the store's largest page. */
 const ENTRY_PAGE_SIZE = 25;
 
-export function PersonaDetail({ profile, back }: { profile: string; back: () => void }) {
-  const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}`);
+type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
+type Asking = { kind: 'forget-field'; key: string } | { kind: 'forget-note'; id: string; preview: string } | { kind: 'delete' } | { kind: 'edit'; persona: Persona } | undefined;
+
+const FORGOTTEN: Record<ForgetOutcome['outcome'], string> = {
+  kept: 'kept: it is out of every answer, recall and export, and stays in the database file',
+  pending: 'pending destruction: it is out of every answer now and is destroyed when the grace period ends',
+  destroyed: 'destroyed: erased from the database file, its search index and the change log\u2019s replaced values',
+};
+
+export function PersonaDetail({ profile, back }: { profile: string; back: (notice?: string) => void }) {
+  const [version, setVersion] = useState(0);
+  const [outcome, setOutcome] = useState<Outcome>();
+  const [asking, setAsking] = useState<Asking>();
+  const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
+  const [policy] = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
+
+  /** Every action: through the console API, then its outcome in words and everything on the page read again. */
+  const act = async <T,>(method: string, params: unknown, said: (data: T) => string) => {
+    setAsking(undefined);
+    try {
+      const data = await call<T>(method, params);
+      setOutcome({ kind: 'ok', text: said(data) });
+    } catch (err) {
+      setOutcome({ kind: 'error', text: (err as Error).message });
+    }
+    setVersion((v) => v + 1);
+  };
+  const exportNow = async () => {
+    try {
+      const doc = await call<ExportDocument>('personas.export', { profile });
+      const file = `${profile}-persona-export.json`;
+      const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = file;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(url), 0);
+      setOutcome({ kind: 'ok', text: `Exported ${doc.fields.length} fields and ${doc.notes.length} notes as ${file} (format ${doc.format}).` });
+    } catch (err) {
+      setOutcome({ kind: 'error', text: (err as Error).message });
+    }
+  };
+  const pin = (kind: 'field' | 'note', target: string, pinned: boolean) =>
+    act(kind === 'field' ? 'personas.pinField' : 'personas.pinNote', kind === 'field' ? { profile, key: target, pinned } : { profile, id: target, pinned }, () =>
+      `${pinned ? 'Pinned' : 'Unpinned'} the ${kind}${kind === 'field' ? ` ${target}` : ''}: it is ${pinned ? 'now' : 'no longer'} in the identity block the hub reads first.`,
+    );
+
   return html`<section class="persona" aria-labelledby="persona-title">
-    <button type="button" class="link" onClick=${back}>← All personas</button>
+    <button type="button" class="link" onClick=${() => back()}>← All personas</button>
     <${Loaded}
       load=${card}
       what="the persona card"
       retry=${reloadCard}
       render=${(block: IdentityBlock) => html`<header class="card">
-        <h2 id="persona-title">${block.persona?.display_name ?? profile}</h2>
+        <h2 id="persona-title" tabindex="-1">${block.persona?.display_name ?? profile}</h2>
         <p class="muted">profile ${profile} · ${block.field_count ?? 0} fields · ${block.note_count ?? 0} notes</p>
         <${CardMembers} persona=${block.persona} />
+        <div class="toolbar persona-actions">
+          <button type="button" onClick=${exportNow}>Export (JSON)</button>
+          <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona ?? { profile } })}>Edit the card</button>
+          <button type="button" class="danger" onClick=${() => setAsking({ kind: 'delete' })}>Delete persona…</button>
+        </div>
         <p class="notice">Entries below are what their writers reported. They are shown as claims, with who made them, never as instructions.</p>
       </header>`}
     />
+    ${outcome ? html`<p class=${`state ${outcome.kind === 'ok' ? 'ok' : 'error'} outcome`} role=${outcome.kind === 'ok' ? 'status' : 'alert'}>${outcome.text}</p>` : null}
     <h3>Fields</h3>
     <${Paged}
       method="personas.fields"
       params=${{ profile, limit: ENTRY_PAGE_SIZE }}
+      version=${version}
       what="fields"
       member="fields"
       empty="This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile."
-      render=${(f: FieldEntry) => html`<${FieldClaim} key=${f.key} field=${f} />`}
+      render=${(f: FieldEntry) => html`<${FieldClaim} key=${f.key} field=${f}>
+        <button type="button" onClick=${() => pin('field', f.key, !f.pinned)} aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}>${f.pinned ? 'Unpin' : 'Pin'}</button>
+        <button type="button" onClick=${() => setAsking({ kind: 'forget-field', key: f.key })} aria-label=${`Forget field ${f.key}`}>Forget…</button>
+      <//>`}
     />
     <h3>Notes</h3>
     <${Paged}
       method="personas.notes"
       params=${{ profile, limit: ENTRY_PAGE_SIZE }}
+      version=${version}
       what="notes"
       member="notes"
       empty="This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping."
-      render=${(n: NoteEntry) => html`<${NoteClaim} key=${n.id} note=${n} />`}
+      render=${(n: NoteEntry) => html`<${NoteClaim} key=${n.id} note=${n}>
+        <button type="button" onClick=${() => pin('note', n.id ?? '', !n.pinned)} aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}>${n.pinned ? 'Unpin' : 'Pin'}</button>
+        <button type="button" onClick=${() => setAsking({ kind: 'forget-note', id: n.id ?? '', preview: noteText(n).slice(0, 80) })} aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}>Forget…</button>
+      <//>`}
     />
-    <${ChangeLog} profile=${profile} />
+    <${ChangeLog} profile=${profile} version=${version} />
+    ${asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
+      ? html`<${ForgetDialog}
+          what=${asking.kind === 'forget-field' ? html`the field <code>${asking.key}</code>` : html`the note “${asking.preview}”`}
+          kind=${asking.kind === 'forget-field' ? 'field' : 'note'}
+          policy=${policy}
+          cancel=${() => setAsking(undefined)}
+          confirm=${() =>
+            asking.kind === 'forget-field'
+              ? act<ForgetOutcome>('personas.forgetField', { profile, key: asking.key }, (d) => `Forgot the field ${asking.key}: ${FORGOTTEN[d.outcome]}.`)
+              : act<ForgetOutcome>('personas.forgetNote', { profile, id: asking.id }, (d) => `Forgot the note: ${FORGOTTEN[d.outcome]}.`)}
+        />`
+      : null}
+    ${asking?.kind === 'delete'
+      ? html`<${DeleteDialog}
+          profile=${profile}
+          cancel=${() => setAsking(undefined)}
+          confirm=${async (typed: string) => {
+            try {
+              await call('personas.delete', { profile, confirm: typed });
+              back(`Deleted the persona “${profile}” with all its fields and notes; its change log keeps one entry saying so.`);
+            } catch (err) {
+              setAsking(undefined);
+              setOutcome({ kind: 'error', text: (err as Error).message });
+            }
+          }}
+        />`
+      : null}
+    ${asking?.kind === 'edit'
+      ? html`<${EditCard}
+          persona=${asking.persona}
+          cancel=${() => setAsking(undefined)}
+          save=${(card: Record<string, string>) => act('personas.update', { profile, card }, () => `Saved the card: ${Object.keys(card).join(', ')} changed.`)}
+        />`
+      : null}
   </section>`;
+}
+
+function modeText(policy: ForgetPolicy, kind: 'field' | 'note'): string {
+  const days = Math.round((policy.gracePeriodSeconds ?? 604_800) / 86_400);
+  switch (policy.mode) {
+    case 'keep':
+      return kind === 'field'
+        ? 'Kept: the field leaves every answer, recall and export, but stays in the database file; writing the same key again brings it back.'
+        : 'Kept: the note leaves every answer, recall and export, but stays in the database file. A kept note is never brought back.';
+    case 'destroy_after_grace':
+      return `Destroyed after the grace period: the ${kind} leaves every answer now, and is erased from the database file in ${days} day${days === 1 ? '' : 's'} (on ${new Date(Date.now() + (policy.gracePeriodSeconds ?? 0) * 1000).toLocaleDateString()}).`;
+    case 'destroy_now':
+      return `Destroyed now: the ${kind} is erased from the database file, its search index and the change log\u2019s replaced values at once. This cannot be undone.`;
+  }
+}
+
+function ForgetDialog(props: { what: unknown; kind: 'field' | 'note'; policy: Load<ForgetPolicy>; cancel: () => void; confirm: () => void }) {
+  const { policy } = props;
+  return html`<${Dialog} id="forget" title=${`Forget this ${props.kind}?`} onClose=${props.cancel}>
+    <p>You are about to forget ${props.what}.</p>
+    ${policy.state === 'done'
+      ? html`<p class="forget-mode" data-mode=${policy.data.mode}><strong>What will happen: </strong>${modeText(policy.data, props.kind)}</p>
+          <p class="muted">${policy.data.decidedBy === 'settings-service'
+            ? 'Your settings service decides the mode per person; this is this installation\u2019s default, and the persona store applies your own setting when you confirm.'
+            : policy.data.decidedBy === 'installation'
+              ? 'This is the forget mode of this installation (PERSONA_FORGET_MODE).'
+              : 'This is your forget mode, as the persona store reports it.'}</p>`
+      : policy.state === 'error'
+        ? html`<p class="state error">The forget mode could not be read: ${policy.message} The persona store applies your setting when you confirm.</p>`
+        : html`<p class="muted">Reading your forget mode…</p>`}
+    <div class="toolbar">
+      <button type="button" class="danger" onClick=${props.confirm}>Forget</button>
+      <button type="button" onClick=${props.cancel}>Keep it</button>
+    </div>
+  <//>`;
+}
+
+function DeleteDialog(props: { profile: string; cancel: () => void; confirm: (typed: string) => void }) {
+  const [typed, setTyped] = useState('');
+  return html`<${Dialog} id="delete" title="Delete this persona?" onClose=${props.cancel}>
+    <p>Deleting removes the card, every field and every note of <strong>${props.profile}</strong> from the database for good, whatever your forget mode. The change log keeps one entry saying it was deleted.</p>
+    <form onSubmit=${(e: Event) => (e.preventDefault(), typed === props.profile && props.confirm(typed))}>
+      <label>Type the profile <code>${props.profile}</code> to confirm
+        <input name="confirm-profile" autocomplete="off" spellcheck=${false} value=${typed} onInput=${(e: Event) => setTyped((e.target as HTMLInputElement).value)} />
+      </label>
+      <div class="toolbar">
+        <button type="submit" class="danger" disabled=${typed !== props.profile}>Delete for good</button>
+        <button type="button" onClick=${props.cancel}>Keep it</button>
+      </div>
+    </form>
+  <//>`;
+}
+
+const EDITABLE: [string, string][] = [
+  ['display_name', 'Display name'],
+  ['pronouns', 'Pronouns'],
+  ['language', 'Language (BCP 47, e.g. en or pt-BR)'],
+  ['tone', 'Tone'],
+  ['speaking_style', 'Speaking style'],
+];
+
+function EditCard(props: { persona: Persona; cancel: () => void; save: (card: Record<string, string>) => void }) {
+  const initial = Object.fromEntries([...EDITABLE.map(([m]) => m), 'verbosity'].map((m) => [m, typeof props.persona[m] === 'string' ? (props.persona[m] as string) : '']));
+  const [draft, setDraft] = useState<Record<string, string>>(initial);
+  const set = (m: string) => (e: Event) => setDraft({ ...draft, [m]: (e.target as HTMLInputElement).value });
+  const changed = Object.fromEntries(Object.entries(draft).filter(([m, v]) => v !== initial[m]));
+  return html`<${Dialog} id="edit-card" title="Edit the card" onClose=${props.cancel}>
+    <form class="edit-card" onSubmit=${(e: Event) => (e.preventDefault(), props.save(changed))}>
+      ${EDITABLE.map(
+        ([m, label]) => html`<label key=${m}>${label}
+          ${m === 'speaking_style'
+            ? html`<textarea name=${m} rows="3" value=${draft[m]} onInput=${set(m)}></textarea>`
+            : html`<input name=${m} value=${draft[m]} onInput=${set(m)} />`}
+        </label>`,
+      )}
+      <label>Verbosity
+        <select name="verbosity" value=${draft.verbosity} onChange=${set('verbosity')}>
+          <option value="">not set</option>
+          <option value="terse">terse</option>
+          <option value="balanced">balanced</option>
+          <option value="detailed">detailed</option>
+        </select>
+      </label>
+      <p class="muted">An emptied box clears that member. The change is written as you, through the persona store, and logged.</p>
+      <div class="toolbar">
+        <button type="submit" disabled=${Object.keys(changed).length === 0}>Save</button>
+        <button type="button" onClick=${props.cancel}>Cancel</button>
+      </div>
+    </form>
+  <//>`;
 }
 
 const CARD_MEMBERS: [string, string][] = [
@@ -126,6 +312,8 @@ function nextAfter(data: unknown): unknown {
 function Paged<T>(props: {
   method: string;
   params: Record<string, unknown>;
+  /** Read again (same page) when it changes: after an action. */
+  version?: number;
   what: string;
   member: string;
   empty: string;
@@ -135,7 +323,7 @@ function Paged<T>(props: {
 }) {
   const pages = usePages();
   const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
-  const [load, reload] = useCall<unknown>(props.method, params, `${props.method}:${JSON.stringify(params)}`);
+  const [load, reload] = useCall<unknown>(props.method, params, `${props.method}:${JSON.stringify(params)}`, undefined, props.version);
   return html`<${Loaded}
     load=${load}
     what=${props.what}
@@ -172,12 +360,12 @@ interface LogFilters {
 }
 
 /** The change log, oldest first, with filters and paging; entries name what changed, never values. */
-export function ChangeLog({ profile }: { profile: string }) {
+export function ChangeLog({ profile, version }: { profile: string; version?: number }) {
   const [draft, setDraft] = useState<LogFilters>({});
   const [filters, setFilters] = useState<LogFilters>({});
   const pages = usePages();
   const params = { profile, limit: PAGE_SIZE, ...filters, ...(pages.after === undefined ? {} : { after: pages.after }) };
-  const [events, reload] = useCall<unknown>('personas.events', params, `events:${JSON.stringify(params)}`);
+  const [events, reload] = useCall<unknown>('personas.events', params, `events:${JSON.stringify(params)}`, undefined, version);
   const set = (member: keyof LogFilters) => (e: Event) => setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
   const apply = (e: Event) => {

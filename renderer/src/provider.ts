@@ -48,7 +48,7 @@ function List({ items, none }: { items: string[] | undefined; none: string }) {
 export function Provider() {
   const [load, reload] = useCall<{ ready: Readiness; models: unknown }>('provider.status', undefined, 'provider', 15_000);
   return html`<section aria-labelledby="provider-title">
-    <h2 id="provider-title">Chat-model provider</h2>
+    <h2 id="provider-title" tabindex="-1">Chat-model provider</h2>
     <${Loaded}
       load=${load}
       what="the provider's status"

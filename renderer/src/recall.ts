@@ -34,7 +34,7 @@ export function Recall() {
   };
 
   return html`<section aria-labelledby="recall-title">
-    <h2 id="recall-title">Recall</h2>
+    <h2 id="recall-title" tabindex="-1">Recall</h2>
     <form class="search" onSubmit=${run}>
       <label>Words <input name="q" type="search" value=${q} onInput=${(e: Event) => setQ((e.target as HTMLInputElement).value)} /></label>
       <label>Profile (empty: every persona)

@@ -3,11 +3,9 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import type { LogLine, ServiceView } from '../../main/common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../main/common/services.ts';
-import { STATE_WORDS } from '../../main/common/states.ts';
+import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../main/common/states.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
-
-const RUNNING = new Set(['starting', 'live', 'ready', 'degraded', 'backing-off']);
 
 /**
  * What the "Last problem" cell says: while a crashed service waits to restart, the crash and when it
@@ -44,7 +42,7 @@ export function Services() {
   };
 
   return html`<section aria-labelledby="services-title">
-    <h2 id="services-title">Services</h2>
+    <h2 id="services-title" tabindex="-1">Services</h2>
     <div class="toolbar">
       <button type="button" disabled=${busy !== undefined} onClick=${() => act('startAll')}>Start all</button>
       <button type="button" disabled=${busy !== undefined} onClick=${() => act('stopAll')}>Stop all</button>

@@ -9,8 +9,11 @@ import { call } from './transport.ts';
 
 export type Load<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; data: T };
 
-/** Runs `method` when `key` changes (and on reload); an optional interval refreshes it quietly. */
-export function useCall<T>(method: string, params: unknown, key: string, refreshMs?: number): [Load<T>, () => void] {
+/**
+ * Runs `method` when `key` changes (and on reload); an optional interval refreshes it quietly, and so
+ * does a change of `version` (after an action: what is on screen stays until the new answer is in).
+ */
+export function useCall<T>(method: string, params: unknown, key: string, refreshMs?: number, version?: number): [Load<T>, () => void] {
   const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   const latest = useRef(0);
@@ -25,7 +28,7 @@ export function useCall<T>(method: string, params: unknown, key: string, refresh
       (data) => ticket === latest.current && setLoad({ state: 'done', data }),
       (err: Error) => ticket === latest.current && setLoad({ state: 'error', message: err.message }),
     );
-  }, [method, key, round]);
+  }, [method, key, round, version]);
   useEffect(() => {
     if (!refreshMs) return;
     const timer = setInterval(reload, refreshMs);
