@@ -22,7 +22,14 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
       pull: Number_.optional().meta({ description: 'Pull request number (pull_merged, review_landed, or checks_settled on its head).' }),
       ref: Ref.optional().meta({ description: 'Branch or commit SHA (checks_settled).' }),
       run_id: Number_.optional().meta({ description: 'Workflow run id (run_completed).' }),
-      signal_url: z.string().url('signal_url must be an absolute URL').max(2048),
+      signal_url: z
+        .string()
+        .url('signal_url must be an absolute URL')
+        .max(2048)
+        .meta({
+          description:
+            'Where the one signal is POSTed: an http(s) address under REPOHOST_SIGNAL_URL_PREFIXES (loopback on any port by default), without user information or a fragment, never on this app\u2019s own service ports (REPOHOST_SIGNAL_REFUSED_PORTS).',
+        }),
       expires_in_seconds: z.coerce
         .number()
         .int()
