@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
@@ -17,6 +17,8 @@ export interface AppOptions {
   bodyLimit?: string;
   /** How an error reaches the caller; problem+json unless a service's spec fixes another envelope. */
   renderError?: (res: Response, problem: Problem) => void;
+  /** A service's own refusals of every request (the provider's browser rules): after the Host check, before /metrics, the body and any route. */
+  guard?: RequestHandler;
   /** Routes that sit outside the Api (probes, streams); mounted before the API router. */
   extraRoutes?: (app: Express) => void;
   /**
@@ -64,7 +66,7 @@ export function createApp(options: AppOptions): Express {
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const line = { req_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 100) / 100 };
-      if (res.statusCode >= 500) logger.error(line, 'request');
+      if (res.statusCode >= 500) logger.error({ ...line, refusal: res.locals.refusal }, 'request');
       else if (res.statusCode >= 400) logger.warn({ ...line, refusal: res.locals.refusal }, 'request refused');
       else logger.info(line, 'request');
     });
@@ -73,6 +75,7 @@ export function createApp(options: AppOptions): Express {
 
   const publicHost = options.publicUrl ? [new URL(options.publicUrl).host] : [];
   app.use(hostCheck([...publicHost, ...(options.allowedHosts ?? [])]));
+  if (options.guard) app.use(options.guard);
 
   app.get(METRICS_PATH, metrics.handler());
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
@@ -127,17 +130,24 @@ export function renderProblem(res: Response, p: Problem): void {
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
   const e = err as { type?: string; status?: number; limit?: number };
-  if (e?.type === 'entity.parse.failed') return problem.badRequest('The body is not valid JSON; check its syntax.');
+  if (e?.type === 'entity.parse.failed') return coded(problem.badRequest('The body is not valid JSON; check its syntax.'), 'invalid_json');
   if (e?.type === 'entity.too.large') {
-    return problem.tooLarge(`The body is larger than the ${e.limit ?? ''} bytes this service accepts; send less.`.replace('  ', ' '));
+    return coded(problem.tooLarge(`The body is larger than the ${e.limit ?? ''} bytes this service accepts; send less.`.replace('  ', ' ')), 'body_too_large');
   }
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-    return problem.unsupportedMedia('Send the body as UTF-8 JSON.');
+    return coded(problem.unsupportedMedia('Send the body as UTF-8 JSON.'), 'unsupported_media_type');
   }
   // The router could not decode a path segment (%zz, or bytes that are not UTF-8, such as %ff or an encoded lone surrogate).
-  if (err instanceof URIError) return problem.badRequest('A path segment is not valid percent-encoded UTF-8; encode each segment with encodeURIComponent and send it again.');
-  if (e?.status === 400 || e?.type === 'request.aborted') return problem.badRequest('The request could not be read; send it again.');
-  return new Problem(500, 'Internal Server Error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
+  if (err instanceof URIError) {
+    return coded(problem.badRequest('A path segment is not valid percent-encoded UTF-8; encode each segment with encodeURIComponent and send it again.'), 'invalid_path');
+  }
+  if (e?.status === 400 || e?.type === 'request.aborted') return coded(problem.badRequest('The request could not be read; send it again.'), 'unreadable_request');
+  return new Problem(500, 'Internal Server Error', 'Something failed inside the service; try again, and if it keeps failing see its log.', { code: 'internal_error' });
+}
+
+/** The same problem with its `code` (what a service with a coded envelope answers). */
+function coded(p: Problem, code: string): Problem {
+  return new Problem(p.status, p.title, p.detail, { ...p.extra, code });
 }
 
 /** Whether a parsed JSON value nests deeper than `max`, found without recursion (the point is not to run out of stack). */

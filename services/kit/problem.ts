@@ -8,7 +8,8 @@ export class Problem extends Error {
     readonly status: number,
     readonly title: string,
     readonly detail: string,
-    readonly extra: { type?: string; headers?: Record<string, string>; members?: Record<string, unknown> } = {},
+    /** `code`: a stable name of the refusal for a service whose envelope carries codes (the provider); never rendered in problem+json. */
+    readonly extra: { type?: string; headers?: Record<string, string>; members?: Record<string, unknown>; code?: string } = {},
   ) {
     super(`${status} ${title}: ${detail}`);
   }

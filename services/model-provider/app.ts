@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { errorSummary } from '../kit/logger.ts';
+import type { Express, Response } from 'express';
+import { createApp } from '../kit/app.ts';
+import { mountHealthy, mountReadiness } from '../kit/probes.ts';
 import { browserGuard, requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
-import { ProviderError, renderError } from './errors.ts';
+import { renderError } from './errors.ts';
 import type { Lockdown } from './lockdown.ts';
 import { modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
@@ -17,8 +17,6 @@ export interface ProviderAppDeps extends CompletionDeps {
   lockdown: Lockdown;
   locate: () => CliLocation;
 }
-
-const ROUTES = 'GET /healthy, GET /ready, GET /v1/models and POST /v1/chat/completions';
 
 /** The readiness body: 200 only when a completion would work right now. */
 export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots'>) {
@@ -48,73 +46,49 @@ export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 's
   return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs };
 }
 
-/** Four routes and nothing else; errors in the chat-completions envelope; refusals logged. */
+/**
+ * The kit's app (request log, Host check, /metrics, JSON body with its limit, 404, one error handler)
+ * with the provider's four routes, its browser guard, and every refusal in the chat-completions envelope.
+ */
 export function createProviderApp(deps: ProviderAppDeps): Express {
   const { logger } = deps;
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-
-  app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    const id = randomUUID();
-    res.on('finish', () => {
-      const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100;
-      const line = { req_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms };
-      if (res.locals.refusal) logger.warn({ ...line, refusal: res.locals.refusal }, 'request refused');
-      else if (res.statusCode >= 500) logger.error(line, 'request');
-      else logger.info(line, 'request');
-    });
-    res.on('close', () => {
-      if (!res.writableFinished) logger.warn({ req_id: id, method: req.method, path: req.originalUrl.split('?')[0] }, 'client went away before the answer');
-    });
-    next();
+  return createApp({
+    logger,
+    bodyLimit: deps.bodyLimit,
+    renderError,
+    // Origin and Sec-Fetch-Site refusals for everything, before the body; then the four routes (anything
+    // else, whatever its method, falls through to the kit's 404); the JSON media-type check only on the one POST route.
+    guard: browserGuard,
+    extraRoutes: (app) => {
+      mountHealthy(app, { version: deps.version });
+      mountReadiness(app, () => {
+        const body = readiness(deps);
+        return { ready: body.ready, body };
+      });
+      app.get('/v1/models', (_req, res) => {
+        res.json(modelList(deps.startedAt));
+      });
+      app.post('/v1/chat/completions', requireJson, async (req, res) => {
+        const controller = new AbortController();
+        res.on('close', () => {
+          if (res.writableFinished) return;
+          logger.warn({ req_id: res.locals.requestId as string, method: req.method, path: req.path }, 'client went away before the answer');
+          controller.abort();
+        });
+        const request = parseCompletionRequest(req.body);
+        let completion: Completion;
+        try {
+          // The provider checks no key, but callers that present different ones never share a run or a failure.
+          completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal);
+        } catch (err) {
+          if (err instanceof ClientGone) return;
+          throw err;
+        }
+        if (request.stream) sendStream(res, completion);
+        else res.json(completion);
+      });
+    },
   });
-  // Order: Host and Origin refusals for everything; then the four routes (anything else, whatever its
-  // method, falls through to 404 not_found); the JSON media-type check only on the one POST route.
-  app.use(browserGuard);
-
-  app.get('/healthy', (_req, res) => {
-    res.json({ status: 'ok', version: deps.version });
-  });
-  app.get('/ready', (_req, res) => {
-    const body = readiness(deps);
-    res.status(body.ready ? 200 : 503).json(body);
-  });
-  app.get('/v1/models', (_req, res) => {
-    res.json(modelList(deps.startedAt));
-  });
-  app.post('/v1/chat/completions', requireJson, express.json({ limit: deps.bodyLimit, type: 'application/json', strict: false }), async (req, res) => {
-    const controller = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort();
-    });
-    const request = parseCompletionRequest(req.body);
-    let completion: Completion;
-    try {
-      // The provider checks no key, but callers that present different ones never share a run or a failure.
-      completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal);
-    } catch (err) {
-      if (err instanceof ClientGone) return;
-      throw err;
-    }
-    if (request.stream) sendStream(res, completion);
-    else res.json(completion);
-  });
-
-  app.use((req) => {
-    throw new ProviderError(404, 'not_found', `There is no route ${req.method} ${req.path.slice(0, 100)}; this service serves ${ROUTES}.`);
-  });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const e = toProviderError(err);
-    if (!(err instanceof ProviderError) && e.status >= 500) logger.error({ err: errorSummary(err), path: req.path }, 'unexpected error');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    renderError(res, e);
-  });
-  return app;
 }
 
 /** The whole reply as server-sent events: text chunk, finish-reason chunk, usage chunk, [DONE]. */
@@ -127,18 +101,4 @@ function sendStream(res: Response, c: Completion): void {
   ];
   res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   res.end(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`);
-}
-
-function toProviderError(err: unknown): ProviderError {
-  if (err instanceof ProviderError) return err;
-  const e = err as { type?: string; limit?: number; status?: number };
-  if (e?.type === 'entity.parse.failed') return new ProviderError(400, 'invalid_json', 'The body is not valid JSON; check its syntax.');
-  if (e?.type === 'entity.too.large') {
-    return new ProviderError(413, 'body_too_large', `The body is larger than the ${e.limit ?? ''} bytes this service accepts; raise MODELPROV_BODY_LIMIT or send less.`);
-  }
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-    return new ProviderError(415, 'unsupported_media_type', 'Send the body as UTF-8 JSON.');
-  }
-  if (e?.status === 400 || e?.type === 'request.aborted') return new ProviderError(400, 'invalid_request', 'The request could not be read; send it again.');
-  return new ProviderError(500, 'internal_error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
 }

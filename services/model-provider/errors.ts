@@ -1,20 +1,25 @@
-import type { Response } from 'express';
+import { STATUS_CODES } from 'node:http';
+import type { Request, Response } from 'express';
+import { Problem } from '../kit/problem.ts';
 
 /**
  * The one error type of the provider, rendered in the chat-completions error envelope
  * `{"error": {"message", "type", "param", "code"}}`. `message` always says what the caller can do.
  * `retry` sets `x-should-retry`, which OpenAI clients obey instead of their status-based default
  * (they retry 408, 409, 429 and 5xx): false where another attempt cannot help or costs a full run.
+ * A kit Problem, so that the kit's error handler passes it to `renderError` as it is.
  */
-export class ProviderError extends Error {
+export class ProviderError extends Problem {
   override name = 'ProviderError';
   constructor(
-    readonly status: number,
+    status: number,
     readonly code: string,
     message: string,
     readonly options: { type?: string; param?: string | null; retry?: boolean; retryAfterSeconds?: number } = {},
   ) {
-    super(message);
+    super(status, STATUS_CODES[status] ?? 'Error', message, { code });
+    // The caller's sentence, as the envelope carries it (a Problem's message also names the status).
+    this.message = message;
   }
 
   get type(): string {
@@ -36,7 +41,34 @@ function defaultType(status: number): string {
   return 'invalid_request_error';
 }
 
-export function renderError(res: Response, err: ProviderError): void {
+const ROUTES = 'GET /healthy, GET /ready, GET /v1/models and POST /v1/chat/completions';
+
+/**
+ * The kit's refusals in this service's words: its Host check (421 there) is 403 `host_not_allowed`
+ * here, as the provider always answered; an unknown route names the four; the others keep the kit's
+ * sentence under the code the kit gives them, a malformed request of any other kind being `invalid_request`.
+ */
+export function fromProblem(p: Problem, req: Request): ProviderError {
+  if (p instanceof ProviderError) return p;
+  if (p.status === 421) return new ProviderError(403, 'host_not_allowed', p.detail);
+  if (p.status === 404) return new ProviderError(404, 'not_found', `There is no route ${req.method} ${req.path.slice(0, 100)}; this service serves ${ROUTES}.`);
+  if (p.status === 413) return new ProviderError(413, 'body_too_large', p.detail.replace(/; send less\.$/, '; raise MODELPROV_BODY_LIMIT or send less.'));
+  const kept = p.extra.code !== undefined && KEPT_CODES.has(p.extra.code) ? p.extra.code : undefined;
+  return new ProviderError(p.status, kept ?? (p.status >= 500 ? 'internal_error' : p.status === 403 ? 'forbidden' : 'invalid_request'), p.detail);
+}
+
+/** The kit's codes this service answers under the same name. */
+const KEPT_CODES: ReadonlySet<string> = new Set(['invalid_json', 'unsupported_media_type', 'internal_error']);
+
+/** What Node refuses before any route (not HTTP/1.1, headers over 16 KB, too slow), in the envelope too: the kit's `renderClientError` hook. */
+export function clientErrorEnvelope(status: number, detail: string): { type: string; body: string } {
+  const code = status === 408 ? 'request_timeout' : status === 431 ? 'headers_too_large' : 'invalid_request';
+  return { type: 'application/json; charset=utf-8', body: JSON.stringify(new ProviderError(status, code, detail).envelope()) };
+}
+
+/** The kit's `renderError` hook: every refusal, the kit's own included, in the chat-completions envelope. */
+export function renderError(res: Response, p: Problem): void {
+  const err = fromProblem(p, res.req);
   res.locals.refusal = err.code;
   if (err.options.retry !== undefined) res.set('x-should-retry', String(err.options.retry));
   if (err.options.retryAfterSeconds !== undefined) res.set('retry-after', String(err.options.retryAfterSeconds));

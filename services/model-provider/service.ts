@@ -7,6 +7,7 @@ import { createProviderApp } from './app.ts';
 import { locateCli } from './cli-binary.ts';
 import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
+import { clientErrorEnvelope } from './errors.ts';
 import type { Completion } from './completions.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
 import { cliEnvironment } from './invocation.ts';
@@ -67,6 +68,7 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     port: config.port,
     logger: log,
     drainMs: 2_000,
+    renderClientError: clientErrorEnvelope,
     onClose: async () => {
       await processes.killAll();
     },
