@@ -109,9 +109,22 @@ describe('the overview', () => {
     expect(total(after, 'refused') - total(before, 'refused')).toBe(1);
     expect(total(after, 'errors') - total(before, 'errors')).toBe(0);
     expect(after.services['persona-store']!.counters).toContain('http_requests_total');
-    // The provider's reading either works or says why, in a sentence.
-    const provider = after.services['model-provider']!.reading;
-    if (!provider.ok) expect(provider.reason).toMatch(/chat-model provider/);
+  });
+
+  it('counts the provider\u2019s CLI runs and tokens per hour, and its requests per minute', async () => {
+    const before = await data<ActivityView>('overview.activity');
+    const provider = (view: ActivityView) => view.services['model-provider']!;
+    expect(provider(before).reading.ok).toBe(true);
+    const hour = (view: ActivityView, counter: string) => provider(view).hours.at(-1)!.counts[counter] ?? 0;
+    const answer = await http(`${stack.supervisor.url('model-provider')}/v1/chat/completions`, { method: 'POST', body: { model: 'sonnet', messages: [{ role: 'user', content: 'Say hello.' }] } });
+    expect(answer.status).toBe(200);
+    const usage = (answer.body as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    const after = await data<ActivityView>('overview.activity');
+    expect(hour(after, 'modelprov_cli_runs_total:ok') - hour(before, 'modelprov_cli_runs_total:ok')).toBe(1);
+    expect(hour(after, 'modelprov_tokens_total') - hour(before, 'modelprov_tokens_total')).toBe(usage.prompt_tokens + usage.completion_tokens);
+    expect(provider(after).counters).toEqual(expect.arrayContaining(['modelprov_cli_runs_total', 'modelprov_tokens_total', 'http_requests_total']));
+    const requests = (view: ActivityView) => provider(view).minutes.reduce((sum, m) => sum + m.requests, 0);
+    expect(requests(after) - requests(before)).toBe(1);
   });
 });
 

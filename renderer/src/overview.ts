@@ -95,10 +95,10 @@ function MinuteChart({ id, name, activity }: { id: string; name: 'persona-store'
   />`;
 }
 
-function HourChart({ id, title, activity, counter, unit }: { id: string; title: string; activity: ServiceActivity | undefined; counter: string; unit: string }) {
+function HourChart({ id, title, activity, counter, unit, who }: { id: string; title: string; activity: ServiceActivity | undefined; counter: string; unit: string; who: string }) {
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
-    const missing = why ?? 'the chat-model provider does not count this yet (no such counter at its /metrics)';
+    const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
     return html`<figure class="chart" data-chart=${id}><figcaption>${title}</figcaption><p class="muted chart-summary">Not counted: ${missing}.</p></figure>`;
   }
   const values = activity.hours.map((h) => h.counts[counter] ?? 0);
@@ -122,8 +122,10 @@ function Activity() {
       render=${(view: ActivityView) => html`<div class="charts">
           <${MinuteChart} id="persona-minutes" name="persona-store" activity=${view.services['persona-store']} />
           <${MinuteChart} id="provider-minutes" name="model-provider" activity=${view.services['model-provider']} />
-          <${HourChart} id="provider-runs" title="Chat-model provider: CLI runs per hour, last day" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} unit="CLI runs" />
-          <${HourChart} id="provider-tokens" title="Chat-model provider: tokens per hour, last day" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} unit="tokens" />
+          <${HourChart} id="provider-runs" title="Chat-model provider: CLI runs per hour, last day" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} unit="CLI runs" who="chat-model provider" />
+          <${HourChart} id="provider-tokens" title="Chat-model provider: tokens per hour, last day" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} unit="tokens" who="chat-model provider" />
+          <${HourChart} id="persona-writes" title="Persona store: writes per hour, last day" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} unit="writes" who="persona store" />
+          <${HourChart} id="persona-recalls" title="Persona store: recalls per hour, last day" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} unit="recalls" who="persona store" />
         </div>
         <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s while the app runs; last read ${formatTime(view.at)}.</p>`}
     />

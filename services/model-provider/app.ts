@@ -1,5 +1,6 @@
 import type { Express, Response } from 'express';
 import { createApp } from '../kit/app.ts';
+import type { ServiceMetrics } from '../kit/metrics.ts';
 import { mountHealthy, mountReadiness } from '../kit/probes.ts';
 import { browserGuard, requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
@@ -11,6 +12,8 @@ import { ClientGone } from './run-slots.ts';
 import { parseCompletionRequest } from './translate.ts';
 
 export interface ProviderAppDeps extends CompletionDeps {
+  /** The app's counters (/metrics), shared with the completions' run counters. */
+  metrics?: ServiceMetrics;
   version: string;
   bodyLimit: string;
   startedAt: number;
@@ -54,6 +57,7 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
   const { logger } = deps;
   return createApp({
     logger,
+    metrics: deps.metrics,
     bodyLimit: deps.bodyLimit,
     renderError,
     // Origin and Sec-Fetch-Site refusals for everything, before the body; then the four routes (anything

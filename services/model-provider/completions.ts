@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../kit/logger.ts';
+import type { ServiceMetrics } from '../kit/metrics.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type CliAnswer, type Loaded, type Usage } from './cli-output.ts';
 import type { CliProcesses, RunResult } from './cli-process.ts';
@@ -33,6 +34,31 @@ export interface CompletionDeps {
   sharedRuns: SharedRuns<Completion>;
   /** Failures another run would repeat, answered again without a run for a short window. */
   failures: FailureMemory;
+  /** CLI runs and tokens, counted at /metrics; absent, nothing is counted. */
+  counters?: RunCounters;
+}
+
+/** How a CLI run ended, as /metrics counts it (modelprov_cli_runs_total{outcome}). */
+export const RUN_OUTCOMES = ['ok', 'failed', 'timeout', 'not_logged_in', 'not_locked_down', 'aborted'] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+export interface RunCounters {
+  run(outcome: RunOutcome, usage?: Usage): void;
+}
+
+/** The provider's own counters: CLI runs by outcome, tokens by kind; never a model's prompt or reply, never a caller. */
+export function runCounters(metrics: ServiceMetrics): RunCounters {
+  const runs = metrics.counter({ name: 'modelprov_cli_runs_total', help: 'CLI runs, by how they ended.', labels: { outcome: RUN_OUTCOMES } });
+  const tokens = metrics.counter({ name: 'modelprov_tokens_total', help: 'Tokens of answered runs: prompt (input, cache reads and writes) and completion.', labels: { kind: ['prompt', 'completion'] } });
+  return {
+    run(outcome, usage) {
+      runs.inc({ outcome });
+      if (usage) {
+        tokens.inc({ kind: 'prompt' }, usage.prompt_tokens);
+        tokens.inc({ kind: 'completion' }, usage.completion_tokens);
+      }
+    },
+  };
 }
 
 /** The gate every completion passes before a CLI runs: lockdown proven, binary present. */
@@ -154,14 +180,21 @@ async function runOnce(deps: CompletionDeps, binary: string, args: string[], pro
     },
   });
   if (breach) {
+    deps.counters?.run('not_locked_down');
     deps.lockdown.breached(breach.loaded, breach.what);
     throw providerError.notLockedDown(`This run loaded ${breach.what}; it was stopped before answering. ${deps.lockdown.detail}`, false);
   }
-  if (run.end === 'aborted') throw new ClientGone('client went away during the run');
+  if (run.end === 'aborted') {
+    deps.counters?.run('aborted');
+    throw new ClientGone('client went away during the run');
+  }
   try {
-    return readAnswer(run, structured, deps.timeoutSeconds);
+    const answer = readAnswer(run, structured, deps.timeoutSeconds);
+    deps.counters?.run('ok', answer.usage);
+    return answer;
   } catch (err) {
     const e = err as ProviderError;
+    deps.counters?.run(e.code === 'timeout' || e.code === 'not_logged_in' ? e.code : 'failed');
     if (e.code === 'not_logged_in') deps.lockdown.login = 'not_signed_in';
     if (e.code === 'cli_failed' || e.code === 'timeout') {
       deps.logger.warn({ code: e.code, end: run.end, exitCode: run.exitCode, signal: run.signal, stderr: run.stderr.slice(0, 500) }, 'CLI run failed');

@@ -2,13 +2,14 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../kit/logger.ts';
+import { ServiceMetrics } from '../kit/metrics.ts';
 import { listen, type RunningService } from '../kit/server.ts';
 import { createProviderApp } from './app.ts';
 import { locateCli } from './cli-binary.ts';
 import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
 import { clientErrorEnvelope } from './errors.ts';
-import type { Completion } from './completions.ts';
+import { runCounters, type Completion } from './completions.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
 import { cliEnvironment } from './invocation.ts';
 import { Lockdown } from './lockdown.ts';
@@ -46,7 +47,10 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     logger: log,
   });
   const slots = new RunSlots(config.maxConcurrent, config.maxQueue);
+  const metrics = new ServiceMetrics('model-provider');
   const app = createProviderApp({
+    metrics,
+    counters: runCounters(metrics),
     processes,
     slots,
     lockdown,
