@@ -179,6 +179,16 @@ beforeAll(async () => {
     await write('POST', `/${NOTEBOOK.profile}/notes`, { content: `Entry ${i} of the notebook.`, kind: 'observation', source: 'assistant' });
   }
 
+  // The hub's use of the provider, so the overview has CLI runs and tokens to chart.
+  for (const content of ['Say hello.', 'Name a colour.']) {
+    const res = await fetch(`http://127.0.0.1:${env.MODELPROV_PORT}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content }] }),
+    });
+    expect(res.status).toBe(200);
+  }
+
   context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -227,6 +237,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     // The seeding wrote to the persona store as a hub would; its own /metrics counted it.
     await expect.poll(async () => Number(/^(\d+) requests/.exec(await persona.innerText())?.[1] ?? 0), PAGE_WAIT).toBeGreaterThan(40);
     expect(await page.locator('figure.chart[data-chart="persona-minutes"] rect.bar.requests').count()).toBeGreaterThan(0);
+    expect(await page.locator('figure.chart[data-chart="provider-runs"] .chart-summary').innerText()).toMatch(/^2 CLI runs in the last 24 hours/);
     await docShot('overview');
     await checkPage('the overview');
   });
