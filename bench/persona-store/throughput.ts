@@ -19,6 +19,7 @@ import { PersonaSql } from '../../services/persona-store/store.ts';
 import { startTestIdentity, tempDir } from '../../test/support/identity.ts';
 import { freePort, ROOT, spawnService } from '../../test/support/process.ts';
 import { ms, summarize } from '../stats.ts';
+import { queryWord, sentence, VOCABULARY } from './_text.ts';
 
 const NOTES = 10_000;
 const FIELDS = 1_000;
@@ -27,36 +28,8 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2000);
 const CONCURRENCY = 8;
 const RPS_SECONDS = 3;
 
-// Text with a Zipf-shaped vocabulary of 5,000 made-up words, like prose: a few words are everywhere,
-// most are rare. Queries use content words (frequency ranks 50-2,000); a separate line shows the
-// worst case, the single most frequent word.
-const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sa', 'vel', 'dor', 'pi', 'na', 'qua', 'bri', 'zo', 'fen', 'gal', 'hu', 'jor', 'wex'];
-let seed = 42;
-const rand = (n: number) => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-  return seed % n;
-};
-const VOCABULARY = Array.from({ length: 5000 }, (_, i) => {
-  let w = '';
-  for (let n = i + 1; n > 0; n = Math.floor(n / SYLLABLES.length)) w += SYLLABLES[n % SYLLABLES.length];
-  return w;
-});
-const harmonic = VOCABULARY.reduce((sum, _w, i) => sum + 1 / (i + 1), 0);
-const cumulative: number[] = [];
-VOCABULARY.reduce((acc, _w, i) => (cumulative[i] = acc + 1 / (i + 1) / harmonic), 0);
-const zipfWord = () => {
-  const u = rand(1_000_000) / 1_000_000;
-  let lo = 0;
-  let hi = cumulative.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cumulative[mid]! < u) lo = mid + 1;
-    else hi = mid;
-  }
-  return VOCABULARY[lo]!;
-};
-const sentence = (n: number) => Array.from({ length: n }, zipfWord).join(' ');
-const queryWord = () => VOCABULARY[50 + rand(1950)]!;
+// Text with a Zipf-shaped vocabulary of 5,000 made-up words (_text.ts). Queries use content words
+// (frequency ranks 50-2,000); a separate line shows the worst case, the single most frequent word.
 const WORDS = VOCABULARY;
 
 const identity = await startTestIdentity();

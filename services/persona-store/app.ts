@@ -5,10 +5,11 @@ import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
 import { mountProbes } from '../kit/probes.ts';
 import { databaseAnswers, type Sqlite } from '../kit/sqlite.ts';
-import { fastShape, refuseCredentials, stringsOf, worthSecretlint, type WrittenString } from './credentials.ts';
+import { fastShape, worthSecretlint } from './credentials.ts';
 import type { Personas } from './personas.ts';
 import { personaApi } from './routes.ts';
 import type { PolicySource } from './settings.ts';
+import { gateWrites } from './write-gate.ts';
 
 export interface PersonaAppParts {
   logger: Logger;
@@ -43,7 +44,7 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
     bodyLimit: parts.bodyLimit,
     extraRoutes: (app) => {
       app.use(redactCredentialPaths);
-      app.use(refuseCredentialWrites(parts.verifier));
+      app.use(gateWrites(parts.verifier));
       mountProbes(
         app,
         { database: () => databaseAnswers(parts.sqlite), identity_keys: () => parts.verifier.keysAvailable() },
@@ -81,49 +82,4 @@ function redactCredentialPaths(req: Request, _res: Response, next: NextFunction)
   }
   if (changed) req.originalUrl = segments.join('/') + (query === undefined ? '' : `?${query}`);
   next();
-}
-
-const WRITES = new Set(['POST', 'PUT', 'PATCH']);
-/** The routes' own words: not caller text. */
-const ROUTE_WORDS = new Set(['', 'v1', 'personas', 'fields', 'notes']);
-/** How a path segment is named in a refusal, by the segment before it. */
-const PATH_MEMBERS: Record<string, string> = { personas: 'profile', fields: 'key', notes: 'note_id' };
-
-/**
- * Credential refusal for every write, in one place and one pass, before the route validates anything:
- * every string of the JSON body (member names too, members the route does not know included), every
- * path segment (a field key is caller text) and the Idempotency-Key header (it is stored). Running
- * before schema validation means a credential in a member with a length cap or a fixed form (a PEM
- * key in display_name, a token as language) is refused as a credential, naming the identity service,
- * rather than as too long; and before the size limits of values and notes. A request whose token does
- * not verify is left to the route, which answers 401: nothing is written either way.
- */
-function refuseCredentialWrites(verifier: TokenVerifier) {
-  const check = async (req: Request): Promise<void> => {
-    try {
-      await verifier.verify(req.get('authorization'));
-    } catch {
-      return;
-    }
-    const strings: WrittenString[] = [];
-    const segments = req.path.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      if (ROUTE_WORDS.has(segments[i]!)) continue;
-      let text = segments[i]!;
-      try {
-        text = decodeURIComponent(text);
-      } catch {
-        /* checked as sent */
-      }
-      strings.push({ where: `path ${PATH_MEMBERS[segments[i - 1]!] ?? 'segment'}`, text });
-    }
-    const idempotencyKey = req.get('idempotency-key');
-    if (idempotencyKey !== undefined) strings.push({ where: 'header Idempotency-Key', text: idempotencyKey });
-    if (req.body !== undefined) stringsOf(req.body, 'body', strings);
-    await refuseCredentials(strings);
-  };
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    if (!WRITES.has(req.method) || !req.path.startsWith('/v1/')) return next();
-    check(req).then(() => next(), next);
-  };
 }

@@ -1,10 +1,13 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportSeedOnFailure, seededRandom } from '../../test/support/seed.ts';
 import { createLogger } from '../kit/logger.ts';
-import { credentialCorpus } from './test-support/credential-corpus.ts';
+import { credentialCorpus, SECRETLINT_ONLY, VARIANTS } from './test-support/credential-corpus.ts';
 import { ordinaryCorpus } from './test-support/ordinary-corpus.ts';
 import { CARD_MEMBERS } from './personas.ts';
 import { Client, field, note, startTestbed, type Answer, type Testbed } from './test-support/harness.ts';
+
+reportSeedOnFailure();
 
 let bed: Testbed;
 let c: Client;
@@ -58,7 +61,7 @@ async function expectRefused(r: Answer, secret: string, member: string): Promise
 }
 
 describe('credential refusal', () => {
-  const corpus = credentialCorpus();
+  const corpus = credentialCorpus(seededRandom(1));
 
   it('the corpus has at least 40 strings from at least 15 providers', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(40);
@@ -98,8 +101,8 @@ describe('credential refusal', () => {
   });
 
   it('refuses a credential as a credential even where a length cap, a fixed form or a size limit would refuse the member first', async () => {
-    const pem = credentialCorpus().find((e) => e.secret.includes('PRIVATE KEY'))!.secret;
-    const token = credentialCorpus().find((e) => e.provider === 'GitHub')!.secret;
+    const pem = corpus.find((e) => e.secret.includes('PRIVATE KEY'))!.secret;
+    const token = corpus.find((e) => e.provider === 'GitHub')!.secret;
     expect(pem.length).toBeGreaterThan(200);
     const cases: [string, Request][] = [
       ['body.display_name', ['POST', '/v1/personas', { profile: 'capped', display_name: pem }]], // longer than 200
@@ -122,7 +125,7 @@ describe('credential refusal', () => {
   });
 
   it('leaves a write whose token does not verify to the route: 401, and nothing stored', async () => {
-    const secret = credentialCorpus()[0]!.secret;
+    const secret = corpus[0]!.secret;
     const r = await new Client(c.url, 'not-a-token').call('POST', '/v1/personas/ada/notes', note(secret));
     expect(r.status).toBe(401);
     expect(r.text).not.toContain(secret);
@@ -144,24 +147,86 @@ describe('credential refusal', () => {
 });
 
 describe('the detector', () => {
-  it('uses secretlint for the shapes its own regexes do not list', async () => {
+  it('uses secretlint for the shapes its own regexes do not list, with and without digits', async () => {
     const { fastShape, findCredential } = await import('./credentials.ts');
-    const onlySecretlint = credentialCorpus().filter((e) => ['Figma', 'Grafana', 'HashiCorp Vault'].includes(e.provider));
-    expect(onlySecretlint).toHaveLength(3);
-    for (const { provider, secret } of onlySecretlint) {
-      expect(fastShape(secret), provider).toBeUndefined();
-      expect(await findCredential([{ where: 'body.content', text: `my token is ${secret}` }]), provider).toEqual({ kind: 'a credential', where: 'body.content' });
+    const random = seededRandom(2);
+    const onlySecretlint = VARIANTS.flatMap((variant) => credentialCorpus(random, variant)).filter((e) => SECRETLINT_ONLY.includes(e.provider));
+    expect(new Set(onlySecretlint.map((e) => `${e.provider} ${e.variant}`)).size).toBe(SECRETLINT_ONLY.length * VARIANTS.length);
+    for (const { provider, variant, secret } of onlySecretlint) {
+      expect(fastShape(secret), `${provider} ${variant}`).toBeUndefined();
+      expect(await findCredential([{ where: 'body.content', text: `my token is ${secret}` }]), `${provider} ${variant}`).toEqual({ kind: 'a credential', where: 'body.content' });
     }
+  });
+
+  it('finds a token whose random part has no digit, which it once skipped without asking secretlint', async () => {
+    const { findCredential } = await import('./credentials.ts');
+    const letters = 'kQmZxTrwPLbnVcaHdEsYgUfJiOlMpNqR';
+    for (const secret of [`figd_${letters}${letters.slice(0, 16)}`, `hvs.${letters.repeat(3)}`, `glsa_${letters}_abcdefab`, `vcp_${letters}${letters.slice(0, 8)}`]) {
+      expect(await findCredential([{ where: 'body.content', text: secret }]), secret.slice(0, 5)).toEqual({ kind: 'a credential', where: 'body.content' });
+    }
+  });
+
+  it('refuses a password assigned without a digit, quoted or not, under any name that ends in a secret\u2019s name', async () => {
+    const { fastShape } = await import('./credentials.ts');
+    for (const text of [
+      'password = "kQmZxTrwPLbnVcaH"',
+      "api_key: 'correcthorsebatterystaple'",
+      'password: kQmZxTrwPLbnVcaH',
+      'DB_PASSWORD=kQmZxTrwPLbnVcaHd',
+      'export STRIPE_SECRET=kQmZ-xTrwPLbn_VcaH',
+      '--access-token=kQmZxTrwPLbnVcaH',
+      'clientSecret = "YourClientSecretHere"',
+      'DB_PASSWORD=hunter2hunter2',
+    ]) {
+      expect(fastShape(text), text).toBe('a password or key assignment');
+    }
+  });
+
+  it('accepts what is assigned to a secret\u2019s name when it is a placeholder or a name in code, not a secret', async () => {
+    const { fastShape } = await import('./credentials.ts');
+    for (const text of [
+      'const apiKey = getApiKeyFromVault();',
+      'access_token = fetchAccessToken(client)',
+      'secret = process_env_value',
+      'password: HTTPServerErrorMessage',
+      'client_secret: YOUR_CLIENT_SECRET',
+      'ANTHROPIC_API_KEY=your-api-key-here',
+      'api_key: "your-api-key-here"',
+      'password = "<your password>"',
+      'DB_PASSWORD=${DB_PASSWORD}',
+      'password = "123456789012"', // digits alone: a PIN, a phone number, an id
+      'password_hint = "the name of our first cat"',
+    ]) {
+      expect(fastShape(text), text).toBeUndefined();
+    }
+  });
+
+  it('refuses a JSON member named like a secret whose value is one, digits or none, and names the member', async () => {
+    const secrets = ['kQmZxTrwPLbnVcaHdEsY', 'kQmZ3TrwPLbn9caHdEsY'];
+    for (const secret of secrets) {
+      for (const [name, body] of [
+        ['body.value.password', field({ password: secret })],
+        ['body.value[0].db.clientSecret', field([{ db: { clientSecret: secret } }])],
+      ] as const) {
+        const r = await c.call('PUT', '/v1/personas/ada/fields/login', body);
+        await expectRefused(r, secret, name);
+      }
+    }
+    // A placeholder under the same name is data about a credential, not the credential.
+    expect((await c.call('PUT', '/v1/personas/ada/fields/login', field({ password: '<in the identity service>', api_key: 'your-api-key-here' }))).status).toBe(200);
   });
 });
 
-describe('the detector, over many random draws of the corpus', () => {
-  it('finds every credential shape in 100 fresh draws of the corpus', async () => {
+describe('the detector, over many seeded draws of the corpus', () => {
+  it('finds every credential shape in 100 draws of the corpus, each with digits, without digits and with letters only', async () => {
     const { findCredential } = await import('./credentials.ts');
+    const random = seededRandom(3);
     const misses: string[] = [];
     for (let draw = 0; draw < 100; draw++) {
-      for (const { provider, secret } of credentialCorpus()) {
-        if (!(await findCredential([{ where: 'body.content', text: secret }]))) misses.push(`${provider}: ${secret.slice(0, 6)}...`);
+      for (const variant of VARIANTS) {
+        for (const { provider, secret } of credentialCorpus(random, variant)) {
+          if (!(await findCredential([{ where: 'body.content', text: secret }]))) misses.push(`${provider} (${variant}, draw ${draw}): ${secret.slice(0, 6)}...`);
+        }
       }
     }
     expect(misses).toEqual([]);

@@ -66,8 +66,36 @@ const SHAPES: Shape[] = [
 
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;
 
-// `password = "..."`-style assignments of a random-looking value: letters and digits mixed, 12+ chars.
-const ASSIGNMENT = /\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?([A-Za-z0-9_\-+/=!@#$%^&*]{12,})/gi;
+/** Names under which a value is a secret: alone, or at the end of a longer name (`DB_PASSWORD`, `clientSecret`, `OPENAI_API_KEY`). */
+const SECRET_NAME = '(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)';
+/** Whether a member name names a secret, so that its string value is checked as an assignment (`{"password": "..."}`). */
+export const SECRET_MEMBER = new RegExp(`^[A-Za-z0-9_-]{0,40}${SECRET_NAME}$`, 'i');
+
+// `password = "..."`-style assignments of 12+ characters: the name, `=` or `:`, the opening quote if any, the value.
+const ASSIGNMENT = new RegExp(`(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*]{12,})`, 'gi');
+/** One word as people write names: lower case, upper case or capitalised, at most 12 letters (`your`, `CLIENT`, `Here`). */
+const PLAIN_WORD = /^(?:[a-z]{1,12}|[A-Z]{1,12}|[A-Z][a-z]{1,11})$/;
+/** Plain words joined by - _ . / (`your-api-key-here`, `YOUR_CLIENT_SECRET`), at most 128 characters; a part at a time, so no pattern backtracks far. */
+const plainName = (value: string) => value.length <= 128 && value.split(/[-_./]/).every((part) => PLAIN_WORD.test(part));
+/** The pieces of a name in code: capitals before a capital or the end (an acronym), an optional capital with lower-case letters, anything else. */
+const CODE_PIECE = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^A-Za-z]+/g;
+/** A name in code (at most 128 characters): camelCase, PascalCase or snake_case words of at most 12 letters, acronyms of 2-12 capitals (`getAccessToken`, `HTTPServerError`). */
+const codeName = (value: string) =>
+  value.length <= 128 &&
+  value.split(/[-_.]/).every((part) => (part.match(CODE_PIECE) ?? []).every((piece) => /^(?:[A-Z]?[a-z]{1,12}|[A-Z]{2,12})$/.test(piece)));
+
+/**
+ * Whether the value assigned to a secret's name is the secret itself rather than a placeholder or a
+ * reference to one. With a digit: when it has letters too.
+ * Without a digit (a random value has no reason to hold one): quoted, it is a literal, so it is the
+ * secret unless it is plain words (`"your-api-key-here"`); unquoted, unless it reads as a name in code
+ * (`getAccessToken`, `process_env_value`).
+ */
+function assignedSecret(value: string, quoted: boolean): boolean {
+  if (placeholder.test(value) || !/[A-Za-z]/.test(value)) return false;
+  if (/[0-9]/.test(value)) return true;
+  return quoted ? !plainName(value) : !codeName(value);
+}
 
 /** The fast check alone (no secretlint): for places that must decide synchronously, like log lines. */
 export function fastShape(text: string): string | undefined {
@@ -76,20 +104,24 @@ export function fastShape(text: string): string | undefined {
     if (!placeholder.test(m[3]!)) return 'a connection string with a password';
   }
   for (const m of text.matchAll(ASSIGNMENT)) {
-    const v = m[1]!;
-    if (/[0-9]/.test(v) && /[A-Za-z]/.test(v) && !placeholder.test(v) && !/^(?:[a-z]+_)+[a-z]+$/i.test(v)) return 'a password or key assignment';
+    if (assignedSecret(m[2]!, m[1] !== '')) return 'a password or key assignment';
   }
   return undefined;
 }
 
 /**
- * Every secretlint rule looks for a long random-looking token, a URL with credentials or a key block;
- * text with none of those (most prose) skips it, which keeps writes fast (see the README's figures).
+ * Every secretlint rule looks for a URL with credentials, a key block, or a long token: a prefix joined
+ * to a random body (`figd_...`, `hvs....`, `glsa_..._...`), and a random body has no reason to hold a
+ * digit. So secretlint reads a string unless each run of 16+ token characters in it is made of plain
+ * words: lower case (a capital may start each), at most 12 letters, joined by -, _ or /. Prose and
+ * snake_case names skip it, which keeps writes fast (see the README's figures); a token does not,
+ * with or without digits (a random body of 20+ characters is almost never plain words).
  */
 const LONG_TOKEN = /[A-Za-z0-9_\-+/=]{16,}/g;
+const PLAIN_WORDS = /^[A-Z]?[a-z]{1,12}(?:[-_/][A-Z]?[a-z]{1,12})*$/;
 export function worthSecretlint(text: string): boolean {
   if (text.includes('://') || text.includes('-----BEGIN') || text.includes('@')) return true;
-  for (const m of text.matchAll(LONG_TOKEN)) if (/[0-9]/.test(m[0]) && /[A-Za-z]/.test(m[0])) return true;
+  for (const m of text.matchAll(LONG_TOKEN)) if (!PLAIN_WORDS.test(m[0])) return true;
   return false;
 }
 
@@ -140,23 +172,4 @@ export async function refuseCredentials(strings: WrittenString[]): Promise<void>
       'the vault for secrets (for example PUT /v1/connections/{profile} there), and keep at most a description of it here. Remove it and send the write again.',
     { type: 'urn:persona-store:credential-refused', members: { member: found.where } },
   );
-}
-
-/** A member name as part of a location, unless it could itself be the secret. */
-const memberInLocation = (k: string) => (k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) && !worthSecretlint(k) ? k : '(member)');
-
-/** Every string inside a JSON value (member names too), each with its location. */
-export function stringsOf(value: unknown, where: string, out: WrittenString[] = []): WrittenString[] {
-  const walk = (v: unknown, at: () => string): void => {
-    if (typeof v === 'string') out.push({ where: at, text: v });
-    else if (Array.isArray(v)) v.forEach((item, i) => walk(item, () => `${at()}[${i}]`));
-    else if (v !== null && typeof v === 'object') {
-      for (const [k, inner] of Object.entries(v)) {
-        out.push({ where: () => `${at()} (a member name)`, text: k });
-        walk(inner, () => `${at()}.${memberInLocation(k)}`);
-      }
-    }
-  };
-  walk(value, () => where);
-  return out;
 }

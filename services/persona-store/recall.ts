@@ -31,21 +31,25 @@ export function matchExpression(q: string): string {
   return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' ');
 }
 
-/** The text of a field value that recall searches: every string and number inside it, and its member names. */
+/**
+ * The text of a field value that recall searches: every string and number inside it, and its member
+ * names, in document order. Walked with a stack of its own, never recursion: the order must stay
+ * exactly this one, because un-indexing a field recomputes it from the stored value.
+ */
 export function searchableText(value: unknown): string {
   const out: string[] = [];
-  const walk = (v: unknown) => {
+  // Pushed in reverse so that they pop in document order; a member name is a string to index like any other.
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
     if (typeof v === 'string') out.push(v);
     else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
-    else if (Array.isArray(v)) v.forEach(walk);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
     else if (v !== null && typeof v === 'object') {
-      for (const [k, inner] of Object.entries(v)) {
-        out.push(k);
-        walk(inner);
-      }
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]![1], entries[i]![0]);
     }
-  };
-  walk(value);
+  }
   return out.join(' ');
 }
 
