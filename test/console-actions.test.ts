@@ -245,6 +245,25 @@ describe('subscriptions in detail', () => {
   });
 });
 
+describe('the overview when a service is down', () => {
+  it('says which service needs what, and the counts it cannot read say why', async () => {
+    await stack.supervisor.stop('persona-store');
+    try {
+      const view = await data<OverviewView>('overview.get');
+      expect(view.services.find((s) => s.name === 'persona-store')).toMatchObject({ state: 'stopped', advice: 'Start it (Services), or Start all.' });
+      expect(view.attention).toContainEqual({ severity: 'warning', place: 'services', text: 'Persona store is stopped. Start it (Services), or Start all.' });
+      expect(view.counts.personas).toEqual({ error: 'The persona store is not answering (it is stopped). Start it in the Services panel, then try again.' });
+      // The other services' counts are still read.
+      expect(view.counts.connections).toEqual({ value: 1 });
+      const activity = await data<ActivityView>('overview.activity');
+      expect(activity.services['persona-store']!.reading).toMatchObject({ ok: false, reason: 'it is stopped' });
+    } finally {
+      await stack.supervisor.start('persona-store');
+      await stack.supervisor.waitUntilSettled(undefined, SETTLE_MS);
+    }
+  });
+});
+
 describe('secrets', () => {
   it('no answer but the new hub credential\u2019s carried a token, the session credential or a platform secret', () => {
     const all = answers.filter((a) => !a.includes('"credential":"'));
