@@ -1,8 +1,12 @@
+import { request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { propertyOptions, reportSeedOnFailure } from '../../test/support/seed.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
 import { OPERATION_IDS } from './routes.ts';
 import { field, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+
+reportSeedOnFailure();
 
 let bed: Testbed;
 let c: Client;
@@ -31,6 +35,58 @@ describe('the contract', () => {
     const ready = await fetch(`${bed.store.url}/ready`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ checks: { database: 'ok', identity_keys: 'ok' } });
+  });
+});
+
+/** One request with the Host header as given (fetch always sends the URL's own). */
+function withHost(path: string, host: string, init: { method?: string; body?: string; token?: string } = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const target = new URL(path, bed.store.url);
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: init.method ?? 'GET',
+        setHost: false,
+        headers: { host, ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+describe('the Host check (the kit\u2019s, DNS rebinding)', () => {
+  it('refuses a Host that is not this machine with 421 on the probes, the document and token routes, before anything is written', async () => {
+    const targets: [string, string, string?][] = [
+      ['GET', '/healthy'],
+      ['GET', '/ready'],
+      ['GET', '/openapi.json'],
+      ['GET', '/v1/personas/ada'],
+      ['POST', '/v1/personas', JSON.stringify({ profile: 'rebound', display_name: 'R' })],
+    ];
+    for (const host of ['evil.example', 'evil.example:8004', '127.0.0.1.evil.example']) {
+      for (const [method, path, body] of targets) {
+        const r = await withHost(path, host, { method, body, token: c.token });
+        expect(r.status, `${host} ${method} ${path}`).toBe(421);
+        expect(r.body).not.toContain(host);
+      }
+    }
+    expect((await c.call('GET', '/v1/personas/rebound')).status).toBe(404);
+    expect((await withHost('/v1/personas/ada', `localhost:${new URL(bed.store.url).port}`, { token: c.token })).status).toBe(200);
+  });
+
+  it('names its own listen address as the document\u2019s server, whatever Host a request sent before', async () => {
+    await withHost('/openapi.json', 'evil.example');
+    await withHost('/openapi.json', 'localhost:1');
+    const doc = (await (await fetch(`${bed.store.url}/openapi.json`)).json()) as { servers: { url: string }[] };
+    expect(doc.servers).toEqual([{ url: bed.store.url }]);
   });
 });
 
@@ -153,7 +209,7 @@ describe('notes', () => {
 
   it('revising changes only the parts sent and never moves the time of writing', async () => {
     const n = (await c.call('POST', '/v1/personas/ada/notes', note('a lesson about bread', { kind: 'lesson' }))).body;
-    await new Promise((r) => setTimeout(r, 5));
+    bed.clock.advance(5); // the revision is written later than the note, by the store's clock
     const revised = await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, { content: 'a lesson about sourdough bread' });
     expect(revised.body).toMatchObject({ kind: 'lesson', content: 'a lesson about sourdough bread', revision: 2, written_at: n.written_at });
     expect(revised.body.revised_at).not.toBe(n.written_at);
@@ -261,7 +317,7 @@ describe('identity block, export and change log', () => {
   it('filters the change log by time: since keeps entries at or after it, until those before it', async () => {
     await c.call('POST', '/v1/personas', { profile: 'timeline', display_name: 'T' });
     for (let i = 0; i < 6; i++) {
-      await new Promise((r) => setTimeout(r, 3)); // entries a few milliseconds apart, so that their times differ
+      bed.clock.advance(3); // entries a few milliseconds apart by the store's clock, so that their times differ
       await c.call('PUT', `/v1/personas/timeline/fields/step_${i}`, field(i));
     }
     const all = (await c.call<{ events: { id: number; at: string }[] }>('GET', '/v1/personas/timeline/events')).body.events;
@@ -409,7 +465,7 @@ describe('recall', () => {
           expect([200, 422], `${path} ${JSON.stringify(q)}: ${r.status}`).toContain(r.status);
         }
       }),
-      { numRuns: 300, examples },
+      propertyOptions({ numRuns: 300, examples }),
     );
   });
 
@@ -447,7 +503,7 @@ describe('remembered tokens', () => {
     let verifications = 0;
     const counted = { ...real, verify: (h: string | undefined) => (verifications++, real.verify(h)), keySetFetches: 0 };
     let clock = Date.now();
-    const verifier = rememberVerifiedTokens(counted, () => clock);
+    const verifier = rememberVerifiedTokens(counted, { maxBytes: 1 << 20, now: () => clock });
     const header = `Bearer ${await bed.identity.mint(bed.identity.localCredential, 'persona')}`;
     await verifier.verify(header);
     await verifier.verify(header);

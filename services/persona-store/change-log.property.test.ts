@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { propertyOptions, reportSeedOnFailure } from '../../test/support/seed.ts';
 import { field, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+
+reportSeedOnFailure();
 
 let c: Client;
 
@@ -136,7 +139,7 @@ describe.each(['keep', 'destroy_now'])('the change log, under random sequences o
           expect(hits.body.notes.map((h) => h.id).sort()).toEqual(notes.filter((n) => n.live && n.word === word).map((n) => n.id).sort());
         }
       }),
-      { numRuns: 25 },
+      propertyOptions({ numRuns: 25 }),
     );
   });
 });

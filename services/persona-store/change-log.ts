@@ -42,7 +42,8 @@ export interface Change {
   replaced?: Record<string, unknown>;
 }
 
-export function record(sql: PersonaSql, change: Change, at = new Date().toISOString()): void {
+/** Records one change at `at`, the time the change itself was made (the operation's clock). */
+export function record(sql: PersonaSql, change: Change, at: string): void {
   sql.insertEvent({
     account: change.account,
     profile: change.profile,

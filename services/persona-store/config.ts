@@ -33,6 +33,12 @@ export const personaSettings = {
   maxValueBytes: setting('MAX_VALUE_BYTES', parse.integer(16, 1_048_576), '16384', 'Largest field value, as compact JSON in UTF-8 bytes.'),
   maxNoteChars: setting('MAX_NOTE_CHARS', parse.integer(16, 1_000_000), '8000', 'Longest note content, in characters.'),
   maxKeyLength: setting('MAX_KEY_LENGTH', parse.integer(8, 256), '64', 'Longest field key after normalisation, in characters.'),
+  verifiedTokensBytes: setting(
+    'VERIFIED_TOKENS_BYTES',
+    parse.integer(0, 67_108_864),
+    '1048576',
+    'Most memory (bytes) the tokens remembered as verified may take; the least recently used go first (0 remembers none).',
+  ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '256kb', 'Largest JSON body accepted.'),
 };
 

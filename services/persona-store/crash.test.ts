@@ -37,6 +37,12 @@ describe('crash durability', () => {
     const ackedFields = new Map<string, number>();
     let stop = false;
     let sent = 0;
+    // The kill comes when 300 writes have been answered: an event the writers report, not a moment on the clock.
+    let reached300!: () => void;
+    const acked300 = new Promise<void>((resolve) => (reached300 = resolve));
+    const acked = () => {
+      if (ackedNotes.size + ackedFields.size >= 300) reached300();
+    };
     const writer = async (w: number) => {
       for (let i = 0; !stop; i++) {
         sent++;
@@ -45,10 +51,12 @@ describe('crash durability', () => {
             const content = `writer ${w} note ${i} about durable storage`;
             const r = await c.call('POST', '/v1/personas/ada/notes', note(content));
             if (r.status === 201) ackedNotes.set(r.body.id as string, content);
+            acked();
           } else {
             const key = `w${w}_k${i % 20}`;
             const r = await c.call('PUT', `/v1/personas/ada/fields/${key}`, field(i));
             if (r.status === 200) ackedFields.set(key, i);
+            acked();
           }
         } catch {
           return; // the connection died with the process: this write was never answered
@@ -56,7 +64,7 @@ describe('crash durability', () => {
       }
     };
     const writers = [0, 1, 2, 3].map(writer);
-    while (ackedNotes.size + ackedFields.size < 300) await new Promise((r) => setTimeout(r, 10));
+    await acked300;
     expect(await child.stop('SIGKILL')).toBe('SIGKILL');
     stop = true;
     await Promise.all(writers);

@@ -1,10 +1,14 @@
-import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { reportSeedOnFailure, seededRandom } from '../../test/support/seed.ts';
+import { createLogger } from '../kit/logger.ts';
 import { DATABASE_FILE } from './service.ts';
 import { field, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+
+reportSeedOnFailure();
 
 let bed: Testbed | undefined;
 afterEach(async () => {
@@ -13,10 +17,11 @@ afterEach(async () => {
 });
 
 /**
- * A unique word: "qqz", 20 random hex digits and a final digit. Ending in a digit, the porter stemmer
- * leaves it whole (a word ending in "e" would be indexed without it).
+ * A unique word: "qqz", 20 random hex digits and a final digit, drawn from the file's seed. Ending in a
+ * digit, the porter stemmer leaves it whole (a word ending in "e" would be indexed without it).
  */
-const newMarker = () => `qqz${randomBytes(10).toString('hex')}${randomInt(10)}`;
+const random = seededRandom(1);
+const newMarker = () => `qqz${Array.from({ length: 20 }, () => random(16).toString(16)).join('')}${random(10)}`;
 
 /**
  * What is searched for in bytes: the marker's last 16 characters. FTS5 leaf pages store a term as the
@@ -115,12 +120,22 @@ async function expectGone(b: Testbed, profile: string, words: string[]): Promise
   }
 }
 
-async function waitForEvents(c: Client, profile: string, actions: string, count: number): Promise<{ action: string; asserted_by: string }[]> {
-  for (;;) {
-    const log = await c.call<{ events: { action: string; asserted_by: string }[] }>('GET', `/v1/personas/${profile}/events?action=${actions}`);
-    if (log.body.events.length >= count) return log.body.events;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** A logger whose lines a test can wait for: the sweeper says when it destroyed something. */
+function watchedLogger() {
+  let lines = '';
+  const waiting: { pattern: RegExp; resolve: () => void }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines += chunk.toString();
+      for (const w of waiting.filter((w) => w.pattern.test(lines))) w.resolve();
+      done();
+    },
+  });
+  return {
+    logger: createLogger('persona-store', 'info', sink),
+    /** Resolves once a line matching `pattern` has been logged (the test's own timeout is the backstop). */
+    line: (pattern: RegExp) => new Promise<void>((resolve) => (pattern.test(lines) ? resolve() : waiting.push({ pattern, resolve }))),
+  };
 }
 
 describe('destroyed means gone', () => {
@@ -138,20 +153,24 @@ describe('destroyed means gone', () => {
   });
 
   it('destroy after the grace period: pending entries leave every answer, and the sweeper destroys them when it ends', async () => {
-    bed = await startTestbed({
-      PERSONA_FORGET_MODE: 'destroy_after_grace',
-      PERSONA_GRACE_PERIOD_SECONDS: '1',
-      PERSONA_SWEEP_INTERVAL_SECONDS: '1',
-      PERSONA_KEEP_REPLACED_VALUES: 'true',
-    });
+    const log = watchedLogger();
+    // The sweeper looks every second; the grace period is an hour of the store's clock, which the test moves on.
+    bed = await startTestbed(
+      { PERSONA_FORGET_MODE: 'destroy_after_grace', PERSONA_GRACE_PERIOD_SECONDS: '3600', PERSONA_SWEEP_INTERVAL_SECONDS: '1', PERSONA_KEEP_REPLACED_VALUES: 'true' },
+      undefined,
+      log.logger,
+    );
     const marker = newMarker();
     const written = await writeMarker(bed.owner, 'ada', marker);
     expectEverywhere(bed.dataDir, marker);
     await forgetAll(bed.owner, 'ada', written, 'pending');
     expect((await bed.owner.call('GET', `/v1/personas/ada/notes/${written.noteIds[0]!}`)).status).toBe(404);
     expect((await bed.owner.call<{ notes: unknown[]; fields: unknown[] }>('GET', `/v1/personas/ada/recall?q=${marker}`)).body).toEqual({ fields: [], notes: [] });
-    const destroyed = await waitForEvents(bed.owner, 'ada', 'field_destroyed,note_destroyed', 4);
-    expect(destroyed.map((e) => e.asserted_by)).toEqual(['persona-store', 'persona-store', 'persona-store', 'persona-store']);
+    expect(traces(bed.dataDir, [marker])).not.toEqual([]); // pending: not destroyed yet
+    bed.clock.advance(3_600_000);
+    await log.line(/"destroyed":4,.*grace period ended; entries destroyed/);
+    const destroyed = await bed.owner.call<{ events: { asserted_by: string }[] }>('GET', '/v1/personas/ada/events?action=field_destroyed,note_destroyed');
+    expect(destroyed.body.events.map((e) => e.asserted_by)).toEqual(['persona-store', 'persona-store', 'persona-store', 'persona-store']);
     await expectGone(bed, 'ada', [marker]);
   });
 
@@ -225,7 +244,8 @@ describe('earlier revisions', () => {
 
 describe('forgetting an entry already forgotten applies the person\u2019s current setting', () => {
   it('kept entries are destroyed once the person chooses destroy_now, and scheduled under destroy_after_grace; under keep a second DELETE answers 404', async () => {
-    bed = await startTestbed({ PERSONA_FORGET_MODE: 'keep', PERSONA_GRACE_PERIOD_SECONDS: '1', PERSONA_SWEEP_INTERVAL_SECONDS: '1' });
+    // The sweeper's own timer is left to its default (a minute): the test sweeps when it has moved the clock on.
+    bed = await startTestbed({ PERSONA_FORGET_MODE: 'keep', PERSONA_GRACE_PERIOD_SECONDS: '3600' });
     const c = bed.owner;
     await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'A' });
     const words = { f1: newMarker(), f2: newMarker(), n1: newMarker(), n2: newMarker() };
@@ -250,7 +270,9 @@ describe('forgetting an entry already forgotten applies the person\u2019s curren
     await bed.restart({ PERSONA_FORGET_MODE: 'destroy_after_grace' });
     expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/second')).body).toEqual({ outcome: 'pending' });
     expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${n2}`)).body).toEqual({ outcome: 'pending' });
-    await waitForEvents(bed.owner, 'ada', 'field_destroyed,note_destroyed', 4);
+    expect(bed.store.sweep()).toBe(0); // the grace period has not ended
+    bed.clock.advance(3_600_000);
+    expect(bed.store.sweep()).toBe(2);
     await expectGone(bed, 'ada', Object.values(words));
 
     const log = await bed.owner.call<{ events: { action: string; target_kind: string; changes: string[]; asserted_by: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');

@@ -42,7 +42,7 @@ const destroyAt = (policy: Policy, now: Date) => new Date(now.getTime() + policy
 
 export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome | undefined {
   const outcome = forgetStep(row.state, policy.forgetMode);
-  if (outcome === 'destroyed') destroyField(sql, persona, row, assertedBy);
+  if (outcome === 'destroyed') destroyField(sql, persona, row, assertedBy, now.toISOString());
   if (outcome === undefined || outcome === 'destroyed') return outcome;
   if (row.state === 'live') sql.unindexField(row);
   const pending = outcome === 'pending';
@@ -56,13 +56,13 @@ export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow,
     assertedBy,
     source: null,
     changes: [pending ? 'pending_destruction' : 'kept'],
-  });
+  }, now.toISOString());
   return outcome;
 }
 
 export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome | undefined {
   const outcome = forgetStep(row.state, policy.forgetMode);
-  if (outcome === 'destroyed') destroyNote(sql, persona, row, assertedBy);
+  if (outcome === 'destroyed') destroyNote(sql, persona, row, assertedBy, now.toISOString());
   if (outcome === undefined || outcome === 'destroyed') return outcome;
   if (row.state === 'live') sql.unindexNote(row);
   const pending = outcome === 'pending';
@@ -76,12 +76,12 @@ export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, p
     assertedBy,
     source: null,
     changes: [pending ? 'pending_destruction' : 'kept'],
-  });
+  }, now.toISOString());
   return outcome;
 }
 
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
-export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string): void {
+export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string, at: string): void {
   if (row.state === 'live') sql.unindexField(row);
   sql.deleteField(row.id);
   sql.scrubEvents(persona.account, persona.profile, 'field', row.key, DESTROYED_FIELD);
@@ -94,10 +94,10 @@ export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow
     assertedBy,
     source: null,
     changes: ['destroyed'],
-  });
+  }, at);
 }
 
-export function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string): void {
+export function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string, at: string): void {
   if (row.state === 'live') sql.unindexNote(row);
   sql.deleteNote(row.seq);
   sql.scrubEvents(persona.account, persona.profile, 'note', row.id, row.id);
@@ -110,22 +110,22 @@ export function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, 
     assertedBy,
     source: null,
     changes: ['destroyed'],
-  });
+  }, at);
 }
 
 /** Destroys every entry whose grace period has ended; returns how many. */
-export function sweep(sql: PersonaSql, now = new Date()): number {
+export function sweep(sql: PersonaSql, now: Date): number {
   const iso = now.toISOString();
   let destroyed = 0;
   sql.transaction(() => {
     for (const row of sql.dueFields(iso)) {
       const persona = sql.personaById(row.persona_id);
-      if (persona) destroyField(sql, persona, row, SERVICE_ACTOR);
+      if (persona) destroyField(sql, persona, row, SERVICE_ACTOR, iso);
       destroyed++;
     }
     for (const row of sql.dueNotes(iso)) {
       const persona = sql.personaById(row.persona_id);
-      if (persona) destroyNote(sql, persona, row, SERVICE_ACTOR);
+      if (persona) destroyNote(sql, persona, row, SERVICE_ACTOR, iso);
       destroyed++;
     }
     if (destroyed > 0) sql.optimizeIndexes();
@@ -134,10 +134,11 @@ export function sweep(sql: PersonaSql, now = new Date()): number {
   return destroyed;
 }
 
-export function startSweeper(sql: PersonaSql, intervalSeconds: number, logger: Logger): () => void {
+/** Sweeps every `intervalSeconds` by the clock the store writes with (a test may set it and sweep at once instead). */
+export function startSweeper(sql: PersonaSql, intervalSeconds: number, logger: Logger, clock: () => Date): () => void {
   const timer = setInterval(() => {
     try {
-      const n = sweep(sql);
+      const n = sweep(sql, clock());
       if (n > 0) logger.info({ destroyed: n }, 'grace period ended; entries destroyed');
     } catch (err) {
       logger.error({ err: errorSummary(err) }, 'sweep failed');

@@ -99,6 +99,8 @@ export class Personas {
   constructor(
     private readonly sql: PersonaSql,
     private readonly limits: Limits,
+    /** Where every time the store writes comes from (entries, change log, grace periods); a test may set it. */
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
   private requirePersona(account: string, profile: string): PersonaRow {
@@ -133,7 +135,7 @@ export class Personas {
   }
 
   async createPersona(principal: Principal, profile: string, card: CardInput & { display_name: string }) {
-    const now = new Date().toISOString();
+    const now = this.clock().toISOString();
     return this.sql.transaction(() => {
       if (this.sql.persona(principal.account, profile)) {
         throw problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
@@ -161,7 +163,7 @@ export class Personas {
         assertedBy: principal.audience,
         source: null,
         changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
-      });
+      }, now);
       return cardView(row);
     });
   }
@@ -171,7 +173,8 @@ export class Personas {
       const p = this.requirePersona(principal.account, profile);
       const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
       if (changed.length === 0) return cardView(p);
-      const next = { ...p, updated_at: new Date().toISOString() };
+      const now = this.clock().toISOString();
+      const next = { ...p, updated_at: now };
       for (const m of changed) (next as Record<string, unknown>)[m] = patch[m];
       const row = this.sql.updatePersona(next);
       record(this.sql, {
@@ -184,7 +187,7 @@ export class Personas {
         source: null,
         changes: changed,
         replaced: policy.keepReplacedValues ? Object.fromEntries(changed.map((m) => [m, p[m]])) : undefined,
-      });
+      }, now);
       return cardView(row);
     });
   }
@@ -204,7 +207,7 @@ export class Personas {
         assertedBy: principal.audience,
         source: null,
         changes: ['deleted'],
-      });
+      }, this.clock().toISOString());
       this.sql.optimizeIndexes();
     });
     this.sql.checkpoint();
@@ -238,10 +241,10 @@ export class Personas {
     const result = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
       let existing = this.sql.field(p.id, key);
-      const now = new Date().toISOString();
+      const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
-        destroyField(this.sql, p, existing, principal.audience);
+        destroyField(this.sql, p, existing, principal.audience, now);
         this.sql.optimizeIndexes();
         destroyedPending = true;
         existing = undefined;
@@ -264,7 +267,7 @@ export class Personas {
       if (!existing) {
         const row = this.sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
         this.sql.indexField(row, stored);
-        record(this.sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] });
+        record(this.sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
         return row;
       }
       const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
@@ -285,7 +288,7 @@ export class Personas {
         live && policy.keepReplacedValues && replacedMembers.length > 0
           ? Object.fromEntries(replacedMembers.map((m) => [m, m === 'value' ? (JSON.parse(existing.value) as unknown) : existing.description]))
           : undefined;
-      record(this.sql, { ...base, action, changes: live ? changed : ['state', ...changed], replaced });
+      record(this.sql, { ...base, action, changes: live ? changed : ['state', ...changed], replaced }, now);
       return row;
     });
     if (destroyedPending) this.sql.checkpoint();
@@ -315,7 +318,7 @@ export class Personas {
     const outcome = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
       const row = this.sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
-      const outcome = row && forgetField(this.sql, p, row, policy, principal.audience, new Date());
+      const outcome = row && forgetField(this.sql, p, row, policy, principal.audience, this.clock());
       if (!outcome) this.liveField(p, rawKey); // throws the same 404 as a missing field
       if (outcome === 'destroyed') this.sql.optimizeIndexes();
       return outcome!;
@@ -341,7 +344,7 @@ export class Personas {
       if (pinned && this.sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`);
       }
-      const now = new Date().toISOString();
+      const now = this.clock().toISOString();
       const row = this.sql.insertNote({
         id: randomUUID(),
         persona_id: p.id,
@@ -367,7 +370,7 @@ export class Personas {
         assertedBy: principal.audience,
         source: input.source,
         changes: ['content', 'kind', 'source', 'pinned'],
-      });
+      }, now);
       return { note: noteView(row), replayed: false };
     });
   }
@@ -401,7 +404,8 @@ export class Personas {
       if (next.pinned && !n.pinned && this.sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`);
       }
-      const row = this.sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: new Date().toISOString() });
+      const now = this.clock().toISOString();
+      const row = this.sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: now });
       if (next.content !== n.content) {
         this.sql.unindexNote(n);
         this.sql.indexNote(row);
@@ -417,7 +421,7 @@ export class Personas {
         source: next.source,
         changes: changed,
         replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,
-      });
+      }, now);
       return noteView(row);
     });
   }
@@ -427,7 +431,7 @@ export class Personas {
     const outcome = this.sql.transaction(() => {
       const p = this.requirePersona(principal.account, profile);
       const row = this.sql.note(p.id, id);
-      const outcome = row && forgetNote(this.sql, p, row, policy, principal.audience, new Date());
+      const outcome = row && forgetNote(this.sql, p, row, policy, principal.audience, this.clock());
       if (!outcome) this.liveNote(p, id); // throws the same 404 as a missing note
       if (outcome === 'destroyed') this.sql.optimizeIndexes();
       return outcome!;

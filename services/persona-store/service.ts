@@ -14,19 +14,33 @@ import { rememberVerifiedTokens } from './verified-tokens.ts';
 
 export const DATABASE_FILE = 'persona-store.db';
 
+export interface PersonaStoreOptions {
+  /** Where every time the store writes comes from (entries, change log, grace periods, the sweeper); tests set it. */
+  clock?: () => Date;
+}
+
+/** The running persona store, with what a test needs to see inside it and to do without waiting. */
+export interface PersonaStore extends RunningService {
+  /** What requests could grow in memory: both stay bounded whatever is sent (a test holds them to it). */
+  held(): { preparedStatements: number; verifiedTokens: { entries: number; bytes: number; maxBytes: number } };
+  /** Sweeps now, as the sweeper's timer does: destroys what the clock says is due; returns how many entries. */
+  sweep(): number;
+}
+
 /** Starts the persona store from its environment; the same call serves tests, headless and the desktop app. */
-export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService> {
+export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, logger?: Logger, options: PersonaStoreOptions = {}): Promise<PersonaStore> {
   const config = loadPersonaConfig(env);
   const log = logger ?? createLogger('persona-store', config.logLevel);
+  const clock = options.clock ?? (() => new Date());
   const database = openDatabase(join(config.dataDir, DATABASE_FILE), personaMigrations);
   const sql = new PersonaSql(database.sqlite);
-  const personas = new Personas(sql, { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength });
-  const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }));
+  const personas = new Personas(sql, { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
+  const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
   const app = createPersonaApp({ logger: log, sqlite: database.sqlite, personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
   // Grace periods that ended while the service was stopped end now.
-  sweep(sql);
-  const stopSweeper = startSweeper(sql, config.sweepIntervalSeconds, log);
-  return listen({
+  sweep(sql, clock());
+  const stopSweeper = startSweeper(sql, config.sweepIntervalSeconds, log, clock);
+  const running = await listen({
     app,
     host: config.host,
     port: config.port,
@@ -36,4 +50,11 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
       await database.close();
     },
   });
+  return {
+    url: running.url,
+    port: running.port,
+    close: () => running.close(),
+    held: () => ({ preparedStatements: sql.preparedStatements, verifiedTokens: verifier.held }),
+    sweep: () => sweep(sql, clock()),
+  };
 }

@@ -183,6 +183,24 @@ export const ExportQuery = z.object({
   notes_after: z.coerce.number().int().min(0).optional(),
   notes_limit: Limit,
 });
+/**
+ * The action filter is a set of known actions: each at most once, so a list is never longer than
+ * the actions there are. An unknown or repeated action is refused, never silently dropped; it is
+ * named when it is a short plain word (nothing credential-shaped is echoed), else by its position.
+ */
+export function actionListProblem(list: string): string | undefined {
+  const seen = new Set<string>();
+  const items = list.split(',');
+  for (const [i, item] of items.entries()) {
+    const named = /^[a-z_]{1,24}$/.test(item) ? `"${item}"` : `item ${i + 1}`;
+    if (!(ACTIONS as readonly string[]).includes(item)) {
+      return `${named} is not an action; name each action once, comma-separated, from ${ACTIONS.join(', ')}`;
+    }
+    if (seen.has(item)) return `${named} is named twice; name each action once (a list holds at most ${ACTIONS.length})`;
+    seen.add(item);
+  }
+  return undefined;
+}
 const IsoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time');
 export const EventsQuery = z.object({
   after: z.coerce.number().int().min(0).optional().meta({ description: 'Only entries with a greater id (paging).' }),
@@ -194,6 +212,9 @@ export const EventsQuery = z.object({
   action: z
     .string()
     .optional()
-    .refine((s) => s === undefined || s.split(',').every((a) => (ACTIONS as readonly string[]).includes(a)), `must be actions from ${ACTIONS.join(', ')}, comma-separated`)
-    .meta({ description: 'Comma-separated actions to include.' }),
+    .superRefine((s, ctx) => {
+      const problem = s === undefined ? undefined : actionListProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .meta({ description: `Comma-separated actions to include, each at most once (so at most ${ACTIONS.length}): ${ACTIONS.join(', ')}.` }),
 });

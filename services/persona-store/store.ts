@@ -7,9 +7,25 @@ import type { EventRow, FieldRow, NoteRow, PersonaRow } from './schema.ts';
  * (revisions, forgetting, recall, credentials) live in their own files and call these.
  */
 class Connection {
+  private prepared = 0;
   constructor(readonly sqlite: Sqlite) {
     // Freed pages are zeroed, so destroyed content does not linger in the file.
     sqlite.pragma('secure_delete = ON');
+    // Counted where SQLite is asked rather than where this class asks, so that no code path prepares unseen.
+    const prepare = sqlite.prepare.bind(sqlite);
+    sqlite.prepare = ((source: string) => {
+      this.prepared++;
+      return prepare(source);
+    }) as Sqlite['prepare'];
+  }
+
+  /**
+   * Statements prepared on this connection so far, by any code that holds it: the fixed set of this
+   * class, then one per readiness probe (`SELECT 1`, let go at once). No request to the API may add
+   * one, so that none can be kept per request (a test holds the service to that).
+   */
+  get preparedStatements(): number {
+    return this.prepared;
   }
 }
 
@@ -194,8 +210,15 @@ export class PersonaSql extends Connection {
   // Change log
   private qInsertEvent = this.s(`INSERT INTO events (account, profile, at, action, target_kind, target, asserted_by, source, changes, replaced)
     VALUES (@account, @profile, @at, @action, @target_kind, @target, @asserted_by, @source, @changes, @replaced)`);
-  /** One prepared statement per combination of filters (a few hundred at most: actions are 16). */
-  private readonly eventQueries = new Map<string, ReturnType<Sqlite['prepare']>>();
+  /**
+   * One statement for every combination of filters: an absent filter is bound as NULL, and the actions
+   * as one JSON array read with json_each, so no request can make the service prepare (and keep) more.
+   */
+  private qEvents = this.s(`SELECT * FROM events WHERE account = @account AND profile = @profile AND id > @after
+    AND (@since IS NULL OR at >= @since) AND (@until IS NULL OR at < @until)
+    AND (@target IS NULL OR target = @target) AND (@target_kind IS NULL OR target_kind = @target_kind)
+    AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
+    ORDER BY id LIMIT @limit`);
   insertEvent(row: Omit<EventRow, 'id'>): void {
     this.qInsertEvent.run(row);
   }
@@ -207,24 +230,21 @@ export class PersonaSql extends Connection {
     until?: string;
     target?: string;
     targetKind?: string;
-    actions?: string[];
+    actions?: readonly string[];
     limit: number;
   }): EventRow[] {
-    const where = ['account = @account', 'profile = @profile', 'id > @after'];
-    if (filter.since) where.push('at >= @since');
-    if (filter.until) where.push('at < @until');
-    if (filter.target) where.push('target = @target');
-    if (filter.targetKind) where.push('target_kind = @targetKind');
-    const params: Record<string, unknown> = { ...filter };
-    delete params.actions;
-    if (filter.actions?.length) {
-      where.push(`action IN (${filter.actions.map((_, i) => `@a${i}`).join(', ')})`);
-      filter.actions.forEach((a, i) => (params[`a${i}`] = a));
-    }
-    const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`;
-    let statement = this.eventQueries.get(sql);
-    if (!statement) this.eventQueries.set(sql, (statement = this.sqlite.prepare(sql)));
-    return statement.all(params) as EventRow[];
+    return this.qEvents.all({
+      account: filter.account,
+      profile: filter.profile,
+      after: filter.after,
+      // An empty filter filters nothing, as it always has.
+      since: filter.since || null,
+      until: filter.until || null,
+      target: filter.target || null,
+      target_kind: filter.targetKind || null,
+      actions: filter.actions?.length ? JSON.stringify(filter.actions) : null,
+      limit: filter.limit,
+    }) as EventRow[];
   }
   /** A destroyed entry leaves no trace in the change log: its name and any replaced values are scrubbed. */
   scrubEvents(account: string, profile: string, targetKind: string, target: string, replacement: string): void {
