@@ -238,19 +238,30 @@ describe('navigation, new windows, webviews and permissions are refused', () => 
     expect(webview).toHaveBeenCalled();
   });
 
-  it('every permission request and check answers no', () => {
-    let request: ((wc: unknown, permission: string, cb: (ok: boolean) => void) => void) | undefined;
-    let check: (() => boolean) | undefined;
+  it('every permission request and check answers no, but the console\u2019s own clipboard writes', () => {
+    let request: ((wc: unknown, permission: string, cb: (ok: boolean) => void, details?: { requestingUrl?: string }) => void) | undefined;
+    let check: ((wc: unknown, permission: string, origin: string) => boolean) | undefined;
     hardenSession({
       setPermissionRequestHandler: (h: typeof request) => (request = h),
       setPermissionCheckHandler: (h: typeof check) => (check = h),
     } as unknown as Electron.Session);
     for (const permission of ['media', 'geolocation', 'notifications', 'clipboard-read', 'openExternal']) {
       const cb = vi.fn();
-      request!({}, permission, cb);
+      request!({}, permission, cb, { requestingUrl: CONSOLE_URL });
+      expect(cb).toHaveBeenCalledWith(false);
+      expect(check!({}, permission, CONSOLE_URL)).toBe(false);
+    }
+    const allowed = vi.fn();
+    request!({}, 'clipboard-sanitized-write', allowed, { requestingUrl: CONSOLE_URL });
+    expect(allowed).toHaveBeenCalledWith(true);
+    expect(check!({}, 'clipboard-sanitized-write', CONSOLE_URL)).toBe(true);
+    // From anywhere else, or without saying where from, it is refused too.
+    for (const where of [{ requestingUrl: 'https://evil.example/' }, {}, undefined]) {
+      const cb = vi.fn();
+      request!({}, 'clipboard-sanitized-write', cb, where);
       expect(cb).toHaveBeenCalledWith(false);
     }
-    expect(check!()).toBe(false);
+    expect(check!({}, 'clipboard-sanitized-write', 'app://consolex')).toBe(false);
   });
 
   it('isConsoleUrl compares parsed origins, not prefixes', () => {

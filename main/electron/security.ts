@@ -48,7 +48,7 @@ export function isConsoleUrl(url: string | undefined): boolean {
   }
 }
 
-/** Navigation away from the console, new windows, webviews and every permission are refused. */
+/** Navigation away from the console, new windows and webviews are refused. */
 export function hardenWebContents(contents: WebContents): void {
   contents.on('will-navigate', (event, url) => {
     if (!isConsoleUrl(url)) event.preventDefault();
@@ -60,9 +60,14 @@ export function hardenWebContents(contents: WebContents): void {
   contents.setWindowOpenHandler(() => ({ action: 'deny' }));
 }
 
+/** The one permission the console uses: writing plain text to the clipboard (the hub page's Copy buttons), from the console itself. */
+const CONSOLE_PERMISSION = 'clipboard-sanitized-write';
+
 export function hardenSession(session: Session): void {
-  session.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  session.setPermissionCheckHandler(() => false);
+  session.setPermissionRequestHandler((_contents, permission, callback, details) =>
+    callback(permission === CONSOLE_PERMISSION && isConsoleUrl(details?.requestingUrl)),
+  );
+  session.setPermissionCheckHandler((_contents, permission, requestingOrigin) => permission === CONSOLE_PERMISSION && isConsoleUrl(requestingOrigin));
   session.setDevicePermissionHandler?.(() => false);
 }
 
