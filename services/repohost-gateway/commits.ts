@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { problem } from '../kit/problem.ts';
 import type { CommitResult } from './models.ts';
-import type { Session } from './platform.ts';
+import type { PlatformClient, Session } from './platform/index.ts';
 
 /**
  * Several files in one commit through the Git Data API, never forced: read the branch head, build a
@@ -24,9 +24,7 @@ export interface CommitRequest {
   changes: FileChange[];
 }
 
-type Octo = Parameters<Parameters<Session['run']>[1]>[0];
-
-async function headOf(octokit: Octo, owner: string, repo: string, branch: string): Promise<string> {
+async function headOf(octokit: PlatformClient, owner: string, repo: string, branch: string): Promise<string> {
   const ref = await octokit.rest.git.getRef({ owner, repo, ref: `heads/${branch}` });
   return ref.data.object.sha;
 }

@@ -6,7 +6,7 @@ import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
 import { gatewayApp } from './app.ts';
 import { AUDIENCE, loadRepohostConfig } from './config.ts';
 import { CredentialResolver } from './credentials.ts';
-import { Platform } from './platform.ts';
+import { Platform } from './platform/index.ts';
 import { SignalAddresses } from './signal-addresses.ts';
 import { SignalSender } from './signals.ts';
 import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';

@@ -4,7 +4,7 @@ import { errorSummary, type Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
 import { CREDENTIALS_KEPT, type Credential, type CredentialResolver } from './credentials.ts';
 import type { OpenedSubscription, Subscription, SubscriptionKind } from './models.ts';
-import { CredentialGone, Session, type Platform } from './platform.ts';
+import { CredentialGone, lastPage, Session, type Platform, type PlatformClient } from './platform/index.ts';
 import { readChecks } from './checks.ts';
 import type { SignalAddresses } from './signal-addresses.ts';
 import type { SignalSender } from './signals.ts';
@@ -36,8 +36,6 @@ export interface SubscriptionPolicy {
   credentialHoldMs: number;
   sweepMs: number;
 }
-
-type Octo = Parameters<Parameters<Session['run']>[1]>[0];
 
 export class Subscriptions {
   /** Credentials held for sweeps by account and profile, with the session credential of the caller who held them last. */
@@ -290,21 +288,21 @@ function split(repo: string): { owner: string; repo: string } {
   return { owner, repo: name };
 }
 
-async function newestReview(octokit: Octo, row: SubscriptionRow): Promise<number> {
+async function newestReview(octokit: PlatformClient, row: SubscriptionRow): Promise<number> {
   const reviews = await reviewsOf(octokit, row);
   return reviews.reduce((max, r) => Math.max(max, r.id), 0);
 }
 
-async function reviewsOf(octokit: Octo, row: SubscriptionRow): Promise<{ id: number; state: string }[]> {
+async function reviewsOf(octokit: PlatformClient, row: SubscriptionRow): Promise<{ id: number; state: string }[]> {
   const params = { ...split(row.repo), pull_number: Number(row.target.slice(5)), per_page: 100 };
   const first = await octokit.rest.pulls.listReviews({ ...params, page: 1 });
-  const last = /<[^>]*[?&]page=(\d+)[^>]*>;\s*rel="last"/.exec(String(first.headers.link ?? ''))?.[1];
-  const data = last ? (await octokit.rest.pulls.listReviews({ ...params, page: Number(last) })).data : first.data;
+  const last = lastPage(first.headers);
+  const data = last ? (await octokit.rest.pulls.listReviews({ ...params, page: last })).data : first.data;
   return data.map((r) => ({ id: Number(r.id), state: r.state }));
 }
 
 /** What has happened to the watched thing, if anything; every read here is an ETag-revalidated GET. */
-async function observe(octokit: Octo, row: SubscriptionRow): Promise<string | undefined> {
+async function observe(octokit: PlatformClient, row: SubscriptionRow): Promise<string | undefined> {
   const where = split(row.repo);
   switch (row.kind) {
     case 'pull_merged': {

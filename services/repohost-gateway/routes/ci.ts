@@ -5,7 +5,7 @@ import { Checks, Dispatched, Limit, listOf, LogWindow, Run, RunDetail } from '..
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, sessionOf, Sha, tags, Workflow } from './common.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags, Workflow } from './common.ts';
 
 const RunParams = RepoParams.extend({ run_id: Number_ });
 const RunList = listOf(Run, 'RunList');
@@ -61,7 +61,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
           ...(ctx.query.sha ? { head_sha: ctx.query.sha } : {}),
         }),
       );
-      return { body: { total: r.data.total_count, items: r.data.workflow_runs.map((x) => run(raw(x))) } };
+      return { body: { total: r.data.total_count, items: r.data.workflow_runs.map(run) } };
     },
   });
 
@@ -82,7 +82,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
           o.rest.actions.getWorkflowRun({ owner, repo: name, run_id }),
           o.rest.actions.listJobsForWorkflowRun({ owner, repo: name, run_id, per_page: 100 }),
         ]);
-        return { ...run(raw(r.data)), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map((j) => job(raw(j))) } };
+        return { ...run(r.data), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map(job) } };
       });
       return { body };
     },
@@ -168,7 +168,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
           return_run_details: true,
         }),
       );
-      const runId = (r.data as { workflow_run_id?: number } | undefined)?.workflow_run_id ?? null;
+      const runId = r.data?.workflow_run_id ?? null;
       return { status: 202, body: { workflow, ref: ctx.body.ref, run_id: runId } };
     },
   });

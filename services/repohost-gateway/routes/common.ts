@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import type { Principal } from '../../kit/auth.ts';
 import type { CredentialResolver } from '../credentials.ts';
-import { Session, type Platform } from '../platform.ts';
+import { Session, type Platform } from '../platform/index.ts';
 import { branchProblem, filePathProblem, ownerProblem, refProblem, repoNameProblem, repoProblem, workflowProblem } from '../names.ts';
 import type { Subscriptions } from '../subscriptions.ts';
 
@@ -58,5 +58,4 @@ export function sessionOf(parts: GatewayParts, ctx: Ctx): Session {
   });
 }
 
-export const raw = (x: unknown) => x as Record<string, unknown>;
 export const full = (p: { owner: string; name: string }) => `${p.owner}/${p.name}`;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { Comment, Issue, Limit, listOf } from '../models.ts';
-import { listWithTotal } from '../platform.ts';
+import { listWithTotal } from '../platform/index.ts';
 import { comment, issue } from '../projection.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, raw, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, RepoParams, sessionOf, tags } from './common.ts';
 
 const IssueParams = RepoParams.extend({ number: Number_ });
 const IssueList = listOf(Issue, 'IssueList');
@@ -23,7 +23,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
-        listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/issues', { owner, repo: name, state: ctx.query.state }, ctx.query.limit),
+        listWithTotal(ctx.query.limit, (page) => o.rest.issues.listForRepo({ owner, repo: name, state: ctx.query.state, ...page })),
       );
       return { body: { total: r.total, items: r.items.map(issue) } };
     },
@@ -45,7 +45,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
         o.rest.issues.create({ owner, repo: name, title: ctx.body.title, body: ctx.body.body }),
       );
-      return { status: 201, body: issue(raw(r.data)) };
+      return { status: 201, body: issue(r.data) };
     },
   });
 
@@ -65,7 +65,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue #${number}` }, (o) =>
         o.rest.issues.update({ owner, repo: name, issue_number: number, state: ctx.body.state }),
       );
-      return { body: issue(raw(r.data)) };
+      return { body: issue(r.data) };
     },
   });
 
@@ -85,7 +85,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue or pull request #${number}` }, (o) =>
         o.rest.issues.createComment({ owner, repo: name, issue_number: number, body: ctx.body.body }),
       );
-      return { status: 201, body: comment(raw(r.data)) };
+      return { status: 201, body: comment(r.data) };
     },
   });
 }

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { FilePatch, Limit, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
-import { listWithTotal } from '../platform.ts';
+import { lastPage, listWithTotal, type PlatformClient } from '../platform/index.ts';
 import { readChecks } from '../checks.ts';
-import { filePatch, pullRequest, review, threads } from '../projection.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, raw, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
+import { filePatch, pullRequest, review, threads, type PlatformReviewComment } from '../projection.ts';
+import { full, type GatewayParts, Number_, ProfileHeaders, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
 
 const PullParams = RepoParams.extend({ number: Number_ });
 const PullList = listOf(PullRequest, 'PullRequestList');
@@ -13,24 +13,24 @@ const FilePatchList = listOf(FilePatch, 'FilePatchList');
 const DETAIL_READ = 100;
 /** Review comments are read up to this many pages of 100 to group them into threads. */
 const THREAD_PAGES = 10;
-const LAST_PAGE = /<[^>]*[?&]page=(\d+)[^>]*>;\s*rel="last"/;
-
-type Octo = Parameters<Parameters<ReturnType<typeof sessionOf>['run']>[1]>[0];
 
 /**
  * The review comments of a pull request, read page by page (at most THREAD_PAGES pages of 100) so
  * replies land in their threads, and the exact number of comments from the Link header.
  */
-async function reviewComments(o: Octo, where: { owner: string; repo: string; pull_number: number }): Promise<{ comments: Record<string, unknown>[]; total: number; capped: boolean }> {
-  const route = 'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments';
-  const first = await o.request(route, { ...where, per_page: 100, page: 1 });
-  const last = Number(LAST_PAGE.exec(String(first.headers.link ?? ''))?.[1] ?? 1);
+async function reviewComments(
+  o: PlatformClient,
+  where: { owner: string; repo: string; pull_number: number },
+): Promise<{ comments: PlatformReviewComment[]; total: number; capped: boolean }> {
+  const read = (page: number) => o.rest.pulls.listReviewComments({ ...where, per_page: 100, page });
+  const first = await read(1);
+  const last = lastPage(first.headers) ?? 1;
   const pages = Math.min(last, THREAD_PAGES);
-  const rest = await Promise.all(Array.from({ length: pages - 1 }, (_x, i) => o.request(route, { ...where, per_page: 100, page: i + 2 })));
-  const comments = [first.data, ...rest.map((r) => r.data)].flat() as Record<string, unknown>[];
+  const rest = await Promise.all(Array.from({ length: pages - 1 }, (_x, i) => read(i + 2)));
+  const comments = [first.data, ...rest.map((r) => r.data)].flat();
   if (last <= pages) return { comments, total: comments.length, capped: false };
-  const lastPage = await o.request(route, { ...where, per_page: 100, page: last });
-  return { comments, total: (last - 1) * 100 + lastPage.data.length, capped: true };
+  const final = await read(last);
+  return { comments, total: (last - 1) * 100 + final.data.length, capped: true };
 }
 
 export function pullRoutes(api: Api, parts: GatewayParts): void {
@@ -48,7 +48,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
-        listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls', { owner, repo: name, state: ctx.query.state }, ctx.query.limit),
+        listWithTotal(ctx.query.limit, (page) => o.rest.pulls.list({ owner, repo: name, state: ctx.query.state, ...page })),
       );
       return { body: { total: r.total, items: r.items.map(pullRequest) } };
     },
@@ -69,18 +69,18 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       const { owner, name, number } = ctx.params;
       const where = { owner, repo: name, pull_number: number };
       const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, async (o) => {
-        const pull = raw((await o.rest.pulls.get(where)).data);
-        const headSha = String((pull.head as Record<string, unknown>).sha);
+        const pull = (await o.rest.pulls.get(where)).data;
+        const headSha = pull.head.sha;
         const [reviews, comments, checks] = await Promise.all([
-          listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', where, DETAIL_READ),
+          listWithTotal(DETAIL_READ, (page) => o.rest.pulls.listReviews({ ...where, ...page })),
           reviewComments(o, where),
           readChecks(o, owner, name, headSha, DETAIL_READ),
         ]);
         const grouped = threads(comments.comments);
         return {
           ...pullRequest(pull),
-          body: typeof pull.body === 'string' ? pull.body : '',
-          mergeable: typeof pull.mergeable === 'boolean' ? pull.mergeable : null,
+          body: pull.body ?? '',
+          mergeable: pull.mergeable ?? null,
           reviews: { total: reviews.total, items: reviews.items.map(review) },
           threads: { total: grouped.length, items: grouped.slice(0, DETAIL_READ), comments: comments.total, capped: comments.capped },
           checks: { ref: `pull/${number}`, ...checks },
@@ -107,7 +107,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, (o) =>
-        listWithTotal<Record<string, unknown>>(o, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/files', { owner, repo: name, pull_number: number }, ctx.query.limit),
+        listWithTotal(ctx.query.limit, (page) => o.rest.pulls.listFiles({ owner, repo: name, pull_number: number, ...page })),
       );
       return { body: { total: r.total, items: r.items.map((f) => filePatch(f, ctx.query.max_patch_bytes)) } };
     },
@@ -129,7 +129,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
         o.rest.pulls.create({ owner, repo: name, title: ctx.body.title, head: ctx.body.head, base: ctx.body.base, body: ctx.body.body, draft: ctx.body.draft }),
       );
-      return { status: 201, body: pullRequest(raw(r.data)) };
+      return { status: 201, body: pullRequest(r.data) };
     },
   });
 
@@ -151,7 +151,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
         o.rest.pulls.update({ owner, repo: name, pull_number: number, ...ctx.body }),
       );
-      return { body: pullRequest(raw(r.data)) };
+      return { body: pullRequest(r.data) };
     },
   });
 
@@ -196,7 +196,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
         o.rest.pulls.createReview({ owner, repo: name, pull_number: number, event, body: ctx.body.body }),
       );
-      return { body: review(raw(r.data)) };
+      return { body: review(r.data) };
     },
   });
 }

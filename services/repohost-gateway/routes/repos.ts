@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { Limit, listOf, Me, Repository } from '../models.ts';
-import { listWithTotal } from '../platform.ts';
+import { listWithTotal } from '../platform/index.ts';
 import { repository } from '../projection.ts';
-import { full, type GatewayParts, ProfileHeaders, raw, RepoName, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, ProfileHeaders, RepoName, RepoParams, sessionOf, tags } from './common.ts';
 
 const RepositoryList = listOf(Repository, 'RepositoryList');
 
@@ -34,10 +34,10 @@ export function identityRoutes(api: Api, parts: GatewayParts): void {
             repositories: r.data.total_count,
           };
         }
-        const user = (await o.rest.users.getAuthenticated()).data as { login: string; public_repos: number; total_private_repos?: number };
+        const user = (await o.rest.users.getAuthenticated()).data;
         const owned = user.public_repos + (user.total_private_repos ?? 0);
-        const reachableOwned = (await listWithTotal(o, 'GET /user/repos', { affiliation: 'owner' }, 1)).total;
-        const reachable = (await listWithTotal(o, 'GET /user/repos', {}, 1)).total;
+        const reachableOwned = (await listWithTotal(1, (page) => o.rest.repos.listForAuthenticatedUser({ affiliation: 'owner', ...page }))).total;
+        const reachable = (await listWithTotal(1, (page) => o.rest.repos.listForAuthenticatedUser({ ...page }))).total;
         return { login: user.login, kind: 'token' as const, selection: reachableOwned < owned ? ('selected' as const) : ('all' as const), repositories: reachable };
       });
       return { body: me };
@@ -63,13 +63,13 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       const body = await session.run({}, async (o) => {
         if (q) {
           const r = await o.rest.search.repos({ q, per_page: limit });
-          return { total: r.data.total_count, items: r.data.items.map((x) => repository(raw(x))) };
+          return { total: r.data.total_count, items: r.data.items.map(repository) };
         }
         if (credential.kind === 'app') {
           const r = await o.rest.apps.listReposAccessibleToInstallation({ per_page: limit });
-          return { total: r.data.total_count, items: r.data.repositories.map((x) => repository(raw(x))) };
+          return { total: r.data.total_count, items: r.data.repositories.map(repository) };
         }
-        const r = await listWithTotal<Record<string, unknown>>(o, 'GET /user/repos', {}, limit);
+        const r = await listWithTotal(limit, (page) => o.rest.repos.listForAuthenticatedUser({ ...page }));
         return { total: r.total, items: r.items.map(repository) };
       });
       return { body };
@@ -89,7 +89,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) => o.rest.repos.get({ owner, repo: name }));
-      return { body: repository(raw(r.data)) };
+      return { body: repository(r.data) };
     },
   });
 
@@ -112,7 +112,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       const r = await sessionOf(parts, ctx).run({ write: true }, (o) =>
         o.rest.repos.createForAuthenticatedUser({ name: ctx.body.name, description: ctx.body.description, private: ctx.body.private, auto_init: ctx.body.auto_init }),
       );
-      return { status: 201, body: repository(raw(r.data)) };
+      return { status: 201, body: repository(r.data) };
     },
   });
 
@@ -144,7 +144,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
           ...(ctx.body.archived ? { archived: true } : {}),
         }),
       );
-      return { body: repository(raw(r.data)) };
+      return { body: repository(r.data) };
     },
   });
 
