@@ -1,13 +1,11 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import type { Principal } from './auth.ts';
-
-/** Anything that turns an Authorization header into a principal or throws a 401 problem. */
-export interface CallerVerifier {
-  verify(authorization: string | undefined): Promise<Principal>;
-}
+import type { Principal, TokenVerifier } from './auth.ts';
 import { Problem, problem } from './problem.ts';
+
+/** @deprecated The persona store's routes.ts still names it: `TokenVerifier` is the one word; this goes when it adopts that. */
+export type CallerVerifier = Pick<TokenVerifier, 'verify'>;
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -27,6 +25,16 @@ export interface RouteContext<P, Q, B, H> {
   principal: Principal;
   req: Request;
   res: Response;
+}
+
+/**
+ * What a route's screen is given: the route's named path parameters as sent (decoded, not yet
+ * validated), the verified caller, and the request (its raw body and headers).
+ */
+export interface ScreenContext {
+  params: Record<string, string>;
+  principal: Principal;
+  req: Request;
 }
 
 export interface ResponseSpec {
@@ -52,8 +60,17 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   responses: Record<number, ResponseSpec>;
   /** Problem responses this route may answer, documented as problem+json. */
   problems?: number[];
+  /**
+   * Refusals that come before the route's own validation (the persona store's credential refusal): run
+   * once the caller is verified, before the body's nesting check, the media type and the schemas, so
+   * that what it refuses is refused in its words whatever else is wrong. Needs `auth`.
+   */
+  screen?: (ctx: ScreenContext) => Promise<void> | void;
   handler: (ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>, z.infer<H>>) => Promise<Reply> | Reply;
 }
+
+/** The caller of a request as its route's screen found it: verified, or the refusal to answer in place of the route. */
+type Screened = { operationId: string } & ({ principal: Principal } | { refusal: unknown });
 
 export const ProblemSchema = z
   .object({
@@ -87,11 +104,20 @@ const PROBLEM_TEXT: Record<number, string> = {
 export class Api {
   readonly registry = new OpenAPIRegistry();
   readonly router: Router = express.Router();
+  /**
+   * The routes' screens, mounted by `createApp` after the service's own middleware and before the
+   * body's nesting check and `router`: every route is matched here in the same order as there (so a
+   * request meets the screen of the route that will answer it, found by Express, not by path words),
+   * and only a route with a screen does anything (verifies its caller once, runs the screen).
+   */
+  readonly screening: Router = express.Router();
   private readonly operationIds = new Set<string>();
+  private readonly screened = new WeakMap<Request, Screened>();
+  private screens = 0;
 
   constructor(
     private readonly info: { title: string; version: string; description: string },
-    private readonly verifier?: CallerVerifier,
+    private readonly verifier?: Pick<TokenVerifier, 'verify'>,
   ) {
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
   }
@@ -101,6 +127,7 @@ export class Api {
     this.operationIds.add(spec.operationId);
     const auth = spec.auth ?? true;
     if (auth && !this.verifier) throw new Error(`route ${spec.operationId} needs a token verifier`);
+    if (spec.screen && !auth) throw new Error(`route ${spec.operationId} has a screen, which runs with the verified caller: it needs auth`);
 
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
@@ -134,8 +161,30 @@ export class Api {
     });
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    const screen = async (req: Request): Promise<void> => {
+      let principal: Principal;
+      try {
+        principal = await this.verifier!.verify(req.get('authorization'));
+      } catch (refusal) {
+        // Answered by the route, after the checks that come before it (a caller without a token gets 401, never a screen's refusal).
+        this.screened.set(req, { operationId: spec.operationId, refusal });
+        return;
+      }
+      this.screened.set(req, { operationId: spec.operationId, principal });
+      // Named `{name}` parameters only (no wildcards), so each is one string.
+      await spec.screen!({ params: { ...req.params } as Record<string, string>, principal, req });
+    };
+    const callerOf = async (req: Request): Promise<Principal> => {
+      if (!auth) return undefined as unknown as Principal;
+      // An app that does not mount `screening` (an Api used on its own) still screens, just before validation.
+      if (spec.screen && this.screened.get(req)?.operationId !== spec.operationId) await screen(req);
+      const screened = this.screened.get(req);
+      if (screened?.operationId !== spec.operationId) return this.verifier!.verify(req.get('authorization'));
+      if ('refusal' in screened) throw screened.refusal;
+      return screened.principal;
+    };
     const handler = async (req: Request, res: Response) => {
-      const principal = auth ? await this.verifier!.verify(req.get('authorization')) : (undefined as unknown as Principal);
+      const principal = await callerOf(req);
       if (spec.body && !req.is('application/json')) {
         throw problem.unsupportedMedia('Send the body as JSON with "Content-Type: application/json".');
       }
@@ -162,6 +211,17 @@ export class Api {
     this.router[spec.method](expressPath, (req: Request, res: Response, next: NextFunction) => {
       handler(req, res).catch(next);
     });
+    // Every route takes its place here, screen or not, so the first match is the route that will answer.
+    if (spec.screen) this.screens += 1;
+    this.screening[spec.method](expressPath, (req: Request, _res: Response, next: NextFunction) => {
+      if (!spec.screen) return next('router');
+      screen(req).then(() => next('router'), next);
+    });
+  }
+
+  /** Whether any route declared a screen (an app whose routes have none skips `screening` altogether). */
+  get screensRoutes(): boolean {
+    return this.screens > 0;
   }
 
   /** The OpenAPI 3.1 document of every declared route. */

@@ -7,9 +7,11 @@ import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
 import { METRICS_PATH, ServiceMetrics } from './metrics.ts';
 import { Problem, problem } from './problem.ts';
+import { documentProbes, mountProbes, type Probes } from './probes.ts';
 import { LISTEN_URL } from './server.ts';
 
-export interface AppOptions {
+/** What an app is built from (the kit's word for it is `parts`, see the README). */
+export interface AppParts {
   logger: Logger;
   /** The service's routes; its OpenAPI document is served at /openapi.json and browsable at /docs. */
   api?: Api;
@@ -19,7 +21,9 @@ export interface AppOptions {
   renderError?: (res: Response, problem: Problem) => void;
   /** A service's own refusals of every request (the provider's browser rules): after the Host check, before /metrics, the body and any route. */
   guard?: RequestHandler;
-  /** Routes that sit outside the Api (probes, streams); mounted before the API router. */
+  /** `/healthy` and `/ready` with these checks, documented in the Api's OpenAPI document when there is one; mounted before `extraRoutes`. */
+  probes?: Probes;
+  /** Routes and middleware that sit outside the Api (a service's own probes, streams, its own refusals); mounted before the API router. */
   extraRoutes?: (app: Express) => void;
   /**
    * Host names answered besides loopback ("id.example.com" with any port, "id.example.com:8443" with that
@@ -44,17 +48,17 @@ export const DEFAULT_MAX_BODY_DEPTH = 128;
 /**
  * The Express app every service builds: one log line per request (method, path without query, status,
  * time; never headers or bodies), a Host check before anything else (DNS rebinding), JSON bodies with a
- * limit, 404 for unknown routes, and one error handler that turns everything into a problem whose
- * detail says what to fix.
+ * limit, the probes, the routes' screens, 404 for unknown routes, and one error handler that turns
+ * everything into a problem whose detail says what to fix.
  */
-export function createApp(options: AppOptions): Express {
-  const { logger } = options;
-  const renderError = options.renderError ?? renderProblem;
+export function createApp(parts: AppParts): Express {
+  const { logger } = parts;
+  const renderError = parts.renderError ?? renderProblem;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const metrics = options.metrics ?? new ServiceMetrics(String(logger.bindings().service ?? 'service'));
+  const metrics = parts.metrics ?? new ServiceMetrics(String(logger.bindings().service ?? 'service'));
   app.locals.metrics = metrics;
 
   // First, so refusals of every kind (Host, body, 404) are counted too.
@@ -73,17 +77,31 @@ export function createApp(options: AppOptions): Express {
     next();
   });
 
-  const publicHost = options.publicUrl ? [new URL(options.publicUrl).host] : [];
-  app.use(hostCheck([...publicHost, ...(options.allowedHosts ?? [])]));
-  if (options.guard) app.use(options.guard);
+  const publicHost = parts.publicUrl ? [new URL(parts.publicUrl).host] : [];
+  app.use(hostCheck([...publicHost, ...(parts.allowedHosts ?? [])]));
+  if (parts.guard) app.use(parts.guard);
 
   app.get(METRICS_PATH, metrics.handler());
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
+  app.use(express.json({ limit: parts.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
 
-  options.extraRoutes?.(app);
+  if (parts.probes) {
+    mountProbes(app, parts.probes.checks, parts.probes.explain);
+    if (parts.api) documentProbes(parts.api.registry, parts.probes.readiness);
+  }
+  parts.extraRoutes?.(app);
+
+  if (parts.api) {
+    const api = parts.api;
+    // The routes' screens (verified caller, then the route's own refusals) come before the nesting check and the
+    // schemas; a path segment Express cannot decode is left to the route, which refuses it after the nesting check.
+    app.use((req, res, next) => {
+      if (!api.screensRoutes) return next();
+      api.screening(req, res, (err?: unknown) => next(err instanceof URIError ? undefined : err));
+    });
+  }
 
   // After the service's own middleware (which may refuse deep bodies in its own words), before any route reads the body.
-  const maxDepth = options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
+  const maxDepth = parts.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
   app.use((req, _res, next) => {
     if (nestingExceeds(req.body, maxDepth)) {
       throw problem.badRequest(`The JSON body nests arrays and objects more than ${maxDepth} levels deep; this service accepts at most ${maxDepth}. Send flatter data.`);
@@ -91,12 +109,12 @@ export function createApp(options: AppOptions): Express {
     next();
   });
 
-  if (options.api) {
-    const api = options.api;
+  if (parts.api) {
+    const api = parts.api;
     let doc: object | undefined;
     app.get('/openapi.json', (_req, res) => {
       // Never from the request (its Host is the caller's word): the configured URL, else where `listen` listens.
-      const url = options.publicUrl ?? (app.locals[LISTEN_URL] as string | undefined);
+      const url = parts.publicUrl ?? (app.locals[LISTEN_URL] as string | undefined);
       doc ??= api.document([{ url: url ?? '/' }]);
       res.json(doc);
     });

@@ -1,6 +1,46 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Express } from 'express';
+import { z } from 'zod';
+import { ProblemSchema } from './api.ts';
 
 export type Check = () => boolean | Promise<boolean>;
+
+/** A service's probes: the named checks of /ready, the sentence that says what a failing one means, and what /ready checks in a line (its summary in the document). */
+export interface Probes {
+  checks: Record<string, Check>;
+  explain: Record<string, string>;
+  readiness: string;
+}
+
+const CheckResults = z.record(z.string(), z.enum(['ok', 'failing'])).meta({ description: 'Each named check and how it went.' });
+
+/** /healthy and /ready in a service's OpenAPI document (operation ids `healthy` and `ready`, tag `probes`, no token). */
+export function documentProbes(registry: OpenAPIRegistry, readiness: string): void {
+  registry.registerPath({
+    method: 'get',
+    path: '/healthy',
+    operationId: 'healthy',
+    summary: 'Liveness: answers whenever the process is up; checks nothing',
+    tags: ['probes'],
+    security: [],
+    responses: { 200: { description: 'Up.', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'Healthy' }) } } } },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/ready',
+    operationId: 'ready',
+    summary: readiness,
+    tags: ['probes'],
+    security: [],
+    responses: {
+      200: { description: 'Ready.', content: { 'application/json': { schema: z.object({ status: z.literal('ready'), checks: CheckResults }).meta({ id: 'Ready' }) } } },
+      503: {
+        description: 'Not ready; the detail says what is missing.',
+        content: { 'application/problem+json': { schema: ProblemSchema.extend({ checks: CheckResults }).meta({ id: 'NotReady' }) } },
+      },
+    },
+  });
+}
 
 /**
  * `/healthy` answers whenever the process is up and checks nothing; `/ready` runs each named check and
