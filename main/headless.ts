@@ -3,32 +3,22 @@
  * console and the service bundles, through main/build/), then every service as a plain Node child, the
  * console over loopback with a per-launch secret, all stopped on Ctrl-C.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { appDataDir } from '../services/kit/config.ts';
 import { build, buildErrors } from './build/build.ts';
-import type { ConsoleServer, ConsoleServerOptions } from './console/contract.ts';
+import type { ServiceStatus } from './common/contract.ts';
+import { SERVICES } from './common/services.ts';
+import type { ConsoleServer } from './console/contract.ts';
+import { startConsoleServer } from './console/server.ts';
 import { ServiceSupervisor } from './supervisor/supervisor.ts';
-import type { ServiceStatus } from './supervisor/types.ts';
 
 const USAGE = `Usage: npm run serve -- [--data-dir <path>] [--console-port <port>]
 
 Starts every service on loopback, waits until each is ready, prints the URLs, and stops them all on Ctrl-C.
   --data-dir <path>      keep all state in this folder (default: ${appDataDir()})
   --console-port <port>  port for the console (default: any free port)
-Each service's port comes from its own variable (IDENTITY_PORT, PERSONA_PORT, REPOHOST_PORT, MODELPROV_PORT).`;
-
-type StartConsole = (options: ConsoleServerOptions) => Promise<ConsoleServer>;
-
-/** The console is built by another part of the app; without it the services still run. */
-async function loadConsole(): Promise<StartConsole | undefined> {
-  const file = join(dirname(fileURLToPath(import.meta.url)), 'console', 'server.ts');
-  if (!existsSync(file)) return undefined;
-  const mod = (await import(pathToFileURL(file).href)) as { startConsoleServer?: StartConsole };
-  return mod.startConsoleServer;
-}
+Each service's port comes from its own variable (${SERVICES.map((s) => `${s.prefix}PORT`).join(', ')}).`;
 
 function line(s: ServiceStatus): string {
   const head = `  ${s.name.padEnd(17)} ${s.state.padEnd(11)} ${s.url}`;
@@ -94,17 +84,12 @@ async function main(): Promise<void> {
 
   await supervisor.startAll();
 
-  const startConsole = await loadConsole();
   let consoleLine: string;
-  if (!startConsole) {
-    consoleLine = 'Console: unavailable in this version (main/console/server.ts is missing); the services run without it.';
-  } else {
-    try {
-      consoleServer = await startConsole({ supervisor, host: '127.0.0.1', port: consolePort });
-      consoleLine = `Console: ${consoleServer.url}`;
-    } catch (err) {
-      consoleLine = `Console: could not start (${(err as Error).message}); the services run without it.`;
-    }
+  try {
+    consoleServer = await startConsoleServer({ supervisor, host: '127.0.0.1', port: consolePort });
+    consoleLine = `Console: ${consoleServer.url}`;
+  } catch (err) {
+    consoleLine = `Console: could not start (${(err as Error).message}); the services run without it.`;
   }
 
   // Summarise once everything has settled, or after 20 s with the reason each one is not ready yet

@@ -1,18 +1,9 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isServiceName, SERVICE_NAMES } from '../main/common/services.ts';
 
 /** `npm run service -- <name>`: one service in the foreground. */
-export const SERVICES = ['identity', 'persona-store', 'repohost-gateway', 'model-provider'] as const;
-
 const name = process.argv[2];
-if (!name || !(SERVICES as readonly string[]).includes(name)) {
-  process.stderr.write(`Usage: npm run service -- <name>, where name is one of: ${SERVICES.join(', ')}.\n`);
+if (!isServiceName(name)) {
+  process.stderr.write(`Usage: npm run service -- <name>, where name is one of: ${SERVICE_NAMES.join(', ')}.\n`);
   process.exit(2);
 }
-const entry = join(dirname(fileURLToPath(import.meta.url)), name, 'main.ts');
-if (!existsSync(entry)) {
-  process.stderr.write(`The ${name} service is not built yet in this version; the others can be started.\n`);
-  process.exit(3);
-}
-await import(entry);
+await import(`./${name}/main.ts`);

@@ -1,15 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SERVICE_NAMES } from '../main/common/services.ts';
 import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
-import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT, freePort } from './support/process.ts';
-
-const built = (name: string) => existsSync(join(ROOT, 'services', name, 'main.ts'));
 
 /** Polls for what no event announces (the process table, the stand-in's run records); the timeout is only a backstop. */
 async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
@@ -28,7 +25,7 @@ afterEach(async () => {
 });
 
 describe('npm run serve (headless)', () => {
-  it('`npm run serve` starts every built service to ready, prints the URLs, and Ctrl-C exits 0 leaving no process behind', { timeout: 300_000 }, async () => {
+  it('`npm run serve` starts every service to ready, prints the URLs, and Ctrl-C exits 0 leaving no process behind', { timeout: 300_000 }, async () => {
     const dataDir = tempDir('headless-');
     const standIn = standInBinary(tempDir('headless-cli-'));
     const ports = { IDENTITY_PORT: await freePort(), PERSONA_PORT: await freePort(), REPOHOST_PORT: await freePort(), MODELPROV_PORT: await freePort() };
@@ -79,49 +76,37 @@ describe('npm run serve (headless)', () => {
       'repohost-gateway': ports.REPOHOST_PORT,
       'model-provider': ports.MODELPROV_PORT,
     };
-    const expected = SERVICE_NAMES.map((name) => {
-      const url = `http://127.0.0.1:${portOf[name]}`;
-      return built(name) ? new RegExp(`${name}\\s+ready\\s+${url}`) : new RegExp(`${name}\\s+gave-up\\s+${url}\\n\\s+The ${name} service is not built yet`);
-    });
+    const expected = SERVICE_NAMES.map((name) => new RegExp(`${name}\\s+ready\\s+http://127\\.0\\.0\\.1:${portOf[name]}`));
     // The summary comes after 20 s at the latest; a service ready later (a loaded machine) is printed when it is.
     await printed((text) => expected.every((e) => e.test(text)));
     expect(serve.exitCode, out).toBeNull();
-    for (const name of SERVICE_NAMES) {
-      if (built(name)) expect((await fetch(`http://127.0.0.1:${portOf[name]}/ready`)).status).toBe(200);
-    }
-    if (existsSync(join(ROOT, 'main', 'console', 'server.ts'))) {
-      const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/.exec(out)?.[1];
-      expect(consoleUrl, out).toBeDefined();
-      // The printed console sees the same supervisor: every service in the state the summary printed.
-      const url = new URL(consoleUrl!);
-      const answer = await fetch(new URL('/api/call', url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-console-secret': url.searchParams.get('secret')! },
-        body: JSON.stringify({ method: 'services.list' }),
-      });
-      const listed = (await answer.json()) as { ok: boolean; data: Array<{ name: string; state: string }> };
-      expect(listed.ok).toBe(true);
-      expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
-      for (const s of listed.data) expect(s.state).toBe(built(s.name) ? 'ready' : 'gave-up');
-    } else {
-      expect(out).toContain('Console: unavailable in this version');
-    }
+    for (const name of SERVICE_NAMES) expect((await fetch(`http://127.0.0.1:${portOf[name]}/ready`)).status).toBe(200);
+    const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/.exec(out)?.[1];
+    expect(consoleUrl, out).toBeDefined();
+    // The printed console sees the same supervisor: every service in the state the summary printed.
+    const url = new URL(consoleUrl!);
+    const answer = await fetch(new URL('/api/call', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-console-secret': url.searchParams.get('secret')! },
+      body: JSON.stringify({ method: 'services.list' }),
+    });
+    const listed = (await answer.json()) as { ok: boolean; data: Array<{ name: string; state: string }> };
+    expect(listed.ok).toBe(true);
+    expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
+    for (const s of listed.data) expect(s.state).toBe('ready');
     expect(out).toContain(`Data folder: ${dataDir}`);
 
     // A CLI run in flight when Ctrl-C arrives must die with the provider.
-    let hanging: Promise<unknown> | undefined;
-    if (built('model-provider')) {
-      hanging = fetch(`http://127.0.0.1:${ports.MODELPROV_PORT}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'wait [stand-in:hang]' }] }),
-      }).catch((e: unknown) => e);
-      await waitFor('the CLI run to start', () => standIn.runs().some((r) => r.stdin.includes('wait')));
-    }
+    const hanging = fetch(`http://127.0.0.1:${ports.MODELPROV_PORT}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'wait [stand-in:hang]' }] }),
+    }).catch((e: unknown) => e);
+    await waitFor('the CLI run to start', () => standIn.runs().some((r) => r.stdin.includes('wait')));
     const family = descendants(serve.pid!);
     const cliRuns = standIn.runs().flatMap((r) => [r.pid, ...(r.grandchildPid ? [r.grandchildPid] : [])]);
     expect(family.length).toBeGreaterThanOrEqual(1);
-    if (built('model-provider')) expect(cliRuns.filter(isAlive).length).toBeGreaterThan(0);
+    expect(cliRuns.filter(isAlive).length).toBeGreaterThan(0);
 
     // Ctrl-C in a terminal: SIGINT to npm and everything in its group at once.
     process.kill(-serve.pid!, 'SIGINT');

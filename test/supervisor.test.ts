@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProcessLauncher } from '../main/supervisor/launcher.ts';
 import { ServiceSupervisor, type SupervisorOptions } from '../main/supervisor/supervisor.ts';
-import type { ServiceName, ServiceStatus } from '../main/supervisor/types.ts';
+import type { ServiceStatus } from '../main/common/contract.ts';
+import { LOCAL_SESSION_FILE, type ServiceName } from '../main/common/services.ts';
 import { isAlive } from '../main/supervisor/process-tree.ts';
 import { DEFAULT_RESTART_POLICY, backoffDelay } from '../main/supervisor/backoff.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
@@ -96,7 +97,7 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     expect(minted.status).toBe(200);
     // The gateway's service token is made once and kept owner-only.
     expect(statSync(join(supervisor.dataDir, 'repohost-service-token')).mode & 0o777).toBe(0o600);
-    expect(statSync(join(supervisor.dataDir, 'identity', 'local-session')).isFile()).toBe(true);
+    expect(statSync(join(supervisor.dataDir, 'identity', LOCAL_SESSION_FILE)).isFile()).toBe(true);
     expect(supervisor.logs('identity', { filter: 'ready after' }).length).toBe(1);
     // What the ring holds goes to the service's log file too: the supervisor's notes and the service's own lines.
     await supervisor.close();

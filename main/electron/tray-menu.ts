@@ -4,10 +4,11 @@
  * plain Node.
  */
 import type { MenuItemConstructorOptions } from 'electron';
-import type { ServiceName, ServiceState, ServiceStatus } from '../supervisor/types.ts';
-import { SERVICE_TITLES, STATE_WORDS } from '../supervisor/words.ts';
+import type { ServiceStatus } from '../common/contract.ts';
+import { SERVICE_TITLES, type ServiceName } from '../common/services.ts';
+import { aggregateState as aggregateOf, STATE_WORDS, type AggregateState, type ServiceState } from '../common/states.ts';
 
-export type AggregateState = 'ready' | 'starting' | 'degraded' | 'error' | 'stopped';
+export type { AggregateState } from '../common/states.ts';
 
 export interface TrayActions {
   start(name: ServiceName): void;
@@ -30,17 +31,12 @@ export interface TrayOptions {
   closeToTray: boolean;
 }
 
+// Not RUNNING_STATES: here a service backing off can be started at once, and one stopping cannot.
 const RUNNING: ServiceState[] = ['starting', 'live', 'ready', 'degraded', 'stopping'];
 
-/** One state for the tray icon: the worst news first. */
+/** One state for the tray icon, the worst news first: the rule the console's overview shows too. */
 export function aggregateState(statuses: readonly ServiceStatus[]): AggregateState {
-  const states = statuses.map((s) => s.state);
-  if (states.some((s) => s === 'gave-up' || s === 'crashed' || s === 'backing-off')) return 'error';
-  if (states.every((s) => s === 'stopped')) return 'stopped';
-  if (states.some((s) => s === 'degraded')) return 'degraded';
-  if (states.some((s) => s === 'starting' || s === 'live' || s === 'stopping')) return 'starting';
-  if (states.every((s) => s === 'ready')) return 'ready';
-  return 'degraded'; // some ready, some stopped by the user
+  return aggregateOf(statuses.map((s) => s.state));
 }
 
 export function trayTooltip(statuses: readonly ServiceStatus[]): string {

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-import type { LogLine, ServiceName } from './types.ts';
+import type { LogLine } from '../common/contract.ts';
+import type { ServiceName } from '../common/services.ts';
 
 /** The newest lines of one service, for the console; older lines fall off the front. */
 export class LogRing {

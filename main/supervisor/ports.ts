@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
-import type { ServiceName } from './types.ts';
+import { SERVICE_CATALOGUE, SERVICES, type ServiceName } from '../common/services.ts';
 
 /** True when nothing listens on host:port (we could bind it a moment ago). */
 export function portIsFree(host: string, port: number): Promise<boolean> {
@@ -10,13 +10,6 @@ export function portIsFree(host: string, port: number): Promise<boolean> {
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
   });
 }
-
-const TITLES: Array<[RegExp, ServiceName]> = [
-  [/identity/i, 'identity'],
-  [/persona/i, 'persona-store'],
-  [/gateway|repohost|repository/i, 'repohost-gateway'],
-  [/provider|chat/i, 'model-provider'],
-];
 
 async function getJson(url: string): Promise<unknown> {
   try {
@@ -36,8 +29,9 @@ export async function identifyHolder(baseUrl: string): Promise<{ service?: Servi
   const openapi = (await getJson(`${baseUrl}/openapi.json`)) as { info?: { title?: unknown } } | undefined;
   const title = typeof openapi?.info?.title === 'string' ? openapi.info.title : undefined;
   if (title) {
-    const hit = TITLES.find(([re]) => re.test(title));
-    if (hit) return { service: hit[1], oursLike: true };
+    // Our services' documents are titled with the catalogue's title or label ("Repository-hosting gateway").
+    const hit = SERVICES.find((s) => [s.title, s.label].some((word) => title.toLowerCase().includes(word.toLowerCase())));
+    if (hit) return { service: hit.name, oursLike: true };
   }
   const healthy = (await getJson(`${baseUrl}/healthy`)) as { status?: unknown } | undefined;
   if (healthy?.status !== 'ok') return { oursLike: false };
@@ -97,30 +91,24 @@ export function portHolder(port: number): { pid: number; command: string } | und
   return undefined;
 }
 
-const LABELS: Record<ServiceName, string> = {
-  identity: 'the identity service',
-  'persona-store': 'the persona store',
-  'repohost-gateway': 'the repository-hosting gateway',
-  'model-provider': 'the chat-model provider',
-};
-
+/** How a sentence names a service: "the persona store". */
 export function serviceLabel(name: ServiceName): string {
-  return LABELS[name];
+  return `the ${SERVICE_CATALOGUE[name].label}`;
 }
 
 /** The sentence shown when a service's port is taken before we start it. */
-export async function busyPortMessage(name: ServiceName, host: string, port: number, prefix: string): Promise<string> {
+export async function busyPortMessage(name: ServiceName, host: string, port: number): Promise<string> {
   const hostPart = host.includes(':') ? `[${host}]` : host;
   const holder = await identifyHolder(`http://${hostPart}:${port}`);
   const proc = portHolder(port);
   const pid = proc ? ` (process ${proc.pid}, ${proc.command})` : '';
   const who = holder.service
-    ? `another copy of ${LABELS[holder.service]} (it answers like one; perhaps a second app or \`npm run serve\` is running)`
+    ? `another copy of ${serviceLabel(holder.service)} (it answers like one; perhaps a second app or \`npm run serve\` is running)`
     : holder.oursLike
       ? 'a program that answers like one of these services'
       : 'a program that is not one of these services';
   return (
-    `Port ${port} on ${host} is already in use by ${who}${pid}, so ${LABELS[name]} was not started. ` +
-    `Stop that program, or set ${prefix}PORT to a free port. Nothing was killed.`
+    `Port ${port} on ${host} is already in use by ${who}${pid}, so ${serviceLabel(name)} was not started. ` +
+    `Stop that program, or set ${SERVICE_CATALOGUE[name].prefix}PORT to a free port. Nothing was killed.`
   );
 }

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { insideArchive, isCurrent, targetDir } from '../build/outputs.ts';
 import { PROJECT_ROOT, SERVICE_RUNNER } from './launcher-paths.ts';
-import type { ServiceName } from './types.ts';
+import type { ServiceName } from '../common/services.ts';
 
 export const BUNDLE_DIR = targetDir('services');
 
@@ -37,7 +37,7 @@ export interface ServiceBundles {
   readonly bundled: ReadonlySet<ServiceName>;
   /** Finds the bundles to use (once, before the first launch); resolves with a sentence for the log when some cannot be. */
   prepare(names: readonly ServiceName[]): Promise<string | undefined>;
-  /** How to start a service: its bundle, else (in a checkout) from source through tsx, which also reports "not built yet". */
+  /** How to start a service: its bundle, else (in a checkout) from source through tsx. */
   command(name: ServiceName): ServiceCommand;
 }
 

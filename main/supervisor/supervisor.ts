@@ -1,13 +1,17 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { LogLine, ServiceStatus } from '../common/contract.ts';
+import { LOCAL_SESSION_FILE, SERVICE_NAMES, type ServiceName } from '../common/services.ts';
+import { RUNNING_STATES, type ServiceState } from '../common/states.ts';
 import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
 import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
 import { LogFiles, LogRing, lineSplitter } from './log-buffer.ts';
+import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
 import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
 import { descendants, residentBytes } from './process-tree.ts';
-import { SERVICE_NAMES, type LogLine, type ServiceName, type ServiceState, type ServiceStatus, type Supervisor } from './types.ts';
-import { SERVICE_DEFAULTS, baseUrl, gatewayServiceToken, placement, serviceEnv, type Placement } from './wiring.ts';
+import type { Supervisor } from './types.ts';
+import { baseUrl, gatewayServiceToken, placement, serviceEnv, type Placement } from './wiring.ts';
 
 export interface SupervisorOptions {
   /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
@@ -31,9 +35,6 @@ export interface SupervisorOptions {
   /** Lines kept per service for the console. */
   logLines?: number;
 }
-
-/** Exit codes that a restart cannot fix: 3 = service not built yet (services/run.ts), 78 = configuration error. */
-const NEEDS_A_PERSON = new Set([3, 78]);
 
 interface Slot {
   name: ServiceName;
@@ -120,7 +121,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   }
 
   async localCredential(): Promise<string> {
-    const file = join(this.slots.get('identity')?.placement.dataDir ?? join(this.dataDir, 'identity'), 'local-session');
+    const file = join(this.slots.get('identity')?.placement.dataDir ?? join(this.dataDir, 'identity'), LOCAL_SESSION_FILE);
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (existsSync(file)) {
@@ -128,7 +129,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
         if (credential) return credential;
       }
       const identity = this.slots.get('identity');
-      const running = identity && ['starting', 'live', 'ready', 'degraded', 'backing-off'].includes(identity.state);
+      const running = identity && RUNNING_STATES.has(identity.state);
       if (!running || Date.now() > deadline) {
         throw new Error('The local session is not there yet: start the identity service; it writes the session when it first starts.');
       }
@@ -270,7 +271,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     if (slot.generation !== generation || slot.desired !== 'running') return;
     const { host, port } = slot.placement;
     if (!(await portIsFree(host, port))) {
-      const message = await busyPortMessage(slot.name, host, port, SERVICE_DEFAULTS[slot.name].prefix);
+      const message = await busyPortMessage(slot.name, host, port);
       slot.desired = 'stopped';
       this.note(slot.name, message);
       this.setState(slot, 'gave-up', message);
@@ -403,7 +404,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       return;
     }
     const said = lastMeaningfulLine(slot.stderrTail);
-    if (code !== null && NEEDS_A_PERSON.has(code)) {
+    // A configuration error, or a native module built for another runtime: a restart cannot fix either.
+    if (code === NEEDS_A_PERSON_EXIT) {
       const message = `${said ?? `${serviceLabel(slot.name)} ${how}.`} Not restarting: this needs a change before it can start.`;
       slot.desired = 'stopped';
       this.note(slot.name, message);

@@ -1,17 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { SERVICE_NAMES, type ServiceName } from './types.ts';
+import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from '../common/services.ts';
 
-/** What the supervisor knows about each service: its environment prefix and default port. */
-export const SERVICE_DEFAULTS: Record<ServiceName, { prefix: string; port: number }> = {
-  identity: { prefix: 'IDENTITY_', port: 8001 },
-  'persona-store': { prefix: 'PERSONA_', port: 8004 },
-  'repohost-gateway': { prefix: 'REPOHOST_', port: 8011 },
-  'model-provider': { prefix: 'MODELPROV_', port: 8127 },
-};
-
-const ALL_PREFIXES = SERVICE_NAMES.map((n) => SERVICE_DEFAULTS[n].prefix);
+const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
 
 /** The gateway's service token towards identity: made once per install, kept owner-only in the data folder. */
 export const GATEWAY_TOKEN_FILE = 'repohost-service-token';
@@ -42,7 +34,7 @@ export interface Placement {
 
 /** Where a service listens and keeps its state: the user's own variables win, the supervisor's defaults otherwise. */
 export function placement(name: ServiceName, dataDir: string, env: NodeJS.ProcessEnv): Placement {
-  const { prefix, port } = SERVICE_DEFAULTS[name];
+  const { prefix, port } = SERVICE_CATALOGUE[name];
   const rawPort = env[`${prefix}PORT`];
   const parsedPort = rawPort ? Number(rawPort) : port;
   return {
@@ -68,7 +60,7 @@ export function serviceEnv(
   parentEnv: NodeJS.ProcessEnv,
   wiring: { dataDir: string; identityUrl: string; gatewayToken: string },
 ): Record<string, string> {
-  const { prefix } = SERVICE_DEFAULTS[name];
+  const { prefix } = SERVICE_CATALOGUE[name];
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(parentEnv)) {
     if (value === undefined) continue;
