@@ -3,6 +3,7 @@ import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { listen, type RunningService } from '../kit/server.ts';
 import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
+import { DEFAULT_VERIFIED_TOKENS_BYTES, rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { gatewayApp } from './app.ts';
 import { AUDIENCE, loadRepohostConfig } from './config.ts';
 import { CredentialResolver } from './credentials.ts';
@@ -11,7 +12,6 @@ import { SignalAddresses } from './signal-addresses.ts';
 import { SignalSender } from './signals.ts';
 import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
 import { Subscriptions } from './subscriptions.ts';
-import { rememberingVerifier } from './verified-tokens.ts';
 
 export interface RunningGateway extends RunningService {
   /** For tests and benchmarks in-process: the parts whose counters they read. */
@@ -25,7 +25,7 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   const database = openDatabase<GatewayDatabase>(join(config.dataDir, 'repohost-gateway.db'), gatewayMigrations);
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();
-  const verifier = rememberingVerifier(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }));
+  const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }), { maxBytes: DEFAULT_VERIFIED_TOKENS_BYTES });
   const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken, config.credentialRecheckMs, log);
   const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheEntries, config.platformTimeoutMs);
   // The gateway's own port is never a signal's destination, whatever REPOHOST_SIGNAL_REFUSED_PORTS says.
