@@ -1,5 +1,32 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/** Every folder of services/ but the kit is one service (one program). */
+const SERVICES = readdirSync(new URL('./services/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== 'kit')
+  .map((entry) => entry.name);
+
+/** Tests, their support code and benchmarks may import anything: crossing layers is their job. */
+const FREE = ['**/*.test.ts', '**/test-support/**', 'test/**', 'bench/**'];
+
+const ELECTRON = { regex: '^(electron|electron-store)(/|$)|^@electron/|(^|/)electron/', message: 'Electron stays in main/electron/: this code also runs in plain Node (npm run serve, the tests).' };
+const RENDERER = { regex: '(^|/)renderer/', message: 'The renderer is a web page: reach it through the console API, never by import.' };
+const MAIN = { regex: '(^|/)main/(?!common/)', message: 'Only main/common (the catalogue, states, contract) is shared with this layer.' };
+const A_SERVICE = {
+  regex: `(^|/)services/(?!kit/)|(^|/)(${SERVICES.join('|')})/`,
+  message: 'A service is a program of its own: talk to it over HTTP; shared facts live in main/common.',
+};
+
+/**
+ * Each layer's imports, in its lane (no-restricted-imports matches the import's text, relative paths included):
+ * main/common imports nothing; the renderer's page only main/common; the kit no service and nothing of main/;
+ * a service the kit, main/common and itself; the supervisor and the console no Electron (and the supervisor
+ * no renderer); the shell, the entry points and the build anything of main but no service's code.
+ */
+function lane(files, ...patterns) {
+  return { files, ignores: FREE, rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'out/**', 'release/**', 'test-artifacts/**', 'renderer/vendor/**'] },
@@ -16,4 +43,23 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', document: 'readonly', window: 'readonly', fetch: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
   },
+  lane(['main/common/**'], { regex: '^(?!\\./)', message: 'main/common imports nothing outside itself (no node:, no package): every layer, the renderer included, reads it.' }),
+  lane(['renderer/src/**'], {
+    regex: '^(?!\\./|(\\.\\./)+main/common/|preact(/|$)|htm(/|$))',
+    message: 'The console page imports only main/common (and preact, htm): everything else comes through the console API.',
+  }),
+  lane(['services/kit/**'], A_SERVICE, { regex: '(^|/)main/', message: 'The kit is the services\' own: nothing of main/, not even main/common.' }, RENDERER, ELECTRON),
+  ...SERVICES.map((name) =>
+    lane(
+      [`services/${name}/**`],
+      { regex: `(^|/)(${SERVICES.filter((other) => other !== name).join('|')})/`, message: A_SERVICE.message },
+      MAIN,
+      RENDERER,
+      ELECTRON,
+    ),
+  ),
+  lane(['services/*.*'], MAIN, RENDERER, ELECTRON),
+  lane(['main/supervisor/**'], ELECTRON, RENDERER),
+  lane(['main/console/**'], ELECTRON),
+  lane(['main/electron/**', 'main/build/**', 'main/*.*'], A_SERVICE),
 );
