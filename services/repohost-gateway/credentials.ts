@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../kit/logger.ts';
 import { problem } from '../kit/problem.ts';
+import { PROFILE_RULE } from '../kit/profile.ts';
 
 /** A person's platform credential for one profile; lives in memory only. */
 export interface Credential {
@@ -234,7 +235,7 @@ export class CredentialResolver {
     }
     if (res.status === 422) {
       await res.body?.cancel();
-      throw problem.unprocessable('X-Identity-Profile is not a valid profile name: 1-64 letters, digits, dot, dash or underscore.');
+      throw problem.unprocessable(`X-Identity-Profile is not a valid profile name: ${PROFILE_RULE}.`);
     }
     if (res.status !== 200) {
       await res.body?.cancel();

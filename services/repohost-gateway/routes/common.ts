@@ -1,6 +1,7 @@
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import type { Principal } from '../../kit/auth.ts';
+import { profileName } from '../../kit/profile.ts';
 import type { CredentialResolver } from '../credentials.ts';
 import { Session, type Platform } from '../platform/index.ts';
 import { branchProblem, filePathProblem, ownerProblem, refProblem, repoNameProblem, repoProblem, workflowProblem } from '../names.ts';
@@ -13,10 +14,10 @@ export interface GatewayParts {
 }
 
 export const ProfileHeaders = z.object({
-  'x-identity-profile': z
-    .string({ error: 'missing; send the header X-Identity-Profile naming which of your platform connections (profile) to use' })
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'X-Identity-Profile must be a profile name: 1-64 letters, digits, dot, dash or underscore')
-    .meta({ description: 'Which of your platform connections to act under.' }),
+  'x-identity-profile': profileName({
+    refusal: 'X-Identity-Profile must be a profile name:',
+    missing: 'missing; send the header X-Identity-Profile naming which of your platform connections (profile) to use',
+  }).meta({ description: 'Which of your platform connections to act under.' }),
 });
 
 /** A string the platform can hold, by one of the rules in names.ts; the refusal says what is wrong. */

@@ -1,5 +1,5 @@
 import { Api } from '../../kit/api.ts';
-import type { CallerVerifier } from '../../kit/api.ts';
+import type { TokenVerifier } from '../../kit/auth.ts';
 import { ciRoutes } from './ci.ts';
 import type { GatewayParts } from './common.ts';
 import { fileRoutes } from './files.ts';
@@ -11,7 +11,7 @@ import { subscriptionRoutes } from './subscriptions.ts';
 export type { GatewayParts };
 
 /** Every /v1 route of the gateway, one group per resource. */
-export function gatewayApi(parts: GatewayParts, verifier: CallerVerifier): Api {
+export function gatewayApi(parts: GatewayParts, verifier: TokenVerifier): Api {
   const api = new Api(
     {
       title: 'Repository-hosting gateway',
