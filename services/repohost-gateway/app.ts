@@ -2,7 +2,6 @@ import type { Express } from 'express';
 import { createApp } from '../kit/app.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
-import { mountProbes } from '../kit/probes.ts';
 import { databaseAnswers, type Sqlite } from '../kit/sqlite.ts';
 import type { CredentialResolver } from './credentials.ts';
 import { gatewayApi, type GatewayParts } from './routes/index.ts';
@@ -32,22 +31,21 @@ export function gatewayApp(parts: GatewayAppParts): Express {
     logger: parts.logger,
     api: gatewayApi(parts, parts.verifier),
     bodyLimit: parts.bodyLimit,
-    extraRoutes: (app) =>
-      mountProbes(
-        app,
-        {
-          identity_keys: () => parts.verifier.keysAvailable(),
-          platform: () => platformAnswers(parts.platformUrl),
-          database: () => databaseAnswers(parts.sqlite),
-          service_token: () => parts.resolver.configured,
-        },
-        {
-          identity_keys: 'the identity service\u2019s signing keys cannot be fetched (is the identity service at REPOHOST_IDENTITY_URL running?)',
-          platform: `the platform at ${parts.platformUrl} cannot be reached (check REPOHOST_PLATFORM_URL and the network)`,
-          database: 'the database does not answer (check REPOHOST_DATA_DIR)',
-          service_token:
-            'REPOHOST_IDENTITY_SERVICE_TOKEN is not set, so no credential can be resolved; set it to the token registered as repohost-api in the identity service\u2019s IDENTITY_SERVICE_TOKENS',
-        },
-      ),
+    probes: {
+      checks: {
+        identity_keys: () => parts.verifier.keysAvailable(),
+        platform: () => platformAnswers(parts.platformUrl),
+        database: () => databaseAnswers(parts.sqlite),
+        service_token: () => parts.resolver.configured,
+      },
+      explain: {
+        identity_keys: 'the identity service\u2019s signing keys cannot be fetched (is the identity service at REPOHOST_IDENTITY_URL running?)',
+        platform: `the platform at ${parts.platformUrl} cannot be reached (check REPOHOST_PLATFORM_URL and the network)`,
+        database: 'the database does not answer (check REPOHOST_DATA_DIR)',
+        service_token:
+          'REPOHOST_IDENTITY_SERVICE_TOKEN is not set, so no credential can be resolved; set it to the token registered as repohost-api in the identity service\u2019s IDENTITY_SERVICE_TOKENS',
+      },
+      readiness: 'Readiness: the identity service\u2019s keys are at hand, the platform answers, the database answers and REPOHOST_IDENTITY_SERVICE_TOKEN is set',
+    },
   });
 }
