@@ -93,8 +93,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     tags: ['personas'],
     query: PageQuery,
     responses: { 200: { description: 'A page of your personas by profile.', schema: z.object({ personas: z.array(Card), next_after: z.string().nullable() }) } },
-    handler: ({ principal, policy, query }) => {
-      return { body: personas.listPersonas(principal.account, query.after ?? '', pageOf(policy, query.limit)) };
+    handler: async ({ principal, policy, query }) => {
+      return { body: await personas.listPersonas(principal.account, query.after ?? '', pageOf(policy, query.limit)) };
     },
   });
 
@@ -122,8 +122,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: ProfileParams,
     responses: { 200: { description: 'The identity block.', schema: IdentityBlock } },
     problems: [404, 503],
-    handler: ({ principal, policy, params }) => {
-      return { body: personas.identityBlock(principal.account, policy, params.profile) };
+    handler: async ({ principal, policy, params }) => {
+      return { body: await personas.identityBlock(principal.account, policy, params.profile) };
     },
   });
 
@@ -152,8 +152,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: ProfileParams,
     responses: { 204: { description: 'Deleted.' } },
     problems: [404],
-    handler: ({ principal, params }) => {
-      personas.deletePersona(principal, params.profile);
+    handler: async ({ principal, params }) => {
+      await personas.deletePersona(principal, params.profile);
       return { status: 204 };
     },
   });
@@ -169,8 +169,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: PageQuery,
     responses: { 200: { description: 'The keys in use.', schema: SchemaListing } },
     problems: [404, 503],
-    handler: ({ principal, policy, params, query }) => {
-      return { body: personas.describeSchema(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
+    handler: async ({ principal, policy, params, query }) => {
+      return { body: await personas.describeSchema(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
     },
   });
 
@@ -198,7 +198,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: FieldParams,
     responses: { 200: { description: 'The field.', schema: Field } },
     problems: [404],
-    handler: ({ principal, params }) => ({ body: personas.getField(principal.account, params.profile, params.key) }),
+    handler: async ({ principal, params }) => ({ body: await personas.getField(principal.account, params.profile, params.key) }),
   });
 
   route({
@@ -211,8 +211,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: PageQuery,
     responses: { 200: { description: 'A page of fields.', schema: z.object({ fields: z.array(Field), next_after: z.string().nullable() }) } },
     problems: [404, 503],
-    handler: ({ principal, policy, params, query }) => {
-      return { body: personas.listFields(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
+    handler: async ({ principal, policy, params, query }) => {
+      return { body: await personas.listFields(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
     },
   });
 
@@ -225,8 +225,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: FieldParams,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
     problems: [404, 503],
-    handler: ({ principal, policy, params }) => {
-      return { body: personas.forgetField(principal, policy, params.profile, params.key) };
+    handler: async ({ principal, policy, params }) => {
+      return { body: await personas.forgetField(principal, policy, params.profile, params.key) };
     },
   });
 
@@ -257,8 +257,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: NotesQuery,
     responses: { 200: { description: 'A page of notes.', schema: z.object({ notes: z.array(Note), next_after: z.string().nullable() }) } },
     problems: [404, 503],
-    handler: ({ principal, policy, params, query }) => {
-      return { body: personas.listNotes(principal.account, params.profile, query.after ?? 0, pageOf(policy, query.limit), query.kind) };
+    handler: async ({ principal, policy, params, query }) => {
+      return { body: await personas.listNotes(principal.account, params.profile, query.after ?? 0, pageOf(policy, query.limit), query.kind) };
     },
   });
 
@@ -271,7 +271,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: NoteParams,
     responses: { 200: { description: 'The note.', schema: Note } },
     problems: [404],
-    handler: ({ principal, params }) => ({ body: personas.getNote(principal.account, params.profile, params.note_id) }),
+    handler: async ({ principal, params }) => ({ body: await personas.getNote(principal.account, params.profile, params.note_id) }),
   });
 
   route({
@@ -298,8 +298,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     params: NoteParams,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
     problems: [404, 503],
-    handler: ({ principal, policy, params }) => {
-      return { body: personas.forgetNote(principal, policy, params.profile, params.note_id) };
+    handler: async ({ principal, policy, params }) => {
+      return { body: await personas.forgetNote(principal, policy, params.profile, params.note_id) };
     },
   });
 
@@ -313,8 +313,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: RecallQuery,
     responses: { 200: { description: 'Two lists, never merged.', schema: RecallResult } },
     problems: [404],
-    handler: ({ principal, params, query }) => ({
-      body: personas.recall(principal.account, params.profile, query.q, query.limit ?? DEFAULT_RECALL_LIMIT),
+    handler: async ({ principal, params, query }) => ({
+      body: await personas.recall(principal.account, params.profile, query.q, query.limit ?? DEFAULT_RECALL_LIMIT),
     }),
   });
 
@@ -326,7 +326,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     tags: ['recall'],
     query: RecallQuery,
     responses: { 200: { description: 'Two lists, never merged.', schema: RecallResult } },
-    handler: ({ principal, query }) => ({ body: personas.recall(principal.account, undefined, query.q, query.limit ?? DEFAULT_RECALL_LIMIT) }),
+    handler: async ({ principal, query }) => ({ body: await personas.recall(principal.account, undefined, query.q, query.limit ?? DEFAULT_RECALL_LIMIT) }),
   });
 
   route({
@@ -339,9 +339,9 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: ExportQuery,
     responses: { 200: { description: 'One page of the export.', schema: Export } },
     problems: [404, 503],
-    handler: ({ principal, policy, params, query }) => {
+    handler: async ({ principal, policy, params, query }) => {
       return {
-        body: personas.exportPersona(principal.account, params.profile, {
+        body: await personas.exportPersona(principal.account, params.profile, {
           fieldsAfter: query.fields_after ?? '',
           fieldsLimit: pageOf(policy, query.fields_limit, 'fields_limit'),
           notesAfter: query.notes_after ?? 0,
@@ -361,9 +361,9 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: EventsQuery,
     responses: { 200: { description: 'A page of entries, oldest first.', schema: z.object({ events: z.array(Event), next_after: z.number().int().nullable() }) } },
     problems: [404, 503],
-    handler: ({ principal, policy, params, query }) => {
+    handler: async ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);
-      const rows = personas.events(principal.account, params.profile, {
+      const rows = await personas.events(principal.account, params.profile, {
         after: query.after ?? 0,
         since: query.since === undefined ? undefined : new Date(query.since).toISOString(),
         until: query.until === undefined ? undefined : new Date(query.until).toISOString(),
