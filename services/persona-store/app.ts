@@ -4,7 +4,6 @@ import { createApp } from '../kit/app.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
 import { mountProbes } from '../kit/probes.ts';
-import { databaseAnswers, type Sqlite } from '../kit/sqlite.ts';
 import { fastShape, worthSecretlint } from './credentials.ts';
 import type { Personas } from './personas.ts';
 import { personaApi } from './routes.ts';
@@ -13,7 +12,8 @@ import { gateWrites } from './write-gate.ts';
 
 export interface PersonaAppParts {
   logger: Logger;
-  sqlite: Sqlite;
+  /** For /ready: the database answers (whichever engine holds the data). */
+  databaseAnswers: () => boolean | Promise<boolean>;
   personas: Personas;
   policies: PolicySource;
   verifier: TokenVerifier;
@@ -47,7 +47,7 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
       app.use(gateWrites(parts.verifier));
       mountProbes(
         app,
-        { database: () => databaseAnswers(parts.sqlite), identity_keys: () => parts.verifier.keysAvailable() },
+        { database: parts.databaseAnswers, identity_keys: () => parts.verifier.keysAvailable() },
         {
           database: 'the database does not answer',
           identity_keys: 'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',

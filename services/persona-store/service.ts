@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { listen, type RunningService } from '../kit/server.ts';
-import { openDatabase } from '../kit/sqlite.ts';
+import { databaseAnswers, openDatabase } from '../kit/sqlite.ts';
 import { createPersonaApp } from './app.ts';
 import { loadPersonaConfig, PERSONA_AUDIENCE } from './config.ts';
 import { startSweeper, sweep } from './forgetting.ts';
@@ -36,7 +36,7 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   const sql = new PersonaSql(database.sqlite);
   const personas = new Personas(sql, { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
   const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
-  const app = createPersonaApp({ logger: log, sqlite: database.sqlite, personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
+  const app = createPersonaApp({ logger: log, databaseAnswers: () => databaseAnswers(database.sqlite), personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
   // Grace periods that ended while the service was stopped end now.
   sweep(sql, clock());
   const stopSweeper = startSweeper(sql, config.sweepIntervalSeconds, log, clock);
