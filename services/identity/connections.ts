@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { problem } from '../kit/problem.ts';
 import { writePrivateFile } from './keys.ts';
-import type { IdentityDatabase } from './schema.ts';
+import type { IdentityDatabase } from './tables.ts';
 
 export const TokenConnection = z
   .object({

@@ -12,7 +12,7 @@ import type { RunningService } from '../kit/server.ts';
 import { openDatabase } from '../kit/sqlite.ts';
 import { hashCredential } from './accounts.ts';
 import { SigningKeys } from './keys.ts';
-import { identityMigrations, type IdentityDatabase } from './schema.ts';
+import { identityMigrations, type IdentityDatabase } from './tables.ts';
 import { LOCAL_SESSION_FILE, openIdentityStore, startIdentity } from './service.ts';
 
 const SERVICE_TOKEN = 'svc_' + 'k'.repeat(40);

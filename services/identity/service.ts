@@ -1,16 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createApp } from '../kit/app.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
-import { mountProbes } from '../kit/probes.ts';
 import { listen, type RunningService } from '../kit/server.ts';
-import { databaseAnswers, openDatabase } from '../kit/sqlite.ts';
+import { openDatabase } from '../kit/sqlite.ts';
 import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
+import { createIdentityApp } from './app.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
 import { SigningKeys, writePrivateFile } from './keys.ts';
-import { identityApi } from './routes.ts';
-import { identityMigrations, type IdentityDatabase } from './schema.ts';
+import { identityMigrations, type IdentityDatabase } from './tables.ts';
 
 export { LOCAL_ACCOUNT };
 /** The local account's session credential, for the desktop shell; owner-only, in the data folder. */
@@ -48,7 +46,9 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     log.info(hasLocal ? 'local account\u2019s session credential replaced (the one in the data folder was revoked or missing)' : 'local account ready; its session credential is in the data folder');
   }
   let issuer = config.publicUrl ?? '';
-  const api = identityApi({
+  const app = createIdentityApp({
+    logger: log,
+    sqlite: database.sqlite,
     issuer: () => issuer,
     keys,
     accounts,
@@ -56,17 +56,7 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     services: config.services,
     tokenTtlSeconds: config.tokenTtlSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,
-  });
-  const app = createApp({
-    logger: log,
-    api,
     bodyLimit: config.bodyLimit,
-    extraRoutes: (a) =>
-      mountProbes(
-        a,
-        { database: () => databaseAnswers(database.sqlite), keys: () => keys.ready },
-        { database: 'the database does not answer', keys: 'no signing key is loaded' },
-      ),
   });
   const rotation = setInterval(() => {
     keys.prepare().catch((err: unknown) => log.error({ err }, 'key rotation failed'));
