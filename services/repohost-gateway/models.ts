@@ -204,19 +204,35 @@ export const Branch = z.object({ name: z.string(), sha: z.string() }).meta({ id:
 export const SUBSCRIPTION_KINDS = ['checks_settled', 'pull_merged', 'review_landed', 'run_completed'] as const;
 export const SubscriptionKind = z.enum(SUBSCRIPTION_KINDS);
 
+export const SUBSCRIPTION_STATES = ['active', 'ended', 'expired', 'cancelled'] as const;
+
 export const Subscription = z
   .object({
     id: z.string(),
-    kind: SubscriptionKind,
+    kind: SubscriptionKind.meta({ description: 'What it waits for: checks settling, a pull request merging, a review landing or a run completing.' }),
     repo: z.string(),
     target: z.string().meta({ description: 'What is watched: pull/<n>, a branch or SHA, or run/<id>.' }),
+    profile: z.string().meta({ description: 'The platform connection it was opened under; cancel it under the same X-Identity-Profile.' }),
     signal_url: z.string(),
-    state: z.enum(['active', 'ended', 'expired']),
+    state: z.enum(SUBSCRIPTION_STATES).meta({
+      description:
+        'active: watched; ended: its event happened (one signal); cancelled: its owner cancelled it with DELETE (one signal, with state cancelled); expired: its lifetime ran out (no signal).',
+    }),
+    event: z.string().nullable().meta({
+      description:
+        'What ended it: checks_settled, pull_merged, pull_closed_unmerged, review_landed, run_completed, or cancelled; null while active and when it expired. The signal carries the same word.',
+    }),
     created_at: z.string(),
     expires_at: z.string(),
     ended_at: z.string().nullable(),
-    signal: z.enum(['none', 'pending', 'sent', 'failed']).meta({ description: 'Delivery of the one signal: none until the subscription ends.' }),
-    signal_attempts: z.number().int(),
+    signal: z.enum(['none', 'pending', 'sent', 'failed']).meta({ description: 'Delivery of the one signal: none until the subscription ends (and for an expired one).' }),
+    signal_attempts: z.number().int().meta({ description: 'Delivery attempts made so far.' }),
+    signal_last_status: z.number().int().nullable().meta({ description: 'The receiver\u2019s HTTP status at the last attempt; null before any attempt and when the receiver did not answer.' }),
+    signal_last_error: z.string().nullable().meta({
+      description: 'Why the last attempt did not deliver (no answer, a refusal, a redirect, an address no longer allowed); null after a delivery and before any attempt. Never the address.',
+    }),
+    signal_last_at: z.string().nullable().meta({ description: 'When the last attempt was made (or the signal given up without one); null before any.' }),
+    signal_next_at: z.string().nullable().meta({ description: 'When the next attempt is due while the signal is pending; null otherwise.' }),
   })
   .meta({ id: 'Subscription' });
 

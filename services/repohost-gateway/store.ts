@@ -15,7 +15,8 @@ export interface SubscriptionRow {
   signal_url: string;
   /** The subscription's own signing secret (whsec_...): needed to sign after a restart; not a platform credential. */
   secret: string;
-  state: 'active' | 'ended' | 'expired';
+  state: SubscriptionState;
+  /** What ended it (the watched event, or `cancelled`); null while active and for an expired one. */
   event: string | null;
   created_at: string;
   expires_at: string;
@@ -23,6 +24,21 @@ export interface SubscriptionRow {
   signal_state: 'none' | 'pending' | 'sending' | 'sent' | 'failed';
   signal_attempts: number;
   signal_next_at: number | null;
+  /** The receiver's HTTP status at the last attempt; null before any and when it did not answer. */
+  signal_last_status: number | null;
+  /** Why the last attempt did not deliver, in words of this service (never the address or a receiver's text). */
+  signal_last_error: string | null;
+  /** Epoch ms of the last attempt (or of giving up without one). */
+  signal_last_at: number | null;
+}
+
+export type SubscriptionState = 'active' | 'ended' | 'expired' | 'cancelled';
+
+/** How a delivery attempt went, as the subscription reports it. */
+export interface SignalAttempt {
+  status: number | null;
+  error: string | null;
+  at: number;
 }
 
 export interface GatewayDatabase {
@@ -56,6 +72,14 @@ export const gatewayMigrations: Migration[] = [
       CREATE INDEX subscriptions_by_signal ON subscriptions (signal_state, signal_next_at);
     `);
   },
+  // The last delivery attempt, so a person can see why a signal is still pending or was given up.
+  (db) => {
+    db.exec(`
+      ALTER TABLE subscriptions ADD COLUMN signal_last_status INTEGER;
+      ALTER TABLE subscriptions ADD COLUMN signal_last_error TEXT;
+      ALTER TABLE subscriptions ADD COLUMN signal_last_at INTEGER;
+    `);
+  },
 ];
 
 export class SubscriptionStore {
@@ -71,7 +95,7 @@ export class SubscriptionStore {
 
   async listForAccount(account: string, limit: number, state?: string): Promise<{ total: number; items: SubscriptionRow[] }> {
     let q = this.db.selectFrom('subscriptions').where('account', '=', account);
-    if (state) q = q.where('state', '=', state as SubscriptionRow['state']);
+    if (state) q = q.where('state', '=', state as SubscriptionState);
     const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const items = await q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
     return { total: Number(total.n), items };
@@ -85,11 +109,15 @@ export class SubscriptionStore {
     return this.db.selectFrom('subscriptions').selectAll().where('state', '=', 'active').where('account', '=', account).where('profile', '=', profile).execute();
   }
 
-  /** Ends an active subscription; true only for the one caller that actually ended it. */
-  async end(id: string, event: string, now: number): Promise<boolean> {
+  /**
+   * Ends an active subscription (its event happened: `ended`; its owner cancelled it: `cancelled`) and
+   * queues its one signal; true only for the one caller that actually ended it, so a sweep and a cancel
+   * racing each other queue one signal between them.
+   */
+  async end(id: string, event: string, now: number, state: 'ended' | 'cancelled' = 'ended'): Promise<boolean> {
     const r = await this.db
       .updateTable('subscriptions')
-      .set({ state: 'ended', event, ended_at: new Date(now).toISOString(), signal_state: 'pending', signal_next_at: now })
+      .set({ state, event, ended_at: new Date(now).toISOString(), signal_state: 'pending', signal_next_at: now })
       .where('id', '=', id)
       .where('state', '=', 'active')
       .executeTakeFirst();
@@ -121,8 +149,12 @@ export class SubscriptionStore {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async signalOutcome(id: string, state: 'pending' | 'sent' | 'failed', attempts: number, nextAt: number | null): Promise<void> {
-    await this.db.updateTable('subscriptions').set({ signal_state: state, signal_attempts: attempts, signal_next_at: nextAt }).where('id', '=', id).execute();
+  async signalOutcome(id: string, state: 'pending' | 'sent' | 'failed', attempts: number, nextAt: number | null, last: SignalAttempt): Promise<void> {
+    await this.db
+      .updateTable('subscriptions')
+      .set({ signal_state: state, signal_attempts: attempts, signal_next_at: nextAt, signal_last_status: last.status, signal_last_error: last.error, signal_last_at: last.at })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** After a stop in the middle of a delivery: send again (same webhook-id, so the receiver can tell). */

@@ -61,6 +61,8 @@ describe('subscriptions end with exactly one signed signal', () => {
     const sub = await open({ kind: 'checks_settled', pull: n });
     expect(sub.state).toBe('active');
     expect(sub.secret).toMatch(/^whsec_/);
+    // Nothing has ended it and nothing was sent: the delivery members say so.
+    expect(sub).toMatchObject({ profile: 'work', event: null, signal: 'none', signal_attempts: 0, signal_last_status: null, signal_last_error: null, signal_last_at: null, signal_next_at: null });
     const head = world.double.headOf('dana/app', 'checks');
     world.double.addStatus('dana/app', head, { context: 'external-ci', state: 'pending' });
     await world.gateway.parts.subscriptions.sweep();
@@ -80,12 +82,14 @@ describe('subscriptions end with exactly one signed signal', () => {
     );
     const signal = verified(sub.secret, sub.id);
     expect(signal.type).toBe('subscription.ended');
-    expect(signal.data).toEqual({ subscription: sub.id, kind: 'checks_settled', event: 'checks_settled', repo: 'dana/app', target: `pull/${n}` });
+    expect(signal.data).toEqual({ subscription: sub.id, kind: 'checks_settled', event: 'checks_settled', state: 'ended', repo: 'dana/app', target: `pull/${n}` });
     expect(JSON.stringify(signal)).not.toContain('failure');
     await world.gateway.parts.subscriptions.sweep();
     await read(sub.id);
     expect(signalsFor(sub.id)).toHaveLength(1);
-    expect(await read(sub.id)).toMatchObject({ state: 'ended', signal: 'sent', signal_attempts: 1 });
+    const ended = await read(sub.id);
+    expect(ended).toMatchObject({ state: 'ended', event: 'checks_settled', signal: 'sent', signal_attempts: 1, signal_last_status: 200, signal_last_error: null, signal_next_at: null });
+    expect(Date.parse(ended.signal_last_at as string)).toBeGreaterThanOrEqual(Date.parse(ended.ended_at as string));
     // The secret is shown once, at opening.
     expect(await read(sub.id)).not.toHaveProperty('secret');
     expect((await world.call('GET', '/v1/subscriptions')).text).not.toContain(sub.secret);
@@ -168,6 +172,10 @@ describe('subscriptions end with exactly one signed signal', () => {
     try {
       const sub = await open({ kind: 'run_completed', run_id: runId });
       expect(signalsFor(sub.id)).toHaveLength(1);
+      // The first attempt is recorded with when the next is due: not before the receiver asked.
+      const waiting = await read(sub.id);
+      expect(waiting).toMatchObject({ signal: 'pending', signal_last_status: 429, signal_last_error: 'the receiver asked to be called again later (Retry-After)' });
+      expect(Date.parse(waiting.signal_next_at as string) - Date.parse(waiting.signal_last_at as string)).toBeGreaterThanOrEqual(2000);
       world.receiver.status = 200;
       world.receiver.headers = {};
       await eventually(() => read(sub.id), (s) => s.signal === 'sent', 'the retried signal');
@@ -186,14 +194,21 @@ describe('subscriptions end with exactly one signed signal', () => {
     const { runId } = world.double.addWorkflowRun('dana/app', { name: 'retry', head_branch: 'main', settleMs: 0 });
     const sub = await open({ kind: 'run_completed', run_id: runId });
     expect(signalsFor(sub.id)).toHaveLength(1);
+    const refused = await read(sub.id);
+    // The retry base is 50 ms here, so more attempts may have been refused by the time of this read.
+    expect(refused).toMatchObject({ signal: 'pending', signal_last_status: 500, signal_last_error: 'the receiver did not accept it' });
+    expect(refused.signal_next_at).toEqual(expect.any(String));
     world.receiver.status = 200;
     await eventually(() => read(sub.id), (s) => s.signal === 'sent', 'the retried signal');
+    expect(await read(sub.id)).toMatchObject({ signal_last_status: 200, signal_last_error: null, signal_next_at: null });
     const got = signalsFor(sub.id);
-    expect(got).toHaveLength(2);
-    expect(new Webhook(sub.secret).verify(got[1]!.body, got[1]!.headers as Record<string, string>)).toBeTruthy();
-    expect((await read(sub.id)).signal_attempts).toBe(2);
+    expect(got.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(1);
+    expect(new Webhook(sub.secret).verify(got.at(-1)!.body, got.at(-1)!.headers as Record<string, string>)).toBeTruthy();
+    expect((await read(sub.id)).signal_attempts).toBe(got.length);
     await world.gateway.parts.subscriptions.sweep();
-    expect(signalsFor(sub.id)).toHaveLength(2);
+    await world.gateway.parts.signals.kick();
+    expect(signalsFor(sub.id)).toHaveLength(got.length);
   });
 });
 
@@ -205,7 +220,7 @@ describe('subscription limits', () => {
     // Its moment is the event here: once the clock has passed it, the next sweep marks it expired.
     await eventually(() => Date.now() > Date.parse(sub.expires_at), (passed) => passed, 'its expiry to pass');
     await world.gateway.parts.subscriptions.sweep();
-    expect((await read(sub.id)).state).toBe('expired');
+    expect(await read(sub.id)).toMatchObject({ state: 'expired', event: null, signal: 'none', signal_attempts: 0, signal_last_at: null, signal_next_at: null });
     world.double.mergePullOutside('dana/app', n);
     await read(sub.id);
     expect(signalsFor(sub.id)).toHaveLength(0);
@@ -255,7 +270,10 @@ describe('subscription limits', () => {
       world.double.mergePullOutside('dana/app', n);
       expect((await read(sub.id)).state).toBe('ended');
       const given = await eventually(() => read(sub.id), (s) => s.signal !== 'pending', 'the signal to be settled');
-      expect(given).toMatchObject({ signal: 'failed', signal_attempts: 0 });
+      expect(given).toMatchObject({ signal: 'failed', signal_attempts: 0, signal_last_status: null, signal_next_at: null });
+      // It says why, without the address.
+      expect(given.signal_last_error).toContain('no longer allowed');
+      expect(given.signal_last_error).not.toContain('127.0.0.1');
       expect(signalsFor(sub.id)).toHaveLength(0);
       expect(world.logs.some((l) => l.includes(sub.id) && l.includes('no longer allowed'))).toBe(true);
     } finally {

@@ -99,6 +99,9 @@ export class Subscriptions {
       signal_state: 'none',
       signal_attempts: 0,
       signal_next_at: null,
+      signal_last_status: null,
+      signal_last_error: null,
+      signal_last_at: null,
     };
     // Watched once at opening: an unknown or hidden target is refused here, before anything is stored.
     if (req.kind === 'review_landed') row.baseline = await session.run({ repo: req.repo, thing: `Pull request #${req.pull}` }, (o) => newestReview(o, row));
@@ -113,13 +116,33 @@ export class Subscriptions {
   async read(session: Session, id: string): Promise<z.infer<typeof Subscription>> {
     const connected = await this.confirmCaller(session);
     const row = await this.store.get(id);
-    if (!row || row.account !== session.account) {
-      throw problem.notFound(`Subscription ${id} was not found; list yours with GET /v1/subscriptions.`);
-    }
+    if (!row || row.account !== session.account) throw notFound(id);
     await this.store.expire(Date.now());
     if (connected && row.state === 'active' && row.profile === session.profile) {
       await this.watchQuietly(row, session);
       this.hold(session);
+    }
+    return toModel((await this.store.get(id))!);
+  }
+
+  /**
+   * Cancels an active subscription of the caller's account opened under the caller's profile (any other
+   * is not found, like a missing one). It ends as `cancelled` with its one signal, like any other end; the
+   * platform is not asked. A subscription that has already ended, expired or been cancelled is answered
+   * as it is, and nothing more is sent: the conditional end lets exactly one of a cancel and a sweep (or
+   * a read, or a second cancel) end it.
+   */
+  async cancel(session: Session, id: string): Promise<z.infer<typeof Subscription>> {
+    await this.confirmCaller(session);
+    const row = await this.store.get(id);
+    if (!row || row.account !== session.account || row.profile !== session.profile) throw notFound(id);
+    const now = Date.now();
+    // One whose lifetime ran out is expired, not cancelled, even when no sweep has marked it yet.
+    await this.store.expire(now);
+    if (await this.store.end(id, 'cancelled', now, 'cancelled')) {
+      this.logger.info({ subscription: id }, 'subscription cancelled');
+      // The answer does not wait for the receiver: delivery goes on (and is retried) in the background.
+      this.signals.kick().catch((err: unknown) => this.logger.error({ subscription: id, err: errorSummary(err) }, 'signal delivery failed to start'));
     }
     return toModel((await this.store.get(id))!);
   }
@@ -259,6 +282,11 @@ export class Subscriptions {
   }
 }
 
+/** The same answer for a missing id and for another account's or profile's subscription. */
+function notFound(id: string): Problem {
+  return problem.notFound(`Subscription ${id} was not found; list yours with GET /v1/subscriptions.`);
+}
+
 function targetOf(req: OpenRequest): string {
   const need = (what: string) =>
     problem.unprocessable(`A ${req.kind} subscription needs ${what}; add it to the body and send the request again.`);
@@ -335,12 +363,23 @@ export function toModel(row: SubscriptionRow): z.infer<typeof Subscription> {
     kind: row.kind as z.infer<typeof SubscriptionKind>,
     repo: row.repo,
     target: row.target,
+    profile: row.profile,
     signal_url: row.signal_url,
     state: row.state,
+    event: row.event,
     created_at: row.created_at,
     expires_at: row.expires_at,
     ended_at: row.ended_at,
     signal: row.signal_state === 'sending' ? 'pending' : row.signal_state,
     signal_attempts: row.signal_attempts,
+    signal_last_status: row.signal_last_status,
+    signal_last_error: row.signal_last_error,
+    signal_last_at: isoOrNull(row.signal_last_at),
+    // Only a pending signal has a next attempt; one being sent right now is due at the time it was taken.
+    signal_next_at: row.signal_state === 'pending' || row.signal_state === 'sending' ? isoOrNull(row.signal_next_at) : null,
   };
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
 }
