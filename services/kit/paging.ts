@@ -8,14 +8,21 @@ import { z } from 'zod';
  * - the first page and the total (the gateway's `{total, items}`), where the platform or the store counts.
  */
 
+/** A whole number of at least 1 and at most `max` (no upper bound without one); `member` names it in refusals. */
+function wholeLimit(member: string, max: number | undefined) {
+  const range = max === undefined ? 'at least 1' : `1 to ${max}`;
+  const limit = z.coerce.number().int(`${member} must be a whole number`).min(1, `${member} must be ${range}`);
+  return { range, limit: max === undefined ? limit : limit.max(max, `${member} must be ${range}`) };
+}
+
 /**
  * The `limit` query member: a whole number from 1 to `max` (no upper bound without one), `fallback`
  * when absent (optional without one: the route decides). `member` names it in refusals.
  */
+export function pageLimit(options: { max?: number; fallback: number; member?: string }): z.ZodDefault<ReturnType<typeof wholeLimit>['limit']>;
+export function pageLimit(options?: { max?: number; member?: string }): z.ZodOptional<ReturnType<typeof wholeLimit>['limit']>;
 export function pageLimit({ max, fallback, member = 'limit' }: { max?: number; fallback?: number; member?: string } = {}) {
-  const range = max === undefined ? `at least 1` : `1 to ${max}`;
-  let limit = z.coerce.number().int(`${member} must be a whole number`).min(1, `${member} must be ${range}`);
-  if (max !== undefined) limit = limit.max(max, `${member} must be ${range}`);
+  const { range, limit } = wholeLimit(member, max);
   const description = `How many items to return, ${range}${fallback === undefined ? '' : ` (default ${fallback})`}.`;
   return fallback === undefined ? limit.optional().meta({ description }) : limit.default(fallback).meta({ description });
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
-import { Checks, Dispatched, Limit, listOf, LogWindow, Run, RunDetail } from '../models.ts';
+import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../models.ts';
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags, Workflow } from './common.ts';
+import { full, type GatewayParts, Limit, Number_, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags, Workflow } from './common.ts';
 
 const RunParams = RepoParams.extend({ run_id: Number_ });
 const RunList = listOf(Run, 'RunList');

@@ -1,6 +1,7 @@
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import type { Principal } from '../../kit/auth.ts';
+import { pageLimit } from '../../kit/paging.ts';
 import { profileName } from '../../kit/profile.ts';
 import type { CredentialResolver } from '../credentials.ts';
 import { Session, type Platform } from '../platform/index.ts';
@@ -37,6 +38,9 @@ export const Ref = named(refProblem).meta({ description: 'A branch, tag or commi
 export const BranchName = named(branchProblem).meta({ description: 'A branch name (git check-ref-format rules, not HEAD).' });
 export const FilePath = named(filePathProblem).meta({ description: 'A path in the repository, relative, without "." or ".." parts.' });
 export const Workflow = named(workflowProblem).meta({ description: 'A workflow id, or its file name (ci.yml).' });
+
+/** The `limit` of every list: 1 to 100, 20 when absent (the kit's paging). */
+export const Limit = pageLimit({ max: 100, fallback: 20 });
 
 export const tags = {
   identity: ['identity'],

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
 import { commitFiles } from '../commits.ts';
-import { Branch, CommitResult, FileContent, Limit, Tree } from '../models.ts';
+import { Branch, CommitResult, FileContent, Tree } from '../models.ts';
 import { cutBytes } from '../projection.ts';
-import { BranchName, FilePath, full, type GatewayParts, ProfileHeaders, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
+import { BranchName, FilePath, full, type GatewayParts, Limit, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags } from './common.ts';
 
 /** The Git Data API serves blobs up to 100 MB; larger files cannot be read through the API at all. */
 const BLOB_API_LIMIT = 100 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { Comment, Issue, Limit, listOf } from '../models.ts';
+import { Comment, Issue, listOf } from '../models.ts';
 import { listWithTotal } from '../platform/index.ts';
 import { comment, issue } from '../projection.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Limit, Number_, ProfileHeaders, RepoParams, sessionOf, tags } from './common.ts';
 
 const IssueParams = RepoParams.extend({ number: Number_ });
 const IssueList = listOf(Issue, 'IssueList');

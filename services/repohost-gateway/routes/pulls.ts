@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { FilePatch, Limit, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
+import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
 import { lastPage, listWithTotal, type PlatformClient } from '../platform/index.ts';
 import { readChecks } from '../checks.ts';
 import { filePatch, pullRequest, review, threads, type PlatformReviewComment } from '../projection.ts';
-import { full, type GatewayParts, Number_, ProfileHeaders, Ref, RepoParams, Sha, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Limit, Number_, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags } from './common.ts';
 
 const PullParams = RepoParams.extend({ number: Number_ });
 const PullList = listOf(PullRequest, 'PullRequestList');

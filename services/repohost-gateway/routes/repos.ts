@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { Limit, listOf, Me, Repository } from '../models.ts';
+import { listOf, Me, Repository } from '../models.ts';
 import { listWithTotal } from '../platform/index.ts';
 import { repository } from '../projection.ts';
-import { full, type GatewayParts, ProfileHeaders, RepoName, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Limit, ProfileHeaders, RepoName, RepoParams, sessionOf, tags } from './common.ts';
 
 const RepositoryList = listOf(Repository, 'RepositoryList');
 
