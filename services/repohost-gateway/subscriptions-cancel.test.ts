@@ -2,8 +2,14 @@ import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionCheck, startWorld, type World } from '../../test/github-double/world.ts';
+import { tempDir } from '../../test/support/identity.ts';
+import { openDatabase } from '../kit/sqlite.ts';
+import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
+import { toModel } from './subscriptions.ts';
 
 /**
  * DELETE /v1/subscriptions/{id}: a cancel ends a subscription with its one signal (state cancelled),
@@ -322,6 +328,30 @@ describe('what a subscription reports of its delivery', () => {
     const delivered = await until(() => read(sub.id), (s) => s.signal === 'sent');
     expect(delivered).toMatchObject({ signal_last_status: 200, signal_last_error: null, signal_next_at: null });
     expect(delivered.signal_attempts).toBe(receiver.of(sub.id).length);
+  });
+
+  it('a database written before the delivery members gains them with its rows intact', async () => {
+    const dir = tempDir('repohost-schema');
+    const file = join(dir, 'repohost-gateway.db');
+    try {
+      const old = openDatabase<GatewayDatabase>(file, gatewayMigrations.slice(0, 1));
+      old.sqlite
+        .prepare(
+          `INSERT INTO subscriptions (id, account, profile, kind, repo, target, signal_url, secret, state, event, created_at, expires_at, ended_at, signal_state, signal_attempts, signal_next_at)
+           VALUES ('sub_OLDOLDOLDOLDOLD1', 'acct', 'work', 'pull_merged', 'fay/app', 'pull/1', 'http://127.0.0.1:9/h', 'whsec_x', 'ended', 'pull_merged', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-01T01:00:00.000Z', 'sent', 1, NULL)`,
+        )
+        .run();
+      await old.close();
+      const upgraded = openDatabase<GatewayDatabase>(file, gatewayMigrations);
+      try {
+        const row = await new SubscriptionStore(upgraded.db).get('sub_OLDOLDOLDOLDOLD1');
+        expect(toModel(row!)).toMatchObject({ state: 'ended', event: 'pull_merged', signal: 'sent', signal_attempts: 1, signal_last_status: null, signal_last_error: null, signal_last_at: null, signal_next_at: null });
+      } finally {
+        await upgraded.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('no answer carries a member outside its schema, the cancel\u2019s included, and the platform saw only valid requests', async () => {
