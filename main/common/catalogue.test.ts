@@ -1,27 +1,22 @@
 /**
  * The service catalogue against what each service itself declares (its config's prefix, default port
- * and data folder, its audience, identity's session file), against the supervisor's tables it will
- * replace, and the persona store's change-log actions; and the layering: this folder imports nothing,
- * the renderer imports only this folder.
+ * and data folder, its audience, identity's session file), the tray's rule and the persona store's
+ * change-log actions. The layering (this folder imports nothing, the renderer only this folder) is the
+ * lint rule's, tested by test/import-lanes.test.ts.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../services/kit/config.ts';
 import { IDENTITY_PORT, loadIdentityConfig } from '../../services/identity/config.ts';
-import { LOCAL_SESSION_FILE as IDENTITY_SESSION_FILE } from '../../services/identity/service.ts';
 import { loadModelProviderConfig, MODEL_PROVIDER_PORT } from '../../services/model-provider/config.ts';
 import { ACTIONS } from '../../services/persona-store/change-log.ts';
 import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE, PERSONA_PORT } from '../../services/persona-store/config.ts';
 import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, REPOHOST_PORT } from '../../services/repohost-gateway/config.ts';
-import { SERVICE_NAMES as SUPERVISOR_NAMES, type ServiceState as SupervisorState, type ServiceStatus as SupervisorStatus } from '../supervisor/types.ts';
-import { SERVICE_DEFAULTS } from '../supervisor/wiring.ts';
-import { SERVICE_TITLES as SUPERVISOR_TITLES, STATE_WORDS as SUPERVISOR_WORDS } from '../supervisor/words.ts';
 import { CHANGE_ACTIONS, FORGET_MODES } from './change-log.ts';
-import type { ServiceStatus } from './contract.ts';
-import { LOCAL_SESSION_FILE, SERVICE_CATALOGUE, SERVICE_NAMES, SERVICE_TITLES, SERVICES, type ServiceName } from './services.ts';
-import { aggregateState, SERVICE_STATES, STATE_ADVICE, STATE_WORDS, type ServiceState } from './states.ts';
+import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from './services.ts';
+import { aggregateState, SERVICE_STATES, STATE_ADVICE } from './states.ts';
 import { aggregateState as trayAggregate } from '../electron/tray-menu.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -37,7 +32,6 @@ const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => { port: number; d
 
 describe('the service catalogue says what each service says of itself', () => {
   it('names the four programs of services/, in the supervisor\u2019s order', () => {
-    expect(SERVICE_NAMES).toEqual(SUPERVISOR_NAMES);
     for (const name of SERVICE_NAMES) {
       expect(SERVICE_CATALOGUE[name].name).toBe(name);
       expect(existsSync(join(ROOT, 'services', name, 'main.ts'))).toBe(true);
@@ -71,21 +65,10 @@ describe('the service catalogue says what each service says of itself', () => {
     // Identity checks session credentials, the provider nothing: neither verifies a token for an audience.
     expect(SERVICE_CATALOGUE.identity.audience).toBeNull();
     expect(SERVICE_CATALOGUE['model-provider'].audience).toBeNull();
-    expect(LOCAL_SESSION_FILE).toBe(IDENTITY_SESSION_FILE);
   });
 
-  it('agrees with the supervisor\u2019s tables until they read it (wiring.ts, words.ts)', () => {
-    for (const name of SERVICE_NAMES) {
-      expect(SERVICE_DEFAULTS[name]).toEqual({ prefix: SERVICE_CATALOGUE[name].prefix, port: SERVICE_CATALOGUE[name].port });
-    }
-    expect(SERVICE_TITLES).toEqual(SUPERVISOR_TITLES);
-    expect(STATE_WORDS).toEqual(SUPERVISOR_WORDS);
+  it('has advice for every state', () => {
     expect(Object.keys(STATE_ADVICE).sort()).toEqual([...SERVICE_STATES].sort());
-    // The same union and the same status shape, both ways (a compile-time check; tsc fails here on a drift).
-    const states: [ServiceState, SupervisorState] = ['ready' as SupervisorState, 'ready' as ServiceState];
-    const statuses: [ServiceStatus, SupervisorStatus] = [{} as SupervisorStatus, {} as ServiceStatus];
-    expect(states).toHaveLength(2);
-    expect(statuses).toHaveLength(2);
   });
 
   it('the tray icon\u2019s state is the tray\u2019s own rule, for every mix of four states', () => {
@@ -107,41 +90,6 @@ describe('the service catalogue says what each service says of itself', () => {
     for (const s of SERVICES) {
       expect(s.label).toBe(s.label.toLowerCase());
       expect(s.prefix).toMatch(/^[A-Z]+_$/);
-    }
-  });
-});
-
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)].map(
-    (m) => (m[1] ?? m[2] ?? m[3])!,
-  );
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
-describe('layering', () => {
-  it('main/common imports nothing outside itself (no node:, no packages)', () => {
-    for (const file of sources(HERE)) {
-      for (const spec of importsOf(file)) {
-        expect(spec, `${relative(ROOT, file)} imports ${spec}`).toMatch(/^\.\/[\w-]+\.ts$/);
-      }
-    }
-  });
-
-  it('the renderer imports only main/common, preact and htm', () => {
-    const renderer = join(ROOT, 'renderer', 'src');
-    const files = sources(renderer);
-    expect(files.length).toBeGreaterThan(5);
-    for (const file of files) {
-      for (const spec of importsOf(file)) {
-        const ok = /^(preact|preact\/hooks|htm\/preact)$/.test(spec) || /^\.\/[\w-]+\.ts$/.test(spec) || spec.startsWith('../../main/common/');
-        expect(ok, `${relative(ROOT, file)} imports ${spec}`).toBe(true);
-      }
     }
   });
 });

@@ -18,7 +18,7 @@ export interface ConsoleApi {
   call(request: ConsoleRequest): Promise<ConsoleResult>;
 }
 
-/** A service's state as the supervisor reports it (main/supervisor/types.ts has the same shape). */
+/** A service's state as the supervisor reports it (re-exported by main/supervisor/types.ts). */
 export interface ServiceStatus {
   name: ServiceName;
   state: ServiceState;

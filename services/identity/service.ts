@@ -7,12 +7,12 @@ import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { createIdentityApp } from './app.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
+import { LOCAL_SESSION_FILE } from '../../main/common/services.ts';
 import { SigningKeys, writePrivateFile } from './keys.ts';
 import { identityMigrations, type IdentityDatabase } from './tables.ts';
 
-export { LOCAL_ACCOUNT };
-/** The local account's session credential, for the desktop shell; owner-only, in the data folder. */
-export const LOCAL_SESSION_FILE = 'local-session';
+/** LOCAL_SESSION_FILE: the local account's session credential, for the desktop shell; owner-only, in the data folder; named by the catalogue, as the supervisor reads it. */
+export { LOCAL_ACCOUNT, LOCAL_SESSION_FILE };
 
 export function openIdentityStore(dataDir: string, config: { tokenTtlSeconds: number; keyRotationDays: number; platformUrl: string }) {
   const database = openDatabase<IdentityDatabase>(join(dataDir, 'identity.db'), identityMigrations);
