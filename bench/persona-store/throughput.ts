@@ -9,11 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../../services/kit/sqlite.ts';
+import { openSqliteEngine } from '../../services/persona-store/engines/sqlite.ts';
 import { deploymentPolicy, type Policy } from '../../services/persona-store/settings.ts';
 import { loadPersonaConfig } from '../../services/persona-store/config.ts';
 import { Personas } from '../../services/persona-store/personas.ts';
-import { personaMigrations } from '../../services/persona-store/schema.ts';
 import { DATABASE_FILE } from '../../services/persona-store/service.ts';
 import { PersonaSql } from '../../services/persona-store/store.ts';
 import { startTestIdentity, tempDir } from '../../test/support/identity.ts';
@@ -41,8 +40,8 @@ try {
 
   // Seeding goes through the same operations the routes call, without HTTP, to keep the run short.
   console.log(`seeding ${NOTES} notes and ${FIELDS} fields in one persona, and ${OTHER_PERSONAS} more personas ...`);
-  const database = openDatabase(join(dataDir, DATABASE_FILE), personaMigrations);
-  const personas = new Personas(new PersonaSql(database.sqlite), { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 });
+  const database = openSqliteEngine(join(dataDir, DATABASE_FILE));
+  const personas = new Personas(new PersonaSql(database), { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 });
   const principal = { account, audience: 'persona', token: '' };
   const policy: Policy = { ...deploymentPolicy(loadPersonaConfig({})), pinCapFields: 1000, pinCapNotes: 1000 };
   for (let p = 0; p <= OTHER_PERSONAS; p++) {

@@ -8,7 +8,6 @@ import { fastShape, worthSecretlint } from './credentials.ts';
 import type { Personas } from './personas.ts';
 import { personaApi } from './routes.ts';
 import type { PolicySource } from './settings.ts';
-import { gateWrites } from './write-gate.ts';
 
 export interface PersonaAppParts {
   logger: Logger;
@@ -44,7 +43,6 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
     bodyLimit: parts.bodyLimit,
     extraRoutes: (app) => {
       app.use(redactCredentialPaths);
-      app.use(gateWrites(parts.verifier));
       mountProbes(
         app,
         { database: parts.databaseAnswers, identity_keys: () => parts.verifier.keysAvailable() },

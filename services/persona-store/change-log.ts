@@ -43,8 +43,8 @@ export interface Change {
 }
 
 /** Records one change at `at`, the time the change itself was made (the operation's clock). */
-export function record(sql: PersonaSql, change: Change, at: string): void {
-  sql.insertEvent({
+export async function record(sql: PersonaSql, change: Change, at: string): Promise<void> {
+  await sql.insertEvent({
     account: change.account,
     profile: change.profile,
     at,

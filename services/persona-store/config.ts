@@ -4,6 +4,8 @@ import { z } from 'zod';
 export const PERSONA_PORT = 8004;
 export const PERSONA_AUDIENCE = 'persona';
 
+export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
+
 export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
 export type ForgetMode = (typeof FORGET_MODES)[number];
 
@@ -40,6 +42,24 @@ export const personaSettings = {
     'Most memory (bytes) the tokens remembered as verified may take; the least recently used go first (0 remembers none).',
   ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '256kb', 'Largest JSON body accepted.'),
+  databaseUrl: setting(
+    'DATABASE_URL',
+    z
+      .string()
+      .min(1)
+      .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), { message: 'must be a postgres:// (or postgresql://) URL' }),
+    undefined,
+    'PostgreSQL to keep personas in (postgres://user:password@host:port/database), shared by every copy of the app pointed at it; unset, the SQLite file in the data folder.',
+  ),
+  databasePoolSize: setting('DATABASE_POOL_SIZE', parse.integer(1, 100), '10', 'Most connections this copy opens to PostgreSQL at once.'),
+  databaseTls: setting(
+    'DATABASE_TLS',
+    z.enum(DATABASE_TLS_MODES, { message: `must be one of ${DATABASE_TLS_MODES.join(', ')}` }),
+    'off',
+    'TLS to PostgreSQL: off, verify (the server certificate is checked against the system CAs or PERSONA_DATABASE_CA_FILE), or require (encrypted, certificate not checked).',
+  ),
+  databaseCaFile: setting('DATABASE_CA_FILE', parse.text(), undefined, 'PEM file of the CA that signed the PostgreSQL server certificate (with PERSONA_DATABASE_TLS=verify).'),
+  databaseConnectTimeoutMs: setting('DATABASE_CONNECT_TIMEOUT_MS', parse.integer(100, 120_000), '10000', 'How long to wait for a PostgreSQL connection (ms).'),
 };
 
 export type PersonaConfig = ReturnType<typeof loadPersonaConfig>;
@@ -50,6 +70,12 @@ export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(
       'Set both PERSONA_SETTINGS_API_BASE_URL and PERSONA_SETTINGS_API_TOKEN to read per-person settings, or neither to use this deployment\u2019s configuration.',
     );
+  }
+  if (c.databaseUrl === undefined && (env.PERSONA_DATABASE_TLS || c.databaseCaFile !== undefined)) {
+    throw new ConfigError('PERSONA_DATABASE_TLS and PERSONA_DATABASE_CA_FILE apply to PostgreSQL only; set PERSONA_DATABASE_URL too, or remove them.');
+  }
+  if (c.databaseCaFile !== undefined && c.databaseTls !== 'verify') {
+    throw new ConfigError('PERSONA_DATABASE_CA_FILE is used only to verify the server; set PERSONA_DATABASE_TLS=verify, or remove it.');
   }
   return c;
 }

@@ -270,9 +270,9 @@ describe('forgetting an entry already forgotten applies the person\u2019s curren
     await bed.restart({ PERSONA_FORGET_MODE: 'destroy_after_grace' });
     expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/second')).body).toEqual({ outcome: 'pending' });
     expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${n2}`)).body).toEqual({ outcome: 'pending' });
-    expect(bed.store.sweep()).toBe(0); // the grace period has not ended
+    expect(await bed.store.sweep()).toBe(0); // the grace period has not ended
     bed.clock.advance(3_600_000);
-    expect(bed.store.sweep()).toBe(2);
+    expect(await bed.store.sweep()).toBe(2);
     await expectGone(bed, 'ada', Object.values(words));
 
     const log = await bed.owner.call<{ events: { action: string; target_kind: string; changes: string[]; asserted_by: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');

@@ -40,14 +40,14 @@ function forgetStep(state: EntryState, mode: ForgetMode): ForgetOutcome | undefi
 
 const destroyAt = (policy: Policy, now: Date) => new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString();
 
-export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome | undefined {
+export async function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): Promise<ForgetOutcome | undefined> {
   const outcome = forgetStep(row.state, policy.forgetMode);
-  if (outcome === 'destroyed') destroyField(sql, persona, row, assertedBy, now.toISOString());
+  if (outcome === 'destroyed') await destroyField(sql, persona, row, assertedBy, now.toISOString());
   if (outcome === undefined || outcome === 'destroyed') return outcome;
-  if (row.state === 'live') sql.unindexField(row);
+  if (row.state === 'live') await sql.unindexField(row);
   const pending = outcome === 'pending';
-  sql.updateField({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null, updated_at: now.toISOString() });
-  record(sql, {
+  await sql.updateField({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null, updated_at: now.toISOString() });
+  await record(sql, {
     account: persona.account,
     profile: persona.profile,
     action: 'field_forgotten',
@@ -60,14 +60,14 @@ export function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow,
   return outcome;
 }
 
-export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): ForgetOutcome | undefined {
+export async function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): Promise<ForgetOutcome | undefined> {
   const outcome = forgetStep(row.state, policy.forgetMode);
-  if (outcome === 'destroyed') destroyNote(sql, persona, row, assertedBy, now.toISOString());
+  if (outcome === 'destroyed') await destroyNote(sql, persona, row, assertedBy, now.toISOString());
   if (outcome === undefined || outcome === 'destroyed') return outcome;
-  if (row.state === 'live') sql.unindexNote(row);
+  if (row.state === 'live') await sql.unindexNote(row);
   const pending = outcome === 'pending';
-  sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
-  record(sql, {
+  await sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
+  await record(sql, {
     account: persona.account,
     profile: persona.profile,
     action: 'note_forgotten',
@@ -81,11 +81,11 @@ export function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, p
 }
 
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
-export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string, at: string): void {
-  if (row.state === 'live') sql.unindexField(row);
-  sql.deleteField(row.id);
-  sql.scrubEvents(persona.account, persona.profile, 'field', row.key, DESTROYED_FIELD);
-  record(sql, {
+export async function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string, at: string): Promise<void> {
+  if (row.state === 'live') await sql.unindexField(row);
+  await sql.deleteField(row.id);
+  await sql.scrubEvents(persona.account, persona.profile, 'field', row.key, DESTROYED_FIELD);
+  await record(sql, {
     account: persona.account,
     profile: persona.profile,
     action: 'field_destroyed',
@@ -97,11 +97,11 @@ export function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow
   }, at);
 }
 
-export function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string, at: string): void {
-  if (row.state === 'live') sql.unindexNote(row);
-  sql.deleteNote(row.seq);
-  sql.scrubEvents(persona.account, persona.profile, 'note', row.id, row.id);
-  record(sql, {
+export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string, at: string): Promise<void> {
+  if (row.state === 'live') await sql.unindexNote(row);
+  await sql.deleteNote(row.seq);
+  await sql.scrubEvents(persona.account, persona.profile, 'note', row.id, row.id);
+  await record(sql, {
     account: persona.account,
     profile: persona.profile,
     action: 'note_destroyed',
@@ -113,36 +113,55 @@ export function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, 
   }, at);
 }
 
-/** Destroys every entry whose grace period has ended; returns how many. */
-export function sweep(sql: PersonaSql, now: Date): number {
+/**
+ * Destroys every entry whose grace period has ended; returns how many. Each entry is destroyed in a
+ * transaction of its own that holds its persona (as every write does) and reads it again, so that a
+ * write or another copy's sweeper that got there first is not repeated.
+ */
+export async function sweep(sql: PersonaSql, now: Date): Promise<number> {
   const iso = now.toISOString();
   let destroyed = 0;
-  sql.transaction(() => {
-    for (const row of sql.dueFields(iso)) {
-      const persona = sql.personaById(row.persona_id);
-      if (persona) destroyField(sql, persona, row, SERVICE_ACTOR, iso);
-      destroyed++;
-    }
-    for (const row of sql.dueNotes(iso)) {
-      const persona = sql.personaById(row.persona_id);
-      if (persona) destroyNote(sql, persona, row, SERVICE_ACTOR, iso);
-      destroyed++;
-    }
-    if (destroyed > 0) sql.optimizeIndexes();
-  });
-  if (destroyed > 0) sql.checkpoint();
+  for (const due of await sql.dueFields(iso)) {
+    const done = await sql.transaction(async (tx) => {
+      const persona = await tx.personaByIdForWrite(due.persona_id);
+      const row = persona && (await tx.fieldById(due.id));
+      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
+      await destroyField(tx, persona, row, SERVICE_ACTOR, iso);
+      return true;
+    });
+    if (done) destroyed++;
+  }
+  for (const due of await sql.dueNotes(iso)) {
+    const done = await sql.transaction(async (tx) => {
+      const persona = await tx.personaByIdForWrite(due.persona_id);
+      const row = persona && (await tx.noteBySeq(due.seq));
+      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
+      await destroyNote(tx, persona, row, SERVICE_ACTOR, iso);
+      return true;
+    });
+    if (done) destroyed++;
+  }
+  if (destroyed > 0) {
+    // Once for the round rather than per entry: the round returns only after it, and it drops every destroyed entry's terms.
+    await sql.transaction((tx) => tx.destroyedInTransaction());
+    await sql.afterDestruction();
+  }
   return destroyed;
 }
 
 /** Sweeps every `intervalSeconds` by the clock the store writes with (a test may set it and sweep at once instead). */
 export function startSweeper(sql: PersonaSql, intervalSeconds: number, logger: Logger, clock: () => Date): () => void {
+  let sweeping = false;
   const timer = setInterval(() => {
-    try {
-      const n = sweep(sql, clock());
-      if (n > 0) logger.info({ destroyed: n }, 'grace period ended; entries destroyed');
-    } catch (err) {
-      logger.error({ err: errorSummary(err) }, 'sweep failed');
-    }
+    // A round still running (a large backlog, a slow server) is not overlapped by the next.
+    if (sweeping) return;
+    sweeping = true;
+    sweep(sql, clock())
+      .then((n) => {
+        if (n > 0) logger.info({ destroyed: n }, 'grace period ended; entries destroyed');
+      })
+      .catch((err: unknown) => logger.error({ err: errorSummary(err) }, 'sweep failed'))
+      .finally(() => (sweeping = false));
   }, intervalSeconds * 1000);
   timer.unref();
   return () => clearInterval(timer);

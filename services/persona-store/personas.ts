@@ -4,7 +4,7 @@ import type { Principal } from '../kit/auth.ts';
 import { record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
-import { matchExpression } from './recall.ts';
+import { queryWords } from './recall.ts';
 import type { FieldRow, NoteRow, PersonaRow } from './schema.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
@@ -103,23 +103,30 @@ export class Personas {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  private requirePersona(account: string, profile: string): PersonaRow {
-    const p = this.sql.persona(account, profile);
+  private async requirePersona(account: string, profile: string, sql = this.sql): Promise<PersonaRow> {
+    const p = await sql.persona(account, profile);
     if (!p) throw notFoundPersona(profile);
     return p;
   }
 
-  private liveField(persona: PersonaRow, rawKey: string): FieldRow {
+  /** Inside a write transaction: the persona, held until the transaction ends (see PersonaEngine.write). */
+  private async holdPersona(sql: PersonaSql, account: string, profile: string): Promise<PersonaRow> {
+    const p = await sql.personaForWrite(account, profile);
+    if (!p) throw notFoundPersona(profile);
+    return p;
+  }
+
+  private async liveField(persona: PersonaRow, rawKey: string, sql = this.sql): Promise<FieldRow> {
     const key = fieldKey(rawKey, this.limits.maxKeyLength);
-    const f = this.sql.field(persona.id, key);
+    const f = await sql.field(persona.id, key);
     if (!f || f.state !== 'live') {
       throw problem.notFound(`Persona "${persona.profile}" has no field "${key}"; see GET /v1/personas/${persona.profile}/fields/_schema for its keys.`);
     }
     return f;
   }
 
-  private liveNote(persona: PersonaRow, id: string): NoteRow {
-    const n = this.sql.note(persona.id, id);
+  private async liveNote(persona: PersonaRow, id: string, sql = this.sql): Promise<NoteRow> {
+    const n = await sql.note(persona.id, id);
     if (!n || n.state !== 'live') {
       throw problem.notFound(`Persona "${persona.profile}" has no note "${id}"; list its notes with GET /v1/personas/${persona.profile}/notes.`);
     }
@@ -128,19 +135,20 @@ export class Personas {
 
   // Personas
 
-  listPersonas(account: string, after: string, limit: number) {
-    const rows = this.sql.personas(account, after, limit + 1);
+  async listPersonas(account: string, after: string, limit: number) {
+    const rows = await this.sql.personas(account, after, limit + 1);
     const page = rows.slice(0, limit);
     return { personas: page.map(cardView), next_after: rows.length > limit ? page[page.length - 1]!.profile : null };
   }
 
   async createPersona(principal: Principal, profile: string, card: CardInput & { display_name: string }) {
     const now = this.clock().toISOString();
-    return this.sql.transaction(() => {
-      if (this.sql.persona(principal.account, profile)) {
-        throw problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
-      }
-      const row = this.sql.insertPersona({
+    const exists = () =>
+      problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
+    // Two copies of the app creating the same profile at once: the database's unique constraint decides, the loser answers 409.
+    return this.sql.transaction(async (sql) => {
+      if (await sql.persona(principal.account, profile)) throw exists();
+      const row = await sql.insertPersona({
         live_fields: 0,
         live_notes: 0,
         account: principal.account,
@@ -154,7 +162,7 @@ export class Personas {
         created_at: now,
         updated_at: now,
       });
-      record(this.sql, {
+      await record(sql, {
         account: principal.account,
         profile,
         action: 'persona_created',
@@ -165,19 +173,21 @@ export class Personas {
         changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
       }, now);
       return cardView(row);
+    }).catch((err: unknown) => {
+      throw this.sql.engine.isUniqueViolation(err) ? exists() : err;
     });
   }
 
   async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
-    return this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
+    return this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
       const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
       if (changed.length === 0) return cardView(p);
       const now = this.clock().toISOString();
       const next = { ...p, updated_at: now };
       for (const m of changed) (next as Record<string, unknown>)[m] = patch[m];
-      const row = this.sql.updatePersona(next);
-      record(this.sql, {
+      const row = await sql.updatePersona(next);
+      await record(sql, {
         account: p.account,
         profile,
         action: 'persona_updated',
@@ -193,12 +203,12 @@ export class Personas {
   }
 
   /** Hard delete with cascade, whatever the forget setting; the persona's change log goes too, but for one entry saying so. */
-  deletePersona(principal: Principal, profile: string): void {
-    this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
-      this.sql.deletePersona(p.id);
-      this.sql.deleteEventsOf(p.account, profile);
-      record(this.sql, {
+  async deletePersona(principal: Principal, profile: string): Promise<void> {
+    await this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
+      await sql.deletePersona(p.id);
+      await sql.deleteEventsOf(p.account, profile);
+      await record(sql, {
         account: p.account,
         profile,
         action: 'persona_deleted',
@@ -208,17 +218,17 @@ export class Personas {
         source: null,
         changes: ['deleted'],
       }, this.clock().toISOString());
-      this.sql.optimizeIndexes();
+      await sql.destroyedInTransaction();
     });
-    this.sql.checkpoint();
+    await this.sql.afterDestruction();
   }
 
-  identityBlock(account: string, policy: Policy, profile: string) {
-    const p = this.requirePersona(account, profile);
+  async identityBlock(account: string, policy: Policy, profile: string) {
+    const p = await this.requirePersona(account, profile);
     return {
       persona: cardView(p),
-      fields: this.sql.pinnedFields(p.id, policy.pinCapFields).map((f) => fieldView(f)),
-      notes: this.sql.pinnedNotes(p.id, policy.pinCapNotes).map(noteView),
+      fields: (await this.sql.pinnedFields(p.id, policy.pinCapFields)).map((f) => fieldView(f)),
+      notes: (await this.sql.pinnedNotes(p.id, policy.pinCapNotes)).map(noteView),
       field_count: p.live_fields,
       note_count: p.live_notes,
       pin_caps: { fields: policy.pinCapFields, notes: policy.pinCapNotes },
@@ -238,19 +248,19 @@ export class Personas {
     const stored = JSON.parse(value) as unknown;
     const pinned = input.pinned ? 1 : 0;
     let destroyedPending = false;
-    const result = this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
-      let existing = this.sql.field(p.id, key);
+    const result = await this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
+      let existing = await sql.field(p.id, key);
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
-        destroyField(this.sql, p, existing, principal.audience, now);
-        this.sql.optimizeIndexes();
+        await destroyField(sql, p, existing, principal.audience, now);
+        await sql.destroyedInTransaction();
         destroyedPending = true;
         existing = undefined;
       }
       const live = existing?.state === 'live' ? existing : undefined;
-      if (pinned && !live?.pinned && this.sql.countPinnedFields(p.id) >= policy.pinCapFields) {
+      if (pinned && !live?.pinned && await sql.countPinnedFields(p.id) >= policy.pinCapFields) {
         throw problem.conflict(
           `Persona "${profile}" already has ${policy.pinCapFields} pinned fields, the most allowed (pin cap ${policy.pinCapFields}); unpin one first or send pinned false.`,
         );
@@ -265,19 +275,19 @@ export class Personas {
       };
       const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
       if (!existing) {
-        const row = this.sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
-        this.sql.indexField(row, stored);
-        record(this.sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
+        const row = await sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
+        await sql.indexField(row, stored);
+        await record(sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
         return row;
       }
       const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
       if (live && changed.length === 0) return live;
-      const row = this.sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now });
+      const row = await sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now });
       // The index holds key, description and value: a change of pinned, source or asserted_by leaves it as it is.
-      if (!live) this.sql.indexField(row, stored);
+      if (!live) await sql.indexField(row, stored);
       else if (changed.includes('description') || changed.includes('value')) {
-        this.sql.unindexField(live);
-        this.sql.indexField(row, stored);
+        await sql.unindexField(live);
+        await sql.indexField(row, stored);
       }
       let action: Action;
       if (!live) action = 'field_revived';
@@ -288,42 +298,42 @@ export class Personas {
         live && policy.keepReplacedValues && replacedMembers.length > 0
           ? Object.fromEntries(replacedMembers.map((m) => [m, m === 'value' ? (JSON.parse(existing.value) as unknown) : existing.description]))
           : undefined;
-      record(this.sql, { ...base, action, changes: live ? changed : ['state', ...changed], replaced }, now);
+      await record(sql, { ...base, action, changes: live ? changed : ['state', ...changed], replaced }, now);
       return row;
     });
-    if (destroyedPending) this.sql.checkpoint();
+    if (destroyedPending) await this.sql.afterDestruction();
     return fieldView(result, result.value === value ? stored : undefined);
   }
 
-  getField(account: string, profile: string, rawKey: string) {
-    return fieldView(this.liveField(this.requirePersona(account, profile), rawKey));
+  async getField(account: string, profile: string, rawKey: string) {
+    return fieldView(await this.liveField(await this.requirePersona(account, profile), rawKey));
   }
 
-  listFields(account: string, profile: string, after: string, limit: number) {
-    const p = this.requirePersona(account, profile);
-    const rows = this.sql.fields(p.id, after, limit + 1);
+  async listFields(account: string, profile: string, after: string, limit: number) {
+    const p = await this.requirePersona(account, profile);
+    const rows = await this.sql.fields(p.id, after, limit + 1);
     const page = rows.slice(0, limit);
     return { fields: page.map((f) => fieldView(f)), next_after: rows.length > limit ? page[page.length - 1]!.key : null };
   }
 
-  describeSchema(account: string, profile: string, after: string, limit: number) {
-    const p = this.requirePersona(account, profile);
-    const rows = this.sql.schema(p.id, after, limit + 1);
+  async describeSchema(account: string, profile: string, after: string, limit: number) {
+    const p = await this.requirePersona(account, profile);
+    const rows = await this.sql.schema(p.id, after, limit + 1);
     const page = rows.slice(0, limit);
     return { fields: page, next_after: rows.length > limit ? page[page.length - 1]!.key : null };
   }
 
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): { outcome: ForgetOutcome } {
-    const outcome = this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
-      const row = this.sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
-      const outcome = row && forgetField(this.sql, p, row, policy, principal.audience, this.clock());
-      if (!outcome) this.liveField(p, rawKey); // throws the same 404 as a missing field
-      if (outcome === 'destroyed') this.sql.optimizeIndexes();
+  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): Promise<{ outcome: ForgetOutcome }> {
+    const outcome = await this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
+      const row = await sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
+      const outcome = row && await forgetField(sql, p, row, policy, principal.audience, this.clock());
+      if (!outcome) await this.liveField(p, rawKey, sql); // throws the same 404 as a missing field
+      if (outcome === 'destroyed') await sql.destroyedInTransaction();
       return outcome!;
     });
-    if (outcome === 'destroyed') this.sql.checkpoint();
+    if (outcome === 'destroyed') await this.sql.afterDestruction();
     return { outcome };
   }
 
@@ -331,21 +341,21 @@ export class Personas {
 
   async addNote(principal: Principal, policy: Policy, profile: string, input: NoteInput, idempotencyKey: string | undefined) {
     this.checkNoteSize(input.content);
-    return this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
+    return this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
       if (idempotencyKey !== undefined) {
-        const first = this.sql.noteByIdempotencyKey(p.id, idempotencyKey);
+        const first = await sql.noteByIdempotencyKey(p.id, idempotencyKey);
         if (first && first.state !== 'live') {
           throw problem.conflict('The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.');
         }
         if (first) return { note: noteView(first), replayed: true };
       }
       const pinned = input.pinned ? 1 : 0;
-      if (pinned && this.sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
+      if (pinned && await sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`);
       }
       const now = this.clock().toISOString();
-      const row = this.sql.insertNote({
+      const row = await sql.insertNote({
         id: randomUUID(),
         persona_id: p.id,
         kind: input.kind,
@@ -360,8 +370,8 @@ export class Personas {
         written_at: now,
         revised_at: now,
       });
-      this.sql.indexNote(row);
-      record(this.sql, {
+      await sql.indexNote(row);
+      await record(sql, {
         account: p.account,
         profile,
         action: 'note_added',
@@ -375,23 +385,23 @@ export class Personas {
     });
   }
 
-  listNotes(account: string, profile: string, after: number, limit: number, kind?: string) {
-    const p = this.requirePersona(account, profile);
-    const rows = this.sql.notes(p.id, after, limit + 1, kind);
+  async listNotes(account: string, profile: string, after: number, limit: number, kind?: string) {
+    const p = await this.requirePersona(account, profile);
+    const rows = await this.sql.notes(p.id, after, limit + 1, kind);
     const page = rows.slice(0, limit);
     return { notes: page.map(noteView), next_after: rows.length > limit ? String(page[page.length - 1]!.seq) : null };
   }
 
-  getNote(account: string, profile: string, id: string) {
-    return noteView(this.liveNote(this.requirePersona(account, profile), id));
+  async getNote(account: string, profile: string, id: string) {
+    return noteView(await this.liveNote(await this.requirePersona(account, profile), id));
   }
 
   /** Only the named parts change; written_at never moves. A kept note cannot be revived (see README). */
   async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
     if (patch.content !== undefined) this.checkNoteSize(patch.content);
-    return this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
-      const n = this.liveNote(p, id);
+    return this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
+      const n = await this.liveNote(p, id, sql);
       const next = {
         content: patch.content ?? n.content,
         kind: patch.kind ?? n.kind,
@@ -401,17 +411,17 @@ export class Personas {
       };
       const changed = (['content', 'kind', 'source', 'pinned', 'asserted_by'] as const).filter((m) => n[m] !== next[m]);
       if (changed.length === 0) return noteView(n);
-      if (next.pinned && !n.pinned && this.sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
+      if (next.pinned && !n.pinned && await sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`);
       }
       const now = this.clock().toISOString();
-      const row = this.sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: now });
+      const row = await sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: now });
       if (next.content !== n.content) {
-        this.sql.unindexNote(n);
-        this.sql.indexNote(row);
+        await sql.unindexNote(n);
+        await sql.indexNote(row);
       }
       const action: Action = changed.length === 1 && changed[0] === 'pinned' ? (next.pinned ? 'note_pinned' : 'note_unpinned') : 'note_revised';
-      record(this.sql, {
+      await record(sql, {
         account: p.account,
         profile,
         action,
@@ -427,16 +437,16 @@ export class Personas {
   }
 
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  forgetNote(principal: Principal, policy: Policy, profile: string, id: string): { outcome: ForgetOutcome } {
-    const outcome = this.sql.transaction(() => {
-      const p = this.requirePersona(principal.account, profile);
-      const row = this.sql.note(p.id, id);
-      const outcome = row && forgetNote(this.sql, p, row, policy, principal.audience, this.clock());
-      if (!outcome) this.liveNote(p, id); // throws the same 404 as a missing note
-      if (outcome === 'destroyed') this.sql.optimizeIndexes();
+  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string): Promise<{ outcome: ForgetOutcome }> {
+    const outcome = await this.sql.transaction(async (sql) => {
+      const p = await this.holdPersona(sql, principal.account, profile);
+      const row = await sql.note(p.id, id);
+      const outcome = row && await forgetNote(sql, p, row, policy, principal.audience, this.clock());
+      if (!outcome) await this.liveNote(p, id, sql); // throws the same 404 as a missing note
+      if (outcome === 'destroyed') await sql.destroyedInTransaction();
       return outcome!;
     });
-    if (outcome === 'destroyed') this.sql.checkpoint();
+    if (outcome === 'destroyed') await this.sql.afterDestruction();
     return { outcome };
   }
 
@@ -448,19 +458,19 @@ export class Personas {
 
   // Recall, export, change log
 
-  recall(account: string, profile: string | undefined, q: string, limit: number) {
-    const match = matchExpression(q);
-    const personaId = profile === undefined ? null : this.requirePersona(account, profile).id;
+  async recall(account: string, profile: string | undefined, q: string, limit: number) {
+    const words = queryWords(q);
+    const personaId = profile === undefined ? null : (await this.requirePersona(account, profile)).id;
     return {
-      fields: this.sql.recallFields(match, account, personaId, limit).map((r) => ({ profile: r.profile, score: -r.score, ...fieldView(r) })),
-      notes: this.sql.recallNotes(match, account, personaId, limit).map((r) => ({ profile: r.profile, score: -r.score, ...noteView(r) })),
+      fields: (await this.sql.recallFields(words, account, personaId, limit)).map((r) => ({ profile: r.profile, score: r.score, ...fieldView(r) })),
+      notes: (await this.sql.recallNotes(words, account, personaId, limit)).map((r) => ({ profile: r.profile, score: r.score, ...noteView(r) })),
     };
   }
 
-  exportPersona(account: string, profile: string, page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number }) {
-    const p = this.requirePersona(account, profile);
-    const fields = this.sql.fields(p.id, page.fieldsAfter, page.fieldsLimit + 1);
-    const notes = this.sql.notes(p.id, page.notesAfter, page.notesLimit + 1);
+  async exportPersona(account: string, profile: string, page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number }) {
+    const p = await this.requirePersona(account, profile);
+    const fields = await this.sql.fields(p.id, page.fieldsAfter, page.fieldsLimit + 1);
+    const notes = await this.sql.notes(p.id, page.notesAfter, page.notesLimit + 1);
     const f = fields.slice(0, page.fieldsLimit);
     const n = notes.slice(0, page.notesLimit);
     return {
@@ -473,8 +483,8 @@ export class Personas {
     };
   }
 
-  events(account: string, profile: string, filter: { after: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
-    this.requirePersona(account, profile);
+  async events(account: string, profile: string, filter: { after: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
+    await this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });
   }
 }

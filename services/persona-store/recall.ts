@@ -10,13 +10,14 @@ export const MAX_QUERY_WORDS = 32;
 const SEPARATORS = /[\p{Cc}\p{Cs}]/gu;
 
 /**
- * Turns what a person typed into an FTS5 query in which every word is an ordinary word: control
- * characters and lone surrogates become spaces, q is split on white space, each piece is quoted (a
- * quote inside is doubled), so AND, OR, NOT, NEAR, *, ^, :, ( and quotes are words to find, never
- * operators. Pieces with no letter or digit carry nothing the tokenizer would index and are dropped.
- * All remaining words must occur (implicit AND); the porter stemmer makes "running" find "runs".
+ * The words of what a person typed, each an ordinary word, never an operator: control characters and
+ * lone surrogates become spaces, q is split on white space, and pieces with no letter or digit (which
+ * carry nothing either engine would index) are dropped. Every remaining word must occur. The engine
+ * turns them into its own query (engines/): on SQLite each word quoted as an FTS5 phrase, so AND, OR,
+ * NOT, NEAR, *, ^, :, ( and quotes are words to find; on PostgreSQL through plainto_tsquery, which
+ * reads no operator at all.
  */
-export function matchExpression(q: string): string {
+export function queryWords(q: string): string[] {
   const words = q
     .replace(SEPARATORS, ' ')
     .normalize('NFKC')
@@ -28,7 +29,7 @@ export function matchExpression(q: string): string {
   if (words.length > MAX_QUERY_WORDS) {
     throw problem.unprocessable(`query member q has more than ${MAX_QUERY_WORDS} words; send at most ${MAX_QUERY_WORDS}.`);
   }
-  return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' ');
+  return words;
 }
 
 /**

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { Api, type CallerVerifier, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
+import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
+import type { TokenVerifier } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import { eventView } from './change-log.ts';
 import type { Personas } from './personas.ts';
 import type { Policy, PolicySource } from './settings.ts';
+import { screenWrite } from './write-gate.ts';
 import {
   AddNote,
   Card,
@@ -30,13 +32,15 @@ import {
 export interface PersonaRouteParts {
   personas: Personas;
   policies: PolicySource;
-  verifier: CallerVerifier;
+  verifier: TokenVerifier;
 }
 
 const ProfileParams = z.object({ profile: Profile });
 const FieldParams = z.object({ profile: Profile, key: z.string().min(1).max(512).meta({ description: 'Field key; normalised to snake_case.' }) });
 const NoteParams = z.object({ profile: Profile, note_id: z.string().min(1).max(100) });
 const DEFAULT_RECALL_LIMIT = 10;
+/** The methods that write what they are sent, so every route declared with one is screened. */
+const WRITES = new Set(['post', 'put', 'patch']);
 
 /**
  * The page a list answers: `limit` when it asks for no more than the page size, the page size when it
@@ -74,13 +78,16 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
   );
 
   /**
-   * Every token route goes through here: the caller's policy is read once per request, before the
-   * operation, whether the operation needs it or not. With a settings service configured, that is a
-   * call to it, and a request it cannot answer for is refused with 503 before anything is done.
+   * Every token route goes through here: every write (POST, PUT, PATCH) is screened for credentials and
+   * bodies no route can store before anything else reads it (write-gate.ts); the caller's policy is read
+   * once per request, before the operation, whether the operation needs it or not. With a settings
+   * service configured, that is a call to it, and a request it cannot answer for is refused with 503
+   * before anything is done.
    */
   const route = <P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape>(spec: PersonaRouteSpec<P, Q, B, H>) =>
     api.route<P, Q, B, H>({
       ...spec,
+      screen: WRITES.has(spec.method) ? screenWrite : undefined,
       problems: [...new Set([...(spec.problems ?? []), 503])],
       handler: async (ctx) => spec.handler({ ...ctx, policy: await policies.policyFor(ctx.principal.account) }),
     });

@@ -2,12 +2,11 @@ import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { listen, type RunningService } from '../kit/server.ts';
-import { databaseAnswers, openDatabase } from '../kit/sqlite.ts';
 import { createPersonaApp } from './app.ts';
 import { loadPersonaConfig, PERSONA_AUDIENCE } from './config.ts';
 import { startSweeper, sweep } from './forgetting.ts';
 import { Personas } from './personas.ts';
-import { personaMigrations } from './schema.ts';
+import { openEngine } from './engines/open.ts';
 import { createPolicySource } from './settings.ts';
 import { PersonaSql } from './store.ts';
 import { rememberVerifiedTokens } from './verified-tokens.ts';
@@ -24,7 +23,7 @@ export interface PersonaStore extends RunningService {
   /** What requests could grow in memory: both stay bounded whatever is sent (a test holds them to it). */
   held(): { preparedStatements: number; verifiedTokens: { entries: number; bytes: number; maxBytes: number } };
   /** Sweeps now, as the sweeper's timer does: destroys what the clock says is due; returns how many entries. */
-  sweep(): number;
+  sweep(): Promise<number>;
 }
 
 /** Starts the persona store from its environment; the same call serves tests, headless and the desktop app. */
@@ -32,13 +31,13 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   const config = loadPersonaConfig(env);
   const log = logger ?? createLogger('persona-store', config.logLevel);
   const clock = options.clock ?? (() => new Date());
-  const database = openDatabase(join(config.dataDir, DATABASE_FILE), personaMigrations);
-  const sql = new PersonaSql(database.sqlite);
+  const engine = await openEngine(config, join(config.dataDir, DATABASE_FILE));
+  const sql = new PersonaSql(engine);
   const personas = new Personas(sql, { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
   const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
-  const app = createPersonaApp({ logger: log, databaseAnswers: () => databaseAnswers(database.sqlite), personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
+  const app = createPersonaApp({ logger: log, databaseAnswers: () => engine.answers(), personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
   // Grace periods that ended while the service was stopped end now.
-  sweep(sql, clock());
+  await sweep(sql, clock());
   const stopSweeper = startSweeper(sql, config.sweepIntervalSeconds, log, clock);
   const running = await listen({
     app,
@@ -47,7 +46,7 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
     logger: log,
     onClose: async () => {
       stopSweeper();
-      await database.close();
+      await engine.close();
     },
   });
   return {

@@ -1,12 +1,11 @@
-import type { NextFunction, Request, Response } from 'express';
-import type { TokenVerifier } from '../kit/auth.ts';
+import type { ScreenContext } from '../kit/api.ts';
 import { problem, type Problem } from '../kit/problem.ts';
 import { fastShape, refuseCredentials, SECRET_MEMBER, worthSecretlint, type WrittenString } from './credentials.ts';
 
 /**
- * What every write passes before its route validates anything, in one walk over the whole request:
- * the body's nesting is bounded, every string is well-formed text, every number is one JSON can keep,
- * and nothing in it is a credential. No walk over request input here recurses, so no input can
+ * What every write passes before its route validates anything (the write routes' screen), in one walk
+ * over the whole request: the body's nesting is bounded, every string is well-formed text, every number
+ * is one JSON can keep, and nothing in it is a credential. No walk over request input here recurses, so no input can
  * overflow the stack; everything after the gate walks values at most MAX_DEPTH deep.
  */
 
@@ -100,53 +99,22 @@ const loneSurrogate = (where: string) =>
     { member: where },
   );
 
-const WRITES = new Set(['POST', 'PUT', 'PATCH']);
-/** The routes' own words: not caller text. */
-const ROUTE_WORDS = new Set(['', 'v1', 'personas', 'fields', 'notes']);
-/** How a path segment is named in a refusal, by the segment before it (a Map: a segment such as "constructor" is not a member of it). */
-const PATH_MEMBERS = new Map([
-  ['personas', 'profile'],
-  ['fields', 'key'],
-  ['notes', 'note_id'],
-]);
-
 /**
- * The gate every write passes, in one place and one pass, before the route validates anything: the
- * body's depth (422 over MAX_DEPTH), then credentials in every string of the JSON body (member names
- * too, members the route does not know included), every path segment (a field key is caller text)
- * and the Idempotency-Key header (it is stored), then lone surrogates and numbers JSON cannot keep.
- * Running before schema validation means a credential in a member with a length cap or a fixed form
- * (a PEM key in display_name, a token as language) is refused as a credential, naming the identity
- * service, rather than as too long; and before the size limits of values and notes. A request whose
- * token does not verify is left to the route, which answers 401: nothing is written either way.
+ * The screen of every write route (the kit's route screen: run once the caller is verified, before the
+ * body's nesting check and the route's validation), in one pass over the whole request: the body's depth
+ * (422 over MAX_DEPTH), then credentials in every string of the JSON body (member names too, members the
+ * route does not know included), every named path parameter as Express decoded it (a field key is caller
+ * text) and the Idempotency-Key header (it is stored), then lone surrogates and numbers JSON cannot keep.
+ * Running before schema validation means a credential in a member with a length cap or a fixed form (a
+ * PEM key in display_name, a token as language) is refused as a credential, naming the identity service,
+ * rather than as too long; and before the size limits of values and notes. A caller whose token does not
+ * verify never meets it (the route answers 401): nothing is written either way.
  */
-export function gateWrites(verifier: TokenVerifier) {
-  const check = async (req: Request): Promise<void> => {
-    try {
-      await verifier.verify(req.get('authorization'));
-    } catch {
-      return;
-    }
-    const strings: WrittenString[] = [];
-    const segments = req.path.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      if (ROUTE_WORDS.has(segments[i]!)) continue;
-      let text = segments[i]!;
-      try {
-        text = decodeURIComponent(text);
-      } catch {
-        /* checked as sent */
-      }
-      strings.push({ where: `path ${PATH_MEMBERS.get(segments[i - 1]!) ?? 'segment'}`, text });
-    }
-    const idempotencyKey = req.get('idempotency-key');
-    if (idempotencyKey !== undefined) strings.push({ where: 'header Idempotency-Key', text: idempotencyKey });
-    const refusal = req.body === undefined ? undefined : readBody(req.body, strings);
-    await refuseCredentials(strings);
-    if (refusal) throw refusal;
-  };
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    if (!WRITES.has(req.method) || !req.path.startsWith('/v1/')) return next();
-    check(req).then(() => next(), next);
-  };
+export async function screenWrite({ params, req }: ScreenContext): Promise<void> {
+  const strings: WrittenString[] = Object.entries(params).map(([name, text]) => ({ where: `path ${name}`, text }));
+  const idempotencyKey = req.get('idempotency-key');
+  if (idempotencyKey !== undefined) strings.push({ where: 'header Idempotency-Key', text: idempotencyKey });
+  const refusal = req.body === undefined ? undefined : readBody(req.body, strings);
+  await refuseCredentials(strings);
+  if (refusal) throw refusal;
 }

@@ -1,4 +1,6 @@
 import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { postgresUnavailable, startPostgres, type PostgresServer } from '../../../test/support/postgres.ts';
 import { startTestIdentity, tempDir, type TestIdentity } from '../../../test/support/identity.ts';
 import type { Logger } from '../../kit/logger.ts';
 import { startPersonaStore, type PersonaStore } from '../service.ts';
@@ -52,8 +54,60 @@ export class TestClock {
   }
 }
 
+/** An engine the store's tests run on; `skip` says why it cannot run here (never in CI: see postgresUnavailable). */
+export interface EngineUnderTest {
+  name: 'sqlite' | 'postgres';
+  skip?: string;
+}
+
+export const ENGINES: EngineUnderTest[] = [{ name: 'sqlite' }, { name: 'postgres', skip: postgresUnavailable() }];
+
+let current: EngineUnderTest = ENGINES[0]!;
+let server: Promise<PostgresServer> | undefined;
+
+/** This test file's PostgreSQL server, started on first use, stopped after the file (see forEachEngine). */
+export function postgresServer(): Promise<PostgresServer> {
+  server ??= startPostgres();
+  return server;
+}
+
+/** The settings that put a new testbed on the current engine: nothing for SQLite, a new database of the file's server for PostgreSQL. */
+async function engineEnv(): Promise<Record<string, string>> {
+  if (current.name === 'sqlite') return {};
+  return { PERSONA_DATABASE_URL: await (await postgresServer()).createDatabase() };
+}
+
+/**
+ * Runs `body` once per engine, in a describe named after it; testbeds started inside it use that
+ * engine. An engine that cannot run here is skipped with the reason in the suite's name.
+ */
+export function forEachEngine(body: (engine: EngineUnderTest) => void): void {
+  afterAll(async () => {
+    const started = server;
+    server = undefined;
+    if (started) await (await started).stop();
+  });
+  for (const engine of ENGINES) {
+    if (engine.skip) {
+      console.warn(`persona store tests on ${engine.name} skipped: ${engine.skip}`);
+      describe.skip(`on ${engine.name} (skipped: ${engine.skip})`, () => body(engine));
+      continue;
+    }
+    describe(`on ${engine.name}`, () => {
+      beforeAll(() => {
+        current = engine;
+      });
+      body(engine);
+    });
+  }
+}
+
 export interface Testbed {
   identity: TestIdentity;
+  /** The engine this testbed's store keeps its data in. */
+  engine: EngineUnderTest['name'];
+  /** The PostgreSQL database's URL, when the engine is PostgreSQL. */
+  databaseUrl?: string;
   store: PersonaStore;
   /** The clock the store writes with (entries, change log, grace periods, the sweeper). */
   clock: TestClock;
@@ -71,9 +125,12 @@ export async function startTestbed(env: Record<string, string> = {}, identity?: 
   const id = identity ?? (await startTestIdentity());
   const dataDir = tempDir('persona-store');
   const clock = new TestClock();
-  const storeEnv = () => ({ PERSONA_DATA_DIR: dataDir, PERSONA_PORT: '0', PERSONA_IDENTITY_URL: id.url, PERSONA_LOG_LEVEL: 'silent', ...env });
+  const database = await engineEnv();
+  const storeEnv = () => ({ PERSONA_DATA_DIR: dataDir, PERSONA_PORT: '0', PERSONA_IDENTITY_URL: id.url, PERSONA_LOG_LEVEL: 'silent', ...database, ...env });
   const bed: Testbed = {
     identity: id,
+    engine: current.name,
+    databaseUrl: database.PERSONA_DATABASE_URL,
     store: await startPersonaStore(storeEnv(), logger, { clock: clock.now }),
     clock,
     dataDir,

@@ -1,0 +1,53 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { FieldRow, NoteRow, PersonaTables } from '../schema.ts';
+
+/** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
+export type Db = Kysely<PersonaTables>;
+
+export type RecalledField = FieldRow & { profile: string; score: number };
+export type RecalledNote = NoteRow & { profile: string; score: number };
+
+/**
+ * Full-text search, the part of recall only the engine knows (FTS5 on SQLite, tsvector on PostgreSQL).
+ * Only live entries are indexed; un-indexing must be given the row as it was indexed.
+ */
+export interface FullText {
+  indexField(db: Db, row: FieldRow, text: [key: string, description: string, value: string]): Promise<void>;
+  unindexField(db: Db, row: FieldRow, text: [key: string, description: string, value: string]): Promise<void>;
+  indexNote(db: Db, row: NoteRow): Promise<void>;
+  unindexNote(db: Db, row: NoteRow): Promise<void>;
+  /** Live fields holding every word, of one persona or of all the account's; best first, `score` higher is better. */
+  recallFields(db: Db, words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledField[]>;
+  recallNotes(db: Db, words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledNote[]>;
+}
+
+/**
+ * How destroyed content leaves the bytes the engine keeps. `inTransaction` runs in the transaction that
+ * destroyed something; `afterCommit` once it committed, and the request answers only after it finished.
+ */
+export interface Destruction {
+  inTransaction(db: Db): Promise<void>;
+  afterCommit(): Promise<void>;
+}
+
+/** One engine: the query layer (Kysely) over its database, and the few things only it can do. */
+export interface PersonaEngine {
+  readonly name: 'sqlite' | 'postgres';
+  readonly db: Db;
+  readonly fullText: FullText;
+  readonly destruction: Destruction;
+  /**
+   * Runs `fn` as one write transaction. Writes to one persona never interleave: SQLite takes the file's
+   * write lock at BEGIN; PostgreSQL locks the persona's row (`lockForWrite`) before the write reads anything.
+   */
+  write<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */
+  lockForWrite<O>(query: SelectQueryBuilder<PersonaTables, 'personas', O>): SelectQueryBuilder<PersonaTables, 'personas', O>;
+  /** Whether an error is a unique constraint that another writer won (a concurrent create on PostgreSQL). */
+  isUniqueViolation(err: unknown): boolean;
+  /** For /ready. */
+  answers(): Promise<boolean>;
+  /** Statements the engine keeps prepared (bounded whatever requests come). */
+  preparedStatements(): number;
+  close(): Promise<void>;
+}
