@@ -1,16 +1,24 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { problem } from '../../kit/problem.ts';
 import type { PersonaTables } from '../schema.ts';
 import type { Db, Destruction, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
 
 /**
- * The tables on PostgreSQL: the same columns as on SQLite (times as ISO 8601 text, so that they compare
- * and page the same way), plus a `search` tsvector on fields and notes, set only while the entry is live.
- * Columns that hold content carry no planner statistics (SET STATISTICS 0): ANALYZE would otherwise copy
- * sample values of them into pg_statistic, where destroying the row would not reach them.
+ * The tables on PostgreSQL, in the schema named after the login (see migrate): the same columns as on
+ * SQLite (times as ISO 8601 text, so that they compare and page the same way), plus a `search` tsvector on
+ * fields and notes, set only while the entry is live. Columns that hold content carry no planner
+ * statistics (SET STATISTICS 0): ANALYZE would otherwise copy sample values of them into pg_statistic,
+ * where destroying the row would not reach them. The text search configuration `persona_text` is
+ * PostgreSQL's English one with the Snowball stemmer and no stop words, so that every word counts, as
+ * in FTS5 (English's stop list holds "not", "and", "or", which a person may well search for).
  */
 const MIGRATIONS: string[] = [
   `
+  CREATE TEXT SEARCH DICTIONARY persona_stem (TEMPLATE = pg_catalog.snowball, LANGUAGE = english);
+  CREATE TEXT SEARCH CONFIGURATION persona_text (COPY = pg_catalog.english);
+  ALTER TEXT SEARCH CONFIGURATION persona_text
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH persona_stem;
   CREATE TABLE personas (
     id BIGSERIAL PRIMARY KEY,
     account TEXT NOT NULL,
@@ -112,10 +120,28 @@ const MIGRATIONS: string[] = [
   `,
 ];
 
-/** Applies pending migrations once, whichever copy of the app starts first (an advisory lock serialises them). */
+/**
+ * Applies pending migrations once, whichever copy of the app starts first (an advisory lock serialises
+ * them). The tables live in a schema named after the login of PERSONA_DATABASE_URL (search_path is
+ * "$user"): a person's computers use one login and share it; two people sharing a server each have a
+ * login of their own, so their rows are apart even where both identity services call the account
+ * "local", and PostgreSQL's privileges keep them apart too (see the README, "Accounts across machines").
+ */
 async function migrate(db: Kysely<PersonaTables>): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtext('persona-store schema'))`.execute(tx);
+    await sql`SELECT pg_advisory_xact_lock(hashtext('persona-store schema ' || current_user))`.execute(tx);
+    const { rows: schemas } = await sql<{ login: string; present: boolean }>`SELECT current_user AS login, EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = current_user) AS present`.execute(tx);
+    const { login, present } = schemas[0]!;
+    if (!present) {
+      try {
+        await sql`CREATE SCHEMA AUTHORIZATION CURRENT_USER`.execute(tx);
+      } catch (err) {
+        if ((err as { code?: string }).code !== '42501') throw err;
+        throw new Error(
+          `The login "${login}" of PERSONA_DATABASE_URL may not create its schema in this database; ask the server's operator to run CREATE SCHEMA "${login}" AUTHORIZATION "${login}", or to grant it CREATE on the database.`,
+        );
+      }
+    }
     await sql`CREATE TABLE IF NOT EXISTS persona_schema (version INTEGER NOT NULL)`.execute(tx);
     const { rows } = await sql<{ version: number }>`SELECT version FROM persona_schema`.execute(tx);
     const current = rows[0]?.version ?? 0;
@@ -128,54 +154,81 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
   });
 }
 
-/** Stemmed English full text; the key weighs most, then the description, then the value. */
-const FIELD_VECTOR = (key: string, description: string, value: string) =>
-  sql`setweight(to_tsvector('english', ${key}), 'A') || setweight(to_tsvector('english', ${description}), 'B') || to_tsvector('english', ${value})`;
+/**
+ * The text PostgreSQL indexes and searches: runs of letters, digits and marks, everything else a space,
+ * as FTS5's unicode61 tokenizer splits. PostgreSQL's own parser would keep "foo-bar", URLs, e-mail
+ * addresses and paths as tokens of their own (so "bar" would not find "foo-bar"), and cannot take NUL.
+ */
+export const wordsOf = (text: string): string => text.replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ');
+
+/** Stemmed full text in persona_text; the key weighs most, then the description, then the value. */
+const FIELD_VECTOR = ([key, description, value]: [string, string, string]) =>
+  sql`setweight(to_tsvector('persona_text', ${wordsOf(key)}), 'A') || setweight(to_tsvector('persona_text', ${wordsOf(description)}), 'B') || to_tsvector('persona_text', ${wordsOf(value)})`;
 
 /**
- * tsvector columns, GIN-indexed, set while the entry is live and NULL otherwise. The words go through
- * plainto_tsquery, which reads no operator at all: every word must occur (stop words are dropped).
+ * The query: every word a phrase of its own pieces (phraseto_tsquery, which reads no operator), all
+ * of them required, as the quoted phrases of FTS5.
  */
+const QUERY = (words: string[]) => sql.join(words.map((w) => sql`phraseto_tsquery('persona_text', ${wordsOf(w)})`), sql` && `);
+
+/** tsvector columns, GIN-indexed, set while the entry is live and NULL otherwise. */
 const tsvector: FullText = {
-  async indexField(db, row, [key, description, value]) {
-    await sql`UPDATE fields SET search = ${FIELD_VECTOR(key, description, value)} WHERE id = ${row.id}`.execute(db);
+  async indexField(db, row, text) {
+    await sql`UPDATE fields SET search = ${FIELD_VECTOR(text)} WHERE id = ${row.id}`.execute(db);
   },
   async unindexField(db, row) {
     await sql`UPDATE fields SET search = NULL WHERE id = ${row.id}`.execute(db);
   },
   async indexNote(db, row) {
-    await sql`UPDATE notes SET search = to_tsvector('english', ${row.content}) WHERE seq = ${row.seq}`.execute(db);
+    await sql`UPDATE notes SET search = to_tsvector('persona_text', ${wordsOf(row.content)}) WHERE seq = ${row.seq}`.execute(db);
   },
   async unindexNote(db, row) {
     await sql`UPDATE notes SET search = NULL WHERE seq = ${row.seq}`.execute(db);
   },
   async recallFields(db, words, account, personaId, limit) {
     const { rows } = await sql<RecalledField & { search?: unknown }>`SELECT f.*, p.profile AS profile, ts_rank_cd(f.search, q) AS score
-      FROM fields f JOIN personas p ON p.id = f.persona_id, plainto_tsquery('english', ${words.join(' ')}) q
+      FROM fields f JOIN personas p ON p.id = f.persona_id, (SELECT ${QUERY(words)} AS q) query
       WHERE f.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR f.persona_id = ${personaId}) AND f.state = 'live'
       ORDER BY score DESC, f.id LIMIT ${limit}`.execute(db);
     return rows.map(({ search: _search, ...row }) => row);
   },
   async recallNotes(db, words, account, personaId, limit) {
     const { rows } = await sql<RecalledNote & { search?: unknown }>`SELECT n.*, p.profile AS profile, ts_rank_cd(n.search, q) AS score
-      FROM notes n JOIN personas p ON p.id = n.persona_id, plainto_tsquery('english', ${words.join(' ')}) q
+      FROM notes n JOIN personas p ON p.id = n.persona_id, (SELECT ${QUERY(words)} AS q) query
       WHERE n.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR n.persona_id = ${personaId}) AND n.state = 'live'
       ORDER BY score DESC, n.seq LIMIT ${limit}`.execute(db);
     return rows.map(({ search: _search, ...row }) => row);
   },
 };
 
+/** How long a rewrite waits for transactions older than the destruction to end (see vacuumDestruction). */
+const OLDER_TRANSACTIONS_WAIT_MS = 30_000;
+
 /**
- * A deleted or updated row stays in its table's pages (and its index entries in the indexes) until
- * the table is rewritten. After a destruction commits, the four persona tables are rewritten with
- * VACUUM FULL: new files hold only the live row versions, indexes (the GIN full-text ones included)
- * are rebuilt, and the old files are truncated. Destructions that arrive while one rewrite runs share
- * the next one; each request answers once a rewrite that started after its commit has finished.
+ * A deleted or updated row stays in its table's pages, its terms in the GIN index (whose entry tree never
+ * drops a key), until the table is rewritten; plain VACUUM only marks the space free. So after a
+ * destruction commits, the four tables are rewritten with VACUUM FULL: new files hold only the row
+ * versions still visible, the indexes (the full-text ones included) are built anew, and the old files
+ * are emptied. A row version some running transaction could still see is copied, so the rewrite first
+ * waits (up to OLDER_TRANSACTIONS_WAIT_MS) until no session of this login in the database holds a snapshot
+ * or transaction older than the destruction. Destructions that arrive while a rewrite runs share the next
+ * one; each request answers once a rewrite that started after its commit has finished.
  */
 function vacuumDestruction(db: Db): Destruction {
   let running: Promise<void> | undefined;
   let next: Promise<void> | undefined;
+  const olderTransactions = async (horizon: string) => {
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND (age(backend_xmin) > age(${horizon}::xid) OR age(backend_xid) > age(${horizon}::xid))`.execute(db);
+    return rows[0]!.n;
+  };
   const rewrite = async () => {
+    // Every transaction id below this one had been given out when the rewrite was asked for.
+    const { rows } = await sql<{ horizon: string }>`SELECT xid(pg_snapshot_xmax(pg_current_snapshot()))::text AS horizon`.execute(db);
+    const horizon = rows[0]!.horizon;
+    const until = Date.now() + OLDER_TRANSACTIONS_WAIT_MS;
+    while ((await olderTransactions(horizon)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     await sql`VACUUM FULL personas, fields, notes, events`.execute(db);
   };
   return {
@@ -185,14 +238,16 @@ function vacuumDestruction(db: Db): Destruction {
         running = rewrite().finally(() => (running = undefined));
         return running;
       }
-      next ??= running.then(
-        () => undefined,
-        () => undefined,
-      ).then(() => {
-        next = undefined;
-        running = rewrite().finally(() => (running = undefined));
-        return running;
-      });
+      next ??= running
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .then(() => {
+          next = undefined;
+          running = rewrite().finally(() => (running = undefined));
+          return running;
+        });
       return next;
     },
   };
@@ -209,10 +264,32 @@ export interface PostgresOptions {
 // BIGINT and count(*) arrive as text by default; the store's ids and counts fit a JavaScript number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
+/**
+ * PostgreSQL's text cannot hold U+0000, and it refuses a query that binds it (SQLSTATE 22021) rather than
+ * answer: such a request is the caller's to fix (422), never a server error. SQLite stores it.
+ */
+class PersonaClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const answer = (super.query as (...a: unknown[]) => unknown)(...args);
+    if (answer instanceof Promise) {
+      return answer.catch((err: unknown) => {
+        if ((err as { code?: string } | undefined)?.code === '22021') {
+          throw problem.unprocessable('The request holds the character U+0000 (NUL), which the PostgreSQL database cannot store or compare; remove it and send the request again.');
+        }
+        throw err;
+      }) as never;
+    }
+    return answer as never;
+  }
+}
+
 /** PostgreSQL at `url`: shared by every copy of the app that points at it. */
 export async function openPostgresEngine(options: PostgresOptions): Promise<PersonaEngine & { readonly pool: pg.Pool }> {
   const pool = new pg.Pool({
+    Client: PersonaClient,
     connectionString: options.url,
+    // The login's own schema only (see migrate); pg_catalog is always searched first.
+    options: '-c search_path="$user"',
     max: options.poolSize,
     ssl: options.ssl === false ? undefined : options.ssl,
     connectionTimeoutMillis: options.connectTimeoutMs,
