@@ -3,16 +3,19 @@
  * against the real services under the real supervisor (the persona store's page size lowered to 3, so
  * the export pages). Every action goes through the persona store's own API and lands in its change log.
  */
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ActivityView } from '../main/common/activity.ts';
 import type { ExportDocument, ForgetPolicy, HubView, NewHubCredential, OverviewView } from '../main/common/contract.ts';
 import { createConsoleApi } from '../main/console/api.ts';
 import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
-import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import { SETTLE_MS, SIGNAL_PREFIX, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import { startSignalReceiver, type SignalReceiver } from './support/signal-receiver.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: SETTLE_MS + 60_000 });
 
 let stack: ConsoleStack;
+let receiver: SignalReceiver;
 let seeded: Seeded;
 let api: ConsoleApi;
 let credential: string;
@@ -62,7 +65,9 @@ async function allEvents(profile: string): Promise<{ action: string; target: str
 }
 
 beforeAll(async () => {
-  stack = await startConsoleStack({ PERSONA_PAGE_SIZE: '3' });
+  // The hub's signal endpoint, beside the seeded address where nothing listens.
+  receiver = await startSignalReceiver();
+  stack = await startConsoleStack({ PERSONA_PAGE_SIZE: '3', REPOHOST_SIGNAL_URL_PREFIXES: `${SIGNAL_PREFIX},${receiver.prefix}` });
   expect(stack.settled.map((s) => s.state), JSON.stringify(stack.settled)).toEqual(['ready', 'ready', 'ready', 'ready']);
   credential = await stack.supervisor.localCredential();
   seeded = await seedConsoleData({ identityUrl: identity(), personaUrl: persona(), gatewayUrl: stack.supervisor.url('repohost-gateway'), credential, platform: stack.platform });
@@ -71,6 +76,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.close();
+  await receiver?.close();
 });
 
 describe('the overview', () => {
@@ -231,17 +237,106 @@ describe('acting on a persona', () => {
 });
 
 describe('subscriptions in detail', () => {
-  it('reads one subscription without its signal URL, and cancelling it either ends it or says the gateway cannot', async () => {
-    const sub = await data<Record<string, unknown>>('subscriptions.get', { id: seeded.subscriptionId });
-    expect(sub).toMatchObject({ id: seeded.subscriptionId, kind: 'pull_merged', state: 'active', signal: 'none', signal_attempts: 0 });
+  interface SubscriptionView {
+    id: string;
+    profile: string;
+    state: string;
+    event: string | null;
+    signal: string;
+    signal_attempts: number;
+    signal_last_status: number | null;
+    signal_last_error: string | null;
+    signal_last_at: string | null;
+    signal_next_at: string | null;
+  }
+  const gateway = () => stack.supervisor.url('repohost-gateway');
+
+  it('reads one subscription without its signal URL: the profile it was opened under, no delivery yet', async () => {
+    const sub = await data<SubscriptionView>('subscriptions.get', { id: seeded.subscriptionId });
+    expect(sub).toEqual(
+      expect.objectContaining({
+        id: seeded.subscriptionId,
+        kind: 'pull_merged',
+        profile: seeded.connectionProfile,
+        state: 'active',
+        event: null,
+        signal: 'none',
+        signal_attempts: 0,
+        signal_last_status: null,
+        signal_last_error: null,
+        signal_last_at: null,
+        signal_next_at: null,
+      }),
+    );
     expect(sub).not.toHaveProperty('signal_url');
-    const result = await call('subscriptions.cancel', { id: seeded.subscriptionId });
-    if (result.ok) {
-      expect((result.data as { state?: string }).state).not.toBe('active');
-    } else {
-      expect(result.error).toEqual({ status: 501, message: 'This version of the repository gateway cannot cancel a subscription; it ends by itself when its event happens or it expires.' });
-    }
     expect((await failure('subscriptions.get', { id: 'sub_AAAAAAAAAAAAAAAA' })).status).toBe(404);
+  });
+
+  it('cancels under the profile it was opened with: it ends as cancelled and the hub gets one signal saying so', async () => {
+    // A second connection that sorts after the first, so the profile the console names by default is not this one's.
+    const side = 'zephyr';
+    expect((await http(`${identity()}/v1/connections/${side}`, { method: 'PUT', authorization: `Bearer ${credential}`, body: { kind: 'token', token: seeded.platformToken } })).status).toBe(200);
+    try {
+      expect((await data<{ connections: { profile: string }[] }>('connections.list')).connections.map((c) => c.profile)).toEqual([seeded.connectionProfile, side]);
+      const seededSub = await data<{ target: string }>('subscriptions.get', { id: seeded.subscriptionId });
+      const token = ((await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${credential}`, body: { audience: 'repohost-api' } })).body as { token: string }).token;
+      // Opened as a hub opens one, under the second connection, with the signal going to the hub's endpoint.
+      const res = await fetch(`${gateway()}/v1/subscriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-identity-profile': side },
+        body: JSON.stringify({ kind: 'review_landed', repo: 'octo/hello', pull: Number(seededSub.target.split('/')[1]), signal_url: receiver.url }),
+      });
+      expect(res.status).toBe(201);
+      const opened = (await res.json()) as { id: string; secret: string };
+      const listed = await data<{ items: SubscriptionView[] }>('subscriptions.list');
+      expect(listed.items.find((i) => i.id === opened.id)).toMatchObject({ profile: side, state: 'active' });
+
+      // Under another profile the gateway does not find it, and it stays active; without one the console asks for it.
+      const elsewhere = await failure('subscriptions.cancel', { id: opened.id, profile: seeded.connectionProfile });
+      expect(elsewhere).toEqual({
+        status: 404,
+        message: `There is no subscription ${opened.id} under profile \u201c${seeded.connectionProfile}\u201d: the gateway cancels a subscription only under the connection it was opened with. Read the list again and cancel it from there.`,
+      });
+      expect((await failure('subscriptions.cancel', { id: opened.id })).message).toMatch(/: params\.profile: /);
+      expect((await data<SubscriptionView>('subscriptions.get', { id: opened.id })).state).toBe('active');
+      expect(receiver.of(opened.id)).toEqual([]);
+
+      const cancelled = await data<SubscriptionView>('subscriptions.cancel', { id: opened.id, profile: side });
+      expect(cancelled).toMatchObject({ id: opened.id, profile: side, state: 'cancelled', event: 'cancelled' });
+      expect(cancelled).not.toHaveProperty('signal_url');
+
+      // The hub's one signal, signed with the subscription's own secret, says cancelled.
+      const [signal] = await receiver.arrived(opened.id);
+      const payload = new Webhook(opened.secret).verify(signal!.body, signal!.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+      expect(payload.type).toBe('subscription.ended');
+      expect(payload.data).toMatchObject({ subscription: opened.id, kind: 'review_landed', repo: 'octo/hello', state: 'cancelled', event: 'cancelled' });
+
+      // The console shows the delivery once the gateway recorded the receiver's 200.
+      await expect.poll(async () => (await data<SubscriptionView>('subscriptions.get', { id: opened.id })).signal, { timeout: 60_000, interval: 250 }).toBe('sent');
+      const delivered = await data<SubscriptionView>('subscriptions.get', { id: opened.id });
+      expect(delivered).toMatchObject({ state: 'cancelled', event: 'cancelled', signal: 'sent', signal_attempts: 1, signal_last_status: 200, signal_last_error: null, signal_next_at: null });
+      expect(delivered.signal_last_at).toEqual(expect.any(String));
+
+      // A second cancel answers it as it is, and nothing more is sent.
+      expect(await data<SubscriptionView>('subscriptions.cancel', { id: opened.id, profile: side })).toMatchObject({ state: 'cancelled', signal: 'sent', signal_attempts: 1 });
+      const ids = async (state?: string) => (await data<{ items: { id: string }[] }>('subscriptions.list', state ? { state } : undefined)).items.map((i) => i.id);
+      expect(await ids('cancelled')).toEqual([opened.id]);
+      expect(await ids('active')).not.toContain(opened.id);
+      expect(receiver.of(opened.id)).toHaveLength(1);
+    } finally {
+      expect((await http(`${identity()}/v1/connections/${side}`, { method: 'DELETE', authorization: `Bearer ${credential}` })).status).toBeLessThan(300);
+    }
+  });
+
+  it('a signal no hub takes is retried: the console shows the last attempt\u2019s reason and when the next is due', async () => {
+    const cancelled = await data<SubscriptionView>('subscriptions.cancel', { id: seeded.subscriptionId, profile: seeded.connectionProfile });
+    expect(cancelled).toMatchObject({ state: 'cancelled', event: 'cancelled' });
+    // No hub answers at the seeded address (port 9, which fetch does not even try): the attempt fails, the next is scheduled.
+    await expect.poll(async () => (await data<SubscriptionView>('subscriptions.get', { id: seeded.subscriptionId })).signal_last_error, { timeout: 60_000, interval: 250 }).toMatch(/^no answer from the receiver/);
+    const retrying = await data<SubscriptionView>('subscriptions.get', { id: seeded.subscriptionId });
+    expect(retrying).toMatchObject({ state: 'cancelled', signal: 'pending', signal_last_status: null });
+    expect(retrying.signal_attempts).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(retrying.signal_next_at ?? '')).toBeGreaterThan(Date.parse(retrying.signal_last_at ?? ''));
   });
 });
 

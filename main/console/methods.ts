@@ -32,11 +32,11 @@ async function firstProfile(services: ServiceClient): Promise<string | undefined
 
 /**
  * What the console shows of a subscription: never its signal URL, which may carry the hub's own secrets.
- * The last five are shown when the gateway sends them (what ended it, the last delivery's status and
- * error, when the next attempt is due).
+ * `profile` is the connection it was opened under (a cancel must name it); `event` what ended it; the
+ * last four say how its one signal's delivery went and when the next attempt is due.
  */
 const SUBSCRIPTION_MEMBERS = [
-  'id', 'kind', 'repo', 'target', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts',
+  'id', 'kind', 'repo', 'target', 'profile', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts',
   'event', 'signal_last_status', 'signal_last_error', 'signal_last_at', 'signal_next_at',
 ];
 const SubscriptionId = z.string().regex(/^sub_[A-Za-z0-9_-]{1,64}$/, 'a subscription id starts with sub_');
@@ -168,7 +168,7 @@ export const METHODS = {
   // The gateway lists every subscription of the account; it wants a profile to act under, so the console
   // names the one asked for, else the first connection's (any valid name serves when there is none).
   'subscriptions.list': method(
-    z.object({ profile: Profile.optional(), state: z.enum(['active', 'ended', 'expired']).optional(), limit: z.number().int().min(1).max(100).optional() }).strict().optional(),
+    z.object({ profile: Profile.optional(), state: z.enum(['active', 'ended', 'cancelled', 'expired']).optional(), limit: z.number().int().min(1).max(100).optional() }).strict().optional(),
     async (p, { services }) => {
       const profile = await gatewayProfile(services, p?.profile);
       const answer = await services.call('repohost-gateway', {
@@ -188,19 +188,23 @@ export const METHODS = {
     });
     return subscriptionView(answer.body as Record<string, unknown>);
   }),
-  // Cancelling ends a subscription without a signal (DELETE /v1/subscriptions/{id}); a gateway without that route says so.
-  'subscriptions.cancel': method(z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(), async ({ id, profile }, { services }) => {
+  // The gateway cancels only under the profile a subscription was opened with (X-Identity-Profile), so the
+  // caller names it; it ends as cancelled and the hub gets its one signal saying so (data.state and
+  // data.event cancelled). One that already ended, expired or was cancelled comes back as it is, nothing sent.
+  'subscriptions.cancel': method(z.object({ id: SubscriptionId, profile: Profile }).strict(), async ({ id, profile }, { services }) => {
     const answer = await services.call('repohost-gateway', {
       method: 'DELETE',
       path: `/v1/subscriptions/${encodeURIComponent(id)}`,
-      headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
-      acceptStatus: [404, 405],
+      headers: { 'x-identity-profile': profile },
+      acceptStatus: [404],
     });
-    if (answer.status === 405 || (answer.status === 404 && /^There is no route/.test(reasonOf(answer.body)))) {
-      throw new ConsoleError('This version of the repository gateway cannot cancel a subscription; it ends by itself when its event happens or it expires.', 501);
+    if (answer.status === 404) {
+      throw new ConsoleError(
+        `There is no subscription ${id} under profile \u201c${profile}\u201d: the gateway cancels a subscription only under the connection it was opened with. Read the list again and cancel it from there.`,
+        404,
+      );
     }
-    if (answer.status === 404) throw new ConsoleError(`The repository-hosting gateway answered 404: ${reasonOf(answer.body)}`, 404);
-    return answer.body && typeof answer.body === 'object' ? subscriptionView(answer.body as Record<string, unknown>) : { id, cancelled: true };
+    return subscriptionView(answer.body as Record<string, unknown>);
   }),
 
   // The provider: readiness (CLI, login, lockdown) and models. Its /ready answers 503 with the same body.

@@ -1,6 +1,6 @@
 /** The gateway's subscriptions, and platform connections per profile (kept by the identity service). */
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts';
 import { call } from './transport.ts';
 
@@ -9,13 +9,15 @@ interface Subscription {
   kind: string;
   repo: string;
   target: string;
+  /** The connection it was opened under: the gateway cancels it only under this profile. */
+  profile?: string;
   state: 'active' | 'ended' | 'expired' | 'cancelled';
   created_at: string;
   expires_at: string;
   ended_at: string | null;
   signal: 'none' | 'pending' | 'sent' | 'failed';
   signal_attempts: number;
-  /** Sent by gateways that report them: what ended it, the last delivery, the next attempt. */
+  /** What ended it, the last delivery attempt, the next one. */
   event?: string | null;
   signal_last_status?: number | null;
   signal_last_error?: string | null;
@@ -29,6 +31,19 @@ const KIND_LABELS: Record<string, string> = {
   review_landed: 'a review landing',
   run_completed: 'a run completing',
 };
+
+/** What ended a subscription (the gateway's `event`), as the detail says it. */
+const EVENT_WORDS: Record<string, string> = {
+  checks_settled: 'its checks settled',
+  pull_merged: 'the pull request was merged',
+  pull_closed_unmerged: 'the pull request was closed without a merge',
+  review_landed: 'a review landed',
+  run_completed: 'the run completed',
+  cancelled: 'a cancel: it was cancelled before its event happened',
+};
+
+/** While a signal is being delivered, the detail reads the subscription again this often. */
+const DELIVERY_REFRESH_MS = 5_000;
 
 /** What an active subscription waits for, in words: "the pull request #12 of octo/hello to merge". */
 export function waitsFor(s: Pick<Subscription, 'kind' | 'repo' | 'target'>): string {
@@ -48,48 +63,109 @@ export function waitsFor(s: Pick<Subscription, 'kind' | 'repo' | 'target'>): str
   }
 }
 
-const SIGNAL_WORDS: Record<string, string> = {
-  none: 'not due: a signal is sent when the subscription ends',
-  pending: 'being delivered',
-  sent: 'delivered',
-  failed: 'given up after every attempt',
-};
+/** The subscription's state, and since when it is over. */
+export function stateWords(s: Pick<Subscription, 'state' | 'ended_at'>): string {
+  return s.state === 'active' || !s.ended_at ? s.state : `${s.state} at ${formatTime(s.ended_at)}`;
+}
 
-function SubscriptionDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
-  const [load, reload] = useCall<Subscription>('subscriptions.get', { id }, `subscription:${id}`);
+/** What ended it: its event, a cancel, or its expiry. */
+export function endedBy(s: Pick<Subscription, 'state' | 'event'>): string {
+  if (s.state === 'active') return '\u2014';
+  if (s.event) return EVENT_WORDS[s.event] ?? s.event;
+  return s.state === 'expired' ? 'its expiry: no one cancelled it and its event did not happen in time' : 'not reported by the gateway';
+}
+
+/** Its one signal: due, on its way, delivered or given up, and what it tells the hub. */
+export function signalWords(s: Pick<Subscription, 'state' | 'signal'>): string {
+  const news = s.state === 'cancelled' ? 'that it was cancelled' : 'that it ended';
+  switch (s.signal) {
+    case 'none':
+      return s.state === 'expired' ? 'none: an expired subscription sends no signal' : 'not due: a signal is sent when the subscription ends';
+    case 'pending':
+      return `being delivered: one signal telling the hub ${news}`;
+    case 'sent':
+      return `delivered: the hub was told ${news}`;
+    case 'failed':
+      return `given up after every attempt: the hub was not told ${news}`;
+    default:
+      return s.signal;
+  }
+}
+
+/** The last delivery attempt: the receiver's status, why it did not deliver, when. */
+export function lastDelivery(s: Pick<Subscription, 'signal_attempts' | 'signal_last_status' | 'signal_last_error' | 'signal_last_at'>): string {
+  if (s.signal_attempts === 0 && !s.signal_last_at && !s.signal_last_error) return 'none yet';
+  const status = typeof s.signal_last_status === 'number' ? `HTTP ${s.signal_last_status}` : '';
+  const said = [status, s.signal_last_error ?? ''].filter(Boolean).join(': ') || 'no answer';
+  return s.signal_last_at ? `${said} at ${formatTime(s.signal_last_at)}` : said;
+}
+
+/** When the next attempt is due: only a pending signal has one. */
+export function nextAttempt(s: Pick<Subscription, 'signal' | 'signal_next_at'>): string {
+  if (s.signal === 'pending') return s.signal_next_at ? formatTime(s.signal_next_at) : 'being sent now';
+  if (s.signal === 'failed') return 'none: given up';
+  return '\u2014';
+}
+
+/** What a cancel did, from the subscription the gateway answered with. */
+export function cancelOutcome(s: Pick<Subscription, 'state' | 'event'>): string {
+  switch (s.state) {
+    case 'cancelled':
+      return 'Cancelled: it is no longer watched, and the hub gets one signal saying it was cancelled.';
+    case 'ended':
+      return `It had already ended (${endedBy(s)}) before the cancel: the hub gets its one signal about that, and nothing more.`;
+    case 'expired':
+      return 'It had already expired before the cancel: it is no longer watched, and no signal is sent.';
+    default:
+      return 'The gateway did not cancel it; read the list again.';
+  }
+}
+
+function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: string; onChanged: () => void }) {
+  const [delivering, setDelivering] = useState(false);
+  const [load, reload] = useCall<Subscription>('subscriptions.get', profile ? { id, profile } : { id }, `subscription:${id}`, delivering ? DELIVERY_REFRESH_MS : undefined);
   const [confirming, setConfirming] = useState(false);
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
-  const cancel = async () => {
+  const pending = load.state === 'done' && load.data.signal === 'pending';
+  useEffect(() => {
+    if (pending === delivering) return;
+    setDelivering(pending);
+    // The delivery settled (sent or given up): the list's signal column follows.
+    if (!pending) onChanged();
+  }, [pending]);
+  const cancel = async (s: Subscription) => {
     setConfirming(false);
     try {
-      await call('subscriptions.cancel', { id });
-      setMessage({ kind: 'ok', text: 'Cancelled: it is no longer watched, and no signal will be sent.' });
+      // The gateway cancels only under the profile the subscription was opened with.
+      const after = await call<Subscription>('subscriptions.cancel', { id, profile: s.profile });
+      setMessage({ kind: 'ok', text: cancelOutcome(after) });
       reload();
       onChanged();
     } catch (err) {
       setMessage({ kind: 'error', text: (err as Error).message });
     }
   };
-  const unknown = 'not reported by this gateway';
   return html`<div class="subscription-detail" data-detail=${id}>
     <${Loaded}
       load=${load}
       what="the subscription"
       retry=${reload}
       render=${(s: Subscription) => html`<dl class="card-members">
-          <dt>State</dt><dd data-member="state">${s.state}${s.ended_at ? ` since ${formatTime(s.ended_at)}` : ''}</dd>
+          <dt>State</dt><dd data-member="state">${stateWords(s)}</dd>
           <dt>Waits for</dt><dd data-member="waits">${s.state === 'active' ? waitsFor(s) : `nothing more (it waited for ${waitsFor(s)})`}</dd>
-          <dt>Ended by</dt><dd data-member="event">${s.state === 'active' ? '—' : s.event ? (KIND_LABELS[s.event] ?? s.event) : s.state === 'expired' ? 'its expiry' : unknown}</dd>
-          <dt>Signal</dt><dd data-member="signal">${SIGNAL_WORDS[s.signal] ?? s.signal}</dd>
+          <dt>Ended by</dt><dd data-member="event">${endedBy(s)}</dd>
+          <dt>Signal</dt><dd data-member="signal">${signalWords(s)}</dd>
           <dt>Delivery attempts</dt><dd data-member="attempts">${s.signal_attempts}</dd>
-          <dt>Last delivery</dt><dd data-member="last">${s.signal_attempts === 0 ? 'none yet' : s.signal_last_status !== undefined ? `${s.signal_last_status ?? 'no answer'}${s.signal_last_error ? `: ${s.signal_last_error}` : ''}${s.signal_last_at ? ` at ${formatTime(s.signal_last_at)}` : ''}` : unknown}</dd>
-          <dt>Next attempt</dt><dd data-member="next">${s.signal === 'pending' || s.signal === 'none' ? (s.signal_next_at ? formatTime(s.signal_next_at) : s.signal === 'none' ? '—' : unknown) : '—'}</dd>
+          <dt>Last delivery</dt><dd data-member="last">${lastDelivery(s)}</dd>
+          <dt>Next attempt</dt><dd data-member="next">${nextAttempt(s)}</dd>
+          <dt>Profile</dt><dd data-member="profile">${s.profile ?? '\u2014'}</dd>
+          <dt>Opened</dt><dd>${formatTime(s.created_at)}</dd>
           <dt>Expires</dt><dd>${formatTime(s.expires_at)}</dd>
         </dl>
         ${s.state === 'active'
           ? confirming
-            ? html`<p>Stop watching for ${waitsFor(s)}? The hub gets no signal for it.</p>
-                <button type="button" class="danger" onClick=${cancel}>Cancel the subscription</button>
+            ? html`<p>Stop watching for ${waitsFor(s)}? The hub gets one signal saying it was cancelled, and nothing more for it.</p>
+                <button type="button" class="danger" onClick=${() => cancel(s)}>Cancel the subscription</button>
                 <button type="button" onClick=${() => setConfirming(false)}>Keep watching</button>`
             : html`<button type="button" onClick=${() => setConfirming(true)}>Cancel…</button>`
           : null}`}
@@ -111,7 +187,7 @@ export function Subscriptions() {
       render=${(data: { total: number; items: Subscription[] }) => {
         const list = itemsOf<Subscription>(data, 'items');
         if (list.length === 0) {
-          return html`<${Empty}><p>No subscriptions. The hub opens one when it waits for checks, a merge, a review or a run; each ends with one signal or expires within a week.</p><//>`;
+          return html`<${Empty}><p>No subscriptions. The hub opens one when it waits for checks, a merge, a review or a run; each ends with one signal (when its event happens or it is cancelled) or expires within a week.</p><//>`;
         }
         return html`<table class="subscriptions">
           <thead><tr><th>Watching for</th><th>Repository</th><th>Target</th><th>State</th><th>Signal</th><th>Opened</th><th>Expires</th><th><span class="visually-hidden">Details</span></th></tr></thead>
@@ -127,7 +203,7 @@ export function Subscriptions() {
                   <td>${formatTime(s.expires_at)}</td>
                   <td><button type="button" aria-expanded=${open === s.id} aria-label=${`${open === s.id ? 'Hide details' : 'Details'} of the subscription to ${KIND_LABELS[s.kind] ?? s.kind} in ${s.repo}`} onClick=${() => setOpen(open === s.id ? undefined : s.id)}>${open === s.id ? 'Hide details' : 'Details'}</button></td>
                 </tr>
-                ${open === s.id ? html`<tr key=${`${s.id}-detail`} class="detail-row"><td colspan="8"><${SubscriptionDetail} id=${s.id} onChanged=${reload} /></td></tr>` : null}`,
+                ${open === s.id ? html`<tr key=${`${s.id}-detail`} class="detail-row"><td colspan="8"><${SubscriptionDetail} id=${s.id} profile=${s.profile} onChanged=${reload} /></td></tr>` : null}`,
             )}
           </tbody>
         </table>
