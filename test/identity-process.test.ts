@@ -1,11 +1,22 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { tempDir } from './support/identity.ts';
 import { freePort, ROOT, spawnService } from './support/process.ts';
 
+/**
+ * Runs an npm script to its end without blocking this process: a blocked event loop keeps an HTTP
+ * client from seeing the service close an idle keep-alive connection, and its next request then
+ * fails on that closed socket (seen on a busy machine, where a command takes longer than the service's
+ * keep-alive timeout).
+ */
 const npm = (args: string[], env: Record<string, string>) =>
-  spawnSync('npm', ['run', '--silent', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile('npm', ['run', '--silent', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+      resolve({ status: code, stdout, stderr });
+    });
+  });
 
 describe('npm run service -- identity, as a process', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -53,14 +64,14 @@ describe('npm run service -- identity, as a process', () => {
     });
   }
 
-  it('refuses to start with an unknown IDENTITY_ variable, naming it, exit code 78', () => {
-    const r = npm(['service', '--', 'identity'], { IDENTITY_DATA_DIR: tempDir('identity-typo'), IDENTITY_PROT: '9999' });
+  it('refuses to start with an unknown IDENTITY_ variable, naming it, exit code 78', async () => {
+    const r = await npm(['service', '--', 'identity'], { IDENTITY_DATA_DIR: tempDir('identity-typo'), IDENTITY_PROT: '9999' });
     expect(r.status).toBe(78);
     expect(r.stderr).toMatch(/IDENTITY_PROT/);
   });
 
-  it('answers an unknown service name with the list of names', () => {
-    const r = npm(['service', '--', 'no-such-service'], {});
+  it('answers an unknown service name with the list of names', async () => {
+    const r = await npm(['service', '--', 'no-such-service'], {});
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/identity, persona-store, repohost-gateway, model-provider/);
   });
@@ -69,7 +80,7 @@ describe('npm run service -- identity, as a process', () => {
 describe('npm run identity -- account add', () => {
   it('prints the new session credential as the only line on stdout, and it works', async () => {
     const dataDir = tempDir('identity-cli');
-    const r = npm(['identity', '--', 'account', 'add', 'carol'], { IDENTITY_DATA_DIR: dataDir });
+    const r = await npm(['identity', '--', 'account', 'add', 'carol'], { IDENTITY_DATA_DIR: dataDir });
     expect(r.status).toBe(0);
     const lines = r.stdout.split('\n').filter(Boolean);
     expect(lines).toHaveLength(1);
@@ -89,7 +100,7 @@ describe('npm run identity -- account add', () => {
     } finally {
       await proc.stop();
     }
-    expect(npm(['identity', '--', 'account', 'add', 'carol'], { IDENTITY_DATA_DIR: dataDir }).status).toBe(1);
+    expect((await npm(['identity', '--', 'account', 'add', 'carol'], { IDENTITY_DATA_DIR: dataDir })).status).toBe(1);
   });
 });
 
@@ -97,21 +108,21 @@ describe('npm run identity -- session and account commands', () => {
   it('labels, lists, expires and revokes session credentials, and removes an account with its connections', async () => {
     const dataDir = tempDir('identity-cli-sessions');
     const cli = (...args: string[]) => npm(['identity', '--', ...args], { IDENTITY_DATA_DIR: dataDir });
-    const first = cli('account', 'add', 'dave', '--label', 'laptop', '--expires-in', '90d');
+    const first = await cli('account', 'add', 'dave', '--label', 'laptop', '--expires-in', '90d');
     expect(first.status, first.stderr).toBe(0);
-    const second = cli('session', 'add', 'dave', '--label', 'hub');
+    const second = await cli('session', 'add', 'dave', '--label', 'hub');
     expect(second.status).toBe(0);
     expect(second.stdout.trim().split('\n')).toHaveLength(1);
     const secondId = /session credential (ses_[0-9a-f]{24}) for dave/.exec(second.stderr)?.[1];
     expect(secondId).toBeDefined();
-    const listed = cli('session', 'list', 'dave').stdout.trim().split('\n').map((l) => l.split('\t'));
+    const listed = (await cli('session', 'list', 'dave')).stdout.trim().split('\n').map((l) => l.split('\t'));
     expect(listed.map((l) => l[1])).toEqual(['laptop', 'hub']);
     const days = (Date.parse(listed[0]![4]!) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     expect(listed[1]![4]).toBe('never');
     expect(listed.flat().join(' ')).not.toContain(second.stdout.trim());
-    const bad = cli('session', 'add', 'dave', '--expires-in', 'soon');
+    const bad = await cli('session', 'add', 'dave', '--expires-in', 'soon');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/--expires-in/);
 
@@ -126,7 +137,7 @@ describe('npm run identity -- session and account commands', () => {
     try {
       expect(await mintWith(second.stdout.trim())).toBe(200);
       // Revoked by the command line while the service runs: refused at once, no restart.
-      const revoked = cli('session', 'revoke', secondId!);
+      const revoked = await cli('session', 'revoke', secondId!);
       expect(revoked.status).toBe(0);
       expect(revoked.stdout).toMatch(/stay valid until they expire/);
       expect(await mintWith(second.stdout.trim())).toBe(401);
@@ -137,13 +148,13 @@ describe('npm run identity -- session and account commands', () => {
         body: JSON.stringify({ kind: 'token', token: `github_pat_${'z9'.repeat(20)}` }),
       });
       expect(put.status).toBe(200);
-      expect(cli('account', 'remove', 'local').status).toBe(1);
-      const removed = cli('account', 'remove', 'dave');
+      expect((await cli('account', 'remove', 'local')).status).toBe(1);
+      const removed = await cli('account', 'remove', 'dave');
       expect(removed.status, removed.stderr).toBe(0);
       expect(removed.stdout).toMatch(/1 session credential\(s\) revoked, 1 platform connection\(s\) deleted/);
       expect(removed.stdout).toMatch(/Tokens already minted for dave stay valid until they expire/);
       expect(await mintWith(first.stdout.trim())).toBe(401);
-      expect(cli('account', 'list').stdout).not.toMatch(/\tdave$/m);
+      expect((await cli('account', 'list')).stdout).not.toMatch(/\tdave$/m);
       expect(proc.output()).not.toContain(first.stdout.trim());
     } finally {
       await proc.stop();
