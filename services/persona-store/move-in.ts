@@ -1,0 +1,299 @@
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Db, PersonaEngine } from './engines/engine.ts';
+import { fieldIndexText } from './recall.ts';
+import { personaMigrations, type EventRow, type FieldRow, type NoteRow, type PersonaRow, type PersonaTables } from './schema.ts';
+import { DATABASE_FILE } from './service.ts';
+
+/**
+ * Moving in: copies a SQLite persona database (the data folder's persona-store.db) into another engine,
+ * normally the PostgreSQL a person's computers share, row for row: every persona, field, note and
+ * change-log entry in every state (kept and pending entries included), with revisions, timestamps,
+ * provenance, note ids and idempotency keys as they are, in one transaction. The full-text index of
+ * the target is built for the live entries. What is already there is never overwritten.
+ */
+
+/** A refusal that says what to do; nothing was written. */
+export class MoveInRefused extends Error {
+  override name = 'MoveInRefused';
+}
+
+export type Card = Omit<PersonaRow, 'live_fields' | 'live_notes'>;
+
+/** One persona and every row that hangs off it; ids absent where the target is to number them. */
+export interface PersonaCopy {
+  persona: Omit<Card, 'id'> & { id?: number };
+  fields: (Omit<FieldRow, 'id' | 'persona_id'> & { id?: number })[];
+  notes: (Omit<NoteRow, 'seq' | 'persona_id'> & { seq?: number })[];
+  events: (Omit<EventRow, 'id' | 'account' | 'profile'> & { id?: number })[];
+}
+
+/** What a SQLite persona database holds: its personas, and the change log of personas deleted there (one persona_deleted entry each). */
+export interface SourceData {
+  file: string;
+  personas: PersonaCopy[];
+  deletedLogs: EventRow[];
+}
+
+/** The persona database a --from names: the file itself, or the data folder that holds persona-store.db. */
+export function sourceFile(from: string): string {
+  const path = resolve(from);
+  if (!existsSync(path)) {
+    throw new MoveInRefused(`There is nothing at ${path}; --from takes the persona store's data folder (the one holding ${DATABASE_FILE}) or that file itself.`);
+  }
+  const file = statSync(path).isDirectory() ? join(path, DATABASE_FILE) : path;
+  if (!existsSync(file)) {
+    throw new MoveInRefused(`${path} holds no ${DATABASE_FILE}; --from takes the persona store's data folder (PERSONA_DATA_DIR) or the database file itself.`);
+  }
+  return file;
+}
+
+const CARD_COLUMNS = ['id', 'account', 'profile', 'display_name', 'pronouns', 'language', 'tone', 'verbosity', 'speaking_style', 'created_at', 'updated_at'] as const;
+
+/**
+ * Reads the whole persona database, read-only (the file, its WAL and the app that may have it open are
+ * left as they are), in one read transaction, so that what is copied is one consistent moment of it.
+ */
+export async function readSource(file: string): Promise<SourceData> {
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new MoveInRefused(`${file} cannot be opened as a SQLite database (${err instanceof Error ? err.message : String(err)}); check the path given to --from.`);
+  }
+  const db = new Kysely<PersonaTables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  try {
+    let version: number;
+    try {
+      version = sqlite.pragma('user_version', { simple: true }) as number;
+    } catch {
+      throw new MoveInRefused(`${file} is not a SQLite database; --from takes the persona store's data folder or its ${DATABASE_FILE}.`);
+    }
+    const tables = sqlite.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN ('personas', 'fields', 'notes', 'events')`).all();
+    if (version === 0 || tables.length < 4) {
+      throw new MoveInRefused(`${file} is not a persona store database (it has no personas, fields, notes and events tables); --from takes the persona store's data folder or its ${DATABASE_FILE}.`);
+    }
+    if (version > personaMigrations.length) {
+      throw new MoveInRefused(`${file} was written by a newer version of the app (schema ${version}, this one knows ${personaMigrations.length}); update the app, then move in.`);
+    }
+    return await db.transaction().execute(async (tx) => {
+      const cards = await tx.selectFrom('personas').select(CARD_COLUMNS).orderBy('id').execute();
+      const fields = await tx.selectFrom('fields').selectAll().orderBy('id').execute();
+      const notes = await tx.selectFrom('notes').selectAll().orderBy('seq').execute();
+      const events = await tx.selectFrom('events').selectAll().orderBy('id').execute();
+      const byId = new Map<number, PersonaCopy>(cards.map((c) => [c.id, { persona: c, fields: [], notes: [], events: [] }]));
+      const byName = new Map<string, PersonaCopy>(cards.map((c) => [`${c.account}\n${c.profile}`, byId.get(c.id)!]));
+      for (const { persona_id, ...f } of fields) byId.get(persona_id)?.fields.push(f);
+      for (const { persona_id, ...n } of notes) byId.get(persona_id)?.notes.push(n);
+      const deletedLogs: EventRow[] = [];
+      for (const e of events) {
+        const owner = byName.get(`${e.account}\n${e.profile}`);
+        if (owner) owner.events.push(e);
+        else deletedLogs.push(e);
+      }
+      return { file, personas: [...byId.values()], deletedLogs };
+    });
+  } finally {
+    await db.destroy();
+    if (sqlite.open) sqlite.close();
+  }
+}
+
+/** Which integer ids to keep: kept when none of them is taken on the target (always so in an empty database). */
+interface KeepIds {
+  personas: boolean;
+  fields: boolean;
+  notes: boolean;
+  events: boolean;
+}
+
+const NO_IDS: KeepIds = { personas: false, fields: false, notes: false, events: false };
+/** Rows per INSERT: well under both engines' limit on bound values (14 columns x 500). */
+const BATCH = 500;
+
+function batches<T>(rows: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += BATCH) out.push(rows.slice(i, i + BATCH));
+  return out;
+}
+
+const without = <T extends object, K extends keyof T>(row: T, key: K, keep: boolean): Omit<T, K> | T => {
+  if (keep) return row;
+  const { [key]: _dropped, ...rest } = row;
+  return rest;
+};
+
+/**
+ * Writes one persona with every row as given, inside the caller's write transaction, and puts its live
+ * fields and notes in the target's full-text index (the engine's own, the same calls the operations make).
+ * The live counts on the persona row follow from the engine's triggers. Returns the persona's id there.
+ */
+export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaCopy, account: string, keep: KeepIds = NO_IDS): Promise<number> {
+  const { id: personaId } = await db
+    .insertInto('personas')
+    .values({ ...without(copy.persona, 'id', keep.personas), account })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  for (const rows of batches(copy.fields)) {
+    const written = await db
+      .insertInto('fields')
+      .values(rows.map((f) => ({ ...without(f, 'id', keep.fields), persona_id: personaId })))
+      .returningAll()
+      .execute();
+    for (const row of written as (FieldRow & { search?: unknown })[]) {
+      const { search: _search, ...field } = row;
+      if (field.state === 'live') await engine.fullText.indexField(db, field, fieldIndexText(field));
+    }
+  }
+  for (const rows of batches(copy.notes)) {
+    const written = await db
+      .insertInto('notes')
+      .values(rows.map((n) => ({ ...without(n, 'seq', keep.notes), persona_id: personaId })))
+      .returningAll()
+      .execute();
+    for (const row of written as (NoteRow & { search?: unknown })[]) {
+      const { search: _search, ...note } = row;
+      if (note.state === 'live') await engine.fullText.indexNote(db, note);
+    }
+  }
+  await writeEvents(db, copy.events.map((e) => ({ ...e, account, profile: copy.persona.profile })), keep.events);
+  return personaId;
+}
+
+async function writeEvents(db: Db, events: (Omit<EventRow, 'id'> & { id?: number })[], keepIds: boolean): Promise<void> {
+  for (const rows of batches(events)) {
+    await db
+      .insertInto('events')
+      .values(rows.map((e) => without(e, 'id', keepIds)))
+      .execute();
+  }
+}
+
+/** Whether the target holds any row whose id falls in [min, max] of the ids to be copied. */
+async function idsFree(db: Db, table: 'personas' | 'fields' | 'notes' | 'events', ids: number[]): Promise<boolean> {
+  if (ids.length === 0) return true;
+  const column = table === 'notes' ? 'seq' : 'id';
+  // A reduce, not Math.min(...ids): 100,000 arguments would overflow the stack.
+  const min = ids.reduce((a, b) => Math.min(a, b));
+  const max = ids.reduce((a, b) => Math.max(a, b));
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} BETWEEN ${min} AND ${max}`.execute(db);
+  return Number(rows[0]?.n ?? 0) === 0;
+}
+
+export interface MoveInOptions {
+  /** The account the copied rows belong to on the target; default: the account they belong to in the source. */
+  account?: string;
+  /** Copy only this account's rows of the source (it may hold several accounts). */
+  sourceAccount?: string;
+}
+
+export interface MoveInReport {
+  /** Personas copied, with what came with each. */
+  copied: { account: string; profile: string; fields: number; notes: number; events: number }[];
+  /** Personas found on the target from an earlier move-in (same account, profile and creation time): left as they are. */
+  alreadyThere: { account: string; profile: string }[];
+  /** Change-log entries of personas deleted in the source (each the one persona_deleted entry the store keeps). */
+  deletedLogs: number;
+  /** Tables whose integer ids were taken on the target, so the copies were numbered anew (in the source's order). */
+  renumbered: string[];
+}
+
+const MAX_NAMED = 10;
+const named = (list: { account: string; profile: string }[]) =>
+  list
+    .slice(0, MAX_NAMED)
+    .map((p) => `"${p.profile}" (account ${p.account})`)
+    .join(', ') + (list.length > MAX_NAMED ? ` and ${list.length - MAX_NAMED} more` : '');
+
+/**
+ * Copies `source` into `target` in one write transaction: everything or nothing. A persona whose
+ * account and profile the target already has is either the same persona from an earlier move-in (same
+ * creation time: left as it is, reported as already there) or another one, which refuses the whole
+ * move-in with a message that says what to do. Run again after a success, it finds everything there and
+ * writes nothing; after a refusal, nothing was written.
+ */
+export async function moveIn(source: SourceData, target: PersonaEngine, options: MoveInOptions = {}): Promise<MoveInReport> {
+  let personas = source.personas;
+  let deletedLogs = source.deletedLogs;
+  const accounts = [...new Set([...personas.map((p) => p.persona.account), ...deletedLogs.map((e) => e.account)])];
+  if (options.sourceAccount !== undefined) {
+    if (!accounts.includes(options.sourceAccount)) {
+      throw new MoveInRefused(`${source.file} holds nothing of account ${options.sourceAccount}; its accounts are ${accounts.join(', ') || '(none)'}.`);
+    }
+    personas = personas.filter((p) => p.persona.account === options.sourceAccount);
+    deletedLogs = deletedLogs.filter((e) => e.account === options.sourceAccount);
+  } else if (options.account !== undefined && accounts.length > 1) {
+    throw new MoveInRefused(
+      `${source.file} holds the personas of ${accounts.length} accounts (${accounts.join(', ')}); --account gives all of them to one account, ` +
+        'so choose which one moves in with --source-account <id> (run once per account).',
+    );
+  }
+  const accountOf = (account: string) => options.account ?? account;
+
+  return target.write(async (db) => {
+    // Nothing else writes while the copy decides and writes: ids checked free stay free, and a profile checked absent stays absent.
+    if (target.name === 'postgres') await sql`LOCK TABLE personas, fields, notes, events IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+    const alreadyThere: MoveInReport['alreadyThere'] = [];
+    const conflicts: MoveInReport['alreadyThere'] = [];
+    const fresh: PersonaCopy[] = [];
+    for (const copy of personas) {
+      const account = accountOf(copy.persona.account);
+      const there = await db.selectFrom('personas').select('created_at').where('account', '=', account).where('profile', '=', copy.persona.profile).executeTakeFirst();
+      if (!there) fresh.push(copy);
+      else if (there.created_at === copy.persona.created_at) alreadyThere.push({ account, profile: copy.persona.profile });
+      else conflicts.push({ account, profile: copy.persona.profile });
+    }
+    if (conflicts.length > 0) {
+      throw new MoveInRefused(
+        `Nothing was copied: the target already has ${conflicts.length === 1 ? 'a persona' : 'personas'} ${named(conflicts)} that ${conflicts.length === 1 ? 'is' : 'are'} not ` +
+          'the one in this SQLite file (another computer made it, or it was made there anew). Moving in never overwrites. Either keep the ' +
+          'target\u2019s: delete or rename the profile in this computer\u2019s store (running it on SQLite), then move in again; or keep this one: export the ' +
+          'target\u2019s (GET /v1/personas/{profile}/export), delete it there (DELETE /v1/personas/{profile}), then move in again.',
+      );
+    }
+    // A deleted persona's log entry is copied unless the target keeps a log for that profile already (an earlier move-in, or a persona there).
+    const logs: EventRow[] = [];
+    for (const e of deletedLogs) {
+      const there = await db.selectFrom('events').select('id').where('account', '=', accountOf(e.account)).where('profile', '=', e.profile).executeTakeFirst();
+      if (!there) logs.push({ ...e, account: accountOf(e.account) });
+    }
+    const report: MoveInReport = { copied: [], alreadyThere, deletedLogs: logs.length, renumbered: [] };
+    if (fresh.length === 0 && logs.length === 0) return report;
+
+    const keep: KeepIds = {
+      personas: await idsFree(db, 'personas', fresh.map((c) => c.persona.id!)),
+      fields: await idsFree(db, 'fields', fresh.flatMap((c) => c.fields.map((f) => f.id!))),
+      notes: await idsFree(db, 'notes', fresh.flatMap((c) => c.notes.map((n) => n.seq!))),
+      events: await idsFree(db, 'events', [...fresh.flatMap((c) => c.events.map((e) => e.id!)), ...logs.map((e) => e.id)]),
+    };
+    report.renumbered = (Object.keys(keep) as (keyof KeepIds)[]).filter((t) => !keep[t]);
+    try {
+      for (const copy of fresh) {
+        const account = accountOf(copy.persona.account);
+        await writePersona(target, db, copy, account, keep);
+        report.copied.push({ account, profile: copy.persona.profile, fields: copy.fields.length, notes: copy.notes.length, events: copy.events.length });
+      }
+      await writeEvents(db, logs, keep.events);
+    } catch (err) {
+      // Note ids are unique across the database: the same notes under another account means this file was moved in before with another --account.
+      if (target.isUniqueViolation(err)) {
+        throw new MoveInRefused(
+          'Nothing was copied: the target already holds some of these notes (the same note ids) under another account or profile, so this file ' +
+            'was moved in before, probably with another --account. Move in with the account used then, or delete those personas on the target first.',
+        );
+      }
+      throw err;
+    }
+    if (target.name === 'postgres') {
+      // Ids written as given leave each table's sequence behind: set it past the largest id, so that new rows never take a copied one.
+      const sequences = [['personas', 'id'], ['fields', 'id'], ['notes', 'seq'], ['events', 'id']] as const;
+      for (const [table, column] of sequences) {
+        await sql`SELECT setval(pg_get_serial_sequence(${table}, ${column}), (SELECT max(${sql.ref(column)}) FROM ${sql.table(table)}))
+          WHERE EXISTS (SELECT 1 FROM ${sql.table(table)})`.execute(db);
+      }
+    }
+    return report;
+  });
+}
