@@ -10,10 +10,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildRenderer } from '../renderer/build.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
-import { SETTLE_MS, seedConsoleData, stackEnv, type Seeded } from './support/console-stack.ts';
+import { SETTLE_MS, SIGNAL_PREFIX, seedConsoleData, stackEnv, type Seeded } from './support/console-stack.ts';
+import { startSignalReceiver, type SignalReceiver } from './support/signal-receiver.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT } from './support/process.ts';
 
@@ -32,6 +34,8 @@ const requested: string[] = [];
 
 let dir: string;
 let platform: GitHubDouble;
+let receiver: SignalReceiver;
+let credential: string;
 let env: Record<string, string>;
 let headless: ChildProcess;
 let output = '';
@@ -130,7 +134,9 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   dir = tempDir('console-browser');
   platform = await startGitHubDouble();
-  env = await stackEnv(dir, platform.url);
+  // The hub's signal endpoint, beside the seeded address where nothing listens.
+  receiver = await startSignalReceiver();
+  env = { ...(await stackEnv(dir, platform.url)), REPOHOST_SIGNAL_URL_PREFIXES: `${SIGNAL_PREFIX},${receiver.prefix}` };
   const dataDir = join(dir, 'data');
   headless = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--data-dir', dataDir], {
     cwd: ROOT,
@@ -148,7 +154,7 @@ beforeAll(async () => {
   }
   consoleUrl = printed!;
 
-  const credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
+  credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
   seeded = await seedConsoleData({ identityUrl: url('identity'), personaUrl: url('persona'), gatewayUrl: url('repohost'), credential, platform });
   // More writes, so that the change log has a second page (the console shows ten entries a page).
   const token = ((await (await fetch(`${url('identity')}/v1/auth/service-token`, {
@@ -208,6 +214,7 @@ afterAll(async () => {
     await exited;
   }
   await platform?.close();
+  await receiver?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -376,20 +383,112 @@ describe('the console in Chromium against `npm run serve`', () => {
     await checkPage('the platform page');
   });
 
-  it('shows a subscription in detail: what it waits for, its signal and attempts; cancelling it is asked first', async () => {
+  it('shows a subscription in detail: what it waits for, its profile, no delivery yet; cancelling asks first and says what the hub gets', async () => {
     await page.getByRole('button', { name: /^Details of the subscription/ }).click();
     const detail = page.locator(`[data-detail="${seeded.subscriptionId}"]`);
     await detail.locator('[data-member="state"]').waitFor();
-    expect(await detail.locator('[data-member="state"]').innerText()).toBe('active');
-    expect(await detail.locator('[data-member="waits"]').innerText()).toMatch(/^pull request #\d+ of octo\/hello to be merged$/);
-    expect(await detail.locator('[data-member="signal"]').innerText()).toBe('not due: a signal is sent when the subscription ends');
-    expect(await detail.locator('[data-member="attempts"]').innerText()).toBe('0');
+    const member = (name: string) => detail.locator(`[data-member="${name}"]`).innerText();
+    expect(await member('state')).toBe('active');
+    expect(await member('waits')).toMatch(/^pull request #\d+ of octo\/hello to be merged$/);
+    expect(await member('event')).toBe('\u2014');
+    expect(await member('signal')).toBe('not due: a signal is sent when the subscription ends');
+    expect(await member('attempts')).toBe('0');
+    expect(await member('last')).toBe('none yet');
+    expect(await member('next')).toBe('\u2014');
+    expect(await member('profile')).toBe(seeded.connectionProfile);
     await checkPage('a subscription\u2019s detail');
     await detail.getByRole('button', { name: 'Cancel…' }).click();
-    await detail.getByRole('button', { name: 'Cancel the subscription' }).click();
-    // Either the gateway ends it, or the console says plainly that this gateway cannot.
-    await detail.locator('.state').first().waitFor();
-    expect(await detail.locator('.state').first().innerText()).toMatch(/^(Cancelled: it is no longer watched|This version of the repository gateway cannot cancel a subscription)/);
+    const dialog = page.getByRole('dialog', { name: 'Cancel this subscription?' });
+    await dialog.waitFor();
+    expect(await dialog.locator('p').first().innerText()).toMatch(
+      /^It stops watching for pull request #\d+ of octo\/hello to be merged\. The hub gets one signal saying it was cancelled, and nothing more for it\.$/,
+    );
+    await checkPage('the cancel question');
+    // Escape keeps it, and the focus goes back to the button that asked.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count(), PAGE_WAIT).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel…');
+    expect(await member('state')).toBe('active');
+  });
+
+  it('cancels from the page a subscription of a second connection: the gateway gets its profile, the hub one signal saying cancelled, and the detail shows it delivered', async () => {
+    // A second connection that sorts after the first: the console's own default profile is not this subscription's.
+    const side = 'zephyr';
+    const identityCall = (method: string, path: string, body?: unknown) =>
+      fetch(`${url('identity')}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${credential}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    expect((await identityCall('PUT', `/v1/connections/${side}`, { kind: 'token', token: seeded.platformToken })).status).toBe(200);
+    try {
+      const token = ((await (await identityCall('POST', '/v1/auth/service-token', { audience: 'repohost-api' })).json()) as { token: string }).token;
+      const pull = Number((await consoleCall<{ target: string }>('subscriptions.get', { id: seeded.subscriptionId })).target.split('/')[1]);
+      // Opened as a hub opens one, under the second connection, its signal going to the hub's endpoint.
+      const res = await fetch(`${url('repohost')}/v1/subscriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-identity-profile': side },
+        body: JSON.stringify({ kind: 'review_landed', repo: 'octo/hello', pull, signal_url: receiver.url }),
+      });
+      expect(res.status).toBe(201);
+      const opened = (await res.json()) as { id: string; secret: string };
+
+      // Into the platform page again: the list is read anew.
+      await tab('Overview').click();
+      await tab('Platform').click();
+      const row = page.locator(`tr[data-subscription="${opened.id}"]`);
+      await row.waitFor();
+      await row.getByRole('button', { name: 'Details of the subscription to a review landing in octo/hello' }).click();
+      const detail = page.locator(`[data-detail="${opened.id}"]`);
+      const member = (name: string) => detail.locator(`[data-member="${name}"]`);
+      await member('profile').getByText(side, { exact: true }).waitFor();
+      await detail.getByRole('button', { name: 'Cancel…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Cancel this subscription?' });
+      expect(await dialog.locator('p.muted').innerText()).toBe(`Cancelled under the profile \u201c${side}\u201d, the connection it was opened with.`);
+      await dialog.getByRole('button', { name: 'Cancel the subscription' }).click();
+      const said = detail.locator('p.state.ok');
+      await said.waitFor();
+      expect(await said.innerText()).toBe('Cancelled: it is no longer watched, and the hub gets one signal saying it was cancelled.');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancelled: it is no longer watched, and the hub gets one signal saying it was cancelled.');
+
+      // The hub's one signal, signed with the subscription's own secret, says cancelled.
+      const [signal] = await receiver.arrived(opened.id);
+      const payload = new Webhook(opened.secret).verify(signal!.body, signal!.headers as Record<string, string>) as { data: Record<string, unknown> };
+      expect(payload.data).toMatchObject({ subscription: opened.id, state: 'cancelled', event: 'cancelled' });
+
+      // The detail follows the delivery by itself, and the list follows the detail.
+      await member('signal').getByText('delivered: the hub was told that it was cancelled', { exact: true }).waitFor();
+      expect(await member('state').innerText()).toMatch(/^cancelled at /);
+      expect(await member('waits').innerText()).toMatch(/^nothing more \(it waited for a new review on pull request #\d+ of octo\/hello\)$/);
+      expect(await member('event').innerText()).toBe('a cancel: it was cancelled before its event happened');
+      expect(await member('attempts').innerText()).toBe('1');
+      expect(await member('last').innerText()).toMatch(/^HTTP 200 at /);
+      expect(await member('next').innerText()).toBe('\u2014');
+      expect(await detail.getByRole('button', { name: 'Cancel…' }).count()).toBe(0);
+      await row.locator('.badge').getByText('cancelled', { exact: true }).waitFor();
+      await expect.poll(async () => (await row.locator('td').nth(4).innerText()).trim(), PAGE_WAIT).toBe('sent');
+      await shot('subscription-cancelled');
+      await checkPage('a cancelled subscription');
+      expect(receiver.of(opened.id)).toHaveLength(1);
+    } finally {
+      expect((await identityCall('DELETE', `/v1/connections/${side}`)).status).toBeLessThan(300);
+    }
+  });
+
+  it('a cancelled subscription whose hub does not answer shows the failed attempt and when the next is due', async () => {
+    await tab('Overview').click();
+    await tab('Platform').click();
+    await page.getByRole('button', { name: 'Details of the subscription to pull request merging in octo/hello' }).click();
+    const detail = page.locator(`[data-detail="${seeded.subscriptionId}"]`);
+    const member = (name: string) => detail.locator(`[data-member="${name}"]`);
+    await detail.getByRole('button', { name: 'Cancel…' }).click();
+    await page.getByRole('dialog', { name: 'Cancel this subscription?' }).getByRole('button', { name: 'Cancel the subscription' }).click();
+    await detail.locator('p.state.ok').getByText('Cancelled: it is no longer watched', { exact: false }).waitFor();
+    // Nothing answers at the seeded address: the detail, read again while the signal is delivered, shows why and what comes next.
+    await member('last').getByText(/^no answer from the receiver/).waitFor();
+    expect(await member('signal').innerText()).toBe('being delivered: one signal telling the hub that it was cancelled');
+    expect(await member('next').innerText()).not.toBe('\u2014');
+    await checkPage('a cancelled subscription whose signal is retried');
   });
 
   it('adds a token that is never shown again, and removes it', async () => {

@@ -1,6 +1,7 @@
 /** The gateway's subscriptions, and platform connections per profile (kept by the identity service). */
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { Dialog } from './dialog.ts';
 import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts';
 import { call } from './transport.ts';
 
@@ -126,6 +127,9 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
   const [load, reload] = useCall<Subscription>('subscriptions.get', profile ? { id, profile } : { id }, `subscription:${id}`, delivering ? DELIVERY_REFRESH_MS : undefined);
   const [confirming, setConfirming] = useState(false);
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const outcome = useRef<HTMLParagraphElement>(null);
+  // The button that asked is gone once it is cancelled: the focus goes to what happened.
+  useEffect(() => outcome.current?.focus(), [message]);
   const pending = load.state === 'done' && load.data.signal === 'pending';
   useEffect(() => {
     if (pending === delivering) return;
@@ -162,15 +166,19 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
           <dt>Opened</dt><dd>${formatTime(s.created_at)}</dd>
           <dt>Expires</dt><dd>${formatTime(s.expires_at)}</dd>
         </dl>
-        ${s.state === 'active'
-          ? confirming
-            ? html`<p>Stop watching for ${waitsFor(s)}? The hub gets one signal saying it was cancelled, and nothing more for it.</p>
+        ${s.state === 'active' ? html`<button type="button" onClick=${() => setConfirming(true)}>Cancel…</button>` : null}
+        ${s.state === 'active' && confirming
+          ? html`<${Dialog} id="cancel-subscription" title="Cancel this subscription?" onClose=${() => setConfirming(false)}>
+              <p>It stops watching for ${waitsFor(s)}. The hub gets one signal saying it was cancelled, and nothing more for it.</p>
+              ${s.profile ? html`<p class="muted">Cancelled under the profile \u201c${s.profile}\u201d, the connection it was opened with.</p>` : null}
+              <div class="toolbar">
                 <button type="button" class="danger" onClick=${() => cancel(s)}>Cancel the subscription</button>
-                <button type="button" onClick=${() => setConfirming(false)}>Keep watching</button>`
-            : html`<button type="button" onClick=${() => setConfirming(true)}>Cancel…</button>`
+                <button type="button" onClick=${() => setConfirming(false)}>Keep watching</button>
+              </div>
+            <//>`
           : null}`}
     />
-    ${message?.kind === 'ok' ? html`<p class="state ok" role="status">${message.text}</p>` : null}
+    ${message?.kind === 'ok' ? html`<p class="state ok" role="status" tabindex="-1" ref=${outcome}>${message.text}</p>` : null}
     ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
   </div>`;
 }
