@@ -4,9 +4,6 @@ import { z } from 'zod';
 import type { Principal, TokenVerifier } from './auth.ts';
 import { Problem, problem } from './problem.ts';
 
-/** @deprecated The persona store's routes.ts still names it: `TokenVerifier` is the one word; this goes when it adopts that. */
-export type CallerVerifier = Pick<TokenVerifier, 'verify'>;
-
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 

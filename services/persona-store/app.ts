@@ -1,10 +1,10 @@
 import type { Express, NextFunction, Request, Response } from 'express';
-import { z } from 'zod';
 import { createApp } from '../kit/app.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
-import { mountProbes } from '../kit/probes.ts';
+import type { ServiceMetrics } from '../kit/metrics.ts';
 import { fastShape, worthSecretlint } from './credentials.ts';
+import type { PersonaCounters } from './metrics.ts';
 import type { Personas } from './personas.ts';
 import { personaApi } from './routes.ts';
 import type { PolicySource } from './settings.ts';
@@ -17,41 +17,28 @@ export interface PersonaAppParts {
   policies: PolicySource;
   verifier: TokenVerifier;
   bodyLimit: string;
+  /** The app's counters at GET /metrics (the kit's HTTP counters and the persona store's own). */
+  metrics?: ServiceMetrics;
+  /** Writes and recalls, counted at /metrics; absent, none are counted. */
+  counters?: PersonaCounters;
 }
 
 /** Builds the persona store's HTTP app from its parts, so a test can build it on a temp folder. */
 export function createPersonaApp(parts: PersonaAppParts): Express {
-  const api = personaApi(parts);
-  const probe = (path: string, operationId: string, summary: string) =>
-    api.registry.registerPath({
-      method: 'get',
-      path,
-      operationId,
-      summary,
-      tags: ['probes'],
-      security: [],
-      responses: {
-        200: { description: 'OK.', content: { 'application/json': { schema: z.object({ status: z.string() }).passthrough() } } },
-        ...(operationId === 'ready' ? { 503: { description: 'Not ready; the detail says what is missing.' } } : {}),
-      },
-    });
-  probe('/healthy', 'healthy', 'Liveness: answers whenever the process is up; checks nothing');
-  probe('/ready', 'ready', 'Readiness: the database answers and the identity service\u2019s keys are at hand');
   return createApp({
     logger: parts.logger,
-    api,
+    api: personaApi(parts),
     bodyLimit: parts.bodyLimit,
-    extraRoutes: (app) => {
-      app.use(redactCredentialPaths);
-      mountProbes(
-        app,
-        { database: parts.databaseAnswers, identity_keys: () => parts.verifier.keysAvailable() },
-        {
-          database: 'the database does not answer',
-          identity_keys: 'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',
-        },
-      );
+    metrics: parts.metrics,
+    probes: {
+      checks: { database: parts.databaseAnswers, identity_keys: () => parts.verifier.keysAvailable() },
+      explain: {
+        database: 'the database does not answer',
+        identity_keys: 'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',
+      },
+      readiness: 'Readiness: the database answers and the identity service\u2019s keys are at hand',
     },
+    extraRoutes: (app) => app.use(redactCredentialPaths),
   });
 }
 

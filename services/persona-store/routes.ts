@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
+import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import { eventView } from './change-log.ts';
+import type { PersonaCounters } from './metrics.ts';
 import type { Personas } from './personas.ts';
 import type { Policy, PolicySource } from './settings.ts';
 import { screenWrite } from './write-gate.ts';
@@ -33,6 +35,8 @@ export interface PersonaRouteParts {
   personas: Personas;
   policies: PolicySource;
   verifier: TokenVerifier;
+  /** Recalls are counted here (writes by the store the operations write through); absent, none are counted. */
+  counters?: PersonaCounters;
 }
 
 const ProfileParams = z.object({ profile: Profile });
@@ -65,7 +69,7 @@ type PersonaRouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType, H e
 };
 
 /** The 19 token-protected operations; /healthy and /ready are mounted beside them by app.ts. */
-export function personaApi({ personas, policies, verifier }: PersonaRouteParts): Api {
+export function personaApi({ personas, policies, verifier, counters }: PersonaRouteParts): Api {
   const api = new Api(
     {
       title: 'Persona store',
@@ -130,7 +134,9 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     responses: { 200: { description: 'The identity block.', schema: IdentityBlock } },
     problems: [404, 503],
     handler: async ({ principal, policy, params }) => {
-      return { body: await personas.identityBlock(principal.account, policy, params.profile) };
+      const block = await personas.identityBlock(principal.account, policy, params.profile);
+      // What forgetting will do for this person, so a client can say it before asking to forget.
+      return { body: { ...block, forget: { mode: policy.forgetMode, grace_period_seconds: policy.gracePeriodSeconds } } };
     },
   });
 
@@ -320,9 +326,11 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     query: RecallQuery,
     responses: { 200: { description: 'Two lists, never merged.', schema: RecallResult } },
     problems: [404],
-    handler: async ({ principal, params, query }) => ({
-      body: await personas.recall(principal.account, params.profile, query.q, query.limit ?? DEFAULT_RECALL_LIMIT),
-    }),
+    handler: async ({ principal, params, query }) => {
+      const body = await personas.recall(principal.account, params.profile, query.q, query.limit ?? DEFAULT_RECALL_LIMIT);
+      counters?.recalled('persona');
+      return { body };
+    },
   });
 
   route({
@@ -333,7 +341,11 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     tags: ['recall'],
     query: RecallQuery,
     responses: { 200: { description: 'Two lists, never merged.', schema: RecallResult } },
-    handler: async ({ principal, query }) => ({ body: await personas.recall(principal.account, undefined, query.q, query.limit ?? DEFAULT_RECALL_LIMIT) }),
+    handler: async ({ principal, query }) => {
+      const body = await personas.recall(principal.account, undefined, query.q, query.limit ?? DEFAULT_RECALL_LIMIT);
+      counters?.recalled('all');
+      return { body };
+    },
   });
 
   route({
@@ -370,6 +382,7 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);
+      // The kit's readPage reads synchronously: the rows (one more than the page) are read first.
       const rows = await personas.events(principal.account, params.profile, {
         after: query.after ?? 0,
         since: query.since === undefined ? undefined : new Date(query.since).toISOString(),
@@ -379,8 +392,8 @@ export function personaApi({ personas, policies, verifier }: PersonaRouteParts):
         actions: query.action?.split(','),
         limit: limit + 1,
       });
-      const page = rows.slice(0, limit);
-      return { body: { events: page.map(eventView), next_after: rows.length > limit ? page[page.length - 1]!.id : null } };
+      const { items, next_after } = readPage(limit, () => rows, (row) => row.id);
+      return { body: { events: items.map(eventView), next_after } };
     },
   });
 

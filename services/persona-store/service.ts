@@ -1,15 +1,17 @@
 import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
+import { ServiceMetrics } from '../kit/metrics.ts';
 import { listen, type RunningService } from '../kit/server.ts';
+import { rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { createPersonaApp } from './app.ts';
 import { loadPersonaConfig, PERSONA_AUDIENCE } from './config.ts';
 import { startSweeper, sweep } from './forgetting.ts';
+import { CountedSql, personaCounters } from './metrics.ts';
 import { Personas } from './personas.ts';
 import { openEngine } from './engines/open.ts';
 import { createPolicySource } from './settings.ts';
 import { PersonaSql } from './store.ts';
-import { rememberVerifiedTokens } from './verified-tokens.ts';
 
 export const DATABASE_FILE = 'persona-store.db';
 
@@ -33,9 +35,21 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   const clock = options.clock ?? (() => new Date());
   const engine = await openEngine(config, join(config.dataDir, DATABASE_FILE));
   const sql = new PersonaSql(engine);
-  const personas = new Personas(sql, { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
+  const metrics = new ServiceMetrics('persona-store');
+  const counters = personaCounters(metrics);
+  // The operations write through a store that counts their changes; the sweeper's destructions are not writes.
+  const personas = new Personas(new CountedSql(engine, counters), { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
   const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
-  const app = createPersonaApp({ logger: log, databaseAnswers: () => engine.answers(), personas, policies: createPolicySource(config), verifier, bodyLimit: config.bodyLimit });
+  const app = createPersonaApp({
+    logger: log,
+    databaseAnswers: () => engine.answers(),
+    personas,
+    policies: createPolicySource(config),
+    verifier,
+    bodyLimit: config.bodyLimit,
+    metrics,
+    counters,
+  });
   // Grace periods that ended while the service was stopped end now.
   await sweep(sql, clock());
   const stopSweeper = startSweeper(sql, config.sweepIntervalSeconds, log, clock);

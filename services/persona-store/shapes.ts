@@ -1,13 +1,13 @@
 import { z } from 'zod';
+import { pageLimit } from '../kit/paging.ts';
+import { profileName } from '../kit/profile.ts';
 import { ACTIONS } from './change-log.ts';
+import { FORGET_MODES } from './config.ts';
 import { NOTE_KINDS, SOURCES, VERBOSITIES } from './personas.ts';
 
 /** One zod schema per shape: request validation and /openapi.json both come from these. */
 
-export const Profile = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a profile is 1-64 letters, digits, dot, dash or underscore, starting with a letter or digit')
-  .meta({ description: 'Names the persona; unique per account.' });
+export const Profile = profileName().meta({ description: 'Names the persona; unique per account.' });
 
 const Source = z.enum(SOURCES).meta({
   description: 'The writer\u2019s own claim of who the entry comes from (owner, assistant or service). A claim, not verified; asserted_by is what the service verified.',
@@ -122,6 +122,12 @@ export const IdentityBlock = z
     field_count: z.number().int(),
     note_count: z.number().int(),
     pin_caps: z.object({ fields: z.number().int(), notes: z.number().int() }),
+    forget: z
+      .object({
+        mode: z.enum(FORGET_MODES).meta({ description: 'keep (kept, out of every answer), destroy_after_grace (destroyed when the grace period ends) or destroy_now.' }),
+        grace_period_seconds: z.number().int().meta({ description: 'How long a forgotten entry waits before it is destroyed under destroy_after_grace.' }),
+      })
+      .meta({ description: 'What forgetting a field or note of this persona does now: the person\u2019s setting, else the deployment\u2019s.' }),
   })
   .meta({ id: 'IdentityBlock' });
 
@@ -161,16 +167,15 @@ export const Event = z
   })
   .meta({ id: 'Event' });
 
-const Limit = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .optional()
-  .meta({ description: 'Page size: at most PERSONA_PAGE_SIZE (100 by default; a person may lower it); asking for more is refused with 422 naming the limit.' });
-export const PageQuery = z.object({ after: z.string().max(300).optional(), limit: Limit });
+/** A page's `limit`: at least 1 (the kit's rule); its ceiling is the person's page size, applied by the route (pageOf). */
+const Limit = (member = 'limit') =>
+  pageLimit({ member }).meta({
+    description: 'Page size: at most PERSONA_PAGE_SIZE (100 by default; a person may lower it); asking for more is refused with 422 naming the limit.',
+  });
+export const PageQuery = z.object({ after: z.string().max(300).optional(), limit: Limit() });
 export const NotesQuery = z.object({
   after: z.coerce.number().int().min(0).optional(),
-  limit: Limit,
+  limit: Limit(),
   kind: z.enum(NOTE_KINDS).optional(),
 });
 export const RecallQuery = z.object({
@@ -179,9 +184,9 @@ export const RecallQuery = z.object({
 });
 export const ExportQuery = z.object({
   fields_after: z.string().max(300).optional(),
-  fields_limit: Limit,
+  fields_limit: Limit('fields_limit'),
   notes_after: z.coerce.number().int().min(0).optional(),
-  notes_limit: Limit,
+  notes_limit: Limit('notes_limit'),
 });
 /**
  * The action filter is a set of known actions: each at most once, so a list is never longer than
@@ -204,7 +209,7 @@ export function actionListProblem(list: string): string | undefined {
 const IsoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time');
 export const EventsQuery = z.object({
   after: z.coerce.number().int().min(0).optional().meta({ description: 'Only entries with a greater id (paging).' }),
-  limit: Limit,
+  limit: Limit(),
   since: IsoTime.optional().meta({ description: 'Only entries at or after this time.' }),
   until: IsoTime.optional().meta({ description: 'Only entries before this time.' }),
   target: z.string().max(300).optional().meta({ description: 'Only entries about this profile, field key or note id.' }),
