@@ -6,6 +6,9 @@ export const PERSONA_AUDIENCE = 'persona';
 
 export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
 
+/** One pair of PERSONA_SHARED_ACCOUNTS: an account id (a token's sub) and the name its rows go under. */
+const SHARED_ACCOUNT = /^[^=\s,]{1,200}=[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
+
 export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
 export type ForgetMode = (typeof FORGET_MODES)[number];
 
@@ -51,6 +54,18 @@ export const personaSettings = {
     undefined,
     'PostgreSQL to keep personas in (postgres://user:password@host:port/database), shared by every copy of the app pointed at it; unset, the SQLite file in the data folder.',
   ),
+  sharedAccounts: setting(
+    'SHARED_ACCOUNTS',
+    parse
+      .list()
+      .refine((items) => items.every((i) => SHARED_ACCOUNT.test(i)), {
+        message: "must be comma-separated <account id>=<shared name> pairs (the account id is the token's sub; the name 1-100 letters, digits, '.', '_', '@' or '-')",
+      })
+      .refine((items) => new Set(items.map((i) => i.split('=')[0])).size === items.length, { message: 'names an account id twice' })
+      .transform((items) => new Map(items.map((i) => i.split('=') as [string, string]))),
+    undefined,
+    "With PostgreSQL: accounts of this machine's identity service whose rows are kept under a name shared with the person's other machines, as <account id>=<name> pairs.",
+  ),
   databasePoolSize: setting('DATABASE_POOL_SIZE', parse.integer(1, 100), '10', 'Most connections this copy opens to PostgreSQL at once.'),
   databaseTls: setting(
     'DATABASE_TLS',
@@ -70,6 +85,9 @@ export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(
       'Set both PERSONA_SETTINGS_API_BASE_URL and PERSONA_SETTINGS_API_TOKEN to read per-person settings, or neither to use this deployment\u2019s configuration.',
     );
+  }
+  if (c.databaseUrl === undefined && c.sharedAccounts !== undefined) {
+    throw new ConfigError('PERSONA_SHARED_ACCOUNTS applies to PostgreSQL only (a SQLite file is one machine\u2019s); set PERSONA_DATABASE_URL too, or remove it.');
   }
   if (c.databaseUrl === undefined && (env.PERSONA_DATABASE_TLS || c.databaseCaFile !== undefined)) {
     throw new ConfigError('PERSONA_DATABASE_TLS and PERSONA_DATABASE_CA_FILE apply to PostgreSQL only; set PERSONA_DATABASE_URL too, or remove them.');

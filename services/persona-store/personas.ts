@@ -103,6 +103,11 @@ export class Personas {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
+  /** The account the token's sub keeps its rows under (see PersonaEngine.accountOf). */
+  private account(sub: string): string {
+    return this.sql.engine.accountOf(sub);
+  }
+
   private async requirePersona(account: string, profile: string, sql = this.sql): Promise<PersonaRow> {
     const p = await sql.persona(account, profile);
     if (!p) throw notFoundPersona(profile);
@@ -136,6 +141,7 @@ export class Personas {
   // Personas
 
   async listPersonas(account: string, after: string, limit: number) {
+    account = this.account(account);
     const rows = await this.sql.personas(account, after, limit + 1);
     const page = rows.slice(0, limit);
     return { personas: page.map(cardView), next_after: rows.length > limit ? page[page.length - 1]!.profile : null };
@@ -147,11 +153,11 @@ export class Personas {
       problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
     // Two copies of the app creating the same profile at once: the database's unique constraint decides, the loser answers 409.
     return this.sql.transaction(async (sql) => {
-      if (await sql.persona(principal.account, profile)) throw exists();
+      if (await sql.persona(this.account(principal.account), profile)) throw exists();
       const row = await sql.insertPersona({
         live_fields: 0,
         live_notes: 0,
-        account: principal.account,
+        account: this.account(principal.account),
         profile,
         display_name: card.display_name,
         pronouns: card.pronouns ?? null,
@@ -163,7 +169,7 @@ export class Personas {
         updated_at: now,
       });
       await record(sql, {
-        account: principal.account,
+        account: this.account(principal.account),
         profile,
         action: 'persona_created',
         targetKind: 'persona',
@@ -180,7 +186,7 @@ export class Personas {
 
   async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
       if (changed.length === 0) return cardView(p);
       const now = this.clock().toISOString();
@@ -205,7 +211,7 @@ export class Personas {
   /** Hard delete with cascade, whatever the forget setting; the persona's change log goes too, but for one entry saying so. */
   async deletePersona(principal: Principal, profile: string): Promise<void> {
     await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       await sql.deletePersona(p.id);
       await sql.deleteEventsOf(p.account, profile);
       await record(sql, {
@@ -224,6 +230,7 @@ export class Personas {
   }
 
   async identityBlock(account: string, policy: Policy, profile: string) {
+    account = this.account(account);
     const p = await this.requirePersona(account, profile);
     return {
       persona: cardView(p),
@@ -249,7 +256,7 @@ export class Personas {
     const pinned = input.pinned ? 1 : 0;
     let destroyedPending = false;
     const result = await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       let existing = await sql.field(p.id, key);
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
@@ -306,10 +313,12 @@ export class Personas {
   }
 
   async getField(account: string, profile: string, rawKey: string) {
+    account = this.account(account);
     return fieldView(await this.liveField(await this.requirePersona(account, profile), rawKey));
   }
 
   async listFields(account: string, profile: string, after: string, limit: number) {
+    account = this.account(account);
     const p = await this.requirePersona(account, profile);
     const rows = await this.sql.fields(p.id, after, limit + 1);
     const page = rows.slice(0, limit);
@@ -317,6 +326,7 @@ export class Personas {
   }
 
   async describeSchema(account: string, profile: string, after: string, limit: number) {
+    account = this.account(account);
     const p = await this.requirePersona(account, profile);
     const rows = await this.sql.schema(p.id, after, limit + 1);
     const page = rows.slice(0, limit);
@@ -326,7 +336,7 @@ export class Personas {
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
   async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): Promise<{ outcome: ForgetOutcome }> {
     const outcome = await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       const row = await sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
       const outcome = row && await forgetField(sql, p, row, policy, principal.audience, this.clock());
       if (!outcome) await this.liveField(p, rawKey, sql); // throws the same 404 as a missing field
@@ -342,7 +352,7 @@ export class Personas {
   async addNote(principal: Principal, policy: Policy, profile: string, input: NoteInput, idempotencyKey: string | undefined) {
     this.checkNoteSize(input.content);
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       if (idempotencyKey !== undefined) {
         const first = await sql.noteByIdempotencyKey(p.id, idempotencyKey);
         if (first && first.state !== 'live') {
@@ -386,6 +396,7 @@ export class Personas {
   }
 
   async listNotes(account: string, profile: string, after: number, limit: number, kind?: string) {
+    account = this.account(account);
     const p = await this.requirePersona(account, profile);
     const rows = await this.sql.notes(p.id, after, limit + 1, kind);
     const page = rows.slice(0, limit);
@@ -393,6 +404,7 @@ export class Personas {
   }
 
   async getNote(account: string, profile: string, id: string) {
+    account = this.account(account);
     return noteView(await this.liveNote(await this.requirePersona(account, profile), id));
   }
 
@@ -400,7 +412,7 @@ export class Personas {
   async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
     if (patch.content !== undefined) this.checkNoteSize(patch.content);
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       const n = await this.liveNote(p, id, sql);
       const next = {
         content: patch.content ?? n.content,
@@ -439,7 +451,7 @@ export class Personas {
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
   async forgetNote(principal: Principal, policy: Policy, profile: string, id: string): Promise<{ outcome: ForgetOutcome }> {
     const outcome = await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, principal.account, profile);
+      const p = await this.holdPersona(sql, this.account(principal.account), profile);
       const row = await sql.note(p.id, id);
       const outcome = row && await forgetNote(sql, p, row, policy, principal.audience, this.clock());
       if (!outcome) await this.liveNote(p, id, sql); // throws the same 404 as a missing note
@@ -459,6 +471,7 @@ export class Personas {
   // Recall, export, change log
 
   async recall(account: string, profile: string | undefined, q: string, limit: number) {
+    account = this.account(account);
     const words = queryWords(q);
     const personaId = profile === undefined ? null : (await this.requirePersona(account, profile)).id;
     return {
@@ -468,6 +481,7 @@ export class Personas {
   }
 
   async exportPersona(account: string, profile: string, page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number }) {
+    account = this.account(account);
     const p = await this.requirePersona(account, profile);
     const fields = await this.sql.fields(p.id, page.fieldsAfter, page.fieldsLimit + 1);
     const notes = await this.sql.notes(p.id, page.notesAfter, page.notesLimit + 1);
@@ -484,6 +498,7 @@ export class Personas {
   }
 
   async events(account: string, profile: string, filter: { after: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
+    account = this.account(account);
     await this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });
   }

@@ -19,6 +19,11 @@ export interface PostgresServer {
   readonly port: number;
   /** A new empty database owned by a new role; its URL. */
   createDatabase(name?: string): Promise<string>;
+  /**
+   * A new login (role) in the database at `databaseUrl`, allowed to connect and to create its own schema
+   * there, as an operator would set up a second person on a shared server; its URL for that database.
+   */
+  createLogin(databaseUrl: string): Promise<string>;
   /** Writes every dirty page to the data folder (so the files hold what the tables hold). */
   checkpoint(): Promise<void>;
   stop(): Promise<void>;
@@ -43,14 +48,17 @@ export function postgresBinDir(): string | undefined {
   return undefined;
 }
 
+/** Whether this run is CI's (CI set to anything but empty, 0 or false, as CI services set it). */
+export const inCi = (): boolean => !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
+
 /**
  * Why PostgreSQL tests cannot run here, or undefined when they can. In CI they must run: a missing server
- * is then a failure, not a skip (see `.ci/run`, which installs it).
+ * is then a failure, never a skip (see `.ci/run`, which installs it).
  */
 export function postgresUnavailable(): string | undefined {
   if (postgresBinDir()) return undefined;
   const reason = "PostgreSQL's server programs (initdb, pg_ctl) are not installed; `apt-get install postgresql` to run the PostgreSQL engine's tests";
-  if (process.env.CI) throw new Error(`${reason}. In CI they must run.`);
+  if (inCi()) throw new Error(`${reason}. In CI they must run (CI=${process.env.CI}), so this is a failure, not a skip.`);
   return reason;
 }
 
@@ -114,6 +122,20 @@ export async function startPostgres(): Promise<PostgresServer> {
         await client.end();
       }
       return `postgres://${role}:${encodeURIComponent(rolePassword)}@127.0.0.1:${port}/${db}`;
+    },
+    async createLogin(databaseUrl) {
+      const database = new URL(databaseUrl).pathname.slice(1);
+      const role = `${database}_login_${++made}`;
+      const rolePassword = randomBytes(18).toString('base64url');
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      try {
+        await client.query(`CREATE ROLE "${role}" LOGIN PASSWORD '${rolePassword}'`);
+        await client.query(`GRANT CONNECT, CREATE ON DATABASE "${database}" TO "${role}"`);
+      } finally {
+        await client.end();
+      }
+      return `postgres://${role}:${encodeURIComponent(rolePassword)}@127.0.0.1:${port}/${database}`;
     },
     async checkpoint() {
       const client = new pg.Client({ connectionString: adminUrl });

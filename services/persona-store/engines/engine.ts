@@ -43,6 +43,11 @@ export interface PersonaEngine {
   write<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */
   lockForWrite<O>(query: SelectQueryBuilder<PersonaTables, 'personas', O>): SelectQueryBuilder<PersonaTables, 'personas', O>;
+  /**
+   * The account a token's `sub` keeps its rows under: the sub itself, or on PostgreSQL the name
+   * PERSONA_SHARED_ACCOUNTS gives it, which the person's other machines give their own account too.
+   */
+  accountOf(sub: string): string;
   /** Whether an error is a unique constraint that another writer won (a concurrent create on PostgreSQL). */
   isUniqueViolation(err: unknown): boolean;
   /** For /ready. */

@@ -17,6 +17,7 @@ export function postgresOptions(config: PersonaConfig, url: string): PostgresOpt
             ca: config.databaseCaFile === undefined ? undefined : readFileSync(config.databaseCaFile, 'utf8'),
           },
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    sharedAccounts: config.sharedAccounts,
   };
 }
 

@@ -259,7 +259,12 @@ export interface PostgresOptions {
   /** TLS to the server: off, or required with the server's certificate checked (optionally against a CA file's text). */
   ssl: false | { rejectUnauthorized: boolean; ca?: string };
   connectTimeoutMs: number;
+  /** Account ids (subs) whose rows go under a name the person's machines share (PERSONA_SHARED_ACCOUNTS). */
+  sharedAccounts?: ReadonlyMap<string, string>;
 }
+
+/** The prefix of a shared account's name as stored: no sub of the identity service (a UUID) has it. */
+export const SHARED_ACCOUNT_PREFIX = 'shared:';
 
 // BIGINT and count(*) arrive as text by default; the store's ids and counts fit a JavaScript number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -311,6 +316,10 @@ export async function openPostgresEngine(options: PostgresOptions): Promise<Pers
     destruction: vacuumDestruction(db),
     write: (fn) => db.transaction().execute(fn),
     lockForWrite: (query) => query.forUpdate(),
+    accountOf(sub) {
+      const shared = options.sharedAccounts?.get(sub);
+      return shared === undefined ? sub : SHARED_ACCOUNT_PREFIX + shared;
+    },
     isUniqueViolation: (err) => (err as { code?: string } | undefined)?.code === '23505',
     async answers() {
       try {

@@ -110,6 +110,7 @@ export function openSqliteEngine(file: string): PersonaEngine & { readonly sqlit
         }
       }),
     lockForWrite: (query) => query,
+    accountOf: (sub) => sub,
     isUniqueViolation: (err) => (err as { code?: string } | undefined)?.code === 'SQLITE_CONSTRAINT_UNIQUE',
     answers: async () => databaseAnswers(sqlite),
     preparedStatements: () => kept.prepared(),
