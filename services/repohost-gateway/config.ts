@@ -1,4 +1,5 @@
-import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+import { commonSettings, ConfigError, loadConfig, parse, setting } from '../kit/config.ts';
+import { DEFAULT_ETAG_CACHE_BYTES, ENTRY_OVERHEAD_BYTES } from './platform/etag-cache.ts';
 import { parseSignalPrefix, type SignalPrefix } from './signal-addresses.ts';
 
 export const REPOHOST_PORT = 8011;
@@ -8,6 +9,9 @@ export const AUDIENCE = 'repohost-api';
 export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1:*,http://localhost:*,http://[::1]:*';
 /** The default ports of this app's four services (identity, persona store, gateway, provider): never a signal's destination. */
 export const DEFAULT_SIGNAL_REFUSED_PORTS = '8001,8004,8011,8127';
+
+/** 4 GiB: far above anything a desktop service should hold, low enough that a typo of a few digits is caught. */
+const MAX_ETAG_CACHE_BYTES = 4 * 1024 * 1024 * 1024;
 
 export const repohostSettings = {
   ...commonSettings('repohost-gateway', REPOHOST_PORT),
@@ -78,11 +82,11 @@ export const repohostSettings = {
     '30000',
     'Longest wait for one platform request (answer and body); past it the caller gets 504 and a background sweep moves on.',
   ),
-  etagCacheEntries: setting(
-    'ETAG_CACHE_ENTRIES',
-    parse.integer(100, 1_000_000),
-    '5000',
-    'Conditional-read answers kept per credential for ETag revalidation; keep it above the number of reads a sweep makes.',
+  etagCacheBytes: setting(
+    'ETAG_CACHE_BYTES',
+    parse.integer(0, MAX_ETAG_CACHE_BYTES),
+    String(DEFAULT_ETAG_CACHE_BYTES),
+    `Bytes of platform answers kept for ETag revalidation, all connections together (0-${MAX_ETAG_CACHE_BYTES}; 0 keeps none): each answer's body, headers and a fixed ${ENTRY_OVERHEAD_BYTES} bytes; an answer over an eighth of it is not kept. Keep it above what one sweep reads, or sweeps spend quota.`,
   ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '2mb', 'Largest JSON body accepted (commits carry file contents).'),
 };
@@ -94,5 +98,13 @@ function z16() {
 export type RepohostConfig = ReturnType<typeof loadRepohostConfig>;
 
 export function loadRepohostConfig(env: NodeJS.ProcessEnv = process.env) {
+  // Replaced, not silently ignored: whoever set it wanted a bound, and an entry count never bounded memory.
+  if (env.REPOHOST_ETAG_CACHE_ENTRIES !== undefined) {
+    throw new ConfigError(
+      'REPOHOST_ETAG_CACHE_ENTRIES is no longer read: the ETag cache is bounded by bytes now, all connections together. ' +
+        `Remove it and set REPOHOST_ETAG_CACHE_BYTES instead (default ${DEFAULT_ETAG_CACHE_BYTES}, 32 MiB; about the number of answers you meant times their size, ` +
+        `e.g. 5,000 answers of 6 KB is 30000000).`,
+    );
+  }
   return loadConfig('REPOHOST_', repohostSettings, env);
 }

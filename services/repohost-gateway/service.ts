@@ -27,7 +27,7 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   await store.releaseInterrupted();
   const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }), { maxBytes: DEFAULT_VERIFIED_TOKENS_BYTES });
   const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken, config.credentialRecheckMs, log);
-  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheEntries, config.platformTimeoutMs);
+  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheBytes, config.platformTimeoutMs);
   // The gateway's own port is never a signal's destination, whatever REPOHOST_SIGNAL_REFUSED_PORTS says.
   const signalAddresses = new SignalAddresses(config.signalUrlPrefixes, [...config.signalRefusedPorts, ...(config.port ? [config.port] : [])]);
   const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log, signalAddresses);

@@ -4,15 +4,17 @@ import { throttling, type ThrottlingOptions } from '@octokit/plugin-throttling';
 import type { Logger } from '../../kit/logger.ts';
 import { dropUnusable, type Credential } from '../credentials.ts';
 import { CredentialGroup, ImmediateRetryLimiter } from '../throttle.ts';
-import { revalidateReads, type PlatformCounters } from './conditional-reads.ts';
+import { coalesceReads, revalidatingFetch, type PlatformCounters } from './conditional-reads.ts';
+import { DEFAULT_ETAG_CACHE_BYTES, EtagCache } from './etag-cache.ts';
 import { timedFetch } from './timed-fetch.ts';
 
 /**
- * One Octokit per credential, kept with it in memory and dropped with its ETag cache once the
+ * One Octokit per credential, kept with it in memory and dropped with its kept answers once the
  * credential is no longer usable; throttled per credential, every request bounded by a timeout.
  */
 
-const CLIENTS_KEPT = 500;
+/** Clients (one per credential) kept at once, least recently used out; each costs about 10 KB besides its kept answers (the benchmark measures it). */
+export const CLIENTS_KEPT = 500;
 
 /** Only the plugins this service uses (not the whole `octokit` package: its app, OAuth and webhook parts cost start time and memory). */
 const Octokit = OctokitCore.plugin(restEndpointMethods, throttling);
@@ -21,6 +23,8 @@ export type PlatformClient = InstanceType<typeof Octokit>;
 
 export class Platform {
   readonly counters: PlatformCounters = { requests: 0, notModified: 0, coalesced: 0, timeouts: 0 };
+  /** The answers kept for revalidation, of every credential, within REPOHOST_ETAG_CACHE_BYTES. */
+  readonly answers: EtagCache;
   private readonly clients = new Map<string, { token: string; octokit: PlatformClient; usableUntil: number }>();
   private readonly groups: Record<'global' | 'write' | 'search' | 'notifications' | 'auth', CredentialGroup>;
   private readonly fetch: typeof fetch;
@@ -29,12 +33,13 @@ export class Platform {
     readonly baseUrl: string,
     writeSpacingMs: number,
     private readonly logger: Logger,
-    /** Conditional-read entries kept per credential (least recently used go first). */
-    private readonly etagEntries = 5_000,
+    /** Bytes of answers kept for revalidation, all credentials together (REPOHOST_ETAG_CACHE_BYTES). */
+    etagBytes = DEFAULT_ETAG_CACHE_BYTES,
     /** Longest wait for one platform request (REPOHOST_PLATFORM_TIMEOUT_MS). */
     readonly timeoutMs = 30_000,
   ) {
     this.fetch = timedFetch(timeoutMs);
+    this.answers = new EtagCache(etagBytes);
     // The plugin's own limits, kept per credential: 10 at once, writes (and notifying writes) spaced, searches spaced double.
     this.groups = {
       global: new CredentialGroup({ maxConcurrent: 10 }),
@@ -55,19 +60,28 @@ export class Platform {
       this.clients.set(credential.fingerprint, kept);
       return kept.octokit;
     }
+    // Answers kept under this fingerprint for another token (a hash prefix collision) are never served to this one.
+    this.answers.drop(credential.fingerprint);
     const octokit = this.build(credential);
     this.clients.set(credential.fingerprint, { token: credential.token, octokit, usableUntil: credential.usableUntil });
-    while (this.clients.size > CLIENTS_KEPT) this.clients.delete(this.clients.keys().next().value!);
+    while (this.clients.size > CLIENTS_KEPT) {
+      const oldest = this.clients.keys().next().value!;
+      this.clients.delete(oldest);
+      this.answers.drop(oldest);
+    }
     return octokit;
   }
 
   forget(credential: Credential): void {
     this.clients.delete(credential.fingerprint);
+    this.answers.drop(credential.fingerprint);
   }
 
-  /** Drops the client, and with it the token and ETag cache, of every credential no longer usable. */
+  /** Drops the client, and with it the token and kept answers, of every credential no longer usable. */
   purge(now = Date.now()): number {
-    return dropUnusable(this.clients, now);
+    const dropped = dropUnusable(this.clients, now);
+    this.answers.retainOnly(new Set(this.clients.keys()));
+    return dropped;
   }
 
   /** Fingerprints of the credentials whose clients are kept (for tests: what is still in memory). */
@@ -98,9 +112,9 @@ export class Platform {
         onSecondaryRateLimit: () => false,
       } as unknown as ThrottlingOptions,
       // No plugin-retry: it schedules every request through a fresh Bottleneck (~5 ms each); transient failures of reads are retried in retry.ts instead.
-      request: { fetch: this.fetch },
+      request: { fetch: revalidatingFetch(this.fetch, this.answers, credential.fingerprint, this.counters) },
     });
-    revalidateReads(octokit, this.counters, this.etagEntries);
+    coalesceReads(octokit, this.counters);
     return octokit;
   }
 }

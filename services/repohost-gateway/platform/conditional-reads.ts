@@ -1,11 +1,13 @@
 import type { Octokit } from '@octokit/core';
+import type { EtagCache } from './etag-cache.ts';
 import { readWithRetry } from './retry.ts';
 import { isTimeout } from './timed-fetch.ts';
 
 /**
- * The request hook of every platform client: reads revalidated with ETags so a 304 costs no quota,
- * identical reads in flight at once made once, reads that fail in passing retried, and every request
- * counted.
+ * Conditional reads for every platform client: the request hook makes identical reads in flight at
+ * once one read, retries reads that fail in passing and counts every request; the client's fetch
+ * revalidates each read with the ETag of the answer kept for it (a 304 costs no quota) and keeps new
+ * answers in the byte-bounded `EtagCache`.
  */
 
 export interface PlatformCounters {
@@ -16,17 +18,14 @@ export interface PlatformCounters {
   timeouts: number;
 }
 
-interface CachedRead {
-  etag: string;
-  response: { status: number; url: string; headers: Record<string, string | number | undefined>; data: unknown };
-}
-
-/** Answers whose bodies are too large to keep for revalidation (blobs reach 100 MB): read, never cached. */
+/** Answers whose bodies are too large to keep for revalidation (blobs reach 100 MB): read, never kept. */
 const UNCACHED_READ = /\/git\/blobs\//;
 
-/** Hooks conditional reads into `octokit`, with its own ETag cache of at most `entries` (least recently used go first). */
-export function revalidateReads(octokit: Octokit, counters: PlatformCounters, entries: number): void {
-  const etags = new Map<string, CachedRead>();
+/** Headers of a 304 that do not describe the kept body, so they do not replace the kept answer's. */
+const BODY_HEADERS = new Set(['content-length', 'content-type', 'content-encoding', 'transfer-encoding']);
+
+/** Hooks in-flight de-duplication, retries of reads and counting into `octokit`. */
+export function coalesceReads(octokit: Octokit, counters: PlatformCounters): void {
   const inFlight = new Map<string, Promise<unknown>>();
   const countTimeout = async <T>(p: T | Promise<T>): Promise<T> => {
     try {
@@ -42,45 +41,64 @@ export function revalidateReads(octokit: Octokit, counters: PlatformCounters, en
       return countTimeout(request(options));
     }
     const parsed = octokit.request.endpoint.parse(options);
+    // Lives only while the read runs: at most one entry per distinct read in flight.
     const key = `${parsed.url} ${String(parsed.headers.accept ?? '')}`;
     const running = inFlight.get(key);
     if (running) {
       counters.coalesced += 1;
       return running as ReturnType<typeof request>;
     }
-    const keep = !UNCACHED_READ.test(parsed.url);
     const read = (async () => {
-      const cached = keep ? etags.get(key) : undefined;
       counters.requests += 1;
-      try {
-        if (cached) {
-          // Least recently used first out: a hit moves to the end.
-          etags.delete(key);
-          etags.set(key, cached);
-        }
-        return await readWithRetry(async () => {
-          // before-after-hook binds the same options object to every inner hook: the header must be set on it.
-          if (cached) options.headers['if-none-match'] = cached.etag;
-          const res = await request(options);
-          const etag = res.headers.etag;
-          if (keep && res.status === 200 && typeof etag === 'string') {
-            etags.delete(key);
-            etags.set(key, { etag, response: res as CachedRead['response'] });
-            while (etags.size > entries) etags.delete(etags.keys().next().value!);
-          }
-          return res;
-        });
-      } catch (err) {
-        if ((err as { status?: number }).status === 304 && cached) {
-          counters.notModified += 1;
-          const headers = (err as { response?: { headers?: Record<string, string> } }).response?.headers ?? {};
-          return { ...cached.response, headers: { ...cached.response.headers, ...headers, etag: cached.etag } };
-        }
-        if (isTimeout(err)) counters.timeouts += 1;
-        throw err;
-      }
+      return countTimeout(readWithRetry(async () => request(options)));
     })().finally(() => inFlight.delete(key));
     inFlight.set(key, read);
     return read as ReturnType<typeof request>;
   });
+}
+
+/**
+ * The fetch of one credential's client: a GET is sent with `If-None-Match` when an answer is kept for
+ * it, and a 304 is answered with the kept answer (a fresh copy each time, so no caller shares another's
+ * object); a 200 with an ETag is kept (within the budget). Errors are never kept.
+ */
+export function revalidatingFetch(inner: typeof fetch, answers: EtagCache, credential: string, counters: PlatformCounters): typeof fetch {
+  return async (input, init = {}) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const headers = new Headers(init.headers);
+    if ((init.method ?? 'GET').toUpperCase() !== 'GET' || UNCACHED_READ.test(url) || headers.has('if-none-match')) return inner(input, init);
+    const key = `${url} ${headers.get('accept') ?? ''}`;
+    const kept = answers.get(credential, key);
+    if (kept) headers.set('if-none-match', kept.etag);
+    const res = await inner(input, { ...init, headers });
+    if (res.status === 304 && kept) {
+      counters.notModified += 1;
+      const merged = new Headers(kept.headers as [string, string][]);
+      res.headers.forEach((value, name) => {
+        if (!BODY_HEADERS.has(name)) merged.set(name, value);
+      });
+      merged.set('etag', kept.etag);
+      return answer(kept.body, 200, merged, kept.url);
+    }
+    if (res.status !== 200) return res;
+    const etag = res.headers.get('etag');
+    if (!etag) {
+      // A newer answer without an ETag: the kept one is stale.
+      answers.forget(credential, key);
+      return res;
+    }
+    const body = await res.arrayBuffer();
+    const answerUrl = res.url || url;
+    const pairs: [string, string][] = [];
+    res.headers.forEach((value, name) => void pairs.push([name, value]));
+    answers.keep(credential, key, { etag, url: answerUrl, headers: pairs, body });
+    return answer(body, 200, res.headers, answerUrl);
+  };
+}
+
+/** A Response of `body` (copied by the constructor: the kept bytes are never handed out) whose `url` is the answer's. */
+function answer(body: ArrayBuffer, status: number, headers: Headers, url: string): Response {
+  const res = new Response(body, { status, headers });
+  Object.defineProperty(res, 'url', { value: url });
+  return res;
 }
