@@ -6,7 +6,7 @@ import { SERVICE_ACTOR } from './change-log.ts';
 import { findCredential, type WrittenString } from './credentials.ts';
 import type { PersonaEngine } from './engines/engine.ts';
 import { fieldKey } from './field-key.ts';
-import { writePersona, type PersonaCopy } from './move-in.ts';
+import { storedAccount, writePersona, type PersonaCopy } from './move-in.ts';
 import { CARD_MEMBERS, NOTE_KINDS, SOURCES, valueType, VERBOSITIES, type Limits } from './personas.ts';
 import { Profile } from './shapes.ts';
 import { readBody } from './write-gate.ts';
@@ -97,7 +97,7 @@ export function readExportFile(file: string): unknown {
  * write would be (so nesting counts from the entry, as it does for a PUT of the field), then every
  * string is looked at for credentials. Never echoes what it found.
  */
-async function screen(document: unknown): Promise<void> {
+async function screen(document: unknown, target: PersonaEngine): Promise<void> {
   const strings: WrittenString[] = [];
   let refusal: { detail: string } | undefined;
   const read = (value: unknown, where: string) => {
@@ -124,12 +124,19 @@ async function screen(document: unknown): Promise<void> {
     );
   }
   if (refusal) throw new ImportRefused(`Nothing was imported: ${refusal.detail}`);
+  // PostgreSQL's text cannot hold U+0000 (SQLite's can, and the store there keeps it).
+  const nul = target.name === 'postgres' ? strings.find((s) => s.text.includes('\u0000')) : undefined;
+  if (nul) {
+    throw new ImportRefused(
+      `Nothing was imported: ${typeof nul.where === 'string' ? nul.where : nul.where()} holds the character U+0000 (NUL), which PostgreSQL cannot store; remove it from the file and import again.`,
+    );
+  }
 }
 
 const issueText = (issue: z.core.$ZodIssue) => `${issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'the file'}: ${issue.message}`;
 
 export interface ImportOptions {
-  /** The account the persona will belong to. */
+  /** The account (a token's sub) the persona will belong to; kept under the name the service there keeps it under (storedAccount). */
   account: string;
   /** Import under this profile instead of the export's own (when that one is taken). */
   profile?: string;
@@ -149,7 +156,7 @@ export interface ImportReport {
 
 /** Imports one export document as a new persona of `options.account`: all of it or nothing. */
 export async function importExport(document: unknown, target: PersonaEngine, options: ImportOptions): Promise<ImportReport> {
-  await screen(document);
+  await screen(document, target);
   const parsed = exportShape(options.limits).safeParse(document);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map(issueText).join('; ');
@@ -211,10 +218,11 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
     replaced: null,
   });
   const card = { ...doc.persona, profile };
+  const account = storedAccount(target, options.account);
 
   return target.write(async (db) => {
-    const there = await db.selectFrom('personas').select('id').where('account', '=', options.account).where('profile', '=', profile).executeTakeFirst();
-    if (there) throw refusedProfile(options.account, profile);
+    const there = await db.selectFrom('personas').select('id').where('account', '=', account).where('profile', '=', profile).executeTakeFirst();
+    if (there) throw refusedProfile(account, profile);
     // Note ids are unique across the database: one already used (the same export imported for another account or profile) gets a new one.
     const taken = new Set<string>();
     const wanted = notes.map((n) => n.id);
@@ -223,7 +231,7 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
       for (const r of rows) taken.add(r.id);
     }
     const copy: PersonaCopy = {
-      persona: { ...card, account: options.account },
+      persona: { ...card, account },
       fields: [...fields].sort((a, b) => (a.key < b.key ? -1 : 1)),
       notes: notes.map((n) => ({
         id: taken.has(n.id) ? randomUUID() : n.id,
@@ -247,13 +255,13 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
       ...copy.notes.map((n) => logged('note_added', 'note', n.id, ['content', 'kind', 'source', 'pinned'])),
     ];
     try {
-      await writePersona(target, db, copy, options.account);
+      await writePersona(target, db, copy, account);
     } catch (err) {
       // Another copy of the app created the profile meanwhile.
-      if (target.isUniqueViolation(err)) throw refusedProfile(options.account, profile);
+      if (target.isUniqueViolation(err)) throw refusedProfile(account, profile);
       throw err;
     }
-    return { account: options.account, profile, fields: copy.fields.length, notes: copy.notes.length, newNoteIds: taken.size };
+    return { account, profile, fields: copy.fields.length, notes: copy.notes.length, newNoteIds: taken.size };
   });
 }
 

@@ -182,8 +182,41 @@ async function idsFree(db: Db, table: 'personas' | 'fields' | 'notes' | 'events'
   return Number(rows[0]?.n ?? 0) === 0;
 }
 
+/**
+ * The account a token's sub keeps its rows under on `target`, as the service there decides it (on
+ * PostgreSQL, the name PERSONA_SHARED_ACCOUNTS gives this machine's account, shared with the person's
+ * other machines). Asked of the engine when it can tell (engines without the mapping keep the sub).
+ */
+export function storedAccount(target: PersonaEngine, sub: string): string {
+  const engine = target as PersonaEngine & { accountOf?: (sub: string) => string };
+  return engine.accountOf ? engine.accountOf(sub) : sub;
+}
+
+/** PostgreSQL's text cannot hold U+0000 (SQLite's can): refused up front, naming where, rather than failing half-way. */
+function refuseNul(personas: PersonaCopy[], deletedLogs: EventRow[]): void {
+  const nul = (row: object) => Object.values(row).some((v) => typeof v === 'string' && v.includes('\u0000'));
+  for (const { persona, fields, notes, events } of personas) {
+    const where = nul(persona)
+      ? 'its card'
+      : fields.find(nul)
+        ? `field "${fields.find(nul)!.key.replace(/\u0000/g, '\\0')}"`
+        : notes.find(nul)
+          ? `note ${notes.find(nul)!.id}`
+          : events.some(nul)
+            ? 'its change log'
+            : undefined;
+    if (where) {
+      throw new MoveInRefused(
+        `Nothing was copied: persona "${persona.profile}" (account ${persona.account}) holds the character U+0000 (NUL) in ${where}, which PostgreSQL ` +
+          'cannot store. Write that entry again without it on this computer (or forget it), then move in again.',
+      );
+    }
+  }
+  if (deletedLogs.some(nul)) throw new MoveInRefused('Nothing was copied: a deleted persona\u2019s change-log entry holds the character U+0000 (NUL), which PostgreSQL cannot store.');
+}
+
 export interface MoveInOptions {
-  /** The account the copied rows belong to on the target; default: the account they belong to in the source. */
+  /** The account (a token's sub) the copied rows belong to on the target; default: the one they belong to in the source. Mapped as the service maps it (storedAccount). */
   account?: string;
   /** Copy only this account's rows of the source (it may hold several accounts). */
   sourceAccount?: string;
@@ -230,7 +263,8 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
         'so choose which one moves in with --source-account <id> (run once per account).',
     );
   }
-  const accountOf = (account: string) => options.account ?? account;
+  const accountOf = (account: string) => storedAccount(target, options.account ?? account);
+  if (target.name === 'postgres') refuseNul(personas, deletedLogs);
 
   return target.write(async (db) => {
     // Nothing else writes while the copy decides and writes: ids checked free stay free, and a profile checked absent stays absent.
