@@ -199,7 +199,7 @@ function refuseNul(personas: PersonaCopy[], deletedLogs: EventRow[]): void {
     const where = nul(persona)
       ? 'its card'
       : fields.find(nul)
-        ? `field "${fields.find(nul)!.key.replace(/\u0000/g, '\\0')}"`
+        ? `field "${fields.find(nul)!.key.replaceAll('\u0000', '\\0')}"`
         : notes.find(nul)
           ? `note ${notes.find(nul)!.id}`
           : events.some(nul)
