@@ -8,7 +8,8 @@ const NAMES = process.platform === 'win32' ? ['claude.exe', 'claude.cmd', 'claud
 
 function executable(path: string): boolean {
   try {
-    if (!statSync(path).isFile()) return false;
+    // Most PATH folders lack the binary: a miss is answered without an exception (this runs for every completion).
+    if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return false;
     accessSync(path, constants.X_OK);
     return true;
   } catch {

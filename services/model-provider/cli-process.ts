@@ -98,12 +98,21 @@ export class CliProcesses {
           stop('output_too_large');
           return;
         }
-        pending += chunk;
-        let nl: number;
-        while ((nl = pending.indexOf('\n')) >= 0) {
-          handleLine(pending.slice(0, nl));
-          pending = pending.slice(nl + 1);
+        // Events are whole lines; a chunk holds several, or part of one (kept in `pending`, never copied again per line).
+        let start = 0;
+        let nl = chunk.indexOf('\n');
+        if (nl >= 0 && pending !== '') {
+          handleLine(pending + chunk.slice(0, nl));
+          pending = '';
+          start = nl + 1;
+          nl = chunk.indexOf('\n', start);
         }
+        while (nl >= 0) {
+          handleLine(chunk.slice(start, nl));
+          start = nl + 1;
+          nl = chunk.indexOf('\n', start);
+        }
+        pending += chunk.slice(start);
       });
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (chunk: string) => {

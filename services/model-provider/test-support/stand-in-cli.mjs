@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-/* global Buffer, setInterval, clearInterval */
+/* global Buffer, setInterval, clearInterval, performance */
 /**
  * A stand-in for the signed-in CLI in print mode, for tests and benchmarks. It replays the recorded
  * 2.1.197 output shapes (stream-json: system/init, assistant, result) for signed-in answers, which
- * cannot be recorded here. What it does is chosen by a marker in the prompt it reads from stdin:
+ * cannot be recorded here (with `modelUsage` keyed by a model id, as signed-in runs report it). It takes
+ * `-p` or `--print`, answers `--version` without reading stdin, and reads the prompt from stdin or, when
+ * stdin is empty, from its last argument, as the CLI does. What it does is chosen by a marker in the prompt:
  *   (none)                     a text answer that names the prompt's size and hash
  *   [stand-in:empty]           a successful result with empty text
  *   [stand-in:crash]           an error on stderr, exit 1, no result
@@ -18,7 +20,8 @@
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
- * names), STANDIN_HOOK (a SessionStart hook event before init).
+ * names), STANDIN_HOOK (a SessionStart hook event before init). A record also holds when the run's process
+ * started and, once it answered, when it ended (`startedAt`, `endedAt`).
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -32,11 +35,19 @@ const flag = (name) => {
 };
 const session = randomUUID();
 const out = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const { flags, positional } = parseArgv();
 
+// As the real CLI: --version answers at once, without reading stdin (the peer proxy checks it at start);
+// only as a flag, never as the value of one (`--system-prompt --version` is a system prompt).
+if (flags.has('--version')) {
+  process.stdout.write('2.1.197 (Claude Code)\n');
+  process.exit(0);
+}
 const chunks = [];
 for await (const c of process.stdin) chunks.push(c);
-const stdin = Buffer.concat(chunks).toString('utf8');
-if (!argv.includes('-p')) {
+// The prompt comes on stdin (this service) or, when stdin is empty, as the last argument (the peer proxy does that).
+const stdin = Buffer.concat(chunks).toString('utf8') || positional;
+if (!flags.has('-p') && !flags.has('--print')) {
   process.stderr.write('stand-in: only print mode (-p) is imitated\n');
   process.exit(2);
 }
@@ -47,7 +58,8 @@ if (stdin.length === 0) {
 
 const recordDir = process.env.STANDIN_RECORD_DIR;
 const alive = recordDir ? join(recordDir, 'alive') : undefined;
-const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env) };
+// startedAt/endedAt (ms since the epoch, from this process's start to its exit): what the run itself took, for the benchmark.
+const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env), startedAt: performance.timeOrigin };
 if (alive) {
   mkdirSync(alive, { recursive: true });
   // The entry holds the process's start time, so that a pid the system has since given to another process is not counted.
@@ -70,10 +82,24 @@ const save = () => {
 };
 const done = (code) => {
   if (alive) rmSync(join(alive, String(process.pid)), { force: true });
+  record.endedAt = performance.timeOrigin + performance.now();
   save();
   process.exit(code);
 };
 save();
+
+/** The flags given, and the last argument that is neither a flag nor a flag's value (the prompt; '' when there is none). */
+function parseArgv() {
+  const takesValue = new Set(['--output-format', '--input-format', '--model', '--system-prompt', '--json-schema', '--max-turns', '--mcp-config', '--tools', '--session-id']);
+  const given = new Set();
+  let prompt = '';
+  for (let i = 0; i < argv.length; i++) {
+    if (takesValue.has(argv[i])) i++;
+    else if (argv[i].startsWith('-')) given.add(argv[i]);
+    else prompt = argv[i];
+  }
+  return { flags: given, positional: prompt };
+}
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks); null for a zombie, undefined where there is no /proc or no such process. */
 function startTimeOf(pid) {
@@ -154,10 +180,12 @@ out({
 });
 
 const usage = { input_tokens: 12, cache_creation_input_tokens: 30, cache_read_input_tokens: 2000, output_tokens: 9, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 }, service_tier: 'standard' };
+// Keyed by the concrete model id, as a signed-in run reports it (a run that is not signed in reports {}).
+const modelUsage = { 'claude-stand-in': { inputTokens: 12, outputTokens: 9, cacheReadInputTokens: 2000, cacheCreationInputTokens: 30, webSearchRequests: 0, costUSD: 0.0001, contextWindow: 200000 } };
 const assistant = (content, extra = {}) =>
   out({ type: 'assistant', message: { id: `msg_${session.slice(0, 8)}`, model: 'claude-stand-in', role: 'assistant', type: 'message', stop_reason: 'end_turn', usage, content }, parent_tool_use_id: null, session_id: session, uuid: randomUUID(), ...extra });
 const result = (fields) =>
-  out({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 5, duration_api_ms: 4, num_turns: 1, result: '', stop_reason: 'end_turn', session_id: session, total_cost_usd: 0.0001, usage, modelUsage: {}, permission_denials: [], terminal_reason: 'completed', uuid: randomUUID(), ...fields });
+  out({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 5, duration_api_ms: 4, num_turns: 1, result: '', stop_reason: 'end_turn', session_id: session, total_cost_usd: 0.0001, usage, modelUsage, permission_denials: [], terminal_reason: 'completed', uuid: randomUUID(), ...fields });
 
 const mode = /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
 const TOOL_CALL = '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
@@ -221,7 +249,7 @@ switch (mode?.[1]) {
     break;
   case 'not-logged-in':
     assistant([{ type: 'text', text: 'Not logged in · Please run /login' }], { error: 'authentication_failed' });
-    result({ is_error: true, result: 'Not logged in · Please run /login', total_cost_usd: 0 });
+    result({ is_error: true, result: 'Not logged in · Please run /login', total_cost_usd: 0, modelUsage: {} });
     done(1);
     break;
   case 'rate-limit':

@@ -15,6 +15,9 @@ export interface StandInRun {
   grandchildPid?: number;
   /** The names (never the values) of every variable in the run's environment. */
   envKeys: string[];
+  /** When the run's process started and, once it answered, when it ended (ms since the epoch). */
+  startedAt: number;
+  endedAt?: number;
 }
 
 /**
