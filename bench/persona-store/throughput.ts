@@ -1,45 +1,79 @@
 /**
- * The persona store against its targets, in one run on this machine: a real service process seeded
- * with 10,000 notes and 1,000 fields in one persona (and 19 more personas for recall across 20),
- * p50/p95/p99 latency and requests per second for each operation, and a bare Express endpoint in a
- * process of its own as the ceiling.
+ * The persona store on both engines, same data set, one run: a real service process on SQLite (the
+ * data folder's file) and one on PostgreSQL (a server of the benchmark's own, over loopback), each
+ * answering p50/p95/p99 latency and requests per second for each operation, beside a bare Express
+ * endpoint in a process of its own as the ceiling.
  *
- *   npx tsx bench/persona-store/throughput.ts        (or: npm run bench -- persona-store)
+ * The data set is seeded once, on SQLite, through the same operations the routes call: 10,000 notes and
+ * 1,000 fields in one persona, 19 more personas (500 notes, 50 fields each) for recall across 20, and,
+ * under a second account, one persona of 100,000 notes for recall at that size. Then the persona
+ * store's own move-in (services/persona-store/move-in.ts) copies it into PostgreSQL, so that both
+ * engines answer over the very same rows; its time is printed too.
+ *
+ *   npx tsx bench/persona-store/throughput.ts          (or: npm run bench -- persona-store)
+ *   npx tsx bench/persona-store/throughput.ts --smoke  (a small data set and a few requests: checks the script; the figures mean nothing)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { loadavg, cpus } from 'node:os';
 import { join } from 'node:path';
+import { openPostgresEngine } from '../../services/persona-store/engines/postgres.ts';
 import { openSqliteEngine } from '../../services/persona-store/engines/sqlite.ts';
 import { deploymentPolicy, type Policy } from '../../services/persona-store/settings.ts';
 import { loadPersonaConfig } from '../../services/persona-store/config.ts';
+import { moveIn, readSource } from '../../services/persona-store/move-in.ts';
 import { Personas } from '../../services/persona-store/personas.ts';
 import { DATABASE_FILE } from '../../services/persona-store/service.ts';
 import { PersonaSql } from '../../services/persona-store/store.ts';
 import { startTestIdentity, tempDir } from '../../test/support/identity.ts';
-import { freePort, ROOT, spawnService } from '../../test/support/process.ts';
+import { postgresUnavailable, startPostgres, type PostgresServer } from '../../test/support/postgres.ts';
+import { freePort, ROOT, spawnService, type ServiceProcess } from '../../test/support/process.ts';
 import { ms, summarize } from '../stats.ts';
 import { queryWord, sentence, VOCABULARY } from './_text.ts';
 
-const NOTES = 10_000;
-const FIELDS = 1_000;
-const OTHER_PERSONAS = 19;
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2000);
+const SMOKE = process.argv.includes('--smoke');
+const NOTES = SMOKE ? 300 : 10_000;
+const FIELDS = SMOKE ? 30 : 1_000;
+const OTHER_PERSONAS = SMOKE ? 3 : 19;
+const OTHER_NOTES = SMOKE ? 20 : 500;
+const OTHER_FIELDS = SMOKE ? 5 : 50;
+const BIG_NOTES = SMOKE ? 2_000 : 100_000;
+const SAMPLES = SMOKE ? 30 : Number(process.env.BENCH_SAMPLES ?? 1000);
+const WARM_UP = SMOKE ? 5 : 200;
 const CONCURRENCY = 8;
-const RPS_SECONDS = 3;
+const RPS_SECONDS = SMOKE ? 0.5 : 3;
 
-// Text with a Zipf-shaped vocabulary of 5,000 made-up words (_text.ts). Queries use content words
-// (frequency ranks 50-2,000); a separate line shows the worst case, the single most frequent word.
 const WORDS = VOCABULARY;
+const skipPostgres = postgresUnavailable();
+
+interface Op {
+  name: string;
+  /** Targets of issue 13 on PostgreSQL over loopback; the SQLite column is reported beside them. */
+  target: string;
+  request: (url: string) => [string, RequestInit];
+}
+
+interface Result {
+  p50: number;
+  p95: number;
+  p99: number;
+  rps: number;
+  inside: { p50: number; p95: number; p99: number; n: number };
+}
 
 const identity = await startTestIdentity();
 const dataDir = tempDir('persona-bench');
 const children: ChildProcess[] = [];
+let postgres: PostgresServer | undefined;
 try {
   const token = await identity.mint(identity.localCredential, 'persona');
   const account = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub as string;
+  const bigToken = await identity.mint(await identity.addAccount('big'), 'persona');
+  const bigAccount = JSON.parse(Buffer.from(bigToken.split('.')[1]!, 'base64url').toString()).sub as string;
 
   // Seeding goes through the same operations the routes call, without HTTP, to keep the run short.
-  console.log(`seeding ${NOTES} notes and ${FIELDS} fields in one persona, and ${OTHER_PERSONAS} more personas ...`);
+  const seedStart = Date.now();
+  console.log(`seeding on SQLite: ${NOTES} notes and ${FIELDS} fields in one persona, ${OTHER_PERSONAS} more personas, and ${BIG_NOTES} notes in one persona of a second account ...`);
   const database = openSqliteEngine(join(dataDir, DATABASE_FILE));
   const personas = new Personas(new PersonaSql(database), { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 });
   const principal = { account, audience: 'persona', token: '' };
@@ -47,8 +81,8 @@ try {
   for (let p = 0; p <= OTHER_PERSONAS; p++) {
     const profile = p === 0 ? 'bench' : `other-${p}`;
     await personas.createPersona(principal, profile, { display_name: `Persona ${p}`, tone: 'warm', verbosity: 'balanced' });
-    const notes = p === 0 ? NOTES : 500;
-    const fields = p === 0 ? FIELDS : 50;
+    const notes = p === 0 ? NOTES : OTHER_NOTES;
+    const fields = p === 0 ? FIELDS : OTHER_FIELDS;
     for (let i = 0; i < fields; i++) {
       await personas.putField(principal, policy, profile, `field_${i}`, { description: `about ${sentence(4)}`, value: { text: sentence(6), n: i }, source: 'assistant', pinned: i < 10 });
     }
@@ -56,11 +90,31 @@ try {
       await personas.addNote(principal, policy, profile, { content: sentence(14), kind: 'observation', source: 'assistant', pinned: i < 10 }, undefined);
     }
   }
+  const big = { account: bigAccount, audience: 'persona', token: '' };
+  await personas.createPersona(big, 'big', { display_name: 'One hundred thousand notes' });
+  for (let i = 0; i < BIG_NOTES; i++) await personas.addNote(big, policy, 'big', { content: sentence(14), kind: 'observation', source: 'assistant' }, undefined);
   await database.close();
+  console.log(`seeded in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
 
-  const port = await freePort();
-  const service = await spawnService('persona-store', { PERSONA_PORT: String(port), PERSONA_DATA_DIR: dataDir, PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'info' }, port);
-  children.push(service.child);
+  let databaseUrl: string | undefined;
+  if (skipPostgres) console.log(`PostgreSQL skipped: ${skipPostgres}`);
+  else {
+    postgres = await startPostgres();
+    databaseUrl = await postgres.createDatabase();
+    const target = await openPostgresEngine({ url: databaseUrl, poolSize: 2, ssl: false, connectTimeoutMs: 10_000 });
+    try {
+      const started = Date.now();
+      const source = await readSource(join(dataDir, DATABASE_FILE));
+      const report = await moveIn(source, target);
+      const rows = source.personas.reduce((n, p) => n + p.fields.length + p.notes.length + p.events.length, 0);
+      console.log(
+        `moved in to PostgreSQL (npm run persona-store -- move-in): ${report.copied.length} personas, ${rows} rows (fields, notes, change log) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
+    } finally {
+      await target.close();
+    }
+  }
+
   const barePort = await freePort();
   const bare = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'persona-store', '_bare-express.ts'), String(barePort)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(bare);
@@ -69,79 +123,109 @@ try {
   const auth = { authorization: `Bearer ${token}` };
   const json = { ...auth, 'content-type': 'application/json' };
   let counter = 0;
-  const ops: { name: string; target: string; request: () => [string, RequestInit] }[] = [
+  const ops: Op[] = [
     {
       name: 'PUT field',
-      target: 'p95 <= 5 ms',
-      request: () => [`${service.url}/v1/personas/bench/fields/field_${counter++ % FIELDS}`, { method: 'PUT', headers: json, body: JSON.stringify({ description: 'a benchmarked field', value: { text: sentence(6), n: counter }, source: 'assistant' }) }],
+      target: 'p95 <= 10 ms',
+      request: (url) => [`${url}/v1/personas/bench/fields/field_${counter++ % FIELDS}`, { method: 'PUT', headers: json, body: JSON.stringify({ description: 'a benchmarked field', value: { text: sentence(6), n: counter }, source: 'assistant' }) }],
     },
     {
       name: 'POST note',
-      target: 'p95 <= 5 ms',
-      request: () => [`${service.url}/v1/personas/bench/notes`, { method: 'POST', headers: json, body: JSON.stringify({ content: sentence(14), kind: 'episode', source: 'assistant' }) }],
+      target: 'p95 <= 10 ms',
+      request: (url) => [`${url}/v1/personas/bench/notes`, { method: 'POST', headers: json, body: JSON.stringify({ content: sentence(14), kind: 'episode', source: 'assistant' }) }],
     },
-    { name: 'GET identity block', target: '>= 50% of bare req/s', request: () => [`${service.url}/v1/personas/bench`, { headers: auth }] },
-    { name: 'recall, one persona', target: 'p95 <= 10 ms', request: () => [`${service.url}/v1/personas/bench/recall?q=${queryWord()}`, { headers: auth }] },
-    { name: 'recall, most frequent word', target: '(worst case)', request: () => [`${service.url}/v1/personas/bench/recall?q=${WORDS[0]}`, { headers: auth }] },
-    { name: 'recall, 20 personas', target: 'p95 <= 50 ms', request: () => [`${service.url}/v1/recall?q=${queryWord()}`, { headers: auth }] },
-    { name: 'bare Express (ceiling)', target: '', request: () => [`http://127.0.0.1:${barePort}/bare`, {}] },
+    { name: 'GET identity block', target: '', request: (url) => [`${url}/v1/personas/bench`, { headers: auth }] },
+    { name: 'recall, one persona', target: 'p95 <= 20 ms', request: (url) => [`${url}/v1/personas/bench/recall?q=${queryWord()}`, { headers: auth }] },
+    { name: 'recall, across 20', target: 'p95 <= 20 ms', request: (url) => [`${url}/v1/recall?q=${queryWord()}`, { headers: auth }] },
+    {
+      name: `recall, ${BIG_NOTES / 1000}k notes`,
+      target: 'p95 <= 20 ms',
+      request: (url) => [`${url}/v1/personas/big/recall?q=${queryWord()}`, { headers: { authorization: `Bearer ${bigToken}` } }],
+    },
+    { name: 'recall, most frequent word', target: '(worst case)', request: (url) => [`${url}/v1/personas/bench/recall?q=${WORDS[0]}`, { headers: auth }] },
   ];
 
-  const once = async (req: () => [string, RequestInit]) => {
-    const [url, init] = req();
+  const once = async (req: [string, RequestInit]) => {
+    const [url, init] = req;
     const res = await fetch(url, init);
     await res.arrayBuffer();
     if (res.status >= 300) throw new Error(`${url} answered ${res.status}`);
   };
 
-  const results: { name: string; target: string; p50: number; p95: number; p99: number; rps: number; server: ReturnType<typeof summarize> }[] = [];
-  for (const op of ops) {
-    for (let i = 0; i < 200; i++) await once(op.request); // warm-up
+  /** Latency of SAMPLES sequential requests, the time inside the service from its request log, then req/s at CONCURRENCY. */
+  async function measure(request: () => [string, RequestInit], service?: ServiceProcess): Promise<Result> {
+    for (let i = 0; i < WARM_UP; i++) await once(request());
     const samples: number[] = [];
-    const logFrom = service.output().length;
+    const logFrom = service?.output().length ?? 0;
     for (let i = 0; i < SAMPLES; i++) {
       const t0 = process.hrtime.bigint();
-      await once(op.request);
+      await once(request());
       samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     const s = summarize(samples);
     // Time inside the service, from its own request log lines (the kit logs each request's duration).
-    const serverMs = service
-      .output()
-      .slice(logFrom)
-      .split('\n')
-      .filter((l) => l.startsWith('{') && l.includes('"ms"'))
-      .map((l) => (JSON.parse(l) as { ms: number }).ms);
-    const server = summarize(serverMs);
+    const inside = summarize(
+      (service?.output() ?? '')
+        .slice(logFrom)
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.includes('"ms"'))
+        .map((l) => (JSON.parse(l) as { ms: number }).ms),
+    );
     let done = 0;
     const until = Date.now() + RPS_SECONDS * 1000;
     const started = process.hrtime.bigint();
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (Date.now() < until) {
-          await once(op.request);
+          await once(request());
           done++;
         }
       }),
     );
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    results.push({ name: op.name, target: op.target, p50: s.p50, p95: s.p95, p99: s.p99, rps: done / seconds, server });
+    return { p50: s.p50, p95: s.p95, p99: s.p99, rps: done / (Number(process.hrtime.bigint() - started) / 1e9), inside };
   }
 
-  const bareRps = results.find((r) => r.name.startsWith('bare'))!.rps;
-  console.log(`\npersona store, ${NOTES} notes + ${FIELDS} fields in one persona, ${OTHER_PERSONAS + 1} personas; ${SAMPLES} sequential requests each for latency, ${CONCURRENCY} concurrent for ${RPS_SECONDS} s for req/s`);
-  console.log('operation (client-measured)   p50        p95        p99        req/s    vs bare   in-service p50 / p95 / p99   target');
-  for (const r of results) {
-    const inside = r.server.n > 0 ? `${ms(r.server.p50)} / ${ms(r.server.p95)} / ${ms(r.server.p99)}` : '(not logged)';
-    console.log(
-      `${r.name.padEnd(28)} ${ms(r.p50).padStart(9)}  ${ms(r.p95).padStart(9)}  ${ms(r.p99).padStart(9)}  ${Math.round(r.rps).toString().padStart(7)}   ${((100 * r.rps) / bareRps).toFixed(0).padStart(4)}%   ${inside.padEnd(28)} ${r.target}`,
+  const engines: { name: string; env: Record<string, string> }[] = [{ name: 'SQLite', env: {} }];
+  if (databaseUrl) engines.push({ name: 'PostgreSQL', env: { PERSONA_DATABASE_URL: databaseUrl } });
+  const results = new Map<string, Map<string, Result>>();
+  for (const engine of engines) {
+    const port = await freePort();
+    const service = await spawnService(
+      'persona-store',
+      { PERSONA_PORT: String(port), PERSONA_DATA_DIR: dataDir, PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'info', ...engine.env },
+      port,
     );
+    children.push(service.child);
+    const byOp = new Map<string, Result>();
+    for (const op of ops) {
+      process.stdout.write(`  ${engine.name}: ${op.name} ...\n`);
+      byOp.set(op.name, await measure(() => op.request(service.url), service));
+    }
+    results.set(engine.name, byOp);
+    await service.stop('SIGTERM');
   }
-  console.log(`machine load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} cores`);
-  const block = results.find((r) => r.name === 'GET identity block')!;
-  console.log(`\nidentity block / bare Express req/s: ${(block.rps / bareRps).toFixed(2)} (target >= 0.50)`);
+  const bareResult = await measure(() => [`http://127.0.0.1:${barePort}/bare`, {}]);
+
+  console.log(
+    `\npersona store, ${NOTES} notes + ${FIELDS} fields in one persona, ${OTHER_PERSONAS + 1} personas, and ${BIG_NOTES} notes in one persona of another account; ` +
+      `${SAMPLES} sequential requests each for latency (client-measured; in-service from the request log), ${CONCURRENCY} concurrent for ${RPS_SECONDS} s for req/s`,
+  );
+  if (SMOKE) console.log('(smoke run: a small data set and a few requests, to check the script; the figures mean nothing)');
+  const cell = (r: Result | undefined) => (r ? `${ms(r.p50)} / ${ms(r.p95)} / ${ms(r.p99)}`.padEnd(32) + `${Math.round(r.rps)}`.padStart(6) : '(skipped)'.padEnd(38));
+  const inside = (r: Result | undefined) => (r && r.inside.n > 0 ? `${ms(r.inside.p95)}` : '-');
+  console.log(
+    `${'operation'.padEnd(28)} ${'SQLite p50 / p95 / p99'.padEnd(32)} ${'req/s'.padStart(5)}   ${'PostgreSQL p50 / p95 / p99'.padEnd(32)} ${'req/s'.padStart(5)}   in-service p95 (SQLite, PostgreSQL)   target on PostgreSQL`,
+  );
+  for (const op of ops) {
+    const sqlite = results.get('SQLite')?.get(op.name);
+    const pg = results.get('PostgreSQL')?.get(op.name);
+    console.log(`${op.name.padEnd(28)} ${cell(sqlite)}   ${cell(pg)}   ${`${inside(sqlite)}, ${inside(pg)}`.padEnd(36)}  ${op.target}`);
+  }
+  console.log(`${'bare Express (ceiling)'.padEnd(28)} ${cell(bareResult)}`);
+  console.log(`machine load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`);
 } finally {
-  for (const child of children) child.kill('SIGTERM');
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   await identity.close();
+  await postgres?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }
