@@ -7,7 +7,7 @@ import { DEFAULT_VERIFIED_TOKENS_BYTES, rememberVerifiedTokens } from '../kit/ve
 import { gatewayApp } from './app.ts';
 import { AUDIENCE, loadRepohostConfig } from './config.ts';
 import { CredentialResolver } from './credentials.ts';
-import { Platform } from './platform/index.ts';
+import { Platform, type EtagCacheHeld } from './platform/index.ts';
 import { SignalAddresses } from './signal-addresses.ts';
 import { SignalSender } from './signals.ts';
 import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
@@ -16,6 +16,21 @@ import { Subscriptions } from './subscriptions.ts';
 export interface RunningGateway extends RunningService {
   /** For tests and benchmarks in-process: the parts whose counters they read. */
   readonly parts: { platform: Platform; subscriptions: Subscriptions; signals: SignalSender; resolver: CredentialResolver; sqlite: Sqlite };
+  /** What the gateway holds in memory that requests can grow, each part within its own bound (for tests and the benchmark). */
+  held(): GatewayHeld;
+}
+
+export interface GatewayHeld {
+  /** Answers kept for ETag revalidation, all credentials together: `bytes` never exceeds `maxBytes` (REPOHOST_ETAG_CACHE_BYTES). */
+  etagAnswers: EtagCacheHeld;
+  /** Accepted tokens remembered by the kit, within its byte budget. */
+  verifiedTokens: { entries: number; bytes: number; maxBytes: number };
+  /** Resolved credentials (at most CREDENTIALS_KEPT) and confirmations (at most four times that). */
+  credentials: { credentials: number; confirmations: number };
+  /** Platform clients, one per credential (at most CLIENTS_KEPT). */
+  platformClients: number;
+  /** Credentials held for background sweeps (at most CREDENTIALS_KEPT). */
+  sweepHolds: number;
 }
 
 /** Starts the gateway from its environment; the same call serves tests, headless and the desktop app. */
@@ -65,5 +80,12 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
     },
   });
   signalAddresses.refusedPorts.add(Number(new URL(running.url).port));
-  return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver, sqlite: database.sqlite } };
+  const held = (): GatewayHeld => ({
+    etagAnswers: platform.answers.held(),
+    verifiedTokens: verifier.held,
+    credentials: resolver.sizes,
+    platformClients: platform.fingerprints().length,
+    sweepHolds: subscriptions.holds,
+  });
+  return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver, sqlite: database.sqlite }, held };
 }

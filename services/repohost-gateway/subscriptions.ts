@@ -70,6 +70,11 @@ export class Subscriptions {
     while (this.held.size > CREDENTIALS_KEPT) this.held.delete(this.held.keys().next().value!);
   }
 
+  /** How many credentials are held for sweeps (for tests: bounded by CREDENTIALS_KEPT). */
+  get holds(): number {
+    return this.held.size;
+  }
+
   /** Stops holding `credential` (no longer current at the identity service). */
   release(credential: Credential): void {
     const key = `${credential.account}\0${credential.profile}`;
