@@ -27,6 +27,8 @@ import type { PersonaSql } from './store.ts';
  * destruction it would leave the earlier revisions' words in the file (measured, see the README);
  * the merge drops them all, and PRAGMA secure_delete zeroes the pages the old segments occupied.
  * Turned on for every write, FTS5 secure-delete also made ordinary writes several times slower.
+ * That is SQLite's way; on PostgreSQL the tables are rewritten with VACUUM FULL once the destruction
+ * committed (engines/postgres.ts). Either is the engine's Destruction, which the callers run.
  */
 export type ForgetOutcome = 'kept' | 'pending' | 'destroyed';
 

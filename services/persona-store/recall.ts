@@ -14,8 +14,8 @@ const SEPARATORS = /[\p{Cc}\p{Cs}]/gu;
  * lone surrogates become spaces, q is split on white space, and pieces with no letter or digit (which
  * carry nothing either engine would index) are dropped. Every remaining word must occur. The engine
  * turns them into its own query (engines/): on SQLite each word quoted as an FTS5 phrase, so AND, OR,
- * NOT, NEAR, *, ^, :, ( and quotes are words to find; on PostgreSQL through plainto_tsquery, which
- * reads no operator at all.
+ * NOT, NEAR, *, ^, :, ( and quotes are words to find; on PostgreSQL each word a phraseto_tsquery of its
+ * pieces (which reads no operator), all of them required.
  */
 export function queryWords(q: string): string[] {
   const words = q
