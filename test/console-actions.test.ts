@@ -180,7 +180,8 @@ describe('connecting a hub', () => {
 
 describe('acting on a persona', () => {
   it('says which forget mode applies before anything is forgotten', async () => {
-    expect(await data<ForgetPolicy>('personas.forgetPolicy', { profile: seeded.profile })).toEqual({ mode: 'keep', gracePeriodSeconds: 604_800, decidedBy: 'installation' });
+    // The store reports the person's policy in the identity block (its `forget` member), so it is the one that decides.
+    expect(await data<ForgetPolicy>('personas.forgetPolicy', { profile: seeded.profile })).toEqual({ mode: 'keep', gracePeriodSeconds: 604_800, decidedBy: 'persona-store' });
   });
 
   it('pins and unpins a field and a note, keeping the writer\u2019s claim', async () => {
