@@ -195,7 +195,8 @@ describe.skipIf(skip !== undefined)(`several copies of the app on one PostgreSQL
         }),
         propertyOptions({ numRuns: 12 }),
       );
-    });
+      // Twelve rounds of up to 24 writes and their checks: a generous backstop for a loaded machine, not a window.
+    }, 300_000);
   });
 
   describe('accounts across machines', () => {
