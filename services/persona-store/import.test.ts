@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { LOCAL_SESSION_FILE } from '../../main/common/services.ts';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestIdentity, tempDir, type TestIdentity } from '../../test/support/identity.ts';
 import { ROOT } from '../../test/support/process.ts';
 import { reportSeedOnFailure, seededRandom } from '../../test/support/seed.ts';
@@ -15,6 +15,8 @@ import { credentialCorpus } from './test-support/credential-corpus.ts';
 import { Client, field, forEachEngine, note, startTestbed, type Testbed } from './test-support/harness.ts';
 
 reportSeedOnFailure();
+// Child processes on a loaded machine: a generous backstop per test, never a window anything waits for.
+vi.setConfig({ testTimeout: 300_000 });
 
 /**
  * Import of an export file, on both engines: the export a real persona store gives (every page joined,

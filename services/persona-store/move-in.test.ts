@@ -103,7 +103,8 @@ async function rowCounts(url: string): Promise<Record<string, number>> {
   }
 }
 
-describe.skipIf(skip)('moving in from SQLite to PostgreSQL', () => {
+// Child processes on a loaded machine: a generous backstop per test, never a window anything waits for.
+describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 }, () => {
   let identity: TestIdentity;
   let source: Testbed;
   let server: PostgresServer;
@@ -267,6 +268,37 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', () => {
     expect(moved.personas).toEqual(before.owner.personas);
     expect((await target.owner.call('GET', '/v1/personas')).body).toEqual({ personas: [], next_after: null });
     expect((await target.other.call('GET', '/v1/personas')).body).toEqual({ personas: [], next_after: null });
+  });
+
+  it('puts the rows under the name PERSONA_SHARED_ACCOUNTS gives the account, where the person\u2019s other machine finds them', async () => {
+    const url = await server.createDatabase();
+    const run = await cli(['move-in', '--from', source.dataDir, '--to', url], { PERSONA_SHARED_ACCOUNTS: `${accountOf(owner)}=alice` });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/copied "atlas" \(account [^)]*alice\)/);
+    // The other machine: an identity service of its own, whose local account has another id, given the same shared name.
+    const desktop = await startTestIdentity();
+    try {
+      const token = await desktop.mint(desktop.localCredential, 'persona');
+      const store = await startPersonaStore(
+        {
+          PERSONA_DATA_DIR: source.dataDir,
+          PERSONA_PORT: '0',
+          PERSONA_IDENTITY_URL: desktop.url,
+          PERSONA_LOG_LEVEL: 'silent',
+          PERSONA_DATABASE_URL: url,
+          PERSONA_FORGET_MODE: 'destroy_after_grace',
+          PERSONA_GRACE_PERIOD_SECONDS: '3600',
+          PERSONA_SHARED_ACCOUNTS: `${accountOf(new Client('', token))}=alice`,
+        },
+        undefined,
+      );
+      stores.push(store);
+      expect(await everything(new Client(store.url, token))).toEqual(before.owner);
+    } finally {
+      await desktop.close();
+    }
+    const again = await cli(['move-in', '--from', source.dataDir, '--to', url], { PERSONA_SHARED_ACCOUNTS: `${accountOf(owner)}=alice` });
+    expect(again.stdout).toContain('Everything is already there; nothing was changed.');
   });
 
   it('says what is wrong with --from and --to, and --help says how to use it', async () => {

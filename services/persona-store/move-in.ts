@@ -183,13 +183,12 @@ async function idsFree(db: Db, table: 'personas' | 'fields' | 'notes' | 'events'
 }
 
 /**
- * The account a token's sub keeps its rows under on `target`, as the service there decides it (on
- * PostgreSQL, the name PERSONA_SHARED_ACCOUNTS gives this machine's account, shared with the person's
- * other machines). Asked of the engine when it can tell (engines without the mapping keep the sub).
+ * The account a token's sub keeps its rows under on `target`, as the service there decides it: on
+ * PostgreSQL, the name PERSONA_SHARED_ACCOUNTS gives this machine's account (shared with the person's
+ * other machines), else the sub itself.
  */
 export function storedAccount(target: PersonaEngine, sub: string): string {
-  const engine = target as PersonaEngine & { accountOf?: (sub: string) => string };
-  return engine.accountOf ? engine.accountOf(sub) : sub;
+  return target.accountOf(sub);
 }
 
 /** PostgreSQL's text cannot hold U+0000 (SQLite's can): refused up front, naming where, rather than failing half-way. */
