@@ -407,7 +407,8 @@ describe('the console in Chromium against `npm run serve`', () => {
     // Escape keeps it, and the focus goes back to the button that asked.
     await page.keyboard.press('Escape');
     await expect.poll(() => dialog.count(), PAGE_WAIT).toBe(0);
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel…');
+    // The dialog leaves the page first; the focus comes back when its cleanup runs, a moment later.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_WAIT).toBe('Cancel…');
     expect(await member('state')).toBe('active');
   });
 
@@ -449,7 +450,7 @@ describe('the console in Chromium against `npm run serve`', () => {
       const said = detail.locator('p.state.ok');
       await said.waitFor();
       expect(await said.innerText()).toBe('Cancelled: it is no longer watched, and the hub gets one signal saying it was cancelled.');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancelled: it is no longer watched, and the hub gets one signal saying it was cancelled.');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_WAIT).toBe('Cancelled: it is no longer watched, and the hub gets one signal saying it was cancelled.');
 
       // The hub's one signal, signed with the subscription's own secret, says cancelled.
       const [signal] = await receiver.arrived(opened.id);
@@ -610,7 +611,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     // Escape cancels, and the focus goes back to the button that asked.
     await page.keyboard.press('Escape');
     await expect.poll(() => dialog.count(), PAGE_WAIT).toBe(0);
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Forget field chore_1');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), PAGE_WAIT).toBe('Forget field chore_1');
     await page.getByRole('button', { name: 'Forget field chore_1' }).click();
     await page.getByRole('dialog', { name: 'Forget this field?' }).getByRole('button', { name: 'Forget', exact: true }).click();
     await expect.poll(() => outcome.innerText(), PAGE_WAIT).toMatch(/^Forgot the field chore_1: kept: it is out of every answer/);

@@ -14,7 +14,9 @@ export function Dialog(props: { id: string; title: string; children: ComponentCh
     if (dialog && !dialog.open) dialog.showModal();
     return () => {
       if (dialog?.open) dialog.close();
-      opener?.focus?.();
+      // Back to the button that asked, unless what the action did took the focus meanwhile.
+      const now = document.activeElement;
+      if (!now || now === document.body || dialog?.contains(now)) opener?.focus?.();
     };
   }, []);
   return html`<dialog ref=${ref} class="dialog" aria-labelledby=${`${props.id}-title`} onCancel=${(e: Event) => (e.preventDefault(), props.onClose())}>
