@@ -27,7 +27,8 @@ const USAGE = `Usage: npm run -s persona-store -- <command>
         under another name); all or nothing. --account defaults to the local account (asked of the identity
         service at PERSONA_IDENTITY_URL with the app's own session credential); \`npm run identity -- account
         list\` prints each account's id.
-Reads the same PERSONA_ variables as the service (PERSONA_DATABASE_TLS, PERSONA_DATABASE_CA_FILE too).
+Reads the same PERSONA_ variables as the service (PERSONA_DATABASE_TLS, PERSONA_DATABASE_CA_FILE too); with
+PERSONA_SHARED_ACCOUNTS, rows go under the shared name the service on PostgreSQL keeps that account under.
 Exit code 0 when done (or nothing was left to do), 1 when refused or failed, 2 for a usage error.`;
 
 class Usage extends Error {}
