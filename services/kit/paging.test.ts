@@ -33,23 +33,23 @@ describe('a page in key order', () => {
   /** Rows after a cursor, as a keyed SELECT ... WHERE key > ? LIMIT ? reads them. */
   const after = (cursor: string) => (count: number) => rows.filter((r) => r > cursor).slice(0, count);
 
-  it('reads one row more than the page, answers the page and the cursor of the next, null on the last', () => {
+  it('reads one row more than the page, answers the page and the cursor of the next, null on the last', async () => {
     const asked: number[] = [];
-    const first = readPage(2, (n) => (asked.push(n), after('')(n)), (r) => r);
+    const first = await readPage(2, (n) => (asked.push(n), after('')(n)), (r) => r);
     expect(first).toEqual({ items: ['a', 'b'], next_after: 'b' });
     expect(asked).toEqual([3]);
-    expect(readPage(2, after('b'), (r) => r)).toEqual({ items: ['c', 'd'], next_after: 'd' });
-    expect(readPage(2, after('d'), (r) => r)).toEqual({ items: ['e'], next_after: null });
-    expect(readPage(3, after('b'), (r) => r)).toEqual({ items: ['c', 'd', 'e'], next_after: null });
-    expect(readPage(3, after('e'), (r) => r)).toEqual({ items: [], next_after: null });
+    expect(await readPage(2, after('b'), (r) => r)).toEqual({ items: ['c', 'd'], next_after: 'd' });
+    expect(await readPage(2, after('d'), (r) => r)).toEqual({ items: ['e'], next_after: null });
+    expect(await readPage(3, after('b'), (r) => r)).toEqual({ items: ['c', 'd', 'e'], next_after: null });
+    expect(await readPage(3, after('e'), (r) => r)).toEqual({ items: [], next_after: null });
   });
 
-  it('walks every row exactly once, page by page, whatever the page size', () => {
+  it('walks every row exactly once, page by page, whatever the page size', async () => {
     for (let size = 1; size <= 6; size++) {
       const seen: string[] = [];
       let cursor: string | null = '';
       while (cursor !== null) {
-        const page: { items: string[]; next_after: string | null } = readPage(size, after(cursor), (r) => r);
+        const page: { items: string[]; next_after: string | null } = await readPage(size, async (n) => after(cursor ?? '')(n), (r) => r);
         seen.push(...page.items);
         cursor = page.next_after;
       }

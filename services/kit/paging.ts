@@ -34,11 +34,12 @@ export interface KeyPage<Row, Cursor> {
 }
 
 /**
- * One page in key order: `read(count)` reads up to `count` rows after the cursor the caller holds;
- * asked for one more than `limit`, it says whether another page follows without counting.
+ * One page in key order: `read(count)` reads up to `count` rows after the cursor the caller holds (from
+ * the database, so it may answer later); asked for one more than `limit`, it says whether another page
+ * follows without counting.
  */
-export function readPage<Row, Cursor>(limit: number, read: (count: number) => Row[], cursorOf: (row: Row) => Cursor): KeyPage<Row, Cursor> {
-  const rows = read(limit + 1);
+export async function readPage<Row, Cursor>(limit: number, read: (count: number) => Row[] | Promise<Row[]>, cursorOf: (row: Row) => Cursor): Promise<KeyPage<Row, Cursor>> {
+  const rows = await read(limit + 1);
   const items = rows.slice(0, limit);
   return { items, next_after: rows.length > limit ? cursorOf(items[items.length - 1]!) : null };
 }

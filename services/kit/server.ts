@@ -40,8 +40,14 @@ export interface ListenOptions {
 /** The `app.locals` member where `listen` records the address it listens on (the OpenAPI document's server). */
 export const LISTEN_URL = 'listenUrl';
 
-/** Ten seconds for headers (a few hundred bytes), a minute for a body (2 MB commits, 4 MB prompts, on loopback). */
-export const DEFAULT_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 };
+/**
+ * Ten seconds for headers (a few hundred bytes), a minute for a body (2 MB commits, 4 MB prompts, on
+ * loopback). An idle connection stays open 65 s, well past the idle time of the clients' pools (fetch
+ * lets a connection go 1 s before the server's announced timeout, checked about once a second): with
+ * Node's 5 s, a client whose event loop was held a few seconds sent its next request on a connection the
+ * server was closing at that moment, and the request failed with a reset (seen in tests on a busy machine).
+ */
+export const DEFAULT_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000 };
 
 export async function listen(options: ListenOptions): Promise<RunningService> {
   const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUTS.headersTimeoutMs;

@@ -382,17 +382,15 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);
-      // The kit's readPage reads synchronously: the rows (one more than the page) are read first.
-      const rows = await personas.events(principal.account, params.profile, {
+      const { items, next_after } = await readPage(limit, (count) => personas.events(principal.account, params.profile, {
         after: query.after ?? 0,
         since: query.since === undefined ? undefined : new Date(query.since).toISOString(),
         until: query.until === undefined ? undefined : new Date(query.until).toISOString(),
         target: query.target,
         targetKind: query.target_kind,
         actions: query.action?.split(','),
-        limit: limit + 1,
-      });
-      const { items, next_after } = readPage(limit, () => rows, (row) => row.id);
+        limit: count,
+      }), (row) => row.id);
       return { body: { events: items.map(eventView), next_after } };
     },
   });
