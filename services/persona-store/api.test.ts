@@ -498,7 +498,7 @@ forEachEngine(() => {
 
   describe('remembered tokens', () => {
     it('a token is verified once while it is valid, and verified again once its exp has passed', async () => {
-      const { rememberVerifiedTokens } = await import('./verified-tokens.ts');
+      const { rememberVerifiedTokens } = await import('../kit/verified-tokens.ts');
       const { createTokenVerifier } = await import('../kit/auth.ts');
       const real = createTokenVerifier({ identityUrl: bed.identity.url, audience: 'persona' });
       let verifications = 0;

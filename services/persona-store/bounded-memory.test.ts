@@ -3,7 +3,7 @@ import { createTokenVerifier } from '../kit/auth.ts';
 import { reportSeedOnFailure, seededRandom } from '../../test/support/seed.ts';
 import { ACTIONS } from './change-log.ts';
 import { Client, field, forEachEngine, note, startTestbed, type Testbed } from './test-support/harness.ts';
-import { rememberVerifiedTokens } from './verified-tokens.ts';
+import { rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 
 reportSeedOnFailure();
 
