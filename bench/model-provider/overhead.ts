@@ -1,118 +1,284 @@
 /**
- * The chat-model provider's cost over the CLI it runs. With the stand-in CLI: the time the service
- * adds per completion over spawning the same stand-in directly (p50, p95, runs interleaved), and
- * completions per second at the concurrency cap against the bare stand-in at the same concurrency.
+ * The chat-model provider's cost over the CLI it runs, side by side with its peer. With the stand-in
+ * CLI on PATH as `claude`, in one run and in alternating rounds: the bare CLI, the peer
+ * (`claude-max-api-proxy`, started by its own `claude-max-api` entry) and this provider (its bundle,
+ * `out/services/model-provider.mjs`, as the app runs it; `npm run build`'s services target is brought up
+ * to date first), each server in plain Node in its own process at its default log level (to /dev/null).
+ * The bare CLI is run by `_bare-cli.mjs`, a plain Node process with nothing else loaded, with the
+ * provider's argv, environment and spawn options, timed by itself from the spawn to the close of the pipes.
+ *
+ * Printed, at concurrency 1 and 2: p50 and p95 per non-streaming completion, and what each server adds
+ * over the bare CLI. The stand-in records when its process started and ended, so each completion's time
+ * splits into the CLI run itself and everything around it (spawning, pipes, HTTP, the server's own
+ * work); "added" compares that remainder with the bare CLI's (p50 with p50, p95 with p95), which keeps
+ * the run's own time (a Node start, the part that swings most when the machine is busy) out of it. Then
+ * completions per second at the provider's concurrency cap (2) against the bare CLI at the same
+ * concurrency, each server's own CPU time per completion (from /proc) and its memory. Targets: the
+ * provider adds no more than the peer (p50, c=1 and c=2) and reaches >= 95 % of the bare CLI's
+ * throughput at its cap.
+ *
  * With the real CLI (not signed in, empty HOME): the round trip through the service against the bare
- * CLI. Targets: added p50 <= 5 ms, throughput >= 95% of bare. Then what making blind retries cheap costs:
- * the request identity digest for prompts up to the body limit, and the failure memory at its bound.
+ * CLI. Then what making blind retries cheap costs: the request identity digest for prompts up to the
+ * body limit, and the failure memory at its bound.
  * `--smoke` runs a few of each, to check that the script works; its figures mean nothing.
  */
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, buildErrors } from '../../main/build/build.ts';
+import { bundlePath } from '../../main/supervisor/service-bundles.ts';
 import { FailureMemory, requestKey } from '../../services/model-provider/identical-requests.ts';
 import { providerError } from '../../services/model-provider/errors.ts';
 import { cliArgs, cliEnvironment } from '../../services/model-provider/invocation.ts';
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
-import { ROOT } from '../../test/support/process.ts';
+import { freePort, ROOT } from '../../test/support/process.ts';
 import { ms, summarize, time } from '../stats.ts';
 
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
+/** The provider's default MODELPROV_MAX_CONCURRENT. */
 const CAP = 2;
 const SMOKE = process.argv.includes('--smoke');
 /** The service's whole environment (it reads no other); bare runs get the same, stripped as the service strips it. */
 const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
-const BARE_ENV = cliEnvironment(BASE_ENV);
+const PEER = join(ROOT, 'node_modules', 'claude-max-api-proxy');
+const PEER_ENTRY = join(PEER, 'dist', 'server', 'standalone.js');
+const PEER_VERSION = (JSON.parse(readFileSync(join(PEER, 'package.json'), 'utf8')) as { version: string }).version;
+/** Linux's clock ticks per second for /proc/<pid>/stat (USER_HZ). */
+const TICKS_PER_SECOND = 100;
 
-function bare(binary: string, prompt: string, cwd: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), { cwd, env: BARE_ENV, stdio: ['pipe', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.on('error', reject);
-    child.on('close', () => resolve(out));
-    child.stdin.end(prompt);
-  });
+/** The bare CLI's runner (see _bare-cli.mjs): runs and times the CLI without any server around it. */
+class BareCli {
+  private readonly child: ChildProcess;
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (ms: number[]) => void; reject: (err: Error) => void }>();
+
+  constructor(private readonly run: { binary: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv }) {
+    // No --import tsx: the runner is plain JavaScript and must stay as small as a process can be.
+    // In its own session, as the servers are (see startServer).
+    this.child = fork(join(dirname(fileURLToPath(import.meta.url)), '_bare-cli.mjs'), [], { execArgv: [], detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (m: { id: number; ms?: number[]; error?: string }) => {
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.error !== undefined || m.ms === undefined) w?.reject(new Error(`bare CLI run failed: ${m.error}`));
+      else w?.resolve(m.ms);
+    });
+  }
+
+  private ask(prompts: string[], concurrency?: number): Promise<number[]> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.child.send({ id, run: this.run, prompts, ...(concurrency === undefined ? {} : { concurrency }) });
+    });
+  }
+
+  /** Every prompt at once: each run's time. */
+  many(prompts: string[]): Promise<number[]> {
+    return this.ask(prompts);
+  }
+
+  /** The prompts `concurrency` at a time: the whole batch's time. */
+  async batch(prompts: string[], concurrency: number): Promise<number> {
+    return (await this.ask(prompts, concurrency))[0]!;
+  }
+
+  close(): void {
+    this.child.disconnect();
+  }
 }
 
-async function viaService(url: string, prompt: string): Promise<number> {
+/** One non-streaming completion request: its status and body. */
+async function post(url: string, prompt: string): Promise<{ status: number; text: string }> {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] }),
   });
-  await res.arrayBuffer();
-  return res.status;
+  return { status: res.status, text: await res.text() };
 }
 
-async function throughput(n: number, concurrency: number, one: (i: number) => Promise<unknown>): Promise<number> {
+/** One non-streaming completion; throws unless it is the stand-in's answer. */
+async function completion(url: string, prompt: string): Promise<void> {
+  const { status, text } = await post(url, prompt);
+  if (status !== 200 || !text.includes('Stand-in reply')) throw new Error(`${url} answered ${status}: ${text.slice(0, 200)}`);
+}
+
+/** The calls `concurrency` at a time: the whole batch's time in ms. */
+async function batch(prompts: string[], concurrency: number, one: (prompt: string) => Promise<unknown>): Promise<number> {
   let next = 0;
   const [elapsed] = await time(() =>
     Promise.all(
       Array.from({ length: concurrency }, async () => {
-        while (next < n) await one(next++);
+        while (next < prompts.length) await one(prompts[next++]!);
       }),
     ),
   );
-  return n / (elapsed / 1000);
+  return elapsed;
+}
+
+/**
+ * A server in its own process and session, its output to /dev/null, once `probe` answers 200. Its own
+ * session, as a program started on its own: where the scheduler groups processes by session (Linux's
+ * autogroup), the benchmark's client then does not share the server's share of the CPU.
+ */
+async function startServer(name: string, command: string[], env: NodeJS.ProcessEnv, cwd: string, url: string, probe: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, command, { cwd, env, stdio: 'ignore', detached: true });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode})`);
+    const status = await fetch(`${url}${probe}`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return child;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not answer ${probe} with 200`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** The CPU time a process has used itself (user + system, its children left out), in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** A process's resident memory, in MB. */
+function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-modelprov-'));
-const standIn = standInBinary(dir);
+const standIn = standInBinary(join(dir, 'bin'));
 const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
 
-// --- stand-in ---------------------------------------------------------------------------------
+// --- stand-in: bare, the peer, this provider ---------------------------------------------------
 {
-  const service = await startModelProvider({
-    ...BASE_ENV,
-    MODELPROV_PORT: '0',
-    MODELPROV_DATA_DIR: join(dir, 'data'),
-    MODELPROV_CLI_BINARY: standIn.binary,
-    MODELPROV_LOG_LEVEL: 'silent',
-    MODELPROV_MAX_CONCURRENT: String(CAP),
-    MODELPROV_MAX_QUEUE: '100',
-  });
+  // The whole services target, as `npm run build` makes it (building one service alone would leave a manifest without the others).
+  const failed = buildErrors(await build({ targets: ['services'] }));
+  if (failed) throw new Error(`The provider's bundle could not be built: ${failed}`);
+  // Both servers find the stand-in as `claude` on PATH, as they would find the real one.
+  const path = `${dirname(standIn.binary)}${delimiter}${BASE_ENV.PATH}`;
+  const [peerPort, providerPort] = [await freePort(), await freePort()];
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const providerUrl = `http://127.0.0.1:${providerPort}`;
+  const peerCwd = join(dir, 'peer-cwd');
+  mkdirSync(peerCwd);
+  const bareCli = new BareCli({ binary: standIn.binary, args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), cwd: bareCwd, env: cliEnvironment({ ...BASE_ENV, PATH: path }) });
+  const servers: Partial<Record<'peer' | 'provider', ChildProcess>> = {};
   try {
-    await service.lockdownProbed();
-    for (let i = 0; i < (SMOKE ? 2 : 10); i++) {
-      await viaService(service.url, `warm up ${i}`);
-      await bare(standIn.binary, `warm up ${i}`, bareCwd);
+    servers.peer = await startServer('claude-max-api-proxy', [PEER_ENTRY, String(peerPort)], { PATH: path, HOME: BASE_ENV.HOME }, peerCwd, peerUrl, '/health');
+    servers.provider = await startServer(
+      'model-provider',
+      [bundlePath('model-provider')],
+      { PATH: path, HOME: BASE_ENV.HOME, MODELPROV_PORT: String(providerPort), MODELPROV_DATA_DIR: join(dir, 'data'), MODELPROV_MAX_CONCURRENT: String(CAP), MODELPROV_MAX_QUEUE: '100' },
+      ROOT,
+      providerUrl,
+      '/ready',
+    );
+    const server = (url: string) => ({
+      many: (prompts: string[]) => Promise.all(prompts.map(async (p) => (await time(() => completion(url, p)))[0])),
+      batch: (prompts: string[], concurrency: number) => batch(prompts, concurrency, (p) => completion(url, p)),
+    });
+    const sides = { bare: bareCli, peer: server(peerUrl), provider: server(providerUrl) };
+    type Side = keyof typeof sides;
+    const names = Object.keys(sides) as Side[];
+    /** The sides in another order each round, so that none always follows the same one. */
+    const rotated = (r: number) => names.map((_, k) => names[(k + r) % names.length]!);
+    for (let i = 0; i < (SMOKE ? 2 : 10); i++) for (const side of names) await sides[side].many([`warm up ${i}`]);
+    const cpuBefore = { peer: cpuMs(servers.peer.pid!), provider: cpuMs(servers.provider.pid!) };
+    let served = 0;
+
+    // Latency, in rounds: `c` completions at once on each side in turn, every prompt tagged so that its
+    // run's own record (start, end) can be found afterwards.
+    const LATENCY_ROUNDS = SMOKE ? 3 : 60;
+    const latency: Record<number, Record<Side, { tag: string; ms: number }[]>> = {};
+    for (const c of [1, CAP]) {
+      latency[c] = { bare: [], peer: [], provider: [] };
+      for (let r = 0; r < LATENCY_ROUNDS; r++) {
+        for (const side of rotated(r)) {
+          const tags = Array.from({ length: c }, (_, k) => `${side} c${c} r${r} k${k}`);
+          const times = await sides[side].many(tags.map((tag) => `[bench:${tag}] Say hello.`));
+          latency[c]![side].push(...times.map((t, k) => ({ tag: tags[k]!, ms: t })));
+        }
+        served += c;
+      }
     }
-    const N = SMOKE ? 10 : 150;
-    const svc: number[] = [];
-    const raw: number[] = [];
-    for (let i = 0; i < N; i++) {
-      const [a, status] = await time(() => viaService(service.url, `latency ${i}`));
-      if (status !== 200) throw new Error(`completion answered ${status}`);
-      svc.push(a);
-      raw.push((await time(() => bare(standIn.binary, `latency ${i}`, bareCwd)))[0]);
+    // Throughput at the cap: short batches, the sides alternating, the ratio taken per round.
+    const RATE_ROUNDS = SMOKE ? 1 : 12;
+    const PER_BATCH = SMOKE ? 6 : 16;
+    const rates: Record<Side, number[]> = { bare: [], peer: [], provider: [] };
+    for (let r = 0; r < RATE_ROUNDS; r++) {
+      for (const side of rotated(r)) {
+        const prompts = Array.from({ length: PER_BATCH }, (_, i) => `[bench:rate ${side} r${r} i${i}] Say hello.`);
+        rates[side].push(PER_BATCH / ((await sides[side].batch(prompts, CAP)) / 1000));
+      }
+      served += PER_BATCH;
     }
-    const s = summarize(svc);
-    const b = summarize(raw);
-    // Alternating rounds, so that load from elsewhere on the machine falls on both sides alike.
-    const ROUNDS = SMOKE ? 1 : 4;
-    const M = SMOKE ? 8 : 40;
-    const bareRates: number[] = [];
-    const svcRates: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      bareRates.push(await throughput(M, CAP, (i) => bare(standIn.binary, `throughput ${r} ${i}`, bareCwd)));
-      svcRates.push(await throughput(M, CAP, (i) => viaService(service.url, `throughput ${r} ${i}`)));
+    const cpuPerCompletion = {
+      peer: (cpuMs(servers.peer.pid!) - cpuBefore.peer) / served,
+      provider: (cpuMs(servers.provider.pid!) - cpuBefore.provider) / served,
+    };
+    const memory = { peer: rssMb(servers.peer.pid!), provider: rssMb(servers.provider.pid!) };
+
+    // Each run's own time, by its tag (the peer puts the system message into the prompt, so the tag is searched for).
+    const runMs = new Map<string, number>();
+    for (const run of standIn.runs()) {
+      const tag = /\[bench:([^\]]+)\]/.exec(run.stdin)?.[1];
+      if (tag !== undefined && run.endedAt !== undefined) runMs.set(tag, run.endedAt - run.startedAt);
     }
+    const around = (c: number, side: Side) =>
+      summarize(
+        latency[c]![side].map(({ tag, ms: t }) => {
+          const own = runMs.get(tag);
+          if (own === undefined) throw new Error(`no record of the run tagged ${tag}`);
+          return t - own;
+        }),
+      );
+    const added = (c: number, side: Side) => ({ p50: around(c, side).p50 - around(c, 'bare').p50, p95: around(c, side).p95 - around(c, 'bare').p95 });
+    const median = (xs: number[]) => summarize(xs).p50;
+    const ratio = (side: Side) => median(rates[side].map((x, i) => x / rates.bare[i]!));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const bareRate = mean(bareRates);
-    const svcRate = mean(svcRates);
+    const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    const label: Record<Side, string> = { bare: 'bare stand-in CLI   ', peer: 'claude-max-api-proxy', provider: 'this provider       ' };
+
     if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
-    console.log('model-provider / stand-in CLI');
-    console.log(`  bare stand-in spawn (${b.n} runs):       p50 ${ms(b.p50)}  p95 ${ms(b.p95)}`);
-    console.log(`  through the service (${s.n} completions): p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
-    console.log(`  added by the service:                 p50 ${ms(s.p50 - b.p50)}  p95 ${ms(s.p95 - b.p95)}  (target p50 <= 5 ms)`);
-    console.log(`  throughput at the cap (${CAP} at once, ${ROUNDS} alternating rounds of ${M}): service ${svcRate.toFixed(1)}/s, bare ${bareRate.toFixed(1)}/s`);
-    console.log(`    per round: service ${svcRates.map((x) => x.toFixed(1)).join(', ')}; bare ${bareRates.map((x) => x.toFixed(1)).join(', ')}`);
-    console.log(`  service / bare throughput:            ${((svcRate / bareRate) * 100).toFixed(1)}%  (target >= 95%)`);
+    console.log(`model-provider / stand-in CLI, side by side: the bare CLI, claude-max-api-proxy ${PEER_VERSION}, this provider (${LATENCY_ROUNDS} rounds per concurrency, the sides' turns rotating)`);
+    for (const c of [1, CAP]) {
+      console.log(`  concurrency ${c} (${latency[c]!.bare.length} completions per side):`);
+      for (const side of names) {
+        const whole = summarize(latency[c]![side].map((x) => x.ms));
+        const rest = around(c, side);
+        const extra = side === 'bare' ? '' : `  added p50 ${ms(added(c, side).p50)}  p95 ${ms(added(c, side).p95)}`;
+        console.log(`    ${label[side]}  p50 ${ms(whole.p50)}  p95 ${ms(whole.p95)}  around the CLI run p50 ${ms(rest.p50)}  p95 ${ms(rest.p95)}${extra}`);
+      }
+    }
+    const notMore = added(1, 'provider').p50 <= added(1, 'peer').p50 && added(CAP, 'provider').p50 <= added(CAP, 'peer').p50;
+    console.log(
+      `  added p50, provider vs peer: c=1 ${ms(added(1, 'provider').p50)} vs ${ms(added(1, 'peer').p50)}; c=${CAP} ${ms(added(CAP, 'provider').p50)} vs ${ms(added(CAP, 'peer').p50)}  (target no more than the peer: ${verdict(notMore)})`,
+    );
+    console.log(`  own CPU per completion: peer ${ms(cpuPerCompletion.peer)}, provider ${ms(cpuPerCompletion.provider)}; memory (RSS) after the runs: peer ${memory.peer.toFixed(0)} MB, provider ${memory.provider.toFixed(0)} MB`);
+    console.log(`  throughput at the provider's cap (${CAP} at once), ${RATE_ROUNDS} alternating rounds of ${PER_BATCH}: bare ${mean(rates.bare).toFixed(1)}/s, peer ${mean(rates.peer).toFixed(1)}/s, provider ${mean(rates.provider).toFixed(1)}/s`);
+    console.log(
+      `  throughput against the bare CLI, median of rounds: provider ${(ratio('provider') * 100).toFixed(1)}% (target >= 95%: ${verdict(ratio('provider') >= 0.95)}), peer ${(ratio('peer') * 100).toFixed(1)}%`,
+    );
   } finally {
-    await service.close();
+    bareCli.close();
+    await Promise.all(Object.values(servers).map(stopServer));
   }
 }
 
@@ -126,19 +292,20 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
     const wrapper = join(dir, 'real-claude');
     writeFileSync(wrapper, `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${home}' TERM=dumb '${real}' "$@"\n`);
     chmodSync(wrapper, 0o755);
+    const bareCli = new BareCli({ binary: wrapper, args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), cwd: bareCwd, env: cliEnvironment(BASE_ENV) });
     const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
     try {
       await service.lockdownProbed();
       const N = SMOKE ? 2 : 12;
       const svc: number[] = [];
       const raw: number[] = [];
-      await viaService(service.url, 'warm up');
-      await bare(wrapper, 'warm up', bareCwd);
+      await post(service.url, 'warm up');
+      await bareCli.many(['warm up']);
       for (let i = 0; i < N; i++) {
-        const [a, status] = await time(() => viaService(service.url, `hello ${i}`));
+        const [a, { status }] = await time(() => post(service.url, `hello ${i}`));
         if (status !== 401) throw new Error(`expected not_logged_in (401), got ${status}`);
         svc.push(a);
-        raw.push((await time(() => bare(wrapper, `hello ${i}`, bareCwd)))[0]);
+        raw.push(...(await bareCli.many([`hello ${i}`])));
       }
       const s = summarize(svc);
       const b = summarize(raw);
@@ -147,6 +314,7 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
       console.log(`  round trip through the service (${s.n}):    p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
       console.log(`  added by the service:                  p50 ${ms(s.p50 - b.p50)} (${((s.p50 / b.p50 - 1) * 100).toFixed(1)}%)  p95 ${ms(s.p95 - b.p95)}`);
     } finally {
+      bareCli.close();
       await service.close();
     }
   }

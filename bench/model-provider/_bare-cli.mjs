@@ -1,0 +1,48 @@
+/* global performance */
+/**
+ * The benchmark's bare CLI: a plain Node process with nothing else loaded that runs the CLI as the
+ * provider does (detached, prompt on stdin, output read to the end) and times each run itself, from the
+ * spawn to the close of its pipes. overhead.ts drives it over the IPC channel, so that the bare side's
+ * spawns are not slowed by the benchmark's own large process (a fork costs more the more memory the
+ * parent holds) and its times hold no message passing. Not a benchmark of its own (run.ts skips `_` files).
+ *
+ * Messages: `{ id, run: { binary, args, cwd, env }, prompts, concurrency? }`. Without `concurrency`, every
+ * prompt runs at once and the answer is `{ id, ms: [per run] }`; with it, the prompts run that many at a
+ * time and the answer is `{ id, ms: [the whole batch] }`. A run that fails answers `{ id, error }`.
+ */
+import { spawn } from 'node:child_process';
+
+/** One run, spawn to close: its duration in ms. */
+function once(run, prompt) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(run.binary, run.args, { cwd: run.cwd, env: run.env, detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+    child.stdout.on('data', () => {});
+    child.stdin.on('error', () => {});
+    child.on('error', reject);
+    child.on('close', () => resolve(performance.now() - started));
+    child.stdin.end(prompt);
+  });
+}
+
+async function batch(run, prompts, concurrency) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < prompts.length) await once(run, prompts[next++]);
+    }),
+  );
+  return performance.now() - started;
+}
+
+process.on('message', (message) => {
+  const { id, run, prompts, concurrency } = message;
+  const work = concurrency === undefined ? Promise.all(prompts.map((p) => once(run, p))) : batch(run, prompts, concurrency).then((ms) => [ms]);
+  work.then(
+    (ms) => process.send({ id, ms }),
+    (err) => process.send({ id, error: String(err?.message ?? err) }),
+  );
+});
+// The benchmark going away ends this process too.
+process.on('disconnect', () => process.exit(0));
