@@ -113,6 +113,9 @@ try {
   console.log(`  primary quota spent over ten sweeps: ${d.quotaUsed('bench') - quotaBefore}   (target 0)`);
   console.log(`  one sweep of ${COUNT}: p50 ${ms(ss.p50)}  max ${ms(Math.max(...sweepMs))}`);
   console.log(`  credential confirmations over ten sweeps: ${sweepChecks} (one held credential; at most one per pass)`);
+  // What one sweep's answers take of REPOHOST_ETAG_CACHE_BYTES (the double's answers are smaller than GitHub's: see the README).
+  const kept = world.gateway.held().etagAnswers;
+  console.log(`  answers kept for revalidation: ${kept.entries}, ${(kept.bytes / 1048576).toFixed(1)} MiB of the ${(kept.maxBytes / 1048576).toFixed(0)} MiB budget`);
   console.log(`  signals sent: ${world.receiver.received.length}; double contract violations: ${d.violations.length}`);
 } finally {
   await world.close();

@@ -13,8 +13,11 @@ export interface KeptAnswer {
   readonly bytes: number;
 }
 
-/** What one kept answer costs besides its body and texts: the two map entries, the record, the ArrayBuffer and header arrays. */
-export const ENTRY_OVERHEAD_BYTES = 512;
+/**
+ * What one kept answer costs besides its body and texts: the map entry, the record, the ArrayBuffer and
+ * the header arrays. Measured with V8's heap figures: the count comes out 10-20 % above what is held.
+ */
+export const ENTRY_OVERHEAD_BYTES = 640;
 
 /** The default budget, across all credentials: 32 MiB (see the gateway's README for what a sweep needs). */
 export const DEFAULT_ETAG_CACHE_BYTES = 32 * 1024 * 1024;
