@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import type { Principal } from '../kit/auth.ts';
 import { record, SERVICE_ACTOR, type Action } from './change-log.ts';
@@ -142,9 +143,8 @@ export class Personas {
 
   async listPersonas(account: string, after: string, limit: number) {
     account = this.account(account);
-    const rows = await this.sql.personas(account, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return { personas: page.map(cardView), next_after: rows.length > limit ? page[page.length - 1]!.profile : null };
+    const page = await readPage(limit, (count) => this.sql.personas(account, after, count), (row) => row.profile);
+    return { personas: page.items.map(cardView), next_after: page.next_after };
   }
 
   async createPersona(principal: Principal, profile: string, card: CardInput & { display_name: string }) {
@@ -320,17 +320,15 @@ export class Personas {
   async listFields(account: string, profile: string, after: string, limit: number) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const rows = await this.sql.fields(p.id, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return { fields: page.map((f) => fieldView(f)), next_after: rows.length > limit ? page[page.length - 1]!.key : null };
+    const page = await readPage(limit, (count) => this.sql.fields(p.id, after, count), (row) => row.key);
+    return { fields: page.items.map((f) => fieldView(f)), next_after: page.next_after };
   }
 
   async describeSchema(account: string, profile: string, after: string, limit: number) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const rows = await this.sql.schema(p.id, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return { fields: page, next_after: rows.length > limit ? page[page.length - 1]!.key : null };
+    const page = await readPage(limit, (count) => this.sql.schema(p.id, after, count), (row) => row.key);
+    return { fields: page.items, next_after: page.next_after };
   }
 
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
@@ -398,9 +396,8 @@ export class Personas {
   async listNotes(account: string, profile: string, after: number, limit: number, kind?: string) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const rows = await this.sql.notes(p.id, after, limit + 1, kind);
-    const page = rows.slice(0, limit);
-    return { notes: page.map(noteView), next_after: rows.length > limit ? String(page[page.length - 1]!.seq) : null };
+    const page = await readPage(limit, (count) => this.sql.notes(p.id, after, count, kind), (row) => String(row.seq));
+    return { notes: page.items.map(noteView), next_after: page.next_after };
   }
 
   async getNote(account: string, profile: string, id: string) {
@@ -483,17 +480,15 @@ export class Personas {
   async exportPersona(account: string, profile: string, page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number }) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const fields = await this.sql.fields(p.id, page.fieldsAfter, page.fieldsLimit + 1);
-    const notes = await this.sql.notes(p.id, page.notesAfter, page.notesLimit + 1);
-    const f = fields.slice(0, page.fieldsLimit);
-    const n = notes.slice(0, page.notesLimit);
+    const fields = await readPage(page.fieldsLimit, (count) => this.sql.fields(p.id, page.fieldsAfter, count), (row) => row.key);
+    const notes = await readPage(page.notesLimit, (count) => this.sql.notes(p.id, page.notesAfter, count), (row) => String(row.seq));
     return {
       format: 'persona-export/1',
       persona: cardView(p),
-      fields: f.map((row) => fieldView(row)),
-      notes: n.map(noteView),
-      fields_next_after: fields.length > page.fieldsLimit ? f[f.length - 1]!.key : null,
-      notes_next_after: notes.length > page.notesLimit ? String(n[n.length - 1]!.seq) : null,
+      fields: fields.items.map((row) => fieldView(row)),
+      notes: notes.items.map(noteView),
+      fields_next_after: fields.next_after,
+      notes_next_after: notes.next_after,
     };
   }
 
