@@ -7,8 +7,9 @@ export default defineConfig({
     globalSetup: ['main/build/test-setup.ts'],
     // electron-store loads `electron`; inlined, it gets a test's stand-in for Electron (main/electron/settings.test.ts).
     server: { deps: { inline: ['electron-store'] } },
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Backstops only (tests wait for events): a full run beside another on two cores took 4x a quiet one's time.
+    testTimeout: 240_000,
+    hookTimeout: 240_000,
     // Services bind real ports and spawn real processes; files run in parallel workers, tests inside a file in order.
     pool: 'forks',
     maxWorkers: 2,

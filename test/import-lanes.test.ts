@@ -62,7 +62,7 @@ const CASES: Array<[string, string, boolean]> = [
   ['services/persona-store/store.test.ts', '../identity/service.ts', true],
 ];
 
-describe('each layer imports only what its lane allows (npm run lint)', { timeout: 60_000 }, () => {
+describe('each layer imports only what its lane allows (npm run lint)', { timeout: 240_000 }, () => {
   it.each(CASES)('%s importing %s: allowed %s', async (path, specifier, allowed) => {
     const errors = await laneErrors(path, specifier);
     if (allowed) expect(errors).toEqual([]);

@@ -21,7 +21,7 @@ beforeAll(async () => {
   const errors = buildErrors(await build({ targets: ['main', 'services'] }));
   if (errors) throw new Error(`the build failed:\n${errors}`);
   for (const target of ['main', 'services'] as const) manifests.set(target, readManifest(targetDir(target))!);
-}, 120_000);
+}, 240_000);
 
 /** Each built output with the packages it needs at run time, `electron` (the runtime's own) left out. */
 function runtimeImports(): Array<[string, string]> {

@@ -51,7 +51,7 @@ function nextStatus(supervisor: ServiceSupervisor, test: (s: ServiceStatus) => b
 }
 
 /** Polls for a state the test cannot be told about (the process table, a log line); the timeout is only a backstop. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 50_000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 150_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();

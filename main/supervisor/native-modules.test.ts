@@ -110,7 +110,7 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
     mkdirSync(join(modules, 'better-sqlite3', 'build', 'Release'), { recursive: true });
     copyFileSync(otherAbi.file, join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'));
     for (const name of ['bindings', 'file-uri-to-path', 'pino', 'swagger-ui-dist']) symlinkSync(join(PROJECT_ROOT, 'node_modules', name), join(modules, name), 'dir');
-  }, 120_000);
+  }, 240_000);
 
   it.skipIf(!otherAbi.file)('stops with one line that says what to run and exit code 78, no stack trace', async () => {
     const child = spawn(process.execPath, [join(bundleDir, 'identity.mjs')], {
