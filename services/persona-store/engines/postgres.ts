@@ -124,8 +124,8 @@ const MIGRATIONS: string[] = [
  * Applies pending migrations once, whichever copy of the app starts first (an advisory lock serialises
  * them). The tables live in a schema named after the login of PERSONA_DATABASE_URL (search_path is
  * "$user"): a person's computers use one login and share it; two people sharing a server each have a
- * login of their own, so their rows are apart even where both identity services call the account
- * "local", and PostgreSQL's privileges keep them apart too (see the README, "Accounts across machines").
+ * login of their own, so their rows are apart whatever their accounts are called, and PostgreSQL's
+ * privileges keep them apart too (see the README, "Accounts across machines").
  */
 async function migrate(db: Kysely<PersonaTables>): Promise<void> {
   await db.transaction().execute(async (tx) => {
