@@ -6,7 +6,7 @@ import { SERVICE_ACTOR } from './change-log.ts';
 import { findCredential, type WrittenString } from './credentials.ts';
 import type { PersonaEngine } from './engines/engine.ts';
 import { fieldKey } from './field-key.ts';
-import { storedAccount, writePersona, type PersonaCopy } from './move-in.ts';
+import { liveCountTriggers, storedAccount, writePersona, type PersonaCopy } from './move-in.ts';
 import { CARD_MEMBERS, NOTE_KINDS, SOURCES, valueType, VERBOSITIES, type Limits } from './personas.ts';
 import { Profile } from './shapes.ts';
 import { readBody } from './write-gate.ts';
@@ -255,7 +255,8 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
       ...copy.notes.map((n) => logged('note_added', 'note', n.id, ['content', 'kind', 'source', 'pinned'])),
     ];
     try {
-      await writePersona(target, db, copy, account);
+      await liveCountTriggers(target, db, 'off');
+      await liveCountTriggers(target, db, 'on', [await writePersona(target, db, copy, account)]);
     } catch (err) {
       // Another copy of the app created the profile meanwhile.
       if (target.isUniqueViolation(err)) throw refusedProfile(account, profile);

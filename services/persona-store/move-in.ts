@@ -171,6 +171,29 @@ async function writeEvents(db: Db, events: (Omit<EventRow, 'id'> & { id?: number
   }
 }
 
+/**
+ * The live counts on a persona row are kept by per-row triggers; on PostgreSQL each firing writes a new
+ * version of that one row, and within one transaction those versions pile up, so that writing N entries
+ * cost N^2 (100,000 notes: over 20 minutes). A bulk write switches them off inside its own transaction
+ * (ALTER TABLE locks the tables until commit, so no other session sees them off) and counts once at the
+ * end ('on' with the personas written). SQLite updates the row in place: nothing to do there.
+ */
+export async function liveCountTriggers(target: PersonaEngine, db: Db, turn: 'off' | 'on', personaIds: number[] = []): Promise<void> {
+  if (target.name !== 'postgres') return;
+  for (const table of ['fields', 'notes'] as const) await sql`ALTER TABLE ${sql.table(table)} ${sql.raw(turn === 'off' ? 'DISABLE' : 'ENABLE')} TRIGGER USER`.execute(db);
+  if (turn === 'off') return;
+  for (const id of personaIds) {
+    await db
+      .updateTable('personas')
+      .set((eb) => ({
+        live_fields: eb.selectFrom('fields').select(eb.fn.countAll<number>().as('n')).where('persona_id', '=', id).where('state', '=', 'live'),
+        live_notes: eb.selectFrom('notes').select(eb.fn.countAll<number>().as('n')).where('persona_id', '=', id).where('state', '=', 'live'),
+      }))
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
 /** Whether the target holds any row whose id falls in [min, max] of the ids to be copied. */
 async function idsFree(db: Db, table: 'personas' | 'fields' | 'notes' | 'events', ids: number[]): Promise<boolean> {
   if (ids.length === 0) return true;
@@ -302,12 +325,7 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
       events: await idsFree(db, 'events', [...fresh.flatMap((c) => c.events.map((e) => e.id!)), ...logs.map((e) => e.id)]),
     };
     report.renumbered = (Object.keys(keep) as (keyof KeepIds)[]).filter((t) => !keep[t]);
-    // The live counts on a persona row are kept by per-row triggers; on PostgreSQL each firing writes a new
-    // version of that one row, and in one transaction those versions pile up, so that copying N entries cost
-    // N^2 (100,000 notes: over 20 minutes). The copy switches the triggers off inside its own transaction
-    // (no other session sees it: the tables stay locked until commit) and counts once at the end.
-    const countOnce = target.name === 'postgres';
-    if (countOnce) for (const table of ['fields', 'notes'] as const) await sql`ALTER TABLE ${sql.table(table)} DISABLE TRIGGER USER`.execute(db);
+    await liveCountTriggers(target, db, 'off');
     const written: number[] = [];
     try {
       for (const copy of fresh) {
@@ -326,19 +344,7 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
       }
       throw err;
     }
-    if (countOnce) {
-      for (const table of ['fields', 'notes'] as const) await sql`ALTER TABLE ${sql.table(table)} ENABLE TRIGGER USER`.execute(db);
-      for (const id of written) {
-        await db
-          .updateTable('personas')
-          .set((eb) => ({
-            live_fields: eb.selectFrom('fields').select(eb.fn.countAll<number>().as('n')).where('persona_id', '=', id).where('state', '=', 'live'),
-            live_notes: eb.selectFrom('notes').select(eb.fn.countAll<number>().as('n')).where('persona_id', '=', id).where('state', '=', 'live'),
-          }))
-          .where('id', '=', id)
-          .execute();
-      }
-    }
+    await liveCountTriggers(target, db, 'on', written);
     if (target.name === 'postgres') {
       // Ids written as given leave each table's sequence behind: set it past the largest id, so that new rows never take a copied one.
       const sequences = [['personas', 'id'], ['fields', 'id'], ['notes', 'seq'], ['events', 'id']] as const;
