@@ -34,7 +34,9 @@ export function createLogger(service: string, level = 'info', destination?: Dest
     },
     serializers: { err: errorSummary },
   };
-  return destination ? pino(options, destination) : pino(options);
+  // Written synchronously: pino's default (asynchronous) stdout is flushed on exit by a loop that, when
+  // the reader is gone (the supervisor killed), retries the failing write forever and the service never exits.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
 
 /** Errors are logged by name, code and message only: never a stack (it can carry values) nor a cause chain. */
