@@ -69,7 +69,8 @@ let postgres: PostgresServer | undefined;
 try {
   const token = await identity.mint(identity.localCredential, 'persona');
   const account = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub as string;
-  const bigToken = await identity.mint(await identity.addAccount('big'), 'persona');
+  const bigCredential = await identity.addAccount('big');
+  const bigToken = await identity.mint(bigCredential, 'persona');
   const bigAccount = JSON.parse(Buffer.from(bigToken.split('.')[1]!, 'base64url').toString()).sub as string;
 
   // Seeding goes through the same operations the routes call, without HTTP, to keep the run short.
@@ -143,8 +144,10 @@ try {
   children.push(bare);
   await new Promise<void>((resolve) => bare.stdout!.once('data', () => resolve()));
 
-  const auth = { authorization: `Bearer ${token}` };
-  const json = { ...auth, 'content-type': 'application/json' };
+  // Tokens live IDENTITY_TOKEN_TTL_SECONDS (10 min): minted again before each engine's run, since seeding and moving in take longer.
+  const tokens = { main: token, big: bigToken };
+  const auth = { get authorization() { return `Bearer ${tokens.main}`; } };
+  const json = { get authorization() { return `Bearer ${tokens.main}`; }, 'content-type': 'application/json' };
   let counter = 0;
   const ops: Op[] = [
     {
@@ -163,7 +166,7 @@ try {
     {
       name: `recall, ${BIG_NOTES / 1000}k notes`,
       target: 'p95 <= 20 ms',
-      request: (url) => [`${url}/v1/personas/big/recall?q=${queryWord()}`, { headers: { authorization: `Bearer ${bigToken}` } }],
+      request: (url) => [`${url}/v1/personas/big/recall?q=${queryWord()}`, { headers: { authorization: `Bearer ${tokens.big}` } }],
     },
     { name: 'recall, most frequent word', target: '(worst case)', request: (url) => [`${url}/v1/personas/bench/recall?q=${WORDS[0]}`, { headers: auth }] },
   ];
@@ -212,6 +215,8 @@ try {
   if (databaseUrl) engines.push({ name: 'PostgreSQL', env: { PERSONA_DATABASE_URL: databaseUrl } });
   const results = new Map<string, Map<string, Result>>();
   for (const engine of engines) {
+    tokens.main = await identity.mint(identity.localCredential, 'persona');
+    tokens.big = await identity.mint(bigCredential, 'persona');
     const port = await freePort();
     const service = await spawnService(
       'persona-store',
