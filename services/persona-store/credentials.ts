@@ -1,4 +1,5 @@
 import { lintSource } from '@secretlint/core';
+import { secretLintProfiler } from '@secretlint/profiler';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
 import { Problem } from '../kit/problem.ts';
@@ -124,6 +125,17 @@ export function worthSecretlint(text: string): boolean {
   for (const m of text.matchAll(LONG_TOKEN)) if (!PLAIN_WORDS.test(m[0])) return true;
   return false;
 }
+
+/**
+ * secretlint times every run with performance marks, which Node keeps until cleared, and its profiler
+ * keeps every mark, measure and pending measure too, searching its marks once per mark: memory and
+ * time that grew with every write this service screened (a run of the credential tests ended in a
+ * minutes-long search). Nothing here reads the profile, so its marks are never made.
+ */
+(secretLintProfiler as unknown as { perf: { mark(name: string): void; measure(name: string, start: string, end: string): void } }).perf = {
+  mark: () => undefined,
+  measure: () => undefined,
+};
 
 const secretlintConfig: SecretLintCoreConfig = {
   rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }],
