@@ -1,7 +1,6 @@
 /**
- * The persona store's change-log actions, for the console's filter and its sentences. The persona store
- * keeps its own list (services/persona-store/change-log.ts); `catalogue.test.ts` pins the two equal.
- * Imports nothing.
+ * The persona store's change-log actions, for the store itself (services/persona-store/change-log.ts
+ * takes them from here) and the console's filter and its sentences. Imports nothing.
  */
 
 export const CHANGE_ACTIONS = [

@@ -1,27 +1,11 @@
+import { CHANGE_ACTIONS, type ChangeAction, type ChangeTargetKind } from '../../main/common/change-log.ts';
 import type { EventRow } from './schema.ts';
 import type { PersonaSql } from './store.ts';
 
-/** Every kind of change the log records; one entry per change. */
-export const ACTIONS = [
-  'persona_created',
-  'persona_updated',
-  'persona_deleted',
-  'field_set',
-  'field_revised',
-  'field_pinned',
-  'field_unpinned',
-  'field_revived',
-  'field_forgotten',
-  'field_destroyed',
-  'note_added',
-  'note_revised',
-  'note_pinned',
-  'note_unpinned',
-  'note_forgotten',
-  'note_destroyed',
-] as const;
-export type Action = (typeof ACTIONS)[number];
-export type TargetKind = 'persona' | 'field' | 'note';
+/** Every kind of change the log records, one entry per change: the words the console shares (main/common). */
+export const ACTIONS = CHANGE_ACTIONS;
+export type Action = ChangeAction;
+export type TargetKind = ChangeTargetKind;
 
 /** What the change log shows for a field whose content was destroyed, in place of its key. */
 export const DESTROYED_FIELD = '(destroyed field)';
