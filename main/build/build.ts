@@ -46,7 +46,7 @@ export const RUNTIME_PACKAGES = ['better-sqlite3', 'pino', 'swagger-ui-dist'] as
 export const PROVIDED_BY_ELECTRON = ['electron'] as const;
 
 /** Changes whenever the way a target is built changes, so old outputs are not taken for fresh ones. */
-const RECIPE_VERSION = 4;
+const RECIPE_VERSION = 5;
 function recipe(target: BuildTarget): string {
   return `${target}; esbuild ${esbuildVersion}; node20; external ${[...RUNTIME_PACKAGES, ...PROVIDED_BY_ELECTRON].join(',')}; v${RECIPE_VERSION}`;
 }
@@ -161,6 +161,12 @@ const COMMON = {
   metafile: true,
   logLevel: 'silent',
   legalComments: 'none',
+  // Comments and whitespace out, syntax shortened, names kept (a stack a developer reads stays readable).
+  // A service keeps its whole source in memory as one string, and every CLI run forks the provider: a
+  // smaller process forks faster. ASCII only, so V8 keeps that string at one byte per character.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  charset: 'ascii',
   external: [...RUNTIME_PACKAGES, ...PROVIDED_BY_ELECTRON],
 } as const satisfies BuildOptions;
 
