@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,14 +13,82 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * range (Linux 32768+, macOS and Windows 49152+), so that no outgoing connection of a busy machine takes
  * it before the service binds it, as could happen to a port the kernel handed out for port 0. Drawn at
  * random (not from the test seed: files replayed with one seed in parallel would all draw the same ports).
+ *
+ * A port handed out stays reserved for the rest of this process: a free port is not bound until the
+ * service starts, and without the reservation another draw (in this file, in a parallel file or in another
+ * run on the same machine) could hand out the same one meanwhile (about 1 in 12,000 per pair of draws),
+ * or take it while a test has stopped its service to start it again on that port.
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = 20_000 + randomInt(12_000);
+    if (!reserve(port)) continue;
     if (await bindable(port)) return port;
+    release(port);
   }
   throw new Error('No free port found in 20000-31999 on 127.0.0.1 after 100 tries.');
 }
+
+/** One file per reserved port, holding the reserving process's id; shared by every test process of the machine. */
+const RESERVATIONS = join(tmpdir(), 'hub-test-ports');
+/** The ports this process reserved, and whether a file holds each reservation. */
+const reserved = new Map<number, boolean>();
+
+function reserve(port: number): boolean {
+  if (reserved.has(port)) return false;
+  const file = join(RESERVATIONS, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      if (!existsSync(RESERVATIONS)) {
+        mkdirSync(RESERVATIONS, { recursive: true });
+        chmodSync(RESERVATIONS, 0o1777); // like /tmp: every user's tests share the machine's ports
+      }
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      reserved.set(port, true);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        // A folder this user may not write (made by another, or a read-only temp): this process's own reservations still hold.
+        reserved.set(port, false);
+        return true;
+      }
+    }
+    // The reservation of a process that is gone (killed before it could clean up) is taken over.
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(file, 'utf8'));
+    } catch {
+      continue; // released meanwhile
+    }
+    // An empty file is one being written: its holder is alive.
+    if (!Number.isInteger(holder) || holder <= 0 || alive(holder)) return false;
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      return false; // another user's: left to them
+    }
+  }
+  return false;
+}
+
+function release(port: number): void {
+  const filed = reserved.get(port);
+  reserved.delete(port);
+  if (filed) rmSync(join(RESERVATIONS, String(port)), { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+process.once('exit', () => {
+  for (const port of [...reserved.keys()]) release(port);
+});
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
