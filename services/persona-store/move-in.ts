@@ -110,7 +110,7 @@ interface KeepIds {
 }
 
 const NO_IDS: KeepIds = { personas: false, fields: false, notes: false, events: false };
-/** Rows per INSERT: well under both engines' limit on bound values (14 columns x 500). */
+/** Rows per INSERT: well under both engines' limit on bound values (14 columns and a tsvector's 3 on PostgreSQL, x 500). */
 const BATCH = 500;
 
 function batches<T>(rows: T[]): T[][] {
@@ -127,7 +127,8 @@ const without = <T extends object, K extends keyof T>(row: T, key: K, keep: bool
 
 /**
  * Writes one persona with every row as given, inside the caller's write transaction, and puts its live
- * fields and notes in the target's full-text index (the engine's own, the same calls the operations make).
+ * fields and notes in the target's full-text index (the engine's own, the same columns and calls the
+ * operations use: on PostgreSQL the batch's INSERT carries each row's tsvector).
  * The live counts on the persona row follow from the engine's triggers. Returns the persona's id there.
  */
 export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaCopy, account: string, keep: KeepIds = NO_IDS): Promise<number> {
@@ -139,7 +140,7 @@ export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaC
   for (const rows of batches(copy.fields)) {
     const written = await db
       .insertInto('fields')
-      .values(rows.map((f) => ({ ...without(f, 'id', keep.fields), persona_id: personaId })))
+      .values(rows.map((f) => ({ ...without(f, 'id', keep.fields), persona_id: personaId, ...engine.fullText.fieldColumns(f.state, () => fieldIndexText(f)) })))
       .returningAll()
       .execute();
     for (const row of written as (FieldRow & { search?: unknown })[]) {
@@ -150,7 +151,7 @@ export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaC
   for (const rows of batches(copy.notes)) {
     const written = await db
       .insertInto('notes')
-      .values(rows.map((n) => ({ ...without(n, 'seq', keep.notes), persona_id: personaId })))
+      .values(rows.map((n) => ({ ...without(n, 'seq', keep.notes), persona_id: personaId, ...engine.fullText.noteColumns(n.state, n.content) })))
       .returningAll()
       .execute();
     for (const row of written as (NoteRow & { search?: unknown })[]) {

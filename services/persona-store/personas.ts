@@ -282,14 +282,14 @@ export class Personas {
       };
       const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
       if (!existing) {
-        const row = await sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now });
+        const row = await sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now }, stored);
         await sql.indexField(row, stored);
         await record(sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
         return row;
       }
       const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
       if (live && changed.length === 0) return live;
-      const row = await sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now });
+      const row = await sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now }, stored);
       // The index holds key, description and value: a change of pinned, source or asserted_by leaves it as it is.
       if (!live) await sql.indexField(row, stored);
       else if (changed.includes('description') || changed.includes('value')) {

@@ -134,14 +134,21 @@ export class PersonaSql {
       .limit(limit)
       .execute();
   }
-  async insertField(row: Omit<FieldRow, 'id'>): Promise<FieldRow> {
-    return this.db.insertInto('fields').values(row).returning(FIELD_COLUMNS).executeTakeFirstOrThrow();
+  /** `value` is the row's value already parsed, when the caller has it (as for indexField). */
+  async insertField(row: Omit<FieldRow, 'id'>, value?: unknown): Promise<FieldRow> {
+    const index = this.engine.fullText.fieldColumns(row.state, () => fieldIndexText(row, value));
+    return this.db
+      .insertInto('fields')
+      .values({ ...row, ...index } as typeof row)
+      .returning(FIELD_COLUMNS)
+      .executeTakeFirstOrThrow();
   }
-  async updateField(row: FieldRow): Promise<FieldRow> {
-    const { description, value, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at } = row;
+  async updateField(row: FieldRow, value?: unknown): Promise<FieldRow> {
+    const { description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at } = row;
+    const index = this.engine.fullText.fieldColumns(state, () => fieldIndexText(row, value));
     return this.db
       .updateTable('fields')
-      .set({ description, value, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at })
+      .set({ description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at, ...index })
       .where('id', '=', row.id)
       .returning(FIELD_COLUMNS)
       .executeTakeFirstOrThrow();
@@ -203,13 +210,18 @@ export class PersonaSql {
       .execute();
   }
   async insertNote(row: Omit<NoteRow, 'seq'>): Promise<NoteRow> {
-    return this.db.insertInto('notes').values(row).returning(NOTE_COLUMNS).executeTakeFirstOrThrow();
+    const index = this.engine.fullText.noteColumns(row.state, row.content);
+    return this.db
+      .insertInto('notes')
+      .values({ ...row, ...index } as typeof row)
+      .returning(NOTE_COLUMNS)
+      .executeTakeFirstOrThrow();
   }
   async updateNote(row: NoteRow): Promise<NoteRow> {
     const { kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at } = row;
     return this.db
       .updateTable('notes')
-      .set({ kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at })
+      .set({ kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at, ...this.engine.fullText.noteColumns(state, content) })
       .where('seq', '=', row.seq)
       .returning(NOTE_COLUMNS)
       .executeTakeFirstOrThrow();

@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
 import type { FieldRow, NoteRow, PersonaTables } from '../schema.ts';
 
 /** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
@@ -7,13 +7,25 @@ export type Db = Kysely<PersonaTables>;
 export type RecalledField = FieldRow & { profile: string; score: number };
 export type RecalledNote = NoteRow & { profile: string; score: number };
 
+/** A field's text as the index takes it: key, description, value. */
+export type FieldText = [key: string, description: string, value: string];
+
+/** Columns a statement that writes a row sets besides the row's own (see FullText.fieldColumns). */
+export type IndexColumns = Record<string, RawBuilder<unknown>>;
+
 /**
  * Full-text search, the part of recall only the engine knows (FTS5 on SQLite, tsvector on PostgreSQL).
- * Only live entries are indexed; un-indexing must be given the row as it was indexed.
+ * Only live entries are indexed. Every statement that writes a field or note row sets the columns
+ * `fieldColumns`/`noteColumns` give, and the store then calls index/unindex: PostgreSQL keeps the index on
+ * the row (its tsvector, set in that same statement, so a write is one statement and one row version) and
+ * has nothing more to do; SQLite's FTS5 index is a table of its own, which index/unindex keep (un-indexing
+ * must be given the row as it was indexed).
  */
 export interface FullText {
-  indexField(db: Db, row: FieldRow, text: [key: string, description: string, value: string]): Promise<void>;
-  unindexField(db: Db, row: FieldRow, text: [key: string, description: string, value: string]): Promise<void>;
+  fieldColumns(state: FieldRow['state'], text: () => FieldText): IndexColumns;
+  noteColumns(state: NoteRow['state'], content: string): IndexColumns;
+  indexField(db: Db, row: FieldRow, text: FieldText): Promise<void>;
+  unindexField(db: Db, row: FieldRow, text: FieldText): Promise<void>;
   indexNote(db: Db, row: NoteRow): Promise<void>;
   unindexNote(db: Db, row: NoteRow): Promise<void>;
   /** Live fields holding every word, of one persona or of all the account's; best first, `score` higher is better. */

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { problem } from '../../kit/problem.ts';
 import type { PersonaTables } from '../schema.ts';
-import type { Db, Destruction, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
+import type { Db, Destruction, FieldText, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
 
 /**
  * The tables on PostgreSQL, in the schema named after the login (see migrate): the same columns as on
@@ -162,7 +162,7 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
 export const wordsOf = (text: string): string => text.replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ');
 
 /** Stemmed full text in persona_text; the key weighs most, then the description, then the value. */
-const FIELD_VECTOR = ([key, description, value]: [string, string, string]) =>
+const FIELD_VECTOR = ([key, description, value]: FieldText) =>
   sql`setweight(to_tsvector('persona_text', ${wordsOf(key)}), 'A') || setweight(to_tsvector('persona_text', ${wordsOf(description)}), 'B') || to_tsvector('persona_text', ${wordsOf(value)})`;
 
 /**
@@ -171,20 +171,19 @@ const FIELD_VECTOR = ([key, description, value]: [string, string, string]) =>
  */
 const QUERY = (words: string[]) => sql.join(words.map((w) => sql`phraseto_tsquery('persona_text', ${wordsOf(w)})`), sql` && `);
 
-/** tsvector columns, GIN-indexed, set while the entry is live and NULL otherwise. */
+/**
+ * tsvector columns, GIN-indexed, set while the entry is live and NULL otherwise, by the very statement
+ * that writes the row (one round trip and one row version per write, where a separate UPDATE would add
+ * both, and each row version is another entry in every index of the table).
+ */
 const tsvector: FullText = {
-  async indexField(db, row, text) {
-    await sql`UPDATE fields SET search = ${FIELD_VECTOR(text)} WHERE id = ${row.id}`.execute(db);
-  },
-  async unindexField(db, row) {
-    await sql`UPDATE fields SET search = NULL WHERE id = ${row.id}`.execute(db);
-  },
-  async indexNote(db, row) {
-    await sql`UPDATE notes SET search = to_tsvector('persona_text', ${wordsOf(row.content)}) WHERE seq = ${row.seq}`.execute(db);
-  },
-  async unindexNote(db, row) {
-    await sql`UPDATE notes SET search = NULL WHERE seq = ${row.seq}`.execute(db);
-  },
+  fieldColumns: (state, text) => ({ search: state === 'live' ? FIELD_VECTOR(text()) : sql`NULL` }),
+  noteColumns: (state, content) => ({ search: state === 'live' ? sql`to_tsvector('persona_text', ${wordsOf(content)})` : sql`NULL` }),
+  // The row's own statement has set (or cleared) its tsvector already.
+  async indexField() {},
+  async unindexField() {},
+  async indexNote() {},
+  async unindexNote() {},
   async recallFields(db, words, account, personaId, limit) {
     const { rows } = await sql<RecalledField & { search?: unknown }>`SELECT f.*, p.profile AS profile, ts_rank_cd(f.search, q) AS score
       FROM fields f JOIN personas p ON p.id = f.persona_id, (SELECT ${QUERY(words)} AS q) query

@@ -36,6 +36,9 @@ const matchOf = (words: string[]) => words.map((w) => `"${w.replace(/"/g, '""')}
 
 /** FTS5 with the porter stemmer, contentless: entries leave through its 'delete' command with the text they were indexed with. */
 const fts5: FullText = {
+  // The index is a table of its own: nothing on the rows.
+  fieldColumns: () => ({}),
+  noteColumns: () => ({}),
   async indexField(db, row, [key, description, value]) {
     await sql`INSERT INTO fields_fts (rowid, key, description, value) VALUES (${row.id}, ${key}, ${description}, ${value})`.execute(db);
   },
