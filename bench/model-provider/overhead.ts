@@ -35,7 +35,7 @@ import { cliArgs, cliEnvironment } from '../../services/model-provider/invocatio
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
-import { ms, summarize, time } from '../stats.ts';
+import { ms, rssMb, summarize, time } from '../stats.ts';
 
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
 /** The provider's default MODELPROV_MAX_CONCURRENT. */
@@ -157,10 +157,6 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
-/** A process's resident memory, in MB. */
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-modelprov-'));
 const standIn = standInBinary(join(dir, 'bin'));

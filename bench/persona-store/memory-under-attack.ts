@@ -7,22 +7,14 @@
  *
  *   npx tsx bench/persona-store/memory-under-attack.ts        (or: npm run bench -- persona-store)
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { startTestIdentity, tempDir } from '../../test/support/identity.ts';
 import { freePort, spawnService } from '../../test/support/process.ts';
+import { rss } from '../stats.ts';
 
 const ACTIONS = ['persona_created', 'persona_updated', 'field_set', 'field_revised', 'note_added', 'note_revised', 'field_forgotten', 'note_forgotten'];
 /** Longest list sent: 1,000 actions, about 14 KB, within Node's 16 KB of request head. */
 const LONGEST = 1_000;
-
-const rssMb = (pid: number) => {
-  try {
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-    return `${(kb / 1024).toFixed(0)} MB`;
-  } catch {
-    return '(no /proc here)';
-  }
-};
 
 const identity = await startTestIdentity();
 const dataDir = tempDir('persona-memory-bench');
@@ -41,7 +33,7 @@ try {
   for (let i = 0; i < 300; i++) await call('/v1/personas/ada/events?action=field_set'); // warm-up: everything a normal client touches
   console.log(`persona store (pid ${pid}), resident memory (VmRSS) after each round`);
   console.log(`${'round'.padEnd(72)} ${'RSS'.padStart(8)}   answers`);
-  console.log(`${'after start and 300 ordinary change-log reads'.padEnd(72)} ${rssMb(pid).padStart(8)}`);
+  console.log(`${'after start and 300 ordinary change-log reads'.padEnd(72)} ${rss(pid).padStart(8)}`);
 
   const round = async (name: string, paths: Iterable<[string, string?]>) => {
     const answers = new Map<number, number>();
@@ -50,7 +42,7 @@ try {
       answers.set(status, (answers.get(status) ?? 0) + 1);
     }
     const summary = [...answers].map(([status, n]) => `${n}x ${status}`).join(', ');
-    console.log(`${name.padEnd(72)} ${rssMb(pid).padStart(8)}   ${summary}`);
+    console.log(`${name.padEnd(72)} ${rss(pid).padStart(8)}   ${summary}`);
   };
   const list = (n: number) => Array.from({ length: n }, (_, k) => ACTIONS[k % ACTIONS.length]).join(',');
   function* growing(extra: string): Iterable<[string]> {

@@ -11,25 +11,17 @@
  *   npx tsx bench/repohost-gateway/memory-under-large-reads.ts     (or: npm run bench -- repohost-gateway)
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { startGitHubDouble } from '../../test/github-double/double.ts';
 import { startTestIdentity, tempDir } from '../../test/support/identity.ts';
 import { freePort, spawnService } from '../../test/support/process.ts';
+import { rss } from '../stats.ts';
 
 const FILES = 2_000;
 const FILE_BYTES = 100_000;
 const PROFILES = 50;
 const READS_PER_PROFILE = 40;
 const AT_ONCE = 8;
-
-const rssMb = (pid: number) => {
-  try {
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-    return `${(kb / 1024).toFixed(0)} MB`;
-  } catch {
-    return '(no /proc here)';
-  }
-};
 
 const double = await startGitHubDouble();
 const serviceToken = randomBytes(24).toString('hex');
@@ -77,7 +69,7 @@ try {
     for (let i = 0; i < reads.length; i += AT_ONCE) await Promise.all(reads.slice(i, i + AT_ONCE).map(([profile, path]) => read(profile, path)));
     const calls = double.calls.slice(callsBefore);
     const notModified = calls.filter((c) => c.status === 304).length;
-    console.log(`${name.padEnd(66)} ${rssMb(pid).padStart(8)}   ${String(notModified).padStart(5)} of ${calls.length} revalidated (304), quota spent ${quotaSpent() - quotaBefore}`);
+    console.log(`${name.padEnd(66)} ${rss(pid).padStart(8)}   ${String(notModified).padStart(5)} of ${calls.length} revalidated (304), quota spent ${quotaSpent() - quotaBefore}`);
   };
   const contents = (i: number) => `/v1/repos/bench/big/contents?path=f${i}.txt&max_bytes=1000000`;
 
