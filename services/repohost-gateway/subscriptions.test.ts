@@ -193,7 +193,10 @@ describe('subscriptions end with exactly one signed signal', () => {
     world.receiver.status = 500;
     const { runId } = world.double.addWorkflowRun('dana/app', { name: 'retry', head_branch: 'main', settleMs: 0 });
     const sub = await open({ kind: 'run_completed', run_id: runId });
-    expect(signalsFor(sub.id)).toHaveLength(1);
+    // The first attempt went out at once. With a retry base of 50 ms, retries may have arrived too by the
+    // time this line runs (the receiver is in this process: a busy machine can hold it past 50 ms); every
+    // one of them is checked below against the attempts the gateway counted.
+    expect(signalsFor(sub.id).length).toBeGreaterThanOrEqual(1);
     const refused = await read(sub.id);
     // The retry base is 50 ms here, so more attempts may have been refused by the time of this read.
     expect(refused).toMatchObject({ signal: 'pending', signal_last_status: 500, signal_last_error: 'the receiver did not accept it' });
