@@ -25,7 +25,7 @@ import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
 import { stackEnv } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
-import { ROOT } from './support/process.ts';
+import { processExists, ROOT } from './support/process.ts';
 
 interface AppUnderTest {
   kind: 'packaged' | 'development';
@@ -153,15 +153,6 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
 /** Every service ready (the provider live where its stand-in CLI cannot run). */
 function allUp(services: ServiceView[]): boolean {
   return (
@@ -286,7 +277,7 @@ describe('the desktop app in Electron (the packaged app where one was built, els
       expect((await app.command('click', { item: 'quit' })).clicked).toBe(true);
       expect((await app.exit()).code).toBe(0);
       for (const service of up) expect(await answers(service.port), `${service.name} after quitting`).toBe(false);
-      expect(pids.filter((pid) => !processGone(pid))).toEqual([]);
+      expect(pids.filter((pid) => processExists(pid))).toEqual([]);
     },
   );
 });

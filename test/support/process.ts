@@ -61,7 +61,7 @@ function reserve(port: number): boolean {
       continue; // released meanwhile
     }
     // An empty file is one being written: its holder is alive.
-    if (!Number.isInteger(holder) || holder <= 0 || alive(holder)) return false;
+    if (!Number.isInteger(holder) || holder <= 0 || processExists(holder)) return false;
     try {
       rmSync(file, { force: true });
     } catch {
@@ -77,7 +77,8 @@ function release(port: number): void {
   if (filed) rmSync(join(RESERVATIONS, String(port)), { force: true });
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (signal 0: ESRCH means gone; EPERM means it is someone else's). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
