@@ -1,6 +1,6 @@
 import { CHANGE_ACTIONS, type ChangeAction, type ChangeTargetKind } from '../../main/common/change-log.ts';
 import type { EventRow } from './schema.ts';
-import type { PersonaSql } from './store.ts';
+import type { LogEntry, PersonaSql } from './store.ts';
 
 /** Every kind of change the log records, one entry per change: the words the console shares (main/common). */
 export const ACTIONS = CHANGE_ACTIONS;
@@ -26,9 +26,9 @@ export interface Change {
   replaced?: Record<string, unknown>;
 }
 
-/** Records one change at `at`, the time the change itself was made (the operation's clock). */
-export async function record(sql: PersonaSql, change: Change, at: string): Promise<void> {
-  await sql.insertEvent({
+/** The log's entry for one change at `at`, the time the change itself was made (the operation's clock). */
+export function logEntry(change: Change, at: string): LogEntry {
+  return {
     account: change.account,
     profile: change.profile,
     at,
@@ -39,7 +39,15 @@ export async function record(sql: PersonaSql, change: Change, at: string): Promi
     source: change.source,
     changes: JSON.stringify(change.changes),
     replaced: change.replaced ? JSON.stringify(change.replaced) : null,
-  });
+  };
+}
+
+/**
+ * Records one change at `at` by a statement of its own. A write of a field or note row takes its entry
+ * instead (logEntry, given to the row's write), which on PostgreSQL makes both one statement.
+ */
+export async function record(sql: PersonaSql, change: Change, at: string): Promise<void> {
+  await sql.insertEvent(logEntry(change, at));
 }
 
 export function eventView(row: EventRow) {

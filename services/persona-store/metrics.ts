@@ -2,8 +2,7 @@ import { METRIC_NAMES } from '../../main/common/activity.ts';
 import type { Db, PersonaEngine } from './engines/engine.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { ACTIONS, type Action } from './change-log.ts';
-import type { EventRow } from './schema.ts';
-import { PersonaSql } from './store.ts';
+import { PersonaSql, type LogEntry } from './store.ts';
 
 /** What a recall searched: one persona (`recall`) or every persona of the caller (`recall_all`). */
 export const RECALL_SCOPES = ['persona', 'all'] as const;
@@ -67,8 +66,7 @@ export class CountedSql extends PersonaSql {
     return result;
   }
 
-  override async insertEvent(row: Omit<EventRow, 'id'>): Promise<void> {
-    await super.insertEvent(row);
-    this.recorded?.push(row.action as Action);
+  protected override wroteEntry(entry: LogEntry): void {
+    this.recorded?.push(entry.action as Action);
   }
 }

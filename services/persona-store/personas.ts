@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import type { Principal } from '../kit/auth.ts';
-import { record, SERVICE_ACTOR, type Action } from './change-log.ts';
+import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
 import { queryWords } from './recall.ts';
@@ -282,20 +282,13 @@ export class Personas {
       };
       const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
       if (!existing) {
-        const row = await sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now }, stored);
+        const entry = logEntry({ ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
+        const row = await sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now }, stored, entry);
         await sql.indexField(row, stored);
-        await record(sql, { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
         return row;
       }
       const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
       if (live && changed.length === 0) return live;
-      const row = await sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now }, stored);
-      // The index holds key, description and value: a change of pinned, source or asserted_by leaves it as it is.
-      if (!live) await sql.indexField(row, stored);
-      else if (changed.includes('description') || changed.includes('value')) {
-        await sql.unindexField(live);
-        await sql.indexField(row, stored);
-      }
       let action: Action;
       if (!live) action = 'field_revived';
       else if (changed.length === 1 && changed[0] === 'pinned') action = pinned ? 'field_pinned' : 'field_unpinned';
@@ -305,7 +298,14 @@ export class Personas {
         live && policy.keepReplacedValues && replacedMembers.length > 0
           ? Object.fromEntries(replacedMembers.map((m) => [m, m === 'value' ? (JSON.parse(existing.value) as unknown) : existing.description]))
           : undefined;
-      await record(sql, { ...base, action, changes: live ? changed : ['state', ...changed], replaced }, now);
+      const entry = logEntry({ ...base, action, changes: live ? changed : ['state', ...changed], replaced }, now);
+      const row = await sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now }, stored, entry);
+      // The index holds key, description and value: a change of pinned, source or asserted_by leaves it as it is.
+      if (!live) await sql.indexField(row, stored);
+      else if (changed.includes('description') || changed.includes('value')) {
+        await sql.unindexField(live);
+        await sql.indexField(row, stored);
+      }
       return row;
     });
     if (destroyedPending) await this.sql.afterDestruction();
@@ -363,8 +363,19 @@ export class Personas {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`);
       }
       const now = this.clock().toISOString();
+      const id = randomUUID();
+      const entry = logEntry({
+        account: p.account,
+        profile,
+        action: 'note_added',
+        targetKind: 'note',
+        target: id,
+        assertedBy: principal.audience,
+        source: input.source,
+        changes: ['content', 'kind', 'source', 'pinned'],
+      }, now);
       const row = await sql.insertNote({
-        id: randomUUID(),
+        id,
         persona_id: p.id,
         kind: input.kind,
         content: input.content,
@@ -377,18 +388,8 @@ export class Personas {
         idempotency_key: idempotencyKey ?? null,
         written_at: now,
         revised_at: now,
-      });
+      }, entry);
       await sql.indexNote(row);
-      await record(sql, {
-        account: p.account,
-        profile,
-        action: 'note_added',
-        targetKind: 'note',
-        target: row.id,
-        assertedBy: principal.audience,
-        source: input.source,
-        changes: ['content', 'kind', 'source', 'pinned'],
-      }, now);
       return { note: noteView(row), replayed: false };
     });
   }
@@ -424,13 +425,8 @@ export class Personas {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`);
       }
       const now = this.clock().toISOString();
-      const row = await sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: now });
-      if (next.content !== n.content) {
-        await sql.unindexNote(n);
-        await sql.indexNote(row);
-      }
       const action: Action = changed.length === 1 && changed[0] === 'pinned' ? (next.pinned ? 'note_pinned' : 'note_unpinned') : 'note_revised';
-      await record(sql, {
+      const entry = logEntry({
         account: p.account,
         profile,
         action,
@@ -441,6 +437,11 @@ export class Personas {
         changes: changed,
         replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,
       }, now);
+      const row = await sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: now }, entry);
+      if (next.content !== n.content) {
+        await sql.unindexNote(n);
+        await sql.indexNote(row);
+      }
       return noteView(row);
     });
   }

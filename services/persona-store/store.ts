@@ -1,8 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
 import type { Db, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
 import { ACTIONS } from './change-log.ts';
 import { fieldIndexText } from './recall.ts';
-import type { EventRow, FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import type { EventRow, FieldRow, NoteRow, PersonaRow, PersonaTables } from './schema.ts';
+
+/** A change-log entry as written (its id is the database's). */
+export type LogEntry = Omit<EventRow, 'id'>;
 
 const FIELD_COLUMNS = [
   'id',
@@ -57,6 +60,26 @@ export class PersonaSql {
   get preparedStatements(): number {
     return this.engine.preparedStatements();
   }
+
+  /**
+   * A statement that writes a row, and the change-log entry of that write when one is given: on an engine
+   * that can, one statement (the entry's INSERT a data-modifying CTE of the row's, named "logged"), one
+   * round trip; else the row's statement and then the entry's, in the same transaction.
+   */
+  private async logged<T>(entry: LogEntry | undefined, write: (db: QueryCreator<PersonaTables>) => Promise<T>): Promise<T> {
+    if (entry === undefined) return write(this.db);
+    if (this.engine.writesInOneStatement) {
+      const written = await write(this.db.with('logged', (db) => db.insertInto('events').values(entry)) as unknown as QueryCreator<PersonaTables>);
+      this.wroteEntry(entry);
+      return written;
+    }
+    const written = await write(this.db);
+    await this.insertEvent(entry);
+    return written;
+  }
+
+  /** Called once for each change-log entry this instance wrote, after its statement succeeded (see metrics.ts). */
+  protected wroteEntry(_entry: LogEntry): void {}
 
   // Personas
   async persona(account: string, profile: string): Promise<PersonaRow | undefined> {
@@ -134,24 +157,28 @@ export class PersonaSql {
       .limit(limit)
       .execute();
   }
-  /** `value` is the row's value already parsed, when the caller has it (as for indexField). */
-  async insertField(row: Omit<FieldRow, 'id'>, value?: unknown): Promise<FieldRow> {
+  /** `value` is the row's value already parsed, when the caller has it (as for indexField); `entry` its change-log entry (see logged). */
+  async insertField(row: Omit<FieldRow, 'id'>, value?: unknown, entry?: LogEntry): Promise<FieldRow> {
     const index = this.engine.fullText.fieldColumns(row.state, () => fieldIndexText(row, value));
-    return this.db
-      .insertInto('fields')
-      .values({ ...row, ...index } as typeof row)
-      .returning(FIELD_COLUMNS)
-      .executeTakeFirstOrThrow();
+    return this.logged(entry, (db) =>
+      db
+        .insertInto('fields')
+        .values({ ...row, ...index } as typeof row)
+        .returning(FIELD_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
   }
-  async updateField(row: FieldRow, value?: unknown): Promise<FieldRow> {
+  async updateField(row: FieldRow, value?: unknown, entry?: LogEntry): Promise<FieldRow> {
     const { description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at } = row;
     const index = this.engine.fullText.fieldColumns(state, () => fieldIndexText(row, value));
-    return this.db
-      .updateTable('fields')
-      .set({ description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at, ...index })
-      .where('id', '=', row.id)
-      .returning(FIELD_COLUMNS)
-      .executeTakeFirstOrThrow();
+    return this.logged(entry, (db) =>
+      db
+        .updateTable('fields')
+        .set({ description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at, ...index })
+        .where('id', '=', row.id)
+        .returning(FIELD_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
   }
   async deleteField(id: number): Promise<void> {
     await this.db.deleteFrom('fields').where('id', '=', id).execute();
@@ -209,22 +236,27 @@ export class PersonaSql {
       .limit(limit)
       .execute();
   }
-  async insertNote(row: Omit<NoteRow, 'seq'>): Promise<NoteRow> {
+  /** `entry`: the write's change-log entry (see logged). */
+  async insertNote(row: Omit<NoteRow, 'seq'>, entry?: LogEntry): Promise<NoteRow> {
     const index = this.engine.fullText.noteColumns(row.state, row.content);
-    return this.db
-      .insertInto('notes')
-      .values({ ...row, ...index } as typeof row)
-      .returning(NOTE_COLUMNS)
-      .executeTakeFirstOrThrow();
+    return this.logged(entry, (db) =>
+      db
+        .insertInto('notes')
+        .values({ ...row, ...index } as typeof row)
+        .returning(NOTE_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
   }
-  async updateNote(row: NoteRow): Promise<NoteRow> {
+  async updateNote(row: NoteRow, entry?: LogEntry): Promise<NoteRow> {
     const { kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at } = row;
-    return this.db
-      .updateTable('notes')
-      .set({ kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at, ...this.engine.fullText.noteColumns(state, content) })
-      .where('seq', '=', row.seq)
-      .returning(NOTE_COLUMNS)
-      .executeTakeFirstOrThrow();
+    return this.logged(entry, (db) =>
+      db
+        .updateTable('notes')
+        .set({ kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at, ...this.engine.fullText.noteColumns(state, content) })
+        .where('seq', '=', row.seq)
+        .returning(NOTE_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
   }
   async deleteNote(seq: number): Promise<void> {
     await this.db.deleteFrom('notes').where('seq', '=', seq).execute();
@@ -270,8 +302,9 @@ export class PersonaSql {
   }
 
   // Change log
-  async insertEvent(row: Omit<EventRow, 'id'>): Promise<void> {
+  async insertEvent(row: LogEntry): Promise<void> {
     await this.db.insertInto('events').values(row).execute();
+    this.wroteEntry(row);
   }
   async events(filter: {
     account: string;

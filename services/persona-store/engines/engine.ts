@@ -53,6 +53,11 @@ export interface PersonaEngine {
    * write lock at BEGIN; PostgreSQL locks the persona's row (`lockForWrite`) before the write reads anything.
    */
   write<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * Whether one statement can carry a second write as a data-modifying CTE (PostgreSQL; SQLite has none):
+   * then a row's write and its change-log entry go to the database as one statement, one round trip.
+   */
+  readonly writesInOneStatement: boolean;
   /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */
   lockForWrite<O>(query: SelectQueryBuilder<PersonaTables, 'personas', O>): SelectQueryBuilder<PersonaTables, 'personas', O>;
   /**

@@ -284,13 +284,15 @@ const MAX_PREPARED = 200;
 
 /**
  * Statements the server plans once per connection and then reuses (a named prepared statement, named
- * after its text): the statements of a write (INSERT, UPDATE, DELETE, and the reads that lock the
- * persona, FOR UPDATE), each by key and planned the same way every time. Reads are planned afresh each
- * time, for what they ask (recall for its words and persona, the change log for its filters), and so is
- * everything else (BEGIN, VACUUM, the migrations).
+ * after its text): the statements of a write (INSERT, UPDATE, DELETE, those carrying their change-log
+ * entry, WITH "logged" AS (INSERT ...), and the reads that lock the persona, FOR UPDATE), each by key
+ * and planned the same way every time. Reads are planned afresh each time, for what they ask (recall
+ * for its words and persona, the change log for its filters), and so is everything else (BEGIN, VACUUM,
+ * the migrations).
  */
 function preparedName(text: string): string | undefined {
-  if (!/^\s*(insert|update|delete)\b/i.test(text) && !/^\s*select\b[^]*\bfor update\s*$/i.test(text)) return undefined;
+  const write = /^\s*(insert|update|delete)\b/i.test(text) || /^\s*with\s+"logged"\s+as\s+\(\s*insert\b/i.test(text);
+  if (!write && !/^\s*select\b[^]*\bfor update\s*$/i.test(text)) return undefined;
   return `persona_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
 }
 
@@ -356,6 +358,7 @@ export async function openPostgresEngine(options: PostgresOptions): Promise<Pers
     fullText: tsvector,
     destruction: vacuumDestruction(db),
     write: (fn) => db.transaction().execute(fn),
+    writesInOneStatement: true,
     lockForWrite: (query) => query.forUpdate(),
     accountOf(sub) {
       const shared = options.sharedAccounts?.get(sub);

@@ -112,6 +112,7 @@ export function openSqliteEngine(file: string): PersonaEngine & { readonly sqlit
           throw err;
         }
       }),
+    writesInOneStatement: false,
     lockForWrite: (query) => query,
     accountOf: (sub) => sub,
     isUniqueViolation: (err) => (err as { code?: string } | undefined)?.code === 'SQLITE_CONSTRAINT_UNIQUE',
