@@ -13,7 +13,8 @@
  * work); "added" compares that remainder with the bare CLI's (p50 with p50, p95 with p95), which keeps
  * the run's own time (a Node start, the part that swings most when the machine is busy) out of it. Then
  * completions per second at the provider's concurrency cap (2) against the bare CLI at the same
- * concurrency, each server's own CPU time per completion (from /proc) and its memory. Targets: the
+ * concurrency, each server's own CPU time per completion (from /proc) and its memory. The servers are
+ * called through node:http with a keep-alive agent (see `agent`). Targets: the
  * provider adds no more than the peer (p50, c=1 and c=2) and reaches >= 95 % of the bare CLI's
  * throughput at its cap.
  *
@@ -23,6 +24,7 @@
  * `--smoke` runs a few of each, to check that the script works; its figures mean nothing.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -90,14 +92,32 @@ class BareCli {
   }
 }
 
+/**
+ * The benchmark's HTTP client: node:http with one keep-alive agent, the same for every server. It shares
+ * the two cores with the servers and the CLI runs, so it should cost little: fetch (undici) spent about
+ * 2 ms of CPU per request here, as much as either server, and at the cap that came out of the CLI's share
+ * and made every server look slower than it is; node:http spends about 0.9 ms.
+ */
+const agent = new http.Agent({ keepAlive: true });
+
 /** One non-streaming completion request: its status and body. */
-async function post(url: string, prompt: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] }),
+function post(url: string, prompt: string): Promise<{ status: number; text: string }> {
+  const body = JSON.stringify({ model: 'sonnet', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] });
+  const target = new URL(`${url}/v1/chat/completions`);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
   });
-  return { status: res.status, text: await res.text() };
 }
 
 /** One non-streaming completion; throws unless it is the stand-in's answer. */
@@ -215,7 +235,7 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
       }
     }
     // Throughput at the cap: short batches, the sides alternating, the ratio taken per round.
-    const RATE_ROUNDS = SMOKE ? 1 : 12;
+    const RATE_ROUNDS = SMOKE ? 1 : 30;
     const PER_BATCH = SMOKE ? 6 : 16;
     const rates: Record<Side, number[]> = { bare: [], peer: [], provider: [] };
     for (let r = 0; r < RATE_ROUNDS; r++) {

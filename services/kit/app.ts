@@ -63,6 +63,9 @@ export function createApp(parts: AppParts): Express {
 
   // First, so refusals of every kind (Host, body, 404) are counted too.
   app.use(metrics.countRequests);
+  // The request line has fixed members (id, method, path, status, time, refusal title) and none the
+  // logger's redaction looks for, so it skips that walk, which cost more than the rest of the line.
+  const requestLog = logger.child({}, { redact: { paths: [] } });
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     const id = randomUUID();
@@ -70,9 +73,9 @@ export function createApp(parts: AppParts): Express {
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const line = { req_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 100) / 100 };
-      if (res.statusCode >= 500) logger.error({ ...line, refusal: res.locals.refusal }, 'request');
-      else if (res.statusCode >= 400) logger.warn({ ...line, refusal: res.locals.refusal }, 'request refused');
-      else logger.info(line, 'request');
+      if (res.statusCode >= 500) requestLog.error({ ...line, refusal: res.locals.refusal }, 'request');
+      else if (res.statusCode >= 400) requestLog.warn({ ...line, refusal: res.locals.refusal }, 'request refused');
+      else requestLog.info(line, 'request');
     });
     next();
   });

@@ -41,6 +41,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly requestCounter: Counter<'method' | 'route' | 'status_class'>;
   private readonly errorCounter: Counter<'method' | 'route' | 'kind'>;
+  private readonly handles = new Map<Counter<string>, Map<string, { inc(): void }>>();
 
   /** `service` becomes a default label of every series (`service="persona-store"`), as a scrape of several services needs. */
   constructor(service: string) {
@@ -65,19 +66,37 @@ export class ServiceMetrics {
     const declared = (spec.labels ?? {}) as LabelValues<L>;
     const names = Object.keys(declared) as L[];
     const counter = new Counter<L>({ name: spec.name, help: spec.help, labelNames: names, registers: [this.registry] });
-    // Series exist from the start, so a scrape (and the console's chart) sees 0 rather than nothing.
-    for (const combination of combinations(declared, names)) counter.inc(combination, 0);
+    // Series exist from the start, so a scrape (and the console's chart) sees 0 rather than nothing. Each
+    // series' handle is made once: prom-client otherwise sorts and hashes the labels at every increment.
+    const series = new Map<string, { inc(by: number): void }>();
+    for (const combination of combinations(declared, names)) {
+      const handle = counter.labels(combination);
+      handle.inc(0);
+      series.set(seriesKey(names.map((name) => combination[name])), handle);
+    }
     return {
       inc(labels = {}, by = 1) {
-        for (const name of names) {
-          const value = labels[name];
-          if (value === undefined || !declared[name].includes(value)) {
-            throw new Error(`Counter ${spec.name}: label ${name} takes one of ${declared[name].join(', ')}.`);
-          }
+        const handle = series.get(seriesKey(names.map((name) => labels[name])));
+        if (!handle) {
+          const wrong = names.find((name) => !declared[name].includes(labels[name] as string))!;
+          throw new Error(`Counter ${spec.name}: label ${wrong} takes one of ${declared[wrong].join(', ')}.`);
         }
-        counter.inc(labels as Record<L, string>, by);
+        handle.inc(by);
       },
     };
+  }
+
+  /**
+   * The series of an HTTP counter, its handle made once (prom-client otherwise sorts and hashes the
+   * labels at every increment). Bounded like the series themselves: methods, route templates, classes.
+   */
+  private handle<L extends string>(counter: Counter<L>, labels: Record<L, string>): { inc(): void } {
+    let handles = this.handles.get(counter);
+    if (!handles) this.handles.set(counter, (handles = new Map()));
+    const key = seriesKey(Object.values(labels));
+    let handle = handles.get(key);
+    if (!handle) handles.set(key, (handle = counter.labels(labels)));
+    return handle;
   }
 
   /** Middleware, mounted first: counts every answer when it is sent, or when the client left before it. */
@@ -88,11 +107,11 @@ export class ServiceMetrics {
       // Scrapes are not the service's work: counting them would draw the scraper's own rhythm on every chart.
       if (route === METRICS_PATH) return;
       const status = res.statusCode;
-      this.requestCounter.inc({ method, route, status_class: `${Math.floor(status / 100)}xx` });
-      if (status >= 500) this.errorCounter.inc({ method, route, kind: 'failed' });
+      this.handle(this.requestCounter, { method, route, status_class: `${Math.floor(status / 100)}xx` }).inc();
+      if (status >= 500) this.handle(this.errorCounter, { method, route, kind: 'failed' }).inc();
     });
     res.on('close', () => {
-      if (!res.writableFinished) this.errorCounter.inc({ ...labels(), kind: 'aborted' });
+      if (!res.writableFinished) this.handle(this.errorCounter, { ...labels(), kind: 'aborted' }).inc();
     });
     next();
   };
@@ -135,6 +154,11 @@ export function fromThisMachine(req: Request): boolean {
   const host = parseHostHeader(req.headers.host);
   if (!host || !isLoopbackHost(host.name)) return false;
   return req.headers.forwarded === undefined && req.headers['x-forwarded-for'] === undefined && req.headers['x-forwarded-host'] === undefined;
+}
+
+/** One string per combination of label values (a value never holds U+0000). */
+function seriesKey(values: (string | undefined)[]): string {
+  return values.join('\u0000');
 }
 
 function combinations<L extends string>(declared: LabelValues<L>, names: L[]): Record<L, string>[] {

@@ -1,28 +1,68 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 
-/** How one CLI run ended, before its output is read for meaning. */
-export type RunEnd = 'exited' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
+/**
+ * How one CLI run ended, before its output is read for meaning. `answered`: the CLI printed the event
+ * that ends its answer (see RunOptions.onEvent) and the run was read then, while its process was still
+ * exiting; exitCode and signal are then null.
+ */
+export type RunEnd = 'exited' | 'answered' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
 
-export interface RunResult {
+/** How a run's process ended (after its answer, for a run that was `answered`). */
+export interface RunExit {
   end: RunEnd;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
-  /** Parsed stream-json events, in order. */
+}
+
+export interface RunResult extends RunExit {
+  /** Parsed stream-json events, in order (up to the answer's last one, for a run that was `answered`). */
   events: Record<string, unknown>[];
   /** The first part of stderr, for the log. */
   stderr: string;
   spawnError?: NodeJS.ErrnoException;
   pid?: number;
+  /**
+   * Settles once the process has exited and its group has been cleared: at once for a run read at its
+   * exit; later for an `answered` one, whose process still counts as running (killAll stops it and waits
+   * for it) until then. Never rejects.
+   */
+  exited: Promise<RunExit>;
 }
 
 export interface RunOptions {
   timeoutMs: number;
   signal?: AbortSignal;
-  /** Sees each event as it arrives; returning 'stop' kills the run at once (a lockdown breach). */
-  onEvent?: (event: Record<string, unknown>) => 'stop' | void;
+  /**
+   * Sees each event as it arrives. 'stop' kills the run at once (a lockdown breach). 'answered' says the
+   * CLI's answer is complete with this event: the run is read at once rather than when the process has
+   * exited (the CLI takes about 40 ms to exit after its result, all of it added to the answer otherwise),
+   * later events are not kept, and a client that goes away after it no longer stops the process. The
+   * process is then given EXIT_GRACE_MS (or what is left of the timeout, if less) to exit on its own
+   * before its group is stopped as at a timeout (`exited` then says 'timeout').
+   */
+  onEvent?: (event: Record<string, unknown>) => 'stop' | 'answered' | void;
 }
 
 const MAX_STDOUT_BYTES = 32 * 1024 * 1024;
+/** How long a CLI that printed its answer may take to exit (it takes about 40 ms) before its group is stopped. */
+export const EXIT_GRACE_MS = 10_000;
+
+/**
+ * Signals the process group `pgid` leads, if it still exists. Every run ends with one such signal to a
+ * group that is usually gone already (ESRCH): Node throws for that, and the exception's stack trace
+ * cost more than the signal itself, on the path from the CLI's exit to the answer. So it is thrown without one.
+ */
+function signalGroup(pgid: number, sig: NodeJS.Signals): void {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    /* the group is already gone */
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 const MAX_STDERR_CHARS = 2000;
 
 /**
@@ -32,7 +72,7 @@ const MAX_STDERR_CHARS = 2000;
  */
 export class CliProcesses {
   private readonly live = new Map<number, (why: RunEnd) => void>();
-  private readonly exits = new Set<Promise<void>>();
+  private readonly exits = new Set<Promise<RunExit>>();
   private stopped = false;
 
   constructor(private readonly options: { cwd: string; env: NodeJS.ProcessEnv; killGraceMs?: number }) {}
@@ -42,7 +82,7 @@ export class CliProcesses {
   }
 
   run(binary: string, args: string[], stdin: string, opts: RunOptions): Promise<RunResult> {
-    if (this.stopped) return Promise.resolve({ end: 'shutdown', exitCode: null, signal: null, events: [], stderr: '' });
+    if (this.stopped) return Promise.resolve(notRun('shutdown'));
     return new Promise<RunResult>((resolveRun) => {
       const events: Record<string, unknown>[] = [];
       let stderr = '';
@@ -55,18 +95,13 @@ export class CliProcesses {
         child = spawn(binary, args, { cwd: this.options.cwd, env: this.options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
       } catch (err) {
         // Arguments the OS cannot take (a NUL, E2BIG) throw here rather than emit 'error'; the request checks keep them out.
-        resolveRun({ end: 'spawn_failed', exitCode: null, signal: null, events: [], stderr: '', spawnError: err as NodeJS.ErrnoException });
+        resolveRun({ ...notRun('spawn_failed'), spawnError: err as NodeJS.ErrnoException });
         return;
       }
       const pid = child.pid;
       let graceTimer: NodeJS.Timeout | undefined;
       const killGroup = (sig: NodeJS.Signals) => {
-        if (pid === undefined) return;
-        try {
-          process.kill(-pid, sig);
-        } catch {
-          /* the group is already gone */
-        }
+        if (pid !== undefined) signalGroup(pid, sig);
       };
       const stop = (why: RunEnd) => {
         if (end !== undefined) return;
@@ -74,13 +109,27 @@ export class CliProcesses {
         killGroup('SIGTERM');
         graceTimer = setTimeout(() => killGroup('SIGKILL'), this.options.killGraceMs ?? 2000);
       };
-      const timer = setTimeout(() => stop('timeout'), opts.timeoutMs);
+      const deadline = Date.now() + opts.timeoutMs;
+      let timer = setTimeout(() => stop('timeout'), opts.timeoutMs);
       const onAbort = () => stop('aborted');
       if (opts.signal?.aborted) queueMicrotask(onAbort);
       else opts.signal?.addEventListener('abort', onAbort, { once: true });
 
+      let answered = false;
+      let exitDone: (exit: RunExit) => void = () => {};
+      const exited = new Promise<RunExit>((r) => (exitDone = r));
+      const read = (how: RunEnd, code: number | null, signal: NodeJS.Signals | null): RunResult => ({
+        end: spawnError ? 'spawn_failed' : how,
+        exitCode: code,
+        signal,
+        events,
+        stderr,
+        ...(spawnError ? { spawnError } : {}),
+        ...(pid !== undefined ? { pid } : {}),
+        exited,
+      });
       const handleLine = (line: string) => {
-        if (line.trim() === '') return;
+        if (answered || line.trim() === '') return;
         let event: Record<string, unknown>;
         try {
           event = JSON.parse(line) as Record<string, unknown>;
@@ -89,7 +138,15 @@ export class CliProcesses {
         }
         if (typeof event !== 'object' || event === null) return;
         events.push(event);
-        if (opts.onEvent?.(event) === 'stop') stop('stopped');
+        const verdict = opts.onEvent?.(event);
+        if (verdict === 'stop') stop('stopped');
+        else if (verdict === 'answered' && end === undefined) {
+          answered = true;
+          opts.signal?.removeEventListener('abort', onAbort);
+          clearTimeout(timer);
+          timer = setTimeout(() => stop('timeout'), Math.max(0, Math.min(EXIT_GRACE_MS, deadline - Date.now())));
+          resolveRun(read('answered', null, null));
+        }
       };
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (chunk: string) => {
@@ -128,9 +185,7 @@ export class CliProcesses {
       });
 
       let finished = false;
-      let exitDone: () => void = () => {};
-      const exitPromise = new Promise<void>((r) => (exitDone = r));
-      this.exits.add(exitPromise);
+      this.exits.add(exited);
       const finish = (code: number | null, signal: NodeJS.Signals | null) => {
         if (finished) return;
         finished = true;
@@ -139,17 +194,11 @@ export class CliProcesses {
         opts.signal?.removeEventListener('abort', onAbort);
         if (pid !== undefined) this.live.delete(pid);
         handleLine(pending);
-        this.exits.delete(exitPromise);
-        exitDone();
-        resolveRun({
-          end: spawnError ? 'spawn_failed' : (end ?? 'exited'),
-          exitCode: code,
-          signal,
-          events,
-          stderr,
-          ...(spawnError ? { spawnError } : {}),
-          ...(pid !== undefined ? { pid } : {}),
-        });
+        this.exits.delete(exited);
+        const how = end ?? 'exited';
+        exitDone({ end: spawnError ? 'spawn_failed' : how, exitCode: code, signal });
+        // A run already read at its answer has resolved; this settles only one read at its exit.
+        resolveRun(read(how, code, signal));
       };
       child.on('exit', (code, signal) => {
         // Nothing the run started may outlive it: clear its whole group now that the leader is gone.
@@ -178,4 +227,10 @@ export class CliProcesses {
     for (const stop of this.live.values()) stop('shutdown');
     await Promise.all([...this.exits]);
   }
+}
+
+/** A run that never started a process. */
+function notRun(end: RunEnd): RunResult {
+  const exit = { end, exitCode: null, signal: null };
+  return { ...exit, events: [], stderr: '', exited: Promise.resolve(exit) };
 }

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { processAlive } from './test-support/stand-in.ts';
@@ -99,5 +101,51 @@ describe('shutdown', () => {
     const answers = await Promise.all([a, b]);
     expect(answers.map((r) => r.status)).toEqual([503, 503]);
     expect(p.runs().map((r) => r.stdin)).toEqual(['holder [stand-in:hang]']);
+  });
+});
+
+describe('the answer comes with the result event, not with the process exit', () => {
+  it('answers while the CLI is still exiting, gives the slot back then, and lets the process exit on its own', async () => {
+    const p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '1', MODELPROV_MAX_QUEUE: '0' } });
+    try {
+      await p.service.lockdownProbed();
+      const answer = await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'answer, then linger [stand-in:linger]' }] });
+      expect(answer.choices[0]!.message.content).toContain('Stand-in reply');
+      // The stand-in exits only once `release` exists, which this test has not made yet.
+      const lingering = p.runs().find((r) => r.stdin.includes('[stand-in:linger]'))!;
+      expect(processAlive(lingering.pid)).toBe(true);
+      // The slot went back with the answer: with one slot and no queue, the next request runs (not 429).
+      const next = await post(p.url, 'the next request');
+      expect(next.status).toBe(200);
+      writeFileSync(join(p.dir, 'runs', 'release'), '');
+      await waitFor('the lingering CLI to exit', () => !processAlive(lingering.pid));
+      expect(p.log()).not.toContain('did not exit');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('stops a CLI that answered but does not exit, by the end of its timeout, and logs that', async () => {
+    const p = await startProvider({ env: { MODELPROV_TIMEOUT_SECONDS: '1' } });
+    try {
+      await p.service.lockdownProbed();
+      const res = await post(p.url, 'answer, then never exit [stand-in:linger]');
+      expect(res.status).toBe(200);
+      const lingering = p.runs().find((r) => r.stdin.includes('[stand-in:linger]'))!;
+      await waitFor('the lingering CLI to be stopped', () => !processAlive(lingering.pid));
+      await waitFor('the warning in the log', () => p.log().includes('the CLI printed its answer but did not exit; its process group was stopped'));
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('close() stops a CLI still exiting after its answer and waits for it', async () => {
+    const p = await startProvider();
+    await p.service.lockdownProbed();
+    expect((await post(p.url, 'answer, then linger at shutdown [stand-in:linger]')).status).toBe(200);
+    const lingering = p.runs().find((r) => r.stdin.includes('[stand-in:linger]'))!;
+    expect(processAlive(lingering.pid)).toBe(true);
+    await p.close();
+    expect(processAlive(lingering.pid)).toBe(false);
   });
 });

@@ -16,6 +16,7 @@
  *   [stand-in:rate-limit]      a usage-limit failure
  *   [stand-in:slow=MS]         waits MS milliseconds, then answers
  *   [stand-in:hold]            prints init, then answers once the file `release` exists in STANDIN_RECORD_DIR
+ *   [stand-in:linger]          answers at once, then exits only once the file `release` exists (a CLI slow to exit)
  * With --json-schema it answers in structured_output, an object built from the schema.
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
@@ -201,7 +202,18 @@ function exampleFor(schema) {
   return 'stand-in';
 }
 
-function answer() {
+/** Calls `then` once the file `release` exists in STANDIN_RECORD_DIR: a test decides when, acting meanwhile. */
+function whenReleased(then) {
+  const release = join(recordDir ?? '.', 'release');
+  const check = setInterval(() => {
+    if (!existsSync(release)) return;
+    clearInterval(check);
+    then();
+  }, 20);
+}
+
+/** Prints the answer (its result event last), then `finish` (by default exits 0). */
+function answer(finish = () => done(0)) {
   if (schemaText) {
     const structured = exampleFor(JSON.parse(schemaText));
     assistant([{ type: 'tool_use', id: 'toolu_1', name: 'StructuredOutput', input: structured }]);
@@ -211,7 +223,7 @@ function answer() {
     assistant([{ type: 'text', text }]);
     result({ result: text });
   }
-  done(0);
+  finish();
 }
 
 switch (mode?.[1]) {
@@ -260,16 +272,14 @@ switch (mode?.[1]) {
   case 'slow':
     setTimeout(answer, Number(mode[2] ?? 100));
     break;
-  case 'hold': {
+  case 'hold':
     // A test decides when the run ends (by creating the file), so it can act while the run is surely in flight.
-    const release = join(recordDir ?? '.', 'release');
-    const check = setInterval(() => {
-      if (!existsSync(release)) return;
-      clearInterval(check);
-      answer();
-    }, 20);
+    whenReleased(() => answer());
     break;
-  }
+  case 'linger':
+    // The whole answer, then a process still running: the end of the answer is its result event, not the exit.
+    answer(() => whenReleased(() => done(0)));
+    break;
   default:
     answer();
 }
