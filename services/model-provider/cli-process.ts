@@ -44,6 +44,7 @@ export interface RunOptions {
 }
 
 const MAX_STDOUT_BYTES = 32 * 1024 * 1024;
+const MAX_STDERR_CHARS = 2000;
 /** How long a CLI that printed its answer may take to exit (it takes about 40 ms) before its group is stopped. */
 export const EXIT_GRACE_MS = 10_000;
 
@@ -63,7 +64,6 @@ function signalGroup(pgid: number, sig: NodeJS.Signals): void {
     Error.stackTraceLimit = limit;
   }
 }
-const MAX_STDERR_CHARS = 2000;
 
 /**
  * Runs CLI processes, each detached into its own process group so that a timeout, a client that went

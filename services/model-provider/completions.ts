@@ -130,14 +130,14 @@ interface PreparedRun {
  * exits on its own in the background (see CliProcesses).
  */
 async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: AbortSignal): Promise<Completion> {
-  const { model, structured } = run;
+  const { model, binary, args, prompt, structured } = run;
   const release = await deps.slots.acquire(signal);
   let answer: CliAnswer;
   try {
-    answer = await runOnce(deps, run, signal);
+    answer = await runOnce(deps, binary, args, prompt, structured, signal);
     if (answer.toolCall) {
       deps.logger.warn({ model }, 'reply was tool-call syntax; asking once more');
-      answer = await runOnce(deps, run, signal);
+      answer = await runOnce(deps, binary, args, prompt, structured, signal);
       if (answer.toolCall) throw providerError.toolCallReply();
     }
   } finally {
@@ -165,48 +165,31 @@ async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: Abo
   };
 }
 
-type StartedRun = RunResult & { breach?: { loaded: Loaded; what: string } };
-
-/** One CLI run and what it answered; a process that answered and then had to be stopped is logged when that happens. */
-async function runOnce(deps: CompletionDeps, prepared: PreparedRun, signal: AbortSignal): Promise<CliAnswer> {
-  const run = await startRun(deps, prepared, signal);
+async function runOnce(deps: CompletionDeps, binary: string, args: string[], prompt: string, structured: boolean, signal: AbortSignal): Promise<CliAnswer> {
+  const hooks: string[] = [];
+  let breach: { loaded: Loaded; what: string } | undefined;
+  const run: RunResult = await deps.processes.run(binary, args, prompt, {
+    timeoutMs: deps.timeoutSeconds * 1000,
+    signal,
+    onEvent: (event) => {
+      if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+      if (isInit(event) && !breach) {
+        const loaded = { ...loadedBy(event), hooks: [...new Set(hooks)] };
+        const what = lockdownBreach(loaded, structured);
+        if (what) {
+          breach = { loaded, what };
+          return 'stop';
+        }
+      }
+      // The result is the last event of a print-mode run: the answer is complete, whenever the process exits.
+      if (event.type === 'result') return 'answered';
+    },
+  });
   if (run.end === 'answered') {
     void run.exited.then((exit) => {
       if (exit.end === 'timeout') deps.logger.warn({ code: 'timeout' }, 'the CLI printed its answer but did not exit; its process group was stopped');
     });
   }
-  return answerOf(deps, run, prepared.structured);
-}
-
-/** Starts one CLI run and resolves when its answer can be read: at its result event, or when it ended without one. */
-function startRun(deps: CompletionDeps, prepared: PreparedRun, signal: AbortSignal): Promise<StartedRun> {
-  const { binary, args, prompt, structured } = prepared;
-  const hooks: string[] = [];
-  let breach: { loaded: Loaded; what: string } | undefined;
-  return deps.processes
-    .run(binary, args, prompt, {
-      timeoutMs: deps.timeoutSeconds * 1000,
-      signal,
-      onEvent: (event) => {
-        if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
-        if (isInit(event) && !breach) {
-          const loaded = { ...loadedBy(event), hooks: [...new Set(hooks)] };
-          const what = lockdownBreach(loaded, structured);
-          if (what) {
-            breach = { loaded, what };
-            return 'stop';
-          }
-        }
-        // The result is the last event of a print-mode run: the answer is complete.
-        if (event.type === 'result') return 'answered';
-      },
-    })
-    .then((run) => (breach ? { ...run, breach } : run));
-}
-
-/** What a run answered, or the refusal it comes to. */
-function answerOf(deps: CompletionDeps, run: StartedRun, structured: boolean): CliAnswer {
-  const { breach } = run;
   if (breach) {
     deps.counters?.run('not_locked_down');
     deps.lockdown.breached(breach.loaded, breach.what);
