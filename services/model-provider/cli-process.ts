@@ -46,7 +46,7 @@ export interface RunOptions {
 const MAX_STDOUT_BYTES = 32 * 1024 * 1024;
 const MAX_STDERR_CHARS = 2000;
 /** How long a CLI that printed its answer may take to exit (it takes about 40 ms) before its group is stopped. */
-export const EXIT_GRACE_MS = 10_000;
+const EXIT_GRACE_MS = 10_000;
 
 /**
  * Signals the process group `pgid` leads, if it still exists. Every run ends with one such signal to a

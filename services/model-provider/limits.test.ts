@@ -126,7 +126,8 @@ describe('the answer comes with the result event, not with the process exit', ()
   });
 
   it('stops a CLI that answered but does not exit, by the end of its timeout, and logs that', async () => {
-    const p = await startProvider({ env: { MODELPROV_TIMEOUT_SECONDS: '1' } });
+    // Long enough that the stand-in surely answers first on a loaded machine (it starts in well under a second).
+    const p = await startProvider({ env: { MODELPROV_TIMEOUT_SECONDS: '5' } });
     try {
       await p.service.lockdownProbed();
       const res = await post(p.url, 'answer, then never exit [stand-in:linger]');
