@@ -62,4 +62,14 @@ export default tseslint.config(
   lane(['main/supervisor/**'], ELECTRON, RENDERER),
   lane(['main/console/**'], ELECTRON),
   lane(['main/electron/**', 'main/build/**', 'main/*.*'], A_SERVICE),
+  {
+    files: ['main/console/**', 'main/supervisor/**', 'services/**'],
+    ignores: FREE,
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'encodeURIComponent', message: 'Build a path from input with urlPath (main/common/url-path.ts): it refuses "." and ".." segments. Queries go in URLSearchParams.' },
+      ],
+    },
+  },
 );

@@ -4,6 +4,7 @@
  * throws and never lets a token, a credential or a stack trace into an answer.
  */
 import { z } from 'zod';
+import { PathSegmentError } from '../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
 import { ActivityHistory } from './activity.ts';
@@ -45,6 +46,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
         return { ok: true, data: (await run(checked.data, ctx)) ?? null };
       } catch (err) {
         if (err instanceof ConsoleError) return failure(err.message, err.status);
+        if (err instanceof PathSegmentError) return failure(err.message, 422);
         return failure(`The ${method} request failed inside the console; try again, and if it keeps failing see the log of the desktop app.`, 500);
       }
     },

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { HubService, HubView, NewHubCredential, SessionCredentialView } from '../common/contract.ts';
 import { SERVICES } from '../common/services.ts';
+import { urlPath } from '../common/url-path.ts';
 import { method, NoParams, type MethodContext } from './method.ts';
 import { ConsoleError } from './service-client.ts';
 
@@ -122,7 +123,7 @@ export const HUB_METHODS = {
     const own = (await listCredentials(ctx)).find((c) => c.id === id);
     // The console's own credential is the app's way in: revoking it here would cut this very page off.
     if (own?.current) throw new ConsoleError('That is this app\u2019s own credential; the console cannot work without it. Revoke the hub\u2019s credentials instead.', 409);
-    await ctx.services.call('identity', { method: 'DELETE', path: `/v1/session-credentials/${encodeURIComponent(id)}` });
+    await ctx.services.call('identity', { method: 'DELETE', path: urlPath`/v1/session-credentials/${id}` });
     return { revoked: id };
   }),
 };

@@ -3,6 +3,7 @@
  * param shapes several methods share.
  */
 import { z } from 'zod';
+import { urlPath } from '../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ActivityHistory } from './activity.ts';
 import type { CrashMemory } from './crashes.ts';
@@ -34,4 +35,4 @@ export const Limit = z.number().int().min(1).max(500).optional();
 /** A page cursor exactly as the persona store sent it in `next_after`: opaque, passed back untouched. */
 export const Cursor = z.string().max(300).optional();
 
-export const personaPath = (profile: string) => `/v1/personas/${encodeURIComponent(profile)}`;
+export const personaPath = (profile: string) => urlPath`/v1/personas/${profile}`;

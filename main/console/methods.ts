@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { SERVICE_NAMES } from '../common/services.ts';
+import { urlPath } from '../common/url-path.ts';
 import type { ServiceView } from './contract.ts';
 import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
 import { HUB_METHODS } from './hub.ts';
@@ -124,11 +125,11 @@ export const METHODS = {
   ),
   'personas.fields': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
-    async ({ profile, after, limit }, { services }) => personaPage(services, `${personaPath(profile)}/fields`, { after, limit }),
+    async ({ profile, after, limit }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/fields`, { after, limit }),
   ),
   'personas.notes': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
-    async ({ profile, after, limit, kind }, { services }) => personaPage(services, `${personaPath(profile)}/notes`, { after, limit, kind }),
+    async ({ profile, after, limit, kind }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/notes`, { after, limit, kind }),
   ),
   // The change log, oldest first, paged by `after` (the last id seen); filters as the persona store names them.
   'personas.events': method(
@@ -144,12 +145,12 @@ export const METHODS = {
         limit: Limit,
       })
       .strict(),
-    async ({ profile, ...query }, { services }) => personaPage(services, `${personaPath(profile)}/events`, query),
+    async ({ profile, ...query }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/events`, query),
   ),
   'personas.recall': method(
     z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
     async ({ q, profile }, { services }) =>
-      (await services.call('persona-store', { path: profile ? `${personaPath(profile)}/recall` : '/v1/recall', query: { q } })).body,
+      (await services.call('persona-store', { path: profile ? urlPath`/v1/personas/${profile}/recall` : '/v1/recall', query: { q } })).body,
   ),
 
   // Platform connections (identity, with the session credential) and subscriptions (gateway).
@@ -158,11 +159,11 @@ export const METHODS = {
     z.object({ profile: Profile, token: z.string().trim().min(20, 'a personal access token is at least 20 characters').max(500) }).strict(),
     async ({ profile, token }, { services }) =>
       withoutSecrets(
-        (await services.call('identity', { method: 'PUT', path: `/v1/connections/${encodeURIComponent(profile)}`, body: { kind: 'token', token } })).body,
+        (await services.call('identity', { method: 'PUT', path: urlPath`/v1/connections/${profile}`, body: { kind: 'token', token } })).body,
       ),
   ),
   'connections.remove': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => {
-    await services.call('identity', { method: 'DELETE', path: `/v1/connections/${encodeURIComponent(profile)}` });
+    await services.call('identity', { method: 'DELETE', path: urlPath`/v1/connections/${profile}` });
     return { removed: profile };
   }),
   // The gateway lists every subscription of the account; it wants a profile to act under, so the console
@@ -183,7 +184,7 @@ export const METHODS = {
 
   'subscriptions.get': method(z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(), async ({ id, profile }, { services }) => {
     const answer = await services.call('repohost-gateway', {
-      path: `/v1/subscriptions/${encodeURIComponent(id)}`,
+      path: urlPath`/v1/subscriptions/${id}`,
       headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
     });
     return subscriptionView(answer.body as Record<string, unknown>);
@@ -194,7 +195,7 @@ export const METHODS = {
   'subscriptions.cancel': method(z.object({ id: SubscriptionId, profile: Profile }).strict(), async ({ id, profile }, { services }) => {
     const answer = await services.call('repohost-gateway', {
       method: 'DELETE',
-      path: `/v1/subscriptions/${encodeURIComponent(id)}`,
+      path: urlPath`/v1/subscriptions/${id}`,
       headers: { 'x-identity-profile': profile },
       acceptStatus: [404],
     });

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { FORGET_MODES, type ForgetMode } from '../common/change-log.ts';
 import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../common/contract.ts';
+import { urlPath } from '../common/url-path.ts';
 import { method, Profile, personaPath, type MethodContext } from './method.ts';
 import { ConsoleError, type ServiceClient } from './service-client.ts';
 
@@ -16,8 +17,8 @@ const NoteId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'a note id is the id t
 /** The most pages an export reads (100 entries each at the default page size): a runaway guard, not a limit anyone meets. */
 const EXPORT_PAGES = 10_000;
 
-const fieldPath = (profile: string, key: string) => `${personaPath(profile)}/fields/${encodeURIComponent(key)}`;
-const notePath = (profile: string, id: string) => `${personaPath(profile)}/notes/${encodeURIComponent(id)}`;
+const fieldPath = (profile: string, key: string) => urlPath`/v1/personas/${profile}/fields/${key}`;
+const notePath = (profile: string, id: string) => urlPath`/v1/personas/${profile}/notes/${id}`;
 
 /**
  * The forget policy as far as the console can know it before the store applies it: the identity block's
@@ -54,7 +55,7 @@ async function wholeExport(services: ServiceClient, profile: string): Promise<Ex
   for (let page = 0; page < EXPORT_PAGES; page++) {
     const body = (
       await services.call('persona-store', {
-        path: `${personaPath(profile)}/export`,
+        path: urlPath`/v1/personas/${profile}/export`,
         query: {
           fields_after: fieldsAfter ?? undefined,
           notes_after: notesAfter ?? undefined,

@@ -27,6 +27,7 @@ const TOKEN_MARGIN_MS = 60_000;
 
 export interface ServiceRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Fixed text, or built by `urlPath` when it carries input (main/common/url-path.ts); the query goes in `query`. */
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
@@ -118,6 +119,10 @@ export class ServiceClient {
 
   private async send(service: ServiceName, request: ServiceRequest, authorization: string | undefined): Promise<ServiceAnswer> {
     const url = new URL(request.path, this.supervisor.url(service));
+    // The last guard: a path that URL resolution would change (a dot segment, "//", a "?") is never sent.
+    if (!request.path.startsWith('/') || url.pathname !== request.path || url.origin !== new URL(this.supervisor.url(service)).origin) {
+      throw new ConsoleError('A name in the request would have changed where it goes (a "." or ".." segment); nothing was sent. Choose another name.', 422);
+    }
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
     }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_SESSION_FILE } from '../../main/common/services.ts';
+import { urlPath } from '../../main/common/url-path.ts';
 import { ConfigError } from '../kit/config.ts';
 import { loadPersonaConfig, type PersonaConfig } from './config.ts';
 import type { PersonaEngine } from './engines/engine.ts';
@@ -73,7 +74,7 @@ async function localAccount(config: PersonaConfig): Promise<{ id: string; name: 
   }
   let res: Response;
   try {
-    res = await fetch(new URL('/v1/account', config.identityUrl), { headers: { authorization: `Bearer ${credential}` }, signal: AbortSignal.timeout(10_000) });
+    res = await fetch(new URL(urlPath`/v1/account`, config.identityUrl), { headers: { authorization: `Bearer ${credential}` }, signal: AbortSignal.timeout(10_000) });
   } catch {
     throw why(`the identity service at ${config.identityUrl} does not answer; start the app, or PERSONA_IDENTITY_URL names another one`);
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { urlPath } from '../../main/common/url-path.ts';
 import { problem } from '../kit/problem.ts';
 import { FORGET_MODES, type ForgetMode, type PersonaConfig } from './config.ts';
 
@@ -72,7 +73,7 @@ export function createPolicySource(config: PersonaConfig): PolicySource {
     async policyFor(account) {
       let res: Response;
       try {
-        res = await fetch(`${baseUrl}/v1/settings/persona?account=${encodeURIComponent(account)}`, {
+        res = await fetch(`${baseUrl}${urlPath`/v1/settings/persona`}?${new URLSearchParams({ account })}`, {
           headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
           signal: AbortSignal.timeout(config.settingsTimeoutMs),
         });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { urlPath } from '../../main/common/url-path.ts';
 import type { Logger } from '../kit/logger.ts';
 import { problem } from '../kit/problem.ts';
 import { PROFILE_RULE } from '../kit/profile.ts';
@@ -122,7 +123,7 @@ export class CredentialResolver {
     let answer: { current?: unknown; reason?: unknown };
     try {
       this.checks += 1;
-      const res = await fetch(`${this.identityUrl}/v1/credentials/check`, {
+      const res = await fetch(`${this.identityUrl}${urlPath`/v1/credentials/check`}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ account: credential.account, profile: credential.profile, revision: credential.revision, ...(session ? { session } : {}) }),
@@ -203,7 +204,7 @@ export class CredentialResolver {
     }
     let res: Response;
     try {
-      res = await fetch(`${this.identityUrl}/v1/credentials/resolve`, {
+      res = await fetch(`${this.identityUrl}${urlPath`/v1/credentials/resolve`}`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${this.serviceToken}`,
