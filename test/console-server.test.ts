@@ -1,5 +1,5 @@
 /**
- * The headless console server over real HTTP: the per-launch secret, the cookie it becomes, the
+ * The headless console server over real HTTP: the per-launch secret (a header, never a cookie), the
  * loopback Host and same-origin checks, the CSP, and the API behind them (the real supervisor running
  * the real identity service).
  */
@@ -60,7 +60,7 @@ beforeAll(async () => {
   const url = new URL(server.url);
   base = url.origin;
   port = Number(url.port);
-  secret = url.searchParams.get('secret')!;
+  secret = new URLSearchParams(url.hash.slice(1)).get('secret')!;
 });
 
 afterAll(async () => {
@@ -71,23 +71,13 @@ afterAll(async () => {
 
 describe('the console URL and its secret', () => {
   it('is a loopback URL carrying a long random secret', () => {
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?secret=[A-Za-z0-9_-]{43}$/);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#secret=[A-Za-z0-9_-]{43}$/);
   });
 
-  it('opening it trades the secret for an HttpOnly, SameSite=Strict cookie and a clean URL', async () => {
-    const res = await send(`/?secret=${secret}`, { headers: { host: `127.0.0.1:${port}` } });
-    expect(res.status).toBe(303);
-    expect(res.headers.location).toBe('/');
-    const cookie = String(res.headers['set-cookie']);
-    expect(cookie).toContain(`hub_console_${port}=${secret}`);
-    expect(cookie).toContain('HttpOnly');
-    expect(cookie).toContain('SameSite=Strict');
-  });
-
-  it('with the cookie, the page loads under a strict CSP and never from another origin', async () => {
-    const cookie = `hub_console_${port}=${secret}`;
-    const page = await send('/', { headers: { host: `127.0.0.1:${port}`, cookie } });
+  it('the page and its files load without the secret, under a strict CSP, and never set a cookie', async () => {
+    const page = await send('/', { headers: { host: `127.0.0.1:${port}` } });
     expect(page.status).toBe(200);
+    expect(page.headers['set-cookie']).toBeUndefined();
     const csp = String(page.headers['content-security-policy']);
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("script-src 'self'");
@@ -97,24 +87,23 @@ describe('the console URL and its secret', () => {
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.body).toContain('<script defer src="app.js">');
     expect(page.body).not.toMatch(/https?:\/\//);
-    const script = await send('/app.js', { headers: { host: `127.0.0.1:${port}`, cookie } });
+    const script = await send('/app.js', { headers: { host: `127.0.0.1:${port}` } });
     expect(script.status).toBe(200);
     expect(script.headers['content-type']).toContain('javascript');
+    expect(script.headers['set-cookie']).toBeUndefined();
+    // The secret is never in the page the server sends: the browser keeps it from the URL's fragment.
+    expect(page.body + script.body).not.toContain(secret);
   });
 
-  it('without the secret, the page says where to get the URL', async () => {
-    const res = await send('/', { headers: { host: `127.0.0.1:${port}` } });
-    expect(res.status).toBe(401);
-    expect(res.body).toContain('npm run serve');
-    const wrong = await send(`/?secret=${'x'.repeat(43)}`, { headers: { host: `127.0.0.1:${port}` } });
-    expect(wrong.status).toBe(401);
-    expect(wrong.body).toContain('another launch');
-    expect(wrong.headers['set-cookie']).toBeUndefined();
-  });
-
-  it('a secret of another console (another port) does not open this one', async () => {
-    const res = await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}`, cookie: `hub_console_1=${secret}x` });
-    expect(res.status).toBe(401);
+  it('a secret in the query or a cookie opens nothing: only the X-Console-Secret header does', async () => {
+    const query = await send(`/api/call?secret=${secret}`, { method: 'POST', headers: { host: `127.0.0.1:${port}`, 'content-type': 'application/json' }, body: '{"method":"services.list"}' });
+    expect(query.status).toBe(401);
+    expect(JSON.parse(query.body).error.message).toContain('npm run serve');
+    for (const cookie of [`hub_console_${port}=${secret}`, `secret=${secret}`]) {
+      expect((await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}`, cookie })).status).toBe(401);
+    }
+    const opened = await send(`/?secret=${secret}`, { headers: { host: `127.0.0.1:${port}` } });
+    expect(opened.headers['set-cookie']).toBeUndefined();
   });
 });
 
@@ -127,8 +116,8 @@ describe('the API behind the secret', () => {
     expect(result.data.map((s) => [s.name, s.state])).toEqual([['identity', 'ready']]);
   });
 
-  it('answers with the cookie from the page\u2019s own origin', async () => {
-    const res = await apiCall({ method: 'connections.list' }, { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'sec-fetch-site': 'same-origin', cookie: `hub_console_${port}=${secret}` });
+  it('answers the page\u2019s own origin, which sends the secret as a header', async () => {
+    const res = await apiCall({ method: 'connections.list' }, { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'sec-fetch-site': 'same-origin', 'x-console-secret': secret });
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ ok: true, data: { connections: [] } });
   });
@@ -150,13 +139,13 @@ describe('the API behind the secret', () => {
     expect((await apiCall({ method: 'services.list' }, { host: '127.0.0.1:1', 'x-console-secret': secret })).status).toBe(421);
   });
 
-  it('refuses another page\u2019s Origin and cross-site fetches, even with the cookie', async () => {
-    const cookie = `hub_console_${port}=${secret}`;
-    const foreign = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: 'https://evil.example', cookie });
+  it('refuses another page\u2019s Origin and cross-site fetches, even with the secret', async () => {
+    const own = { 'x-console-secret': secret };
+    const foreign = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: 'https://evil.example', ...own });
     expect(foreign.status).toBe(403);
-    const otherPort = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port + 1}`, cookie });
+    const otherPort = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port + 1}`, ...own });
     expect(otherPort.status).toBe(403);
-    const crossSite = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site', cookie });
+    const crossSite = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site', ...own });
     expect(crossSite.status).toBe(403);
     expect(supervisor.status()[0]!.state).toBe('ready');
   });
@@ -192,7 +181,7 @@ describe('starting the console', () => {
   it('each launch has its own secret, and a closed console frees its port', async () => {
     const other = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0 });
     const otherUrl = new URL(other.url);
-    expect(otherUrl.searchParams.get('secret')).not.toBe(secret);
+    expect(new URLSearchParams(otherUrl.hash.slice(1)).get('secret')).not.toBe(secret);
     await other.close();
     await expect(fetch(`${otherUrl.origin}/`)).rejects.toThrow();
   });

@@ -68,7 +68,7 @@ async function consoleCall<T>(method: string, params?: unknown): Promise<T> {
   const console_ = new URL(consoleUrl);
   const res = await fetch(`${console_.origin}/api/call`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-console-secret': console_.searchParams.get('secret')! },
+    headers: { 'content-type': 'application/json', 'x-console-secret': new URLSearchParams(console_.hash.slice(1)).get('secret')! },
     body: JSON.stringify(params === undefined ? { method } : { method, params }),
   });
   const result = (await res.json()) as { ok: boolean; data?: T; error?: { message: string } };
@@ -147,7 +147,7 @@ beforeAll(async () => {
   headless.stderr!.setEncoding('utf8');
   headless.stdout!.on('data', (d: string) => (output += d));
   headless.stderr!.on('data', (d: string) => (output += d));
-  const [, printed] = await waitForOutput(/Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/, SETTLE_MS);
+  const [, printed] = await waitForOutput(/Console: (http:\/\/127\.0\.0\.1:\d+\/#secret=\S+)/, SETTLE_MS);
   // The summary comes after 20 s at the latest; a service ready later (a loaded machine) is printed when it is.
   for (const name of ['identity', 'persona-store', 'repohost-gateway', 'model-provider']) {
     await waitForOutput(new RegExp(`^\\s+${name}\\s+ready\\s`, 'm'), SETTLE_MS);
@@ -219,7 +219,7 @@ afterAll(async () => {
 });
 
 describe('the console in Chromium against `npm run serve`', () => {
-  it('opens with the printed URL, then drops the secret from the address and keeps it out of scripts', async () => {
+  it('opens with the printed URL, then drops the secret from the address, with no cookie', async () => {
     await page.goto(consoleUrl);
     await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
     expect(page.url()).not.toContain('secret');
@@ -716,7 +716,7 @@ describe('the console in Chromium against `npm run serve`', () => {
       bridged.push(request.method);
       const res = await fetch(`${console_.origin}/api/call`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-console-secret': console_.searchParams.get('secret')! },
+        headers: { 'content-type': 'application/json', 'x-console-secret': new URLSearchParams(console_.hash.slice(1)).get('secret')! },
         body: JSON.stringify(request),
       });
       return res.json();

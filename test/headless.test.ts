@@ -81,13 +81,13 @@ describe('npm run serve (headless)', () => {
     await printed((text) => expected.every((e) => e.test(text)));
     expect(serve.exitCode, out).toBeNull();
     for (const name of SERVICE_NAMES) expect((await fetch(`http://127.0.0.1:${portOf[name]}/ready`)).status).toBe(200);
-    const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/\?secret=\S+)/.exec(out)?.[1];
+    const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/#secret=\S+)/.exec(out)?.[1];
     expect(consoleUrl, out).toBeDefined();
     // The printed console sees the same supervisor: every service in the state the summary printed.
     const url = new URL(consoleUrl!);
     const answer = await fetch(new URL('/api/call', url), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-console-secret': url.searchParams.get('secret')! },
+      headers: { 'content-type': 'application/json', 'x-console-secret': new URLSearchParams(url.hash.slice(1)).get('secret')! },
       body: JSON.stringify({ method: 'services.list' }),
     });
     const listed = (await answer.json()) as { ok: boolean; data: Array<{ name: string; state: string }> };

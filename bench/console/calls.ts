@@ -30,7 +30,7 @@ try {
   const call = async (method: string, params?: unknown) => {
     const res = await fetch(`${consoleUrl.origin}/api/call`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-console-secret': consoleUrl.searchParams.get('secret')! },
+      headers: { 'content-type': 'application/json', 'x-console-secret': new URLSearchParams(consoleUrl.hash.slice(1)).get('secret')! },
       body: JSON.stringify({ method, params }),
     });
     const result = (await res.json()) as { ok: boolean; error?: { message: string } };

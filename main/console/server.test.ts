@@ -28,7 +28,7 @@ async function start(timeouts: ConsoleTimeouts = {}) {
   const server = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0, ...timeouts });
   running.push({ server, supervisor, dataDir });
   const url = new URL(server.url);
-  return { port: Number(url.port), secret: url.searchParams.get('secret')! };
+  return { port: Number(url.port), secret: new URLSearchParams(url.hash.slice(1)).get('secret')! };
 }
 
 /** Writes raw bytes and resolves with everything the server sent once it closed the connection. */

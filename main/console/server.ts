@@ -1,9 +1,10 @@
 /**
  * The headless console: the renderer build and the console API over HTTP on loopback, behind a
- * per-launch secret that is part of the printed URL (as Jupyter does). Opening that URL trades the
- * secret for an HttpOnly, SameSite=Strict cookie and redirects to a clean URL; scripts may send the
- * secret as the `X-Console-Secret` header instead. Every request is also checked for a loopback Host
- * (DNS rebinding) and a same-origin Origin (other pages in the browser).
+ * per-launch secret in the printed URL's fragment (`/#secret=…`), which a browser never sends to any
+ * server. The page keeps it in sessionStorage (scoped to this origin, port included) and sends it as
+ * the `X-Console-Secret` header; there is no cookie, since a cookie would go to every server on
+ * 127.0.0.1 whatever its port. Every request is also checked for a loopback Host (DNS rebinding) and
+ * a same-origin Origin (other pages in the browser).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -52,7 +53,6 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
   const api = createConsoleApi({ supervisor: options.supervisor });
   const secret = randomBytes(32).toString('base64url');
   let port = 0;
-  const cookieName = () => `hub_console_${port}`;
 
   const server = createServer(
     {
@@ -82,20 +82,10 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
     }
     const url = new URL(req.url ?? '/', `http://${hostHeader}`);
 
-    if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('secret')) {
-      if (!sameSecret(url.searchParams.get('secret') ?? '', secret)) {
-        return refuse(res, 401, 'This console link is from another launch; open the URL printed by the latest `npm run serve`.', true);
-      }
-      res.setHeader('Set-Cookie', `${cookieName()}=${secret}; HttpOnly; SameSite=Strict; Path=/`);
-      res.writeHead(303, { Location: '/' }).end();
-      return;
-    }
-
-    if (!authorized(req)) {
-      return refuse(res, 401, 'Open the console with the URL printed by `npm run serve`; it carries this launch\u2019s secret.', req.method === 'GET');
-    }
-
     if (url.pathname === '/api/call') {
+      if (!authorized(req)) {
+        return refuse(res, 401, 'Open the console with the URL printed by `npm run serve` (the latest launch); its secret is in the part after "#".');
+      }
       if (req.method !== 'POST') return refuse(res, 405, 'Call the console API with POST and a JSON body {"method", "params"}.');
       const fetchSite = req.headers['sec-fetch-site'];
       if (fetchSite !== undefined && fetchSite !== 'same-origin') {
@@ -117,6 +107,7 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
       return;
     }
 
+    // The page, its script and its style are the same for everyone and carry nothing of the person's: only the API needs the secret.
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'The console pages are read with GET.');
     const file = files.get(url.pathname === '/' ? 'index.html' : url.pathname.slice(1));
     if (!file) return refuse(res, 404, `There is no console page ${url.pathname.slice(0, 100)}; open / instead.`);
@@ -125,9 +116,7 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
 
   function authorized(req: IncomingMessage): boolean {
     const header = req.headers[SECRET_HEADER];
-    if (typeof header === 'string') return sameSecret(header, secret);
-    const cookie = parseCookies(req.headers.cookie).get(cookieName());
-    return cookie !== undefined && sameSecret(cookie, secret);
+    return typeof header === 'string' && sameSecret(header, secret);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -141,7 +130,7 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
 
   let closing: Promise<void> | undefined;
   return {
-    url: `${base}/?secret=${secret}`,
+    url: `${base}/#secret=${secret}`,
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -161,15 +150,6 @@ function sameSecret(given: string, secret: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(secret);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function parseCookies(header: string | undefined): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0) cookies.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return cookies;
 }
 
 function readBody(req: IncomingMessage): Promise<string | undefined> {
@@ -204,14 +184,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
-/** Refusals answer in the API's own shape, or as a short page when a person opened the URL. */
-function refuse(res: ServerResponse, status: number, message: string, asPage = false): void {
-  if (asPage) {
-    const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-    res
-      .writeHead(status, { 'Content-Type': 'text/html; charset=utf-8' })
-      .end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hub console</title></head><body><p>${escaped}</p></body></html>`);
-    return;
-  }
+/** Refusals answer in the API's own shape. */
+function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify({ ok: false, error: { message, status } }));
 }

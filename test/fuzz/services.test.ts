@@ -270,7 +270,7 @@ beforeAll(async () => {
   const notes = (await json(`${urls.persona}/v1/personas/${seeded.profile}/notes`, { headers: { authorization: `Bearer ${personaToken}` } })) as { notes: { id: string }[] };
   const sessions = (await json(`${urls.identity}/v1/session-credentials`, { headers: { authorization: `Bearer ${credential}` } })) as { credentials: { id: string }[] };
   consoleServer = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0 });
-  const consoleSecret = new URL(consoleServer.url).searchParams.get('secret')!;
+  const consoleSecret = new URLSearchParams(new URL(consoleServer.url).hash.slice(1)).get('secret')!;
   secrets = [credential, personaToken, gatewayToken, serviceToken, seeded.platformToken, consoleSecret];
 
   const docOf = async (url: string) => (await json(`${url}/openapi.json`)) as Parameters<typeof routesOf>[0] & { components?: { schemas?: Record<string, Schema> } };
@@ -361,7 +361,7 @@ describe('hostile input against the console', () => {
       routes: [],
       components: {},
       known: {},
-      authorized: () => ({ 'x-console-secret': url.searchParams.get('secret')! }),
+      authorized: () => ({ 'x-console-secret': new URLSearchParams(url.hash.slice(1)).get('secret')! }),
     };
   };
 
