@@ -92,3 +92,30 @@ describe('the console server\u2019s timeouts (slow clients)', () => {
     await expect(start({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(/headersTimeoutMs must not exceed requestTimeoutMs/);
   });
 });
+
+describe('the console server\u2019s connection bound', () => {
+  it('closes the longest-idle connections to let a newcomer in, and keeps no more than its bound', async () => {
+    // Idle connections would stay two minutes: only the bound closes them here.
+    const { port } = await start({ maxConnections: 4, keepAliveTimeoutMs: 120_000 });
+    const idle = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+        const answered = new Promise<string>((resolve) => socket.setEncoding('utf8').once('data', (d: string) => resolve(d)));
+        socket.write(`GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+        expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
+        return { socket, closed };
+      }),
+    );
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    expect(res.status).toBe(200);
+    await res.text();
+    // Six idle connections and a newcomer under a bound of four: at least three of the idle ones are closed.
+    let closed = 0;
+    await new Promise<void>((resolve) => {
+      for (const c of idle) void c.closed.then(() => ++closed >= 3 && resolve());
+    });
+    for (const c of idle) c.socket.destroy();
+  });
+});

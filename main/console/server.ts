@@ -9,6 +9,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { boundConnections } from '../../services/kit/connections.ts';
 import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from './api.ts';
 import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
@@ -19,8 +20,15 @@ export const SECRET_HEADER = 'x-console-secret';
 /** A loopback client sends its headers at once and a request of at most 64 KiB in moments; anything slower is stuck or hostile. */
 export const DEFAULT_CONSOLE_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
 
-/** The server's limits on slow clients (options so that a test can wait for them instead of for ten seconds). */
+/** One browser tab uses about six connections, a script one: a bound far above that, far below the descriptor limit. */
+export const DEFAULT_CONSOLE_MAX_CONNECTIONS = 128;
+
+/** The server's limits on slow clients and on connections (options so that a test can meet them quickly). */
 export interface ConsoleTimeouts {
+  /** Connections kept open at most; past it idle ones are closed first (services/kit/connections.ts). */
+  maxConnections?: number;
+  /** How long an idle keep-alive connection stays open (Node's 5 s unless given). */
+  keepAliveTimeoutMs?: number;
   /** Longest time a client may take to send a request's headers (Slowloris); past it 408 and the connection closes. */
   headersTimeoutMs?: number;
   /** Longest time a client may take to send a whole request; past it 408. The answer that follows is not bounded by it. */
@@ -61,13 +69,19 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
       // Node looks for late requests only this often (default 30 s, which would stretch a 10 s limit to 40 s).
       connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
     },
-    (req, res) => {
-      handle(req, res).catch(() => {
-        if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
-        else res.destroy();
-      });
-    },
   );
+  const bound = boundConnections(server, options.maxConnections ?? DEFAULT_CONSOLE_MAX_CONNECTIONS, (res) => {
+    res.setHeader('Retry-After', '1');
+    refuse(res, 503, 'The console has as many connections open as it keeps, all of them busy; try again in a moment.');
+  });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (bound.refused(req, res)) return;
+    handle(req, res).catch(() => {
+      if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
+      else res.destroy();
+    });
+  });
   server.on('clientError', answerClientError);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -2,6 +2,7 @@ import { STATUS_CODES, createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from './config.ts';
+import { boundConnections, DEFAULT_MAX_CONNECTIONS } from './connections.ts';
 import { errorSummary, type Logger } from './logger.ts';
 
 export interface RunningService {
@@ -30,6 +31,8 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** How long an idle keep-alive connection stays open between requests. */
   keepAliveTimeoutMs?: number;
+  /** Connections kept open at most (`DEFAULT_MAX_CONNECTIONS`); past it idle ones are closed first, see connections.ts. */
+  maxConnections?: number;
   /**
    * The body of an answer Node gives before any route runs (a request that is not HTTP, headers over
    * 16 KB, a request that took too long to arrive); problem+json unless a service's spec fixes another envelope.
@@ -62,10 +65,17 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
       // A request without Host reaches the app's Host check, which refuses it with a body that says why (Node's own 400 has none).
       requireHostHeader: false,
     },
-    options.app,
   );
+  const render = options.renderClientError ?? clientProblem;
+  const bound = boundConnections(server, options.maxConnections ?? DEFAULT_MAX_CONNECTIONS, (res) => {
+    const { type, body } = render(503, 'This service has as many connections open as it keeps, all of them busy; try again in a moment, and reuse one connection for several requests.');
+    res.writeHead(503, { 'Content-Type': type, 'Retry-After': '1' }).end(body);
+  });
+  server.on('request', (req, res) => {
+    if (!bound.refused(req, res)) options.app(req, res);
+  });
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_TIMEOUTS.keepAliveTimeoutMs;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, options.renderClientError ?? clientProblem));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, render));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
