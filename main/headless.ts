@@ -82,15 +82,17 @@ async function main(): Promise<void> {
     if (!stopping && ['ready', 'degraded', 'backing-off', 'gave-up'].includes(s.state)) process.stdout.write(`${line(s)}\n`);
   });
 
-  await supervisor.startAll();
-
+  // The console first: its port must be known before the gateway starts, which refuses signals to it.
   let consoleLine: string;
   try {
     consoleServer = await startConsoleServer({ supervisor, host: '127.0.0.1', port: consolePort });
+    supervisor.refuseSignalsTo(Number(new URL(consoleServer.url).port));
     consoleLine = `Console: ${consoleServer.url}`;
   } catch (err) {
     consoleLine = `Console: could not start (${(err as Error).message}); the services run without it.`;
   }
+
+  await supervisor.startAll();
 
   // Summarise once everything has settled, or after 20 s with the reason each one is not ready yet
   // (the provider's probe of its CLI alone may take two minutes); later changes are printed as they come.

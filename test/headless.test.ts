@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '../main/common/services.ts';
@@ -95,6 +96,32 @@ describe('npm run serve (headless)', () => {
     expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
     for (const s of listed.data) expect(s.state).toBe('ready');
     expect(out).toContain(`Data folder: ${dataDir}`);
+
+    // Signals never go to the console's port: the gateway refuses it at opening, before any connection is made.
+    const credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
+    const identityUrl = `http://127.0.0.1:${ports.IDENTITY_PORT}`;
+    const platformToken = `github_pat_${'Hh5'.repeat(10)}`;
+    platform.addUser('octo');
+    platform.addToken(platformToken, 'octo');
+    const connected = await fetch(`${identityUrl}/v1/connections/work`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'token', token: platformToken }),
+    });
+    expect(connected.status, await connected.text()).toBeLessThan(300);
+    const minted = await fetch(`${identityUrl}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'repohost-api' }),
+    });
+    const gatewayToken = ((await minted.json()) as { token: string }).token;
+    const aimed = await fetch(`http://127.0.0.1:${ports.REPOHOST_PORT}/v1/subscriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gatewayToken}`, 'x-identity-profile': 'work', 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'pull_merged', repo: 'octo/hello', pull: 1, signal_url: `http://127.0.0.1:${url.port}/api/call` }),
+    });
+    expect(aimed.status).toBe(422);
+    expect(((await aimed.json()) as { detail: string }).detail).toContain(`port ${url.port} is one of this app\u2019s own`);
 
     // A CLI run in flight when Ctrl-C arrives must die with the provider.
     const hanging = fetch(`http://127.0.0.1:${ports.MODELPROV_PORT}/v1/chat/completions`, {

@@ -73,6 +73,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private readonly probeTimeoutMs: number;
   private gatewayToken?: string;
   private prepared?: Promise<void>;
+  /** Ports this app listens on besides the services' (the headless console's): no signal goes there. */
+  private readonly appPorts = new Set<number>();
 
   constructor(options: SupervisorOptions) {
     super();
@@ -103,6 +105,14 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   }
 
   /** The services this supervisor manages, in start order. */
+  /**
+   * A port this app listens on besides the services (the headless console's): the gateway refuses
+   * signals to it (REPOHOST_SIGNAL_REFUSED_PORTS) from its next start on, so call it before startAll.
+   */
+  refuseSignalsTo(port: number): void {
+    this.appPorts.add(port);
+  }
+
   services(): ServiceName[] {
     return [...this.slots.keys()];
   }
@@ -279,7 +289,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     }
     if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
-    const env = serviceEnv(slot.name, this.env, { dataDir: this.dataDir, identityUrl: this.identityUrl(), gatewayToken: this.gatewayToken });
+    const env = serviceEnv(slot.name, this.env, { dataDir: this.dataDir, identityUrl: this.identityUrl(), gatewayToken: this.gatewayToken, appPorts: this.appPorts });
     const proc = this.launcher.launch(slot.name, env);
     slot.proc = proc;
     slot.startedAt = Date.now();

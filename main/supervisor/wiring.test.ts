@@ -35,6 +35,8 @@ describe('each service\u2019s environment', () => {
     expect(gateway.REPOHOST_SIGNAL_REFUSED_PORTS).toBe('8001,8004,8011,8127');
     // Moved services are refused where they are; the user's own ports stay refused too.
     expect(serviceEnv('repohost-gateway', { PERSONA_PORT: '9004', REPOHOST_SIGNAL_REFUSED_PORTS: '5432, 8001' }, wiring).REPOHOST_SIGNAL_REFUSED_PORTS).toBe('5432,8001,9004,8011,8127');
+    // The headless console's port is one of the app's own too.
+    expect(serviceEnv('repohost-gateway', {}, { ...wiring, appPorts: [41234] }).REPOHOST_SIGNAL_REFUSED_PORTS).toBe('8001,8004,8011,8127,41234');
     expect(serviceEnv('model-provider', {}, wiring)).toEqual({ MODELPROV_HOST: '127.0.0.1', MODELPROV_PORT: '8127', MODELPROV_DATA_DIR: '/data/model-provider' });
   });
 

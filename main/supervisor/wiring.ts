@@ -53,12 +53,13 @@ export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {
 /**
  * A service's environment: the parent's environment without any service's prefixed variables, then the
  * user's own variables with this service's prefix, then the wiring (ports, data folders, identity URL,
- * the gateway's service token) where the user did not set it.
+ * the gateway's service token) where the user did not set it. `appPorts` are the other ports this app
+ * listens on (the headless console's): signals are refused there too.
  */
 export function serviceEnv(
   name: ServiceName,
   parentEnv: NodeJS.ProcessEnv,
-  wiring: { dataDir: string; identityUrl: string; gatewayToken: string },
+  wiring: { dataDir: string; identityUrl: string; gatewayToken: string; appPorts?: Iterable<number> },
 ): Record<string, string> {
   const { prefix } = SERVICE_CATALOGUE[name];
   const env: Record<string, string> = {};
@@ -84,9 +85,9 @@ export function serviceEnv(
   if (name === 'repohost-gateway') {
     set('IDENTITY_URL', wiring.identityUrl);
     set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken);
-    // Signals never go to this app's own services, wherever the user moved them; the user's own list is kept beside.
+    // Signals never go to a port of this app (its services wherever the user moved them, the console); the user's own list is kept beside.
     const own = (env.REPOHOST_SIGNAL_REFUSED_PORTS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    const ours = SERVICE_NAMES.map((n) => String(placement(n, wiring.dataDir, parentEnv).port));
+    const ours = [...SERVICE_NAMES.map((n) => placement(n, wiring.dataDir, parentEnv).port), ...(wiring.appPorts ?? [])].map(String);
     env.REPOHOST_SIGNAL_REFUSED_PORTS = [...new Set([...own, ...ours])].join(',');
   }
   return env;
