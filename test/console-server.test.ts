@@ -104,6 +104,9 @@ describe('the console URL and its secret', () => {
     }
     const opened = await send(`/?secret=${secret}`, { headers: { host: `127.0.0.1:${port}` } });
     expect(opened.headers['set-cookie']).toBeUndefined();
+    // It leaves the address bar at once.
+    expect(opened.status).toBe(303);
+    expect(opened.headers.location).toBe('/');
   });
 });
 

@@ -123,6 +123,11 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
 
     // The page, its script and its style are the same for everyone and carry nothing of the person's: only the API needs the secret.
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'The console pages are read with GET.');
+    // A secret typed into the query (an old link) opens nothing; it leaves the address bar at once.
+    if (url.searchParams.has('secret')) {
+      res.writeHead(303, { Location: '/' }).end();
+      return;
+    }
     const file = files.get(url.pathname === '/' ? 'index.html' : url.pathname.slice(1));
     if (!file) return refuse(res, 404, `There is no console page ${url.pathname.slice(0, 100)}; open / instead.`);
     res.writeHead(200, { 'Content-Type': file.contentType }).end(req.method === 'HEAD' ? undefined : file.body);
