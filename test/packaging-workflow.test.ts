@@ -14,6 +14,7 @@ interface Step {
   uses?: string;
   run?: string;
   if?: string;
+  shell?: string;
   with?: Record<string, unknown>;
   env?: Record<string, string>;
 }
@@ -53,6 +54,8 @@ describe('.github/workflows/desktop.yml', () => {
     const build = index((s) => s.run === 'npm run build', 'npm run build');
     const dist = index((s) => s.run === 'npm run dist -- ${{ matrix.dist }}', 'npm run dist');
     expect([checkout, node, install, build, dist]).toEqual([...[checkout, node, install, build, dist]].sort((a, b) => a - b));
+    // bash on every system: PowerShell (Windows' default shell) may drop the `--`, and electron-builder then refuses `nsis`.
+    expect(steps[dist]!.shell).toBe('bash');
     expect(Object.fromEntries(job.strategy.matrix.include.map((m) => [m.os, m.dist]))).toEqual({
       'ubuntu-latest': '--linux AppImage deb',
       'macos-latest': '--mac dmg',
