@@ -29,7 +29,11 @@ if (errors) {
   process.exit(1);
 }
 const binary = betterSqliteBinary(PROJECT_ROOT);
-const electron = await electronAbi(PROJECT_ROOT);
+const electron = await electronAbi(PROJECT_ROOT).catch((err: unknown) => {
+  // node-abi names the fix itself (a newer node-abi, which comes with a newer electron-builder).
+  process.stderr.write(`Could not tell which NODE_MODULE_VERSION Electron needs, so no installers were made: ${err instanceof Error ? err.message : String(err)}\n`);
+  return process.exit(1);
+});
 // @electron/rebuild skips a module whose marker says it is built for this Electron. The Node rebuild
 // below (a prebuilt download, usually) replaces the file and leaves the marker: decide from the file.
 if (builtForAbi(binary) !== electron) rmSync(rebuildMarker(PROJECT_ROOT), { force: true });
