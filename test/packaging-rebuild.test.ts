@@ -12,7 +12,9 @@
  * installers compile), the Node one through better-sqlite3's own install script. It serves this
  * checkout's .node file for Node's NODE_MODULE_VERSION and, for Electron's, the same file with the
  * version in its registration symbol changed: a file that reads as Electron's build, which is all a
- * package check reads. Each run's packed .node is read for the version it was built for.
+ * package check reads. Each run's packed .node is read for the version it was built for; nothing else in
+ * the package is checked here (through the linked node_modules electron-builder misses pino's own
+ * dependencies, which test/packaging.test.ts checks on the real tree).
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
