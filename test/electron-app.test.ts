@@ -4,10 +4,14 @@
  * against it), else the development app (Electron on the project folder, after `npm run build`).
  *
  * The tray menu, the window's state and its close button are reached through the app's test hooks
- * (HUB_SERVICES_TEST_HOOKS=1: JSON lines on the main process's stdin and stdout, main/electron/test-hooks.ts);
- * the console page through Chromium's DevTools protocol (--remote-debugging-port), because the installed
- * app's EnableNodeCliInspectArguments fuse keeps Playwright's _electron (which attaches to the main
- * process's inspector) out. Where neither a packaged app nor Electron's binary is here (it is downloaded
+ * (main/electron/test-hooks.ts): the test listens on loopback and names the address in
+ * HUB_SERVICES_TEST_HOOKS; the main process connects to it and they exchange JSON lines, the same on
+ * Linux, macOS and Windows (whose GUI programs do not reliably read a piped stdin). The console page is
+ * reached through Chromium's DevTools protocol (--remote-debugging-port), because the installed app's
+ * EnableNodeCliInspectArguments fuse keeps Playwright's _electron (which attaches to the main process's
+ * inspector) out. On macOS the app runs with --use-mock-keychain: the cookie-encryption fuse makes
+ * Chromium ask the keychain for its key, and a test's temporary HOME has no keychain to answer without
+ * a prompt. Where neither a packaged app nor Electron's binary is here (it is downloaded
  * on first use, which needs the network), or there is no display, the test is skipped with the reason.
  *
  * HUB_SERVICES_APP names the packaged app's executable; `HUB_SERVICES_APP=development` tests the
@@ -15,7 +19,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -77,24 +81,73 @@ if (!providerCanBeReady) process.stdout.write('[electron-app.test] the model pro
 
 type Line = Record<string, unknown>;
 
-/** One running app: its hooks' lines, commands, and the DevTools endpoint Chromium printed. */
+/**
+ * The loopback listener the app's test hooks connect to (HUB_SERVICES_TEST_HOOKS): the app connects out,
+ * so it listens on no port of its own. Every connection is kept, so a test can see who connected.
+ */
+class HooksListener {
+  readonly connections: Socket[] = [];
+  private readonly server: Server;
+  private readonly waiters: Array<(socket: Socket) => void> = [];
+
+  private constructor(server: Server) {
+    this.server = server;
+    server.on('connection', (socket) => {
+      this.connections.push(socket);
+      for (const waiter of this.waiters.splice(0)) waiter(socket);
+    });
+  }
+
+  static async open(): Promise<HooksListener> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new HooksListener(server);
+  }
+
+  get address(): string {
+    return `127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  /** The next connection (or the first, when one is already here and not yet taken). */
+  nextConnection(taken: number): Promise<Socket> {
+    const waiting = this.connections[taken];
+    return waiting ? Promise.resolve(waiting) : new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.connections) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** One running app: its hooks' lines (over the listener's connection), commands, and the DevTools endpoint Chromium printed. */
 class RunningApp {
   readonly lines: Line[] = [];
   private readonly waiters: Array<() => void> = [];
   private stderr = '';
   private nextId = 1;
+  private hooks?: Socket;
   exited?: { code: number | null; signal: string | null };
 
-  constructor(readonly child: ChildProcess) {
-    let buffered = '';
+  constructor(readonly child: ChildProcess, hooks?: Promise<Socket>) {
+    void hooks?.then((socket) => {
+      this.hooks = socket;
+      let buffered = '';
+      socket.on('data', (d: Buffer) => {
+        buffered += d.toString();
+        let newline;
+        while ((newline = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (line.startsWith('{')) this.lines.push(JSON.parse(line) as Line);
+        }
+        this.wake();
+      });
+      this.wake();
+    });
+    // What the app prints goes with its errors (both are shown when it exits too early).
     child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      let newline;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (line.startsWith('{')) this.lines.push(JSON.parse(line) as Line);
-      }
+      this.stderr += d.toString();
       this.wake();
     });
     child.stderr!.on('data', (d: Buffer) => {
@@ -128,7 +181,8 @@ class RunningApp {
 
   async command(command: string, more: Line = {}): Promise<Line> {
     const id = this.nextId++;
-    this.child.stdin!.write(`${JSON.stringify({ id, command, ...more })}\n`);
+    const hooks = await this.until(() => this.hooks, 'its test hooks connected');
+    hooks.write(`${JSON.stringify({ id, command, ...more })}\n`);
     return this.event((l) => l.id === id, `the answer to ${command}`);
   }
 
@@ -165,9 +219,11 @@ describe('the desktop app in Electron (the packaged app where one was built, els
   let platform: GitHubDouble | undefined;
   let app: RunningApp | undefined;
   let browser: Browser | undefined;
+  let hooks: HooksListener | undefined;
   afterAll(async () => {
     await browser?.close().catch(() => undefined);
     if (app && !app.exited) app.child.kill('SIGKILL');
+    await hooks?.close();
     await platform?.close();
   });
 
@@ -182,6 +238,7 @@ describe('the desktop app in Electron (the packaged app where one was built, els
       const userData = join(home, 'user-data');
       mkdirSync(userData, { recursive: true });
       platform = await startGitHubDouble();
+      hooks = await HooksListener.open();
       const services = await stackEnv(join(home, 'stack'), platform.url);
       const env: NodeJS.ProcessEnv = {
         ...process.env,
@@ -193,12 +250,13 @@ describe('the desktop app in Electron (the packaged app where one was built, els
         XDG_CONFIG_HOME: join(home, 'config'),
         APPDATA: join(home, 'AppData', 'Roaming'),
         LOCALAPPDATA: join(home, 'AppData', 'Local'),
-        HUB_SERVICES_TEST_HOOKS: '1',
+        HUB_SERVICES_TEST_HOOKS: hooks.address,
         // The development app runs its services with this Node (main/supervisor/service-runtime.ts).
         HUB_SERVICES_NODE: process.execPath,
       };
-      const launchArgs = [...args, `--user-data-dir=${userData}`];
-      app = new RunningApp(spawn(executable, [...launchArgs, '--remote-debugging-port=0'], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
+      // macOS: Chromium's mock keychain, not the temporary HOME's (which would prompt or fail).
+      const launchArgs = [...args, `--user-data-dir=${userData}`, ...(process.platform === 'darwin' ? ['--use-mock-keychain'] : [])];
+      app = new RunningApp(spawn(executable, [...launchArgs, '--remote-debugging-port=0'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), hooks.nextConnection(0));
       await app.event((l) => l.event === 'hooks-ready', 'its test hooks were ready');
 
       // The console window: the built console on its own origin, hardened.
@@ -263,11 +321,12 @@ describe('the desktop app in Electron (the packaged app where one was built, els
       expect((await app.command('close-window')).closed).toBe(true);
       await app.event((l) => l.event === 'window' && (l.window as WindowView).visible === false, 'the window was hidden again', mark);
       mark = app.lines.length;
-      const second = new RunningApp(spawn(executable, launchArgs, { env, stdio: ['pipe', 'pipe', 'pipe'] }));
+      const second = new RunningApp(spawn(executable, launchArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
       const focused = await app.event((l) => l.event === 'second-instance', 'the first app heard of the second launch', mark);
       expect((focused.window as WindowView).visible).toBe(true);
       expect((await second.exit()).code).toBe(0);
-      expect(second.lines.some((l) => l.event === 'hooks-ready')).toBe(false);
+      // The second launch never got as far as its hooks: only the first app ever connected.
+      expect(hooks.connections).toHaveLength(1);
 
       // Quit from the tray stops every service before the app exits.
       const pids = up.map((s) => s.pid).filter((pid): pid is number => pid !== undefined);

@@ -42,6 +42,8 @@ describe('electron-builder.yml', () => {
     expect(config.npmRebuild).toBe(true);
     expect(config.buildDependenciesFromSource).toBe(true);
     expect(config.electronFuses).toMatchObject({ runAsNode: false, enableNodeOptionsEnvironmentVariable: false, enableNodeCliInspectArguments: false, onlyLoadAppFromAsar: true });
+    // With no signing identity nothing signs the macOS app after the flip; Apple silicon kills it unless it is re-signed ad hoc.
+    expect(config.electronFuses.resetAdHocDarwinSignature).toBe(true);
     // What is packed of our own: package.json, the build and the icons; never sources.
     expect(config.files.filter((f) => !f.startsWith('!')).sort()).toEqual(['assets/icon.png', 'assets/tray-*.png', 'out/main/**/*', 'out/renderer/**/*', 'out/services/**/*', 'package.json']);
     expect(config.extraMetadata).toBeUndefined();

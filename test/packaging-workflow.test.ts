@@ -14,6 +14,7 @@ interface Step {
   uses?: string;
   run?: string;
   if?: string;
+  shell?: string;
   with?: Record<string, unknown>;
   env?: Record<string, string>;
 }
@@ -53,6 +54,8 @@ describe('.github/workflows/desktop.yml', () => {
     const build = index((s) => s.run === 'npm run build', 'npm run build');
     const dist = index((s) => s.run === 'npm run dist -- ${{ matrix.dist }}', 'npm run dist');
     expect([checkout, node, install, build, dist]).toEqual([...[checkout, node, install, build, dist]].sort((a, b) => a - b));
+    // bash on every system: PowerShell (Windows' default shell) may drop the `--`, and electron-builder then refuses `nsis`.
+    expect(steps[dist]!.shell).toBe('bash');
     expect(Object.fromEntries(job.strategy.matrix.include.map((m) => [m.os, m.dist]))).toEqual({
       'ubuntu-latest': '--linux AppImage deb',
       'macos-latest': '--mac dmg',
@@ -78,6 +81,12 @@ describe('.github/workflows/desktop.yml', () => {
     });
   });
 
+  it('signs nothing with an identity, so the macOS app is re-signed ad hoc after its fuses are flipped (electron-builder.yml)', async () => {
+    expect((job as { env?: Record<string, string> }).env).toMatchObject({ CSC_IDENTITY_AUTO_DISCOVERY: 'false' });
+    const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as { electronFuses: Record<string, boolean> };
+    expect(config.electronFuses.resetAdHocDarwinSignature).toBe(true);
+  });
+
   it('keeps the installers as artifacts, failing when there are none', () => {
     const upload = steps.find((s) => s.uses?.startsWith('actions/upload-artifact@') && s.with?.path === '${{ matrix.installers }}')!;
     expect(upload).toBeDefined();
@@ -98,5 +107,19 @@ describe('README.md, "Building the installers"', () => {
     expect(at.every((i) => i >= 0), JSON.stringify(Object.fromEntries(commands.map((c, i) => [c, at[i]])))).toBe(true);
     expect(at).toEqual([...at].sort((a, b) => a - b));
     for (const target of ['--mac dmg', '--win nsis', 'HUB_SERVICES_APP']) expect(section).toContain(target);
+  });
+
+  it('says what each system needs to build, to run the Electron test and to open what was installed', () => {
+    for (const need of ['build-essential', 'xvfb-run', 'xcode-select --install', '--use-mock-keychain', 'Desktop development with C++', 'Python 3', 'SmartScreen', 'Open Anyway']) {
+      expect(section, need).toContain(need);
+    }
+    // The same sysctl as the workflow's Linux step, for the unpacked app's sandbox on Ubuntu 24.04.
+    const sysctl = /sudo sysctl -w \S+/.exec(runs)![0];
+    expect(section).toContain(sysctl);
+  });
+
+  it('says how to pass the arguments on Windows, where PowerShell can drop the `--`', () => {
+    expect(section).toContain("npm run dist '--' --win nsis");
+    expect(section).toMatch(/Git Bash/);
   });
 });

@@ -27,13 +27,44 @@ export const ELECTRON_DEFAULT_FUSES: Record<number, number> = {
   [FuseV1Options.GrantFileProtocolExtraPrivileges]: FuseState.ENABLE,
 };
 
+/** The sentinel and Electron's default fuse wire, as they sit in Electron's binary (Linux) or its framework (macOS). */
+function fusedBinary(): Buffer {
+  const count = Object.keys(ELECTRON_DEFAULT_FUSES).length;
+  const wire = Buffer.from([1, count, ...Array.from({ length: count }, (_, i) => ELECTRON_DEFAULT_FUSES[i]!)]);
+  return Buffer.concat([Buffer.from("#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n"), Buffer.from(SENTINEL), wire]);
+}
+
 /** Makes the stand-in Electron folder: a file named like Electron's Linux binary, with the sentinel and Electron's default wire. */
 export function standInElectron(dir: string): string {
   mkdirSync(dir, { recursive: true });
-  const count = Object.keys(ELECTRON_DEFAULT_FUSES).length;
-  const wire = Buffer.from([1, count, ...Array.from({ length: count }, (_, i) => ELECTRON_DEFAULT_FUSES[i]!)]);
-  writeFileSync(join(dir, 'electron'), Buffer.concat([Buffer.from("#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n"), Buffer.from(SENTINEL), wire]), { mode: 0o755 });
+  writeFileSync(join(dir, 'electron'), fusedBinary(), { mode: 0o755 });
   writeFileSync(join(dir, 'LICENSE'), 'stand-in\n');
+  return dir;
+}
+
+/**
+ * Makes the stand-in for Electron's macOS folder: Electron.app with the Info.plist files electron-builder
+ * rewrites, the helper apps it renames, and the Electron Framework carrying the sentinel and wire.
+ */
+export function standInElectronApp(dir: string): string {
+  const plist = (name: string, id: string) =>
+    '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n' +
+    `<plist version="1.0"><dict><key>CFBundleExecutable</key><string>${name}</string><key>CFBundleIdentifier</key><string>${id}</string>` +
+    `<key>CFBundleName</key><string>${name}</string><key>CFBundlePackageType</key><string>APPL</string></dict></plist>\n`;
+  const contents = join(dir, 'Electron.app', 'Contents');
+  mkdirSync(join(contents, 'MacOS'), { recursive: true });
+  mkdirSync(join(contents, 'Resources'), { recursive: true });
+  writeFileSync(join(contents, 'Info.plist'), plist('Electron', 'com.github.Electron'));
+  writeFileSync(join(contents, 'MacOS', 'Electron'), "#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n", { mode: 0o755 });
+  const framework = join(contents, 'Frameworks', 'Electron Framework.framework');
+  mkdirSync(framework, { recursive: true });
+  writeFileSync(join(framework, 'Electron Framework'), fusedBinary());
+  for (const suffix of ['', ' (GPU)', ' (Renderer)', ' (Plugin)']) {
+    const helper = join(contents, 'Frameworks', `Electron Helper${suffix}.app`, 'Contents');
+    mkdirSync(join(helper, 'MacOS'), { recursive: true });
+    writeFileSync(join(helper, 'Info.plist'), plist(`Electron Helper${suffix}`, 'com.github.Electron.helper'));
+    writeFileSync(join(helper, 'MacOS', `Electron Helper${suffix}`), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+  }
   return dir;
 }
 

@@ -7,7 +7,7 @@ import { appDataDir } from '../../services/kit/config.ts';
 import { ServiceSupervisor } from '../supervisor/supervisor.ts';
 import { runDesktop } from './desktop.ts';
 import { openSettings } from './settings.ts';
-import { TEST_HOOKS_VARIABLE, serveTestHooks } from './test-hooks.ts';
+import { TEST_HOOKS_VARIABLE, connectTestHooks } from './test-hooks.ts';
 import { desktopLauncher } from './utility-launcher.ts';
 
 const { app } = electron;
@@ -21,7 +21,7 @@ runDesktop(electron, {
   supervisor,
   settings: openSettings(),
   hidden: process.argv.includes('--hidden') || openedAtLogin,
-  ...(process.env[TEST_HOOKS_VARIABLE] === '1' ? { testHooks: (hooks) => serveTestHooks(hooks, process.stdin, process.stdout) } : {}),
+  ...(process.env[TEST_HOOKS_VARIABLE] ? { testHooks: (hooks) => connectTestHooks(hooks, process.env[TEST_HOOKS_VARIABLE]!) } : {}),
 }).catch((err: unknown) => {
   process.stderr.write(`The desktop app could not start: ${err instanceof Error ? err.message : String(err)}\n`);
   app.exit(1);

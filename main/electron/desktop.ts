@@ -34,7 +34,7 @@ export interface DesktopOptions {
   hidden?: boolean;
   /** Whether a tray icon will be seen on this desktop (default: tray-host.ts asks the session bus on Linux). */
   trayShown?: () => Promise<boolean>;
-  /** Hands a test the hooks of test-hooks.ts (app.ts serves them on stdio when HUB_SERVICES_TEST_HOOKS=1); never in normal use. */
+  /** Hands a test the hooks of test-hooks.ts (app.ts serves them to the test's loopback listener named in HUB_SERVICES_TEST_HOOKS); never in normal use. */
   testHooks?: (hooks: DesktopTestHooks) => void;
 }
 

@@ -1,12 +1,16 @@
 /**
- * What test/electron-app.test.ts drives the real app through, only when HUB_SERVICES_TEST_HOOKS=1: one
- * JSON line per command on the main process's standard input, one JSON line per answer or event on its
- * standard output. The tray's menu is reachable by no automation on every desktop, and Playwright cannot
- * attach to the installed app's main process (the EnableNodeCliInspectArguments fuse turns its
- * inspector off), so this is how a test reaches what a person reaches: the tray menu (read it, click an
- * item), the window's state and its close button, the services' states. Nothing here runs code it is
- * sent, and nothing is reachable from a page or over IPC.
+ * What test/electron-app.test.ts drives the real app through, only when HUB_SERVICES_TEST_HOOKS names
+ * the test's loopback listener (`127.0.0.1:<port>`): the main process connects to it and reads one JSON
+ * line per command, writing one JSON line per answer or event. A socket, not stdin and stdout: Electron on
+ * Windows is a GUI program whose standard input a pipe does not reliably reach, and a TCP connection on
+ * loopback works the same on all three systems. The app connects out, so it listens on no port. The
+ * tray's menu is reachable by no automation on every desktop, and Playwright cannot attach to the
+ * installed app's main process (the EnableNodeCliInspectArguments fuse turns its inspector off), so this
+ * is how a test reaches what a person reaches: the tray menu (read it, click an item), the window's state
+ * and its close button, the services' states. Nothing here runs code it is sent, and nothing is reachable
+ * from a page or over IPC.
  */
+import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { ServiceName, ServiceState } from '../supervisor/types.ts';
@@ -63,7 +67,10 @@ type Command = { id?: unknown; command?: unknown; item?: unknown };
 export function serveTestHooks(hooks: DesktopTestHooks, input: Readable, output: Writable): void {
   const write = (message: object) => output.write(`${JSON.stringify(message)}\n`);
   hooks.onEvent((event) => write(event));
-  createInterface({ input }).on('line', (line) => {
+  const lines = createInterface({ input });
+  // readline repeats its input's errors; a lost connection is reported where it was made (connectTestHooks).
+  lines.on('error', () => undefined);
+  lines.on('line', (line) => {
     let request: Command;
     try {
       request = JSON.parse(line) as Command;
@@ -88,4 +95,28 @@ export function serveTestHooks(hooks: DesktopTestHooks, input: Readable, output:
     }
   });
   write({ event: 'hooks-ready' });
+}
+
+/** The test's listener from HUB_SERVICES_TEST_HOOKS, or why the value cannot be one (it must be a loopback address and port). */
+export function testHooksAddress(value: string): { host: string; port: number } | { error: string } {
+  const match = /^(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})$/.exec(value);
+  const port = match ? Number(match[2]) : 0;
+  if (!match || port < 1 || port > 65535) {
+    return { error: `${TEST_HOOKS_VARIABLE} must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off.` };
+  }
+  return { host: match[1] === '[::1]' ? '::1' : match[1]!, port };
+}
+
+/**
+ * Connects to the test's listener and serves the hooks over that connection. Events reported before the
+ * connection is made are queued by the socket, not lost. A listener that cannot be reached is reported
+ * on stderr in one line; the app runs on without hooks.
+ */
+export function connectTestHooks(hooks: DesktopTestHooks, value: string, report: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): void {
+  const address = testHooksAddress(value);
+  if ('error' in address) return report(address.error);
+  const socket = connect(address.port, address.host);
+  socket.setNoDelay(true);
+  socket.on('error', (err: NodeJS.ErrnoException) => report(`The test hooks' connection to ${value} failed (${err.code ?? 'error'}); the app runs on without them.`));
+  serveTestHooks(hooks, socket, socket);
 }
