@@ -71,7 +71,7 @@ afterAll(async () => {
 
 describe('the console URL and its secret', () => {
   it('is a loopback URL carrying a long random secret', () => {
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?secret=[A-Za-z0-9_-]{43}$/);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?secret=hubcon_[A-Za-z0-9_-]{43}$/);
   });
 
   it('opening it trades the secret for an HttpOnly, SameSite=Strict cookie and a clean URL', async () => {
