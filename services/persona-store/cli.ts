@@ -112,7 +112,7 @@ async function runMoveIn(options: { from?: string; to?: string; account?: string
 
 async function runImport(file: string, options: { to?: string; account?: string; profile?: string }): Promise<void> {
   const config = targetConfig(options.to);
-  const document = readExportFile(file);
+  const document = readExportFile(file, config.maxImportBytes);
   let account = options.account;
   if (account === undefined) {
     const local = await localAccount(config);
