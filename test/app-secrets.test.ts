@@ -55,12 +55,14 @@ describe.each(names)('the %s this app issues', (name) => {
   it('is refused as a note, bare and as a NAME= line, naming what it is and never echoing it', async () => {
     for (let i = 0; i < 10; i++) {
       const secret = await ISSUERS[name]();
-      for (const content of [secret, `HUB_SESSION_CREDENTIAL=${secret}`, `the hub's settings:\nHUB_SECRET=${secret}\nHUB_BASE_URL=http://127.0.0.1:8004`]) {
+      const inLink = `http://127.0.0.1:9000/hook?secret=${encodeURIComponent(secret)}`;
+      for (const content of [secret, `HUB_SESSION_CREDENTIAL=${secret}`, `the hub's settings:\nHUB_SECRET=${secret}\nHUB_BASE_URL=http://127.0.0.1:8004`, inLink]) {
         const r = await bed.owner.call('POST', '/v1/personas/ada/notes', note(content));
         expect(r.status, `${name} in a note`).toBe(422);
         expect(r.body.type).toBe('urn:persona-store:credential-refused');
         expect(r.body.detail).toContain(SECRET_FORMATS[name].kind);
         expect(r.text).not.toContain(secret);
+        expect(r.text).not.toContain(encodeURIComponent(secret));
       }
     }
   });

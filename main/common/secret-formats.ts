@@ -40,7 +40,12 @@ export function secretPattern(format: SecretFormat): RegExp {
 
 const PATTERNS = Object.values(SECRET_FORMATS).map((format) => ({ format: format as SecretFormat, pattern: secretPattern(format) }));
 
-/** The first of this app's secret formats the text holds, or undefined. */
+/** base64's own characters as a URL's query writes them (a signal secret pasted from a link). */
+const ENCODED = /%(2B|2F|3D)/gi;
+const DECODED: Record<string, string> = { '2B': '+', '2F': '/', '3D': '=' };
+
+/** The first of this app's secret formats the text holds (as written, or percent-encoded in a URL), or undefined. */
 export function appSecretIn(text: string): SecretFormat | undefined {
-  return PATTERNS.find(({ pattern }) => pattern.test(text))?.format;
+  const plain = text.includes('%') ? text.replace(ENCODED, (_m, hex: string) => DECODED[hex.toUpperCase()]!) : text;
+  return PATTERNS.find(({ pattern }) => pattern.test(text) || (plain !== text && pattern.test(plain)))?.format;
 }
