@@ -71,7 +71,7 @@ afterAll(async () => {
 
 describe('the console URL and its secret', () => {
   it('is a loopback URL carrying a long random secret', () => {
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#secret=[A-Za-z0-9_-]{43}$/);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#secret=hubcon_[A-Za-z0-9_-]{43}$/);
   });
 
   it('the page and its files load without the secret, under a strict CSP, and never set a cookie', async () => {

@@ -129,7 +129,7 @@ try {
     try {
       const started = Date.now();
       const source = await readSource(join(dataDir, DATABASE_FILE));
-      const report = await moveIn(source, target);
+      const report = await moveIn(source, target, { limits: { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 } });
       const rows = source.personas.reduce((n, p) => n + p.fields.length + p.notes.length + p.events.length, 0);
       console.log(
         `moved in to PostgreSQL (npm run persona-store -- move-in): ${report.copied.length} personas, ${rows} rows (fields, notes, change log) in ${((Date.now() - started) / 1000).toFixed(1)} s`,

@@ -13,6 +13,7 @@ import { boundConnections } from '../../services/kit/connections.ts';
 import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from './api.ts';
 import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
+import { SECRET_FORMATS } from '../common/secret-formats.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const BODY_LIMIT = 64 * 1024;
@@ -59,7 +60,7 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
   // A Map: a path that names an object's own property (/constructor, /__proto__) is a page that is not there.
   const files = new Map(Object.entries(built.files));
   const api = createConsoleApi({ supervisor: options.supervisor });
-  const secret = randomBytes(32).toString('base64url');
+  const secret = newConsoleSecret();
   let port = 0;
 
   const server = createServer(
@@ -163,6 +164,12 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
 function isLoopbackHost(hostHeader: string, port: number): boolean {
   const match = /^(\[::1\]|127\.0\.0\.1|localhost):(\d+)$/i.exec(hostHeader);
   return match !== null && Number(match[2]) === port;
+}
+
+/** This launch's secret, in the format the persona store refuses to keep. */
+export function newConsoleSecret(): string {
+  const { prefix, bytes, encoding } = SECRET_FORMATS.consoleSecret;
+  return `${prefix}${randomBytes(bytes).toString(encoding)}`;
 }
 
 function sameSecret(given: string, secret: string): boolean {

@@ -50,7 +50,7 @@ describe('each service\u2019s environment', () => {
   it('makes the gateway token once, owner-only, and repairs loose permissions', () => {
     const dir = tempDir('token-');
     const first = gatewayServiceToken(dir);
-    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first).toMatch(/^hubsvc_[A-Za-z0-9_-]{43}$/);
     expect(gatewayServiceToken(dir)).toBe(first);
     const file = join(dir, GATEWAY_TOKEN_FILE);
     expect(statSync(file).mode & 0o777).toBe(0o600);

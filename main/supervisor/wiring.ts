@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { SECRET_FORMATS } from '../common/secret-formats.ts';
 import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from '../common/services.ts';
 
 const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
@@ -8,13 +9,19 @@ const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
 /** The gateway's service token towards identity: made once per install, kept owner-only in the data folder. */
 export const GATEWAY_TOKEN_FILE = 'repohost-service-token';
 
+/** A new service token, in the format the persona store refuses to keep (a file made before holds a bare one, still used as it is). */
+export function newGatewayServiceToken(): string {
+  const { prefix, bytes, encoding } = SECRET_FORMATS.gatewayServiceToken;
+  return `${prefix}${randomBytes(bytes).toString(encoding)}`;
+}
+
 export function gatewayServiceToken(dataDir: string): string {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, GATEWAY_TOKEN_FILE);
   if (!existsSync(file)) {
     try {
       const fd = openSync(file, 'wx', 0o600);
-      writeSync(fd, `${randomBytes(32).toString('base64url')}\n`);
+      writeSync(fd, `${newGatewayServiceToken()}\n`);
       closeSync(fd);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

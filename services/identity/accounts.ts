@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { bearerToken, type Principal } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
+import { SECRET_FORMATS } from '../../main/common/secret-formats.ts';
 import type { IdentityDatabase } from './tables.ts';
 
 /** Session credentials are random and high-entropy, so a plain SHA-256 is a safe way to store them. */
@@ -10,7 +11,8 @@ export function hashCredential(credential: string): string {
 }
 
 export function newCredential(): string {
-  return `hubs_${randomBytes(32).toString('base64url')}`;
+  const { prefix, bytes, encoding } = SECRET_FORMATS.sessionCredential;
+  return `${prefix}${randomBytes(bytes).toString(encoding)}`;
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;

@@ -91,7 +91,11 @@ async function runMoveIn(options: { from?: string; to?: string; account?: string
   try {
     const people = source.personas.length;
     process.stdout.write(`${source.file}: ${people} persona(s), ${source.deletedLogs.length} change-log entr${source.deletedLogs.length === 1 ? 'y' : 'ies'} of deleted personas\n`);
-    const report = await moveIn(source, target, { account: options.account, sourceAccount: options['source-account'] });
+    const report = await moveIn(source, target, {
+      account: options.account,
+      sourceAccount: options['source-account'],
+      limits: { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength },
+    });
     for (const p of report.copied) {
       process.stdout.write(`copied "${p.profile}" (account ${p.account}): ${p.fields} field(s), ${p.notes} note(s), ${p.events} change-log entr${p.events === 1 ? 'y' : 'ies'}\n`);
     }
@@ -109,7 +113,7 @@ async function runMoveIn(options: { from?: string; to?: string; account?: string
 
 async function runImport(file: string, options: { to?: string; account?: string; profile?: string }): Promise<void> {
   const config = targetConfig(options.to);
-  const document = readExportFile(file);
+  const document = readExportFile(file, config.maxImportBytes);
   let account = options.account;
   if (account === undefined) {
     const local = await localAccount(config);

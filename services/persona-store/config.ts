@@ -44,6 +44,12 @@ export const personaSettings = {
     '1048576',
     'Most memory (bytes) the tokens remembered as verified may take; the least recently used go first (0 remembers none).',
   ),
+  maxImportBytes: setting(
+    'MAX_IMPORT_BYTES',
+    parse.integer(1024, 1_073_741_824),
+    '67108864',
+    'Largest export file the import command reads, in bytes (64 MiB); an import takes about five times the file\u2019s size in memory.',
+  ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '256kb', 'Largest JSON body accepted.'),
   databaseUrl: setting(
     'DATABASE_URL',

@@ -2,6 +2,7 @@ import { lintSource } from '@secretlint/core';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
+import { appSecretIn } from '../../main/common/secret-formats.ts';
 import { Problem } from '../kit/problem.ts';
 
 /**
@@ -100,6 +101,9 @@ function assignedSecret(value: string, quoted: boolean): boolean {
 
 /** The fast check alone (no secretlint): for places that must decide synchronously, like log lines. */
 export function fastShape(text: string): string | undefined {
+  // This app's own secrets first: a refusal then says which of them it is.
+  const own = appSecretIn(text);
+  if (own) return own.kind;
   for (const shape of SHAPES) if (shape.pattern.test(text)) return shape.name;
   for (const m of text.matchAll(CONNECTION_STRING)) {
     if (!placeholder.test(m[3]!)) return 'a connection string with a password';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { Problem } from '../kit/problem.ts';
 import { SERVICE_ACTOR } from './change-log.ts';
@@ -77,12 +77,24 @@ function exportShape(limits: Limits) {
   });
 }
 
-/** Reads an export file as JSON; the refusal says what is wrong with the file. */
-export function readExportFile(file: string): unknown {
+/**
+ * Reads an export file as JSON; the refusal says what is wrong with the file. A file larger than
+ * `maxBytes` is refused before it is read: parsed, a file takes several times its size in memory.
+ */
+export function readExportFile(file: string, maxBytes: number): unknown {
   let text: string;
   try {
+    const { size } = statSync(file);
+    if (size > maxBytes) {
+      throw new ImportRefused(
+        `${file} is ${size.toLocaleString('en-US')} bytes, larger than the ${maxBytes.toLocaleString('en-US')} an import reads (PERSONA_MAX_IMPORT_BYTES). ` +
+          'Nothing was imported. Set PERSONA_MAX_IMPORT_BYTES to at least the file\u2019s size for this import if the computer has the memory ' +
+          '(an import takes about five times the file\u2019s size), or move the persona in from its SQLite file instead.',
+      );
+    }
     text = readFileSync(file, 'utf8');
   } catch (err) {
+    if (err instanceof ImportRefused) throw err;
     throw new ImportRefused(`${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}); give the path of an export file (JSON).`);
   }
   try {
@@ -92,15 +104,35 @@ export function readExportFile(file: string): unknown {
   }
 }
 
+/** Characters of strings looked at for credentials at once, as much as one write's body (PERSONA_BODY_LIMIT): bounds what one look holds. */
+const SCREEN_BATCH_CHARS = 256_000;
+
 /**
  * The gate every write passes, over the whole file: each entry is screened as the body of its own
  * write would be (so nesting counts from the entry, as it does for a PUT of the field), then every
- * string is looked at for credentials. Never echoes what it found.
+ * string is looked at for credentials, a batch of entries at a time. A string longer than any member
+ * may be is refused before anything reads it. Never echoes what it found.
  */
-async function screen(document: unknown, target: PersonaEngine): Promise<void> {
-  const strings: WrittenString[] = [];
+async function screen(document: unknown, target: PersonaEngine, limits: Limits): Promise<void> {
+  const longest = Math.max(limits.maxNoteChars, limits.maxValueBytes, 2000);
+  let batch: WrittenString[] = [];
+  let batchChars = 0;
   let refusal: { detail: string } | undefined;
-  const read = (value: unknown, where: string) => {
+  let nul: WrittenString | undefined;
+  const flush = async () => {
+    const credential = await findCredential(batch);
+    batch = [];
+    batchChars = 0;
+    if (credential) {
+      throw new ImportRefused(
+        `Nothing was imported: ${credential.where} looks like it holds ${credential.kind}. The persona store never keeps secrets: store the credential in ` +
+          'the identity service, the vault for secrets (for example PUT /v1/connections/{profile} there), keep at most a description of it in the ' +
+          'persona, remove it from the file, and import again.',
+      );
+    }
+  };
+  const read = async (value: unknown, where: string) => {
+    const strings: WrittenString[] = [];
     try {
       refusal ??= readBody(value, strings, where);
     } catch (err) {
@@ -108,30 +140,35 @@ async function screen(document: unknown, target: PersonaEngine): Promise<void> {
       if (err instanceof Problem) throw new ImportRefused(`Nothing was imported: ${err.detail}`);
       throw err;
     }
+    for (const s of strings) {
+      if (s.text.length > longest) {
+        throw new ImportRefused(
+          `Nothing was imported: ${whereOf(s)} is ${s.text.length.toLocaleString('en-US')} characters long, longer than any member of a persona may be ` +
+            `(a note ${limits.maxNoteChars.toLocaleString('en-US')} characters, PERSONA_MAX_NOTE_CHARS; a field value ${limits.maxValueBytes.toLocaleString('en-US')} bytes, PERSONA_MAX_VALUE_BYTES).`,
+        );
+      }
+      // PostgreSQL's text cannot hold U+0000 (SQLite's can, and the store there keeps it).
+      if (target.name === 'postgres' && nul === undefined && s.text.includes('\u0000')) nul = s;
+      batch.push(s);
+      batchChars += s.text.length;
+    }
+    if (batchChars >= SCREEN_BATCH_CHARS) await flush();
   };
   if (document !== null && typeof document === 'object' && !Array.isArray(document)) {
     for (const [member, value] of Object.entries(document)) {
-      if (Array.isArray(value) && (member === 'fields' || member === 'notes')) value.forEach((entry, i) => read(entry, `${member}[${i}]`));
-      else read(value, member);
+      if (Array.isArray(value) && (member === 'fields' || member === 'notes')) {
+        for (const [i, entry] of value.entries()) await read(entry, `${member}[${i}]`);
+      } else await read(value, member);
     }
   }
-  const credential = await findCredential(strings);
-  if (credential) {
-    throw new ImportRefused(
-      `Nothing was imported: ${credential.where} looks like it holds ${credential.kind}. The persona store never keeps secrets: store the credential in ` +
-        'the identity service, the vault for secrets (for example PUT /v1/connections/{profile} there), keep at most a description of it in the ' +
-        'persona, remove it from the file, and import again.',
-    );
-  }
+  await flush();
   if (refusal) throw new ImportRefused(`Nothing was imported: ${refusal.detail}`);
-  // PostgreSQL's text cannot hold U+0000 (SQLite's can, and the store there keeps it).
-  const nul = target.name === 'postgres' ? strings.find((s) => s.text.includes('\u0000')) : undefined;
   if (nul) {
-    throw new ImportRefused(
-      `Nothing was imported: ${typeof nul.where === 'string' ? nul.where : nul.where()} holds the character U+0000 (NUL), which PostgreSQL cannot store; remove it from the file and import again.`,
-    );
+    throw new ImportRefused(`Nothing was imported: ${whereOf(nul)} holds the character U+0000 (NUL), which PostgreSQL cannot store; remove it from the file and import again.`);
   }
 }
+
+const whereOf = (s: WrittenString) => (typeof s.where === 'string' ? s.where : s.where());
 
 const issueText = (issue: z.core.$ZodIssue) => `${issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'the file'}: ${issue.message}`;
 
@@ -156,7 +193,7 @@ export interface ImportReport {
 
 /** Imports one export document as a new persona of `options.account`: all of it or nothing. */
 export async function importExport(document: unknown, target: PersonaEngine, options: ImportOptions): Promise<ImportReport> {
-  await screen(document, target);
+  await screen(document, target, options.limits);
   const parsed = exportShape(options.limits).safeParse(document);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map(issueText).join('; ');

@@ -21,6 +21,7 @@ const skip = postgresUnavailable();
 if (skip) console.warn(`move-in tests skipped: ${skip}`);
 
 const CLI = join(ROOT, 'services', 'persona-store', 'cli.ts');
+const LIMITS = { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 };
 
 /** The command line as a user runs it, in a child process, with no PERSONA_ setting of this test process. */
 async function cli(args: string[], env: Record<string, string> = {}) {
@@ -255,9 +256,9 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     const engine = await openPostgresEngine({ url, poolSize: 2, ssl: false, connectTimeoutMs: 10_000 });
     try {
       // The file holds two accounts: giving both to one would merge two people's personas.
-      await expect(moveIn(data, engine, { account: laptopAccount })).rejects.toThrow(/--source-account/);
+      await expect(moveIn(data, engine, { account: laptopAccount, limits: LIMITS })).rejects.toThrow(/--source-account/);
       expect(await rowCounts(url)).toEqual({ personas: 0, fields: 0, notes: 0, events: 0 });
-      const report = await moveIn(data, engine, { sourceAccount: accountOf(owner), account: laptopAccount });
+      const report = await moveIn(data, engine, { sourceAccount: accountOf(owner), account: laptopAccount, limits: LIMITS });
       expect(report.copied.map((p) => p.profile).sort()).toEqual(['atlas', 'beacon']);
     } finally {
       await engine.close();

@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Db, PersonaEngine } from './engines/engine.ts';
+import { RowRefused, screenSource } from './move-in-screen.ts';
+import type { Limits } from './personas.ts';
 import { fieldIndexText } from './recall.ts';
 import { personaMigrations, type EventRow, type FieldRow, type NoteRow, type PersonaRow, type PersonaTables } from './schema.ts';
 import { DATABASE_FILE } from './service.ts';
@@ -243,6 +245,8 @@ export interface MoveInOptions {
   account?: string;
   /** Copy only this account's rows of the source (it may hold several accounts). */
   sourceAccount?: string;
+  /** The sizes every row is held to, as the service on the target holds its writes (PERSONA_MAX_*). */
+  limits: Limits;
 }
 
 export interface MoveInReport {
@@ -270,7 +274,7 @@ const named = (list: { account: string; profile: string }[]) =>
  * move-in with a message that says what to do. Run again after a success, it finds everything there and
  * writes nothing; after a refusal, nothing was written.
  */
-export async function moveIn(source: SourceData, target: PersonaEngine, options: MoveInOptions = {}): Promise<MoveInReport> {
+export async function moveIn(source: SourceData, target: PersonaEngine, options: MoveInOptions): Promise<MoveInReport> {
   let personas = source.personas;
   let deletedLogs = source.deletedLogs;
   const accounts = [...new Set([...personas.map((p) => p.persona.account), ...deletedLogs.map((e) => e.account)])];
@@ -287,6 +291,15 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
     );
   }
   const accountOf = (account: string) => storedAccount(target, options.account ?? account);
+  try {
+    await screenSource({ personas, deletedLogs }, options.limits);
+  } catch (err) {
+    if (!(err instanceof RowRefused)) throw err;
+    throw new MoveInRefused(
+      `Nothing was copied: ${err.message}. The store never writes such a row, so something else changed ${source.file}. Forget that entry on this ` +
+        'computer with forget_mode destroy_now (which also scrubs it from the change log), or delete its persona, then move in again.',
+    );
+  }
   if (target.name === 'postgres') refuseNul(personas, deletedLogs);
 
   return target.write(async (db) => {

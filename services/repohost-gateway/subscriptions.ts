@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
+import { SECRET_FORMATS } from '../../main/common/secret-formats.ts';
 import { errorSummary, type Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
 import { CREDENTIALS_KEPT, type Credential, type CredentialResolver } from './credentials.ts';
@@ -95,7 +96,7 @@ export class Subscriptions {
       target,
       baseline: 0,
       signal_url: req.signal_url,
-      secret: `whsec_${randomBytes(24).toString('base64')}`,
+      secret: newSignalSecret(),
       state: 'active',
       event: null,
       created_at: new Date(now).toISOString(),
@@ -288,6 +289,12 @@ export class Subscriptions {
 }
 
 /** The same answer for a missing id and for another account's or profile's subscription. */
+/** A subscription's own signing secret (Standard Webhooks' whsec_ and base64). */
+export function newSignalSecret(): string {
+  const { prefix, bytes, encoding } = SECRET_FORMATS.signalSecret;
+  return `${prefix}${randomBytes(bytes).toString(encoding)}`;
+}
+
 function notFound(id: string): Problem {
   return problem.notFound(`Subscription ${id} was not found; list yours with GET /v1/subscriptions.`);
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
 import type { PersonaTables } from '../schema.ts';
 import type { Db, Destruction, FieldText, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
@@ -148,8 +149,8 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
         await sql`CREATE SCHEMA AUTHORIZATION CURRENT_USER`.execute(tx);
       } catch (err) {
         if ((err as { code?: string }).code !== '42501') throw err;
-        throw new Error(
-          `The login "${login}" of PERSONA_DATABASE_URL may not create its schema in this database; ask the server's operator to run CREATE SCHEMA "${login}" AUTHORIZATION "${login}", or to grant it CREATE on the database.`,
+        throw new ConfigError(
+          `the login "${login}" of PERSONA_DATABASE_URL may not create its schema in this database; ask the server's operator to run CREATE SCHEMA "${login}" AUTHORIZATION "${login}", or to grant it CREATE on the database.`,
         );
       }
     }
@@ -157,7 +158,7 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
     const { rows } = await sql<{ version: number }>`SELECT version FROM persona_schema`.execute(tx);
     const current = rows[0]?.version ?? 0;
     if (current > MIGRATIONS.length) {
-      throw new Error(`The database is from a newer version (schema ${current}, this build knows ${MIGRATIONS.length}); update the app.`);
+      throw new ConfigError(`the database is from a newer version (schema ${current}, this build knows ${MIGRATIONS.length}); update the app.`);
     }
     for (let i = current; i < MIGRATIONS.length; i++) await sql.raw(MIGRATIONS[i]!).execute(tx);
     if (rows.length === 0) await sql`INSERT INTO persona_schema (version) VALUES (${MIGRATIONS.length})`.execute(tx);

@@ -1,0 +1,121 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appSecretIn, SECRET_FORMATS, secretPattern, type SecretFormatName } from '../main/common/secret-formats.ts';
+import { newConsoleSecret } from '../main/console/server.ts';
+import { gatewayServiceToken, GATEWAY_TOKEN_FILE } from '../main/supervisor/wiring.ts';
+import { openSqliteEngine } from '../services/persona-store/engines/sqlite.ts';
+import { importExport, ImportRefused } from '../services/persona-store/import.ts';
+import { field, note, startTestbed, type Testbed } from '../services/persona-store/test-support/harness.ts';
+import { newSignalSecret } from '../services/repohost-gateway/subscriptions.ts';
+import { tempDir } from './support/identity.ts';
+
+/**
+ * Nothing this app issues is kept as a memory: every secret format of main/common/secret-formats.ts,
+ * made by its real issuer, is refused by a real persona store over HTTP and by import. A new format
+ * without an issuer here does not compile; an issuer whose secrets leave their format fails below.
+ */
+
+let bed: Testbed;
+const folders: string[] = [];
+let accounts = 0;
+
+/** Each format's real issuer: what the app hands out. */
+const ISSUERS: Record<SecretFormatName, () => string | Promise<string>> = {
+  // The identity service's own: a new account's session credential, made as `account add` makes it.
+  sessionCredential: () => bed.identity.addAccount(`someone-${(accounts += 1)}`),
+  signalSecret: newSignalSecret,
+  gatewayServiceToken: () => {
+    const dir = tempDir('gateway-token');
+    folders.push(dir);
+    return gatewayServiceToken(dir);
+  },
+  consoleSecret: newConsoleSecret,
+};
+
+beforeAll(async () => {
+  bed = await startTestbed();
+  const r = await bed.owner.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' });
+  expect(r.status, r.text).toBe(201);
+});
+
+afterAll(async () => {
+  await bed?.close();
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+});
+
+const names = Object.keys(SECRET_FORMATS) as SecretFormatName[];
+
+describe.each(names)('the %s this app issues', (name) => {
+  it('is made in its declared format, so the list is the one place that knows it', async () => {
+    const anchored = new RegExp(`^${secretPattern(SECRET_FORMATS[name]).source}$`);
+    for (let i = 0; i < 20; i++) expect(await ISSUERS[name]()).toMatch(anchored);
+  });
+
+  it('is refused as a note, bare and as a NAME= line, naming what it is and never echoing it', async () => {
+    for (let i = 0; i < 10; i++) {
+      const secret = await ISSUERS[name]();
+      const inLink = `http://127.0.0.1:9000/hook?secret=${encodeURIComponent(secret)}`;
+      for (const content of [secret, `HUB_SESSION_CREDENTIAL=${secret}`, `the hub's settings:\nHUB_SECRET=${secret}\nHUB_BASE_URL=http://127.0.0.1:8004`, inLink]) {
+        const r = await bed.owner.call('POST', '/v1/personas/ada/notes', note(content));
+        expect(r.status, `${name} in a note`).toBe(422);
+        expect(r.body.type).toBe('urn:persona-store:credential-refused');
+        expect(r.body.detail).toContain(SECRET_FORMATS[name].kind);
+        expect(r.text).not.toContain(secret);
+        expect(r.text).not.toContain(encodeURIComponent(secret));
+      }
+    }
+  });
+
+  it('is refused as a field value and a description', async () => {
+    const secret = await ISSUERS[name]();
+    const asValue = await bed.owner.call('PUT', '/v1/personas/ada/fields/hub', field({ env: [`KEY=${secret}`] }));
+    expect(asValue.status).toBe(422);
+    expect(asValue.body.member).toBe('body.value.env[0]');
+    const asDescription = await bed.owner.call('PUT', '/v1/personas/ada/fields/hub', field(1, { description: `use ${secret}` }));
+    expect(asDescription.status).toBe(422);
+    expect(asDescription.body.member).toBe('body.description');
+  });
+
+  it('is refused by import, naming where, with nothing written', async () => {
+    const secret = await ISSUERS[name]();
+    const dir = tempDir('import');
+    folders.push(dir);
+    const engine = await openSqliteEngine(join(dir, 'persona-store.db'));
+    try {
+      const at = '2026-11-01T00:00:00.000Z';
+      const doc = {
+        format: 'persona-export/1',
+        persona: { profile: 'bob', display_name: 'Bob', pronouns: null, language: null, tone: null, verbosity: null, speaking_style: null, created_at: at, updated_at: at },
+        fields: [],
+        notes: [{ id: 'n1', kind: 'lesson', content: `keep ${secret}`, source: 'owner', asserted_by: 'persona', pinned: false, revision: 1, written_at: at, revised_at: at }],
+      };
+      const refused = await importExport(doc, engine, { account: 'acct', limits: { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 } }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ImportRefused);
+      expect((refused as Error).message).toContain('notes[0].content');
+      expect((refused as Error).message).toContain(SECRET_FORMATS[name].kind);
+      expect((refused as Error).message).not.toContain(secret);
+      expect(await engine.db.selectFrom('personas').select('id').execute()).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('near misses and old files', () => {
+  it('a prefix with too short a random part, or none, is ordinary text', async () => {
+    for (const format of Object.values(SECRET_FORMATS)) {
+      expect(appSecretIn(`${format.prefix}${'a'.repeat(20)}`)).toBeUndefined();
+      const r = await bed.owner.call('POST', '/v1/personas/ada/notes', note(`our tokens start with ${format.prefix} and then random text`));
+      expect(r.status, r.text).toBe(201);
+    }
+  });
+
+  it('a service token file made before the prefix keeps working as it is', () => {
+    const dir = tempDir('gateway-token');
+    folders.push(dir);
+    const old = 'Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg';
+    writeFileSync(join(dir, GATEWAY_TOKEN_FILE), `${old}\n`, { mode: 0o600 });
+    expect(gatewayServiceToken(dir)).toBe(old);
+  });
+});
