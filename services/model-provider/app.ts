@@ -1,11 +1,11 @@
-import type { Express, Response } from 'express';
-import { createApp } from '../kit/app.ts';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { createApp, DEFAULT_MAX_BODY_DEPTH, nestingExceeds } from '../kit/app.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { mountHealthy, mountReadiness } from '../kit/probes.ts';
 import { browserGuard, requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
-import { renderError } from './errors.ts';
+import { providerError, renderError } from './errors.ts';
 import type { Lockdown } from './lockdown.ts';
 import { modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
@@ -72,7 +72,7 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
       app.get('/v1/models', (_req, res) => {
         res.json(modelList(deps.startedAt));
       });
-      app.post('/v1/chat/completions', requireJson, async (req, res) => {
+      app.post('/v1/chat/completions', requireJson, refuseDeepBodies, async (req, res) => {
         const controller = new AbortController();
         res.on('close', () => {
           if (res.writableFinished) return;
@@ -93,6 +93,22 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
       });
     },
   });
+}
+
+/**
+ * The kit's nesting limit, which it applies after a service's own routes (the provider's all are): a body
+ * nested deeper is refused before anything walks it (a 5,000-deep schema ran the validation out of stack).
+ */
+function refuseDeepBodies(req: Request, _res: Response, next: NextFunction): void {
+  const body = req.body as unknown;
+  if (nestingExceeds(body, DEFAULT_MAX_BODY_DEPTH)) {
+    const member = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body).find(([, v]) => nestingExceeds(v, DEFAULT_MAX_BODY_DEPTH - 1))?.[0] : undefined;
+    throw providerError.invalidRequest(
+      `The JSON body nests arrays and objects more than ${DEFAULT_MAX_BODY_DEPTH} levels deep${member ? ` (in ${member})` : ''}; this service accepts at most ${DEFAULT_MAX_BODY_DEPTH}. Send flatter data.`,
+      member ?? null,
+    );
+  }
+  next();
 }
 
 /** The whole reply as server-sent events: text chunk, finish-reason chunk, usage chunk, [DONE]. */
