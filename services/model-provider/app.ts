@@ -7,7 +7,7 @@ import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
 import { providerError, renderError } from './errors.ts';
 import type { Lockdown } from './lockdown.ts';
-import { modelList } from './models.ts';
+import { isModelAlias, MODEL_ALIASES, modelEntry, modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
 import { parseCompletionRequest } from './translate.ts';
 
@@ -71,6 +71,11 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
       });
       app.get('/v1/models', (_req, res) => {
         res.json(modelList(deps.startedAt));
+      });
+      app.get('/v1/models/:model', (req, res) => {
+        const model = req.params.model;
+        if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
+        res.json(modelEntry(model, deps.startedAt));
       });
       app.post('/v1/chat/completions', requireJson, refuseDeepBodies, async (req, res) => {
         const controller = new AbortController();

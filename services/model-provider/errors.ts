@@ -41,7 +41,7 @@ function defaultType(status: number): string {
   return 'invalid_request_error';
 }
 
-const ROUTES = 'GET /healthy, GET /ready, GET /v1/models and POST /v1/chat/completions';
+const ROUTES = 'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions';
 
 /**
  * The kit's refusals in this service's words: its Host check (421 there) is 403 `host_not_allowed`
