@@ -1,11 +1,13 @@
 import type { Express, NextFunction, Request, Response } from 'express';
 import { createApp, DEFAULT_MAX_BODY_DEPTH, nestingExceeds } from '../kit/app.ts';
+import { errorSummary } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { mountHealthy, mountReadiness } from '../kit/probes.ts';
 import { browserGuard, requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
-import { providerError, renderError } from './errors.ts';
+import { ProviderError, providerError, renderError } from './errors.ts';
+import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES, modelEntry, modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
@@ -85,15 +87,29 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
           controller.abort();
         });
         const request = parseCompletionRequest(req.body);
+        const deltas = request.stream === true && deps.stream === 'deltas' ? new DeltaStream(res) : undefined;
+        let unfollow: (() => void) | undefined;
         let completion: Completion;
         try {
           // The provider checks no key, but callers that present different ones never share a run or a failure.
-          completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal);
+          completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal, (reply) => {
+            if (deltas) unfollow = reply.follow((text) => deltas.text(reply, text));
+          });
         } catch (err) {
+          unfollow?.();
           if (err instanceof ClientGone) return;
-          throw err;
+          if (!deltas?.hasSent) throw err;
+          // Part of the reply is out: the status is sent, so the stream ends with the error instead.
+          const failure = err instanceof ProviderError ? err : toProviderError(err, logger);
+          res.locals.refusal = failure.code;
+          logger.warn({ req_id: res.locals.requestId as string, code: failure.code }, 'the run failed after part of its reply was sent; the stream ends with an error event');
+          deltas.fail(failure);
+          return;
         }
-        if (request.stream) sendStream(res, completion);
+        unfollow?.();
+        if (deltas?.hasSent) {
+          if (!deltas.finish(completion)) logger.warn({ req_id: res.locals.requestId as string }, 'the CLI\u2019s final text does not continue the text it streamed; the streamed text stands');
+        } else if (request.stream) sendWhole(res, completion);
         else res.json(completion);
       });
     },
@@ -116,14 +132,8 @@ function refuseDeepBodies(req: Request, _res: Response, next: NextFunction): voi
   next();
 }
 
-/** The whole reply as server-sent events: text chunk, finish-reason chunk, usage chunk, [DONE]. */
-function sendStream(res: Response, c: Completion): void {
-  const base = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
-  const events = [
-    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: c.choices[0].message.content }, logprobs: null, finish_reason: null }] },
-    { ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
-    { ...base, choices: [], usage: c.usage },
-  ];
-  res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  res.end(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`);
+/** An unexpected error after part of a reply was sent, logged as the kit logs one, and sent as the kit's 500 would be. */
+function toProviderError(err: unknown, logger: ProviderAppDeps['logger']): ProviderError {
+  logger.error({ err: errorSummary(err) }, 'unexpected error');
+  return new ProviderError(500, 'internal_error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
 }
