@@ -24,7 +24,7 @@ export interface ProviderAppDeps extends CompletionDeps {
 }
 
 /** The readiness body: 200 only when a completion would work right now. */
-export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots'>) {
+export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots' | 'stream'>) {
   const { lockdown } = deps;
   const where = deps.locate();
   // A binary that appeared since the last look (installed, or MODELPROV_CLI_BINARY's path created), or
@@ -48,7 +48,7 @@ export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 's
   };
   const ready = cli.ok && lockdownCheck.ok && login.ok;
   const runs = { running: deps.slots.running, queued: deps.slots.queued, cap: deps.slots.cap, max_queue: deps.slots.maxQueue };
-  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs };
+  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs, stream: deps.stream };
 }
 
 /**
