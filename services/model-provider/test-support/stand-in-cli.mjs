@@ -28,8 +28,8 @@
  * block's whole `assistant` message, content_block_stop, message_delta, message_stop; a `system/status`
  * "requesting" line after init, as the signed-out CLI prints it too). The pace of the text deltas: a
  * marker `[stand-in-pace:COUNTxMS]` in the prompt or STANDIN_PACE=COUNTxMS (COUNT deltas, MS ms apart;
- * by default one delta per word, none apart). The record then holds when the first delta was printed
- * (`firstDeltaAt`).
+ * by default one delta per word, none apart; without partial messages a paced reply comes as late as its
+ * last delta would). The record then holds when the first delta was printed (`firstDeltaAt`).
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
@@ -250,6 +250,8 @@ function pieces(text, count) {
 async function message(blocks, { afterFirst, stopAfter } = {}) {
   const content = blocks.map((b) => (b.tool ? { type: 'tool_use', id: `toolu_${session.slice(0, 8)}`, name: b.tool.name, input: b.tool.input } : { type: 'text', text: b.text }));
   if (!partial) {
+    // The model takes as long to write whether or not its words are shown on the way.
+    if (pace?.ms) await sleep((pace.deltas - 1) * pace.ms);
     assistant(content);
     return true;
   }
