@@ -44,7 +44,8 @@ export class DeltaStream {
     if (text === '' || this.res.destroyed) return;
     if (!this.started) {
       this.started = true;
-      this.res.status(200).set(HEADERS);
+      // Node's own writeHead: on the path from the CLI's first words to the client, Express's header helpers are not needed.
+      this.res.writeHead(200, HEADERS);
       this.res.write(event(textChunk(reply, { role: 'assistant', content: text })));
     } else this.res.write(event(textChunk(reply, { content: text })));
     this.sent += text;
