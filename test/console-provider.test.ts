@@ -3,7 +3,7 @@
  * MCP server and ran a hook (lockdown not confirmed), and the real CLI package, which runs here without a login.
  * Real provider processes under the real supervisor; the page is checked in Debian's Chromium.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -127,5 +127,49 @@ describe('the provider panel when completions would not work', () => {
     expect(await dl.locator('[data-check="login"]').innerText()).toMatch(/^no\. .*run it once in a terminal and sign in.*The provider notices within a minute once you have\.$/);
     expect(await dl.locator('[data-check="hooks"]').innerText()).toBe('none');
     await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-not-signed-in.png'), fullPage: true });
+  });
+});
+
+describe('the provider panel: how streamed replies are sent', () => {
+  it('shows the mode, keeps the person\u2019s choice in the settings and applies it when the provider restarts', async () => {
+    const cliDir = tempDir('console-provider-stream-cli');
+    cleanup.push(async () => rmSync(cliDir, { recursive: true, force: true }));
+    const { supervisor } = await providerOnly(standInBinary(cliDir).binary);
+    const api = createConsoleApi({ supervisor, env: {} });
+    const before = (await probedStatus(api)) as ProviderStatus & { stream: unknown };
+    expect(before.stream).toEqual({ setting: 'whole', running: 'whole', fromEnvironment: false });
+
+    const { page, dl } = await providerPanel(supervisor);
+    const stream = dl.locator('[data-check="stream"]');
+    expect(await stream.locator('p').first().innerText()).toBe('Sends the whole reply at once, when the CLI has finished.');
+    await stream.getByRole('button', { name: 'Send the words as the CLI writes them' }).click();
+    await stream.getByText('it applies when the provider restarts').waitFor();
+    // Kept in the app's settings (headless: the data folder's settings.json) before any restart.
+    expect(JSON.parse(readFileSync(join(supervisor.dataDir, 'settings.json'), 'utf8'))).toEqual({ providerStream: 'deltas' });
+    await stream.getByRole('button', { name: 'Restart the provider now' }).click();
+    await stream.getByText('Sends the words as the CLI writes them.').waitFor();
+    await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-stream-deltas.png'), fullPage: true });
+
+    // The restarted provider got MODELPROV_STREAM=deltas: a streamed reply comes in more pieces than the whole one's four events.
+    const res = await fetch(`${supervisor.url('model-provider')}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'stream after the restart' }], stream: true }),
+    });
+    const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: '));
+    expect(events.length).toBeGreaterThan(4);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const after = await api.call({ method: 'provider.status' });
+    expect(after.ok && (after.data as { stream: unknown }).stream).toEqual({ setting: 'deltas', running: 'deltas', fromEnvironment: false });
+  });
+
+  it('refuses a mode that does not exist, naming the member', async () => {
+    const dir = tempDir('console-provider-stream-refusal');
+    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const supervisor = new ServiceSupervisor({ dataDir: dir, services: ['model-provider'] });
+    cleanup.push(() => supervisor.close());
+    const answer = await createConsoleApi({ supervisor }).call({ method: 'provider.setStream', params: { mode: 'tokens' } });
+    expect(answer).toMatchObject({ ok: false, error: { status: 422, message: expect.stringMatching(/^The provider\.setStream request is not right: params\.mode: /) as unknown } });
+    expect(supervisor.settings.get().providerStream).toBe('whole');
   });
 });

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../services/kit/config.ts';
 import { IDENTITY_PORT, loadIdentityConfig } from '../../services/identity/config.ts';
-import { loadModelProviderConfig, MODEL_PROVIDER_PORT } from '../../services/model-provider/config.ts';
+import { loadModelProviderConfig, MODEL_PROVIDER_PORT, STREAM_MODES } from '../../services/model-provider/config.ts';
+import { PROVIDER_STREAM_MODES } from './contract.ts';
 import { ACTIONS } from '../../services/persona-store/change-log.ts';
 import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE, PERSONA_PORT } from '../../services/persona-store/config.ts';
 import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, REPOHOST_PORT } from '../../services/repohost-gateway/config.ts';
@@ -81,6 +82,10 @@ describe('the service catalogue says what each service says of itself', () => {
   it('the persona store logs the shared change-log actions (the same list, not a copy), and its forget modes are these', () => {
     expect(ACTIONS).toBe(CHANGE_ACTIONS);
     expect(FORGET_MODES).toEqual(STORE_FORGET_MODES);
+  });
+
+  it('the console offers exactly the provider\u2019s stream modes', () => {
+    expect(PROVIDER_STREAM_MODES).toEqual(STREAM_MODES);
   });
 
   it('the words are distinct and read as a person would', () => {

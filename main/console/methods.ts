@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { SERVICE_NAMES } from '../common/services.ts';
 import { urlPath } from '../common/url-path.ts';
 import type { ServiceView } from './contract.ts';
+import { PROVIDER_STREAM_MODES, type ProviderStreamView } from '../common/contract.ts';
 import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
 import { HUB_METHODS } from './hub.ts';
 import { OVERVIEW_METHODS } from './overview.ts';
@@ -208,13 +209,19 @@ export const METHODS = {
     return subscriptionView(answer.body as Record<string, unknown>);
   }),
 
-  // The provider: readiness (CLI, login, lockdown) and models. Its /ready answers 503 with the same body.
-  'provider.status': method(NoParams, async (_p, { services }) => {
+  // The provider: readiness (CLI, login, lockdown), models and the stream mode. Its /ready answers 503 with the same body.
+  'provider.status': method(NoParams, async (_p, ctx) => {
     const [ready, models] = await Promise.all([
-      services.call('model-provider', { path: '/ready', acceptStatus: [503] }),
-      services.call('model-provider', { path: '/v1/models' }),
+      ctx.services.call('model-provider', { path: '/ready', acceptStatus: [503] }),
+      ctx.services.call('model-provider', { path: '/v1/models' }),
     ]);
-    return { ready: ready.body, models: models.body };
+    return { ready: ready.body, models: models.body, stream: streamView(ctx, ready.body) };
+  }),
+  // Kept in the app's settings; the provider gets it as MODELPROV_STREAM when it next starts.
+  'provider.setStream': method(z.object({ mode: z.enum(PROVIDER_STREAM_MODES) }).strict(), async ({ mode }, ctx) => {
+    ctx.supervisor.settings.set({ providerStream: mode });
+    const ready = await ctx.services.call('model-provider', { path: '/ready', acceptStatus: [503] }).catch(() => undefined);
+    return streamView(ctx, ready?.body);
   }),
   ...PERSONA_ACTIONS,
   ...HUB_METHODS,
@@ -222,4 +229,14 @@ export const METHODS = {
 } satisfies Record<string, MethodSpec<z.ZodType>>;
 
 export type MethodName = keyof typeof METHODS;
+
+/** The stream mode kept in the settings beside the one the running provider reports in its readiness body. */
+function streamView(ctx: MethodContext, ready: unknown): ProviderStreamView {
+  const running = (ready as { stream?: unknown } | undefined)?.stream;
+  return {
+    setting: ctx.supervisor.settings.get().providerStream,
+    running: running === 'whole' || running === 'deltas' ? running : null,
+    fromEnvironment: Boolean(ctx.env.MODELPROV_STREAM),
+  };
+}
 export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];

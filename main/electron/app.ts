@@ -12,14 +12,15 @@ import { desktopLauncher } from './utility-launcher.ts';
 
 const { app } = electron;
 const { launcher } = desktopLauncher(electron);
-const supervisor = new ServiceSupervisor({ dataDir: appDataDir(), launcher });
+const settings = openSettings();
+const supervisor = new ServiceSupervisor({ dataDir: appDataDir(), launcher, settings });
 
 // A login item on macOS opens the app without arguments; it says so through wasOpenedAtLogin instead of --hidden.
 const openedAtLogin = process.platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin;
 // Not awaited here: Electron emits 'ready' only after this module has finished evaluating, and runDesktop waits for 'ready'.
 runDesktop(electron, {
   supervisor,
-  settings: openSettings(),
+  settings,
   hidden: process.argv.includes('--hidden') || openedAtLogin,
   ...(process.env[TEST_HOOKS_VARIABLE] ? { testHooks: (hooks) => connectTestHooks(hooks, process.env[TEST_HOOKS_VARIABLE]!) } : {}),
 }).catch((err: unknown) => {

@@ -3,6 +3,7 @@
  * store (plain Node; settings.ts opens the store itself with electron-store, which needs Electron).
  */
 import { z } from 'zod';
+import { PROVIDER_STREAM_MODES } from '../common/contract.ts';
 
 export const settingsSchema = z.object({
   /** Start the app when the user signs in (login items on macOS and Windows, XDG autostart on Linux). Off by default. */
@@ -15,6 +16,8 @@ export const settingsSchema = z.object({
   closeWindow: z.enum(['hide-to-tray', 'quit']).optional(),
   /** Start every service when the app starts. */
   startServicesOnLaunch: z.boolean().default(true),
+  /** How the provider sends a streamed completion (its MODELPROV_STREAM); changed on the console's provider page, applied when the provider restarts. */
+  providerStream: z.enum(PROVIDER_STREAM_MODES).default('whole'),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

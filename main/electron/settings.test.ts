@@ -34,11 +34,11 @@ describe('settings kept in the user-data folder (through conf)', () => {
     const userData = userDataFolder();
     const first = openWithConf(userData);
     expect(first.get()).toEqual(DEFAULT_SETTINGS);
-    expect(fileOf(userData)).toEqual({ launchAtLogin: false, startServicesOnLaunch: true });
+    expect(fileOf(userData)).toEqual({ launchAtLogin: false, startServicesOnLaunch: true, providerStream: 'whole' });
 
-    expect(first.set({ launchAtLogin: true, closeWindow: 'hide-to-tray' })).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true });
-    expect(fileOf(userData)).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true });
-    expect(openWithConf(userData).get()).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true });
+    expect(first.set({ launchAtLogin: true, closeWindow: 'hide-to-tray' })).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true, providerStream: 'whole' });
+    expect(fileOf(userData)).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true, providerStream: 'whole' });
+    expect(openWithConf(userData).get()).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true, providerStream: 'whole' });
   });
 
   it('a file that is not JSON (a crash mid-write, a hand edit) gives the defaults instead of stopping the app, and is written whole again', () => {
@@ -48,7 +48,7 @@ describe('settings kept in the user-data folder (through conf)', () => {
     const reopened = openWithConf(userData);
     expect(reopened.get()).toEqual(DEFAULT_SETTINGS);
     reopened.set({ closeWindow: 'quit' });
-    expect(fileOf(userData)).toEqual({ launchAtLogin: false, closeWindow: 'quit', startServicesOnLaunch: true });
+    expect(fileOf(userData)).toEqual({ launchAtLogin: false, closeWindow: 'quit', startServicesOnLaunch: true, providerStream: 'whole' });
   });
 
   it('an invalid stored value falls back to its default alone; the others are kept, unknown keys dropped at the next write', () => {
@@ -56,9 +56,9 @@ describe('settings kept in the user-data folder (through conf)', () => {
     openWithConf(userData);
     writeFileSync(join(userData, 'settings.json'), JSON.stringify({ launchAtLogin: 'yes', closeWindow: 'hide-to-tray', startServicesOnLaunch: false, fromAnotherVersion: 1 }));
     const reopened = openWithConf(userData);
-    expect(reopened.get()).toEqual({ launchAtLogin: false, closeWindow: 'hide-to-tray', startServicesOnLaunch: false });
+    expect(reopened.get()).toEqual({ launchAtLogin: false, closeWindow: 'hide-to-tray', startServicesOnLaunch: false, providerStream: 'whole' });
     reopened.set({ launchAtLogin: true });
-    expect(fileOf(userData)).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: false });
+    expect(fileOf(userData)).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: false, providerStream: 'whole' });
   });
 
   it('a value that is not a setting is refused before anything is written', () => {
@@ -66,7 +66,7 @@ describe('settings kept in the user-data folder (through conf)', () => {
     const store = openWithConf(userData);
     store.set({ closeWindow: 'quit' });
     expect(() => store.set({ closeWindow: 'minimise' as never })).toThrow();
-    expect(fileOf(userData)).toEqual({ launchAtLogin: false, closeWindow: 'quit', startServicesOnLaunch: true });
+    expect(fileOf(userData)).toEqual({ launchAtLogin: false, closeWindow: 'quit', startServicesOnLaunch: true, providerStream: 'whole' });
   });
 
   it('a stored file that is not an object at all reads as the defaults', () => {
@@ -88,7 +88,7 @@ describe('settings.ts itself (electron-store, with a stand-in for Electron\u2019
     expect(settings.get()).toEqual(DEFAULT_SETTINGS);
     settings.set({ launchAtLogin: true });
     expect(existsSync(join(userData, 'settings.json'))).toBe(true);
-    expect(fileOf(userData)).toEqual({ launchAtLogin: true, startServicesOnLaunch: true });
-    expect(openWithConf(userData).get()).toEqual({ launchAtLogin: true, startServicesOnLaunch: true });
+    expect(fileOf(userData)).toEqual({ launchAtLogin: true, startServicesOnLaunch: true, providerStream: 'whole' });
+    expect(openWithConf(userData).get()).toEqual({ launchAtLogin: true, startServicesOnLaunch: true, providerStream: 'whole' });
   });
 });

@@ -11,7 +11,7 @@ import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
 import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
 import { descendants, residentBytes } from './process-tree.ts';
 import type { Supervisor } from './types.ts';
-import { baseUrl, gatewayServiceToken, placement, serviceEnv, type Placement } from './wiring.ts';
+import { baseUrl, gatewayServiceToken, placement, serviceEnv, settingsFile, type Placement, type ServiceSettingsStore } from './wiring.ts';
 
 export interface SupervisorOptions {
   /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
@@ -34,6 +34,8 @@ export interface SupervisorOptions {
   probeTimeoutMs?: number;
   /** Lines kept per service for the console. */
   logLines?: number;
+  /** The app's settings that reach the services (the desktop's own store; default `<dataDir>/settings.json`). */
+  settings?: ServiceSettingsStore;
 }
 
 interface Slot {
@@ -60,6 +62,7 @@ interface Slot {
 
 export class ServiceSupervisor extends EventEmitter implements Supervisor {
   readonly dataDir: string;
+  readonly settings: ServiceSettingsStore;
   private readonly env: NodeJS.ProcessEnv;
   private readonly launcher: ProcessLauncher;
   private readonly policy: RestartPolicy;
@@ -80,6 +83,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     super();
     this.dataDir = options.dataDir;
     this.env = options.env ?? process.env;
+    this.settings = options.settings ?? settingsFile(this.dataDir);
     this.launcher = options.launcher ?? nodeChildLauncher();
     this.policy = { ...DEFAULT_RESTART_POLICY, ...options.restartPolicy };
     this.stopTimeoutMs = options.stopTimeoutMs ?? 5_000;
@@ -289,7 +293,13 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     }
     if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
-    const env = serviceEnv(slot.name, this.env, { dataDir: this.dataDir, identityUrl: this.identityUrl(), gatewayToken: this.gatewayToken, appPorts: this.appPorts });
+    const env = serviceEnv(slot.name, this.env, {
+      dataDir: this.dataDir,
+      identityUrl: this.identityUrl(),
+      gatewayToken: this.gatewayToken,
+      appPorts: this.appPorts,
+      providerStream: this.settings.get().providerStream,
+    });
     const proc = this.launcher.launch(slot.name, env);
     slot.proc = proc;
     slot.startedAt = Date.now();

@@ -6,6 +6,7 @@
 import type { EventEmitter } from 'node:events';
 import type { LogLine, ServiceStatus } from '../common/contract.ts';
 import type { ServiceName } from '../common/services.ts';
+import type { ServiceSettingsStore } from './wiring.ts';
 
 export { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
 export type { ServiceState } from '../common/states.ts';
@@ -26,4 +27,6 @@ export interface Supervisor extends EventEmitter {
   url(name: ServiceName): string;
   /** The local account's session credential (from identity's data folder), once identity has started. */
   localCredential(): Promise<string>;
+  /** The app's settings that reach the services' environments (read at each start of a service). */
+  readonly settings: ServiceSettingsStore;
 }

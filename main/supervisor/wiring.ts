@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../common/contract.ts';
 import { SECRET_FORMATS } from '../common/secret-formats.ts';
 import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from '../common/services.ts';
 
@@ -33,6 +35,56 @@ export function gatewayServiceToken(dataDir: string): string {
   return token;
 }
 
+/** The app's settings that reach a service's environment; each applies when its service (re)starts. */
+export interface ServiceSettings {
+  /** MODELPROV_STREAM of the provider. */
+  providerStream: ProviderStreamMode;
+}
+
+export interface ServiceSettingsStore {
+  get(): ServiceSettings;
+  set(patch: Partial<ServiceSettings>): ServiceSettings;
+}
+
+const serviceSettingsSchema = z.object({ providerStream: z.enum(PROVIDER_STREAM_MODES).default('whole') });
+
+/** Headless (`npm run serve`) keeps them here, in the data folder; the desktop app in its own settings. */
+export const SETTINGS_FILE = 'settings.json';
+
+/**
+ * The settings in `<dataDir>/settings.json`: read at every get (a hand edit applies at the next restart);
+ * a file that is missing, not JSON or holds a value that is not valid gives the defaults for what is wrong;
+ * every write is the whole, checked object, written beside and renamed over (never half a file).
+ */
+export function settingsFile(dataDir: string): ServiceSettingsStore {
+  const file = join(dataDir, SETTINGS_FILE);
+  const read = (): ServiceSettings => {
+    let stored: Record<string, unknown> = {};
+    try {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) stored = parsed as Record<string, unknown>;
+    } catch {
+      /* missing or not JSON: the defaults */
+    }
+    const settings = serviceSettingsSchema.parse({});
+    for (const [key, schema] of Object.entries(serviceSettingsSchema.shape)) {
+      const value = schema.safeParse(stored[key]);
+      if (value.success) (settings as Record<string, unknown>)[key] = value.data;
+    }
+    return settings;
+  };
+  return {
+    get: read,
+    set(patch) {
+      const next = serviceSettingsSchema.parse({ ...read(), ...patch });
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      writeFileSync(`${file}.tmp`, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+      return next;
+    },
+  };
+}
+
 export interface Placement {
   host: string;
   port: number;
@@ -60,13 +112,13 @@ export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {
 /**
  * A service's environment: the parent's environment without any service's prefixed variables, then the
  * user's own variables with this service's prefix, then the wiring (ports, data folders, identity URL,
- * the gateway's service token) where the user did not set it. `appPorts` are the other ports this app
- * listens on (the headless console's): signals are refused there too.
+ * the gateway's service token, the provider's stream mode from the settings) where the user did not set it.
+ * `appPorts` are the other ports this app listens on (the headless console's): signals are refused there too.
  */
 export function serviceEnv(
   name: ServiceName,
   parentEnv: NodeJS.ProcessEnv,
-  wiring: { dataDir: string; identityUrl: string; gatewayToken: string; appPorts?: Iterable<number> },
+  wiring: { dataDir: string; identityUrl: string; gatewayToken: string; appPorts?: Iterable<number>; providerStream?: ProviderStreamMode },
 ): Record<string, string> {
   const { prefix } = SERVICE_CATALOGUE[name];
   const env: Record<string, string> = {};
@@ -89,6 +141,7 @@ export function serviceEnv(
     }
   }
   if (name === 'persona-store') set('IDENTITY_URL', wiring.identityUrl);
+  if (name === 'model-provider' && wiring.providerStream) set('STREAM', wiring.providerStream);
   if (name === 'repohost-gateway') {
     set('IDENTITY_URL', wiring.identityUrl);
     set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken);

@@ -1,6 +1,9 @@
-/** The chat-model provider: CLI found, signed in or not, the lockdown lists (tools, MCP servers, hooks), and the models. */
+/** The chat-model provider: CLI found, signed in or not, the lockdown lists (tools, MCP servers, hooks), the models, and how it streams. */
 import { html } from 'htm/preact';
-import { Empty, Loaded, formatTime, itemsOf, useCall } from './states.ts';
+import { useState } from 'preact/hooks';
+import type { ProviderStreamMode, ProviderStreamView } from '../../main/common/contract.ts';
+import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts';
+import { call } from './transport.ts';
 
 interface Lockdown {
   ok?: boolean;
@@ -45,15 +48,53 @@ function List({ items, none }: { items: string[] | undefined; none: string }) {
   return html`<ul class="loaded-list">${items.map((t) => html`<li key=${t}><code>${t}</code></li>`)}</ul>`;
 }
 
+const STREAM_TEXT: Record<ProviderStreamMode, string> = {
+  whole: 'the whole reply at once, when the CLI has finished',
+  deltas: 'the words as the CLI writes them',
+};
+
+/** The stream mode: what the provider runs with, the setting, and the way to change it (applied when the provider restarts). */
+function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string | undefined>();
+  const act = async (method: string, params: unknown) => {
+    setBusy(true);
+    setFailure(undefined);
+    try {
+      await call(method, params);
+    } catch (err) {
+      setFailure((err as Error).message);
+    } finally {
+      setBusy(false);
+      changed();
+    }
+  };
+  const other: ProviderStreamMode = view.setting === 'whole' ? 'deltas' : 'whole';
+  const pending = view.running !== null && view.running !== view.setting && !view.fromEnvironment;
+  return html`<dd data-check="stream">
+    <p>Sends ${STREAM_TEXT[view.running ?? view.setting]}${view.running === null ? ' (once it runs)' : ''}.</p>
+    ${view.fromEnvironment
+      ? html`<p>Set by MODELPROV_STREAM in the environment the app started from; change it there.</p>`
+      : html`<p>
+          <button type="button" disabled=${busy} onClick=${() => act('provider.setStream', { mode: other })}>Send ${STREAM_TEXT[other]}</button>
+          ${pending
+            ? html` Chosen: ${STREAM_TEXT[view.setting]}; it applies when the provider restarts.
+                <button type="button" disabled=${busy} onClick=${() => act('services.restart', { name: 'model-provider' })}>Restart the provider now</button>`
+            : null}
+        </p>`}
+    ${failure ? html`<${Failed} message=${failure} />` : null}
+  </dd>`;
+}
+
 export function Provider() {
-  const [load, reload] = useCall<{ ready: Readiness; models: unknown }>('provider.status', undefined, 'provider', 15_000);
+  const [load, reload] = useCall<{ ready: Readiness; models: unknown; stream: ProviderStreamView }>('provider.status', undefined, 'provider', 15_000);
   return html`<section aria-labelledby="provider-title">
     <h2 id="provider-title" tabindex="-1">Chat-model provider</h2>
     <${Loaded}
       load=${load}
       what="the provider's status"
       retry=${reload}
-      render=${({ ready, models }: { ready: Readiness; models: unknown }) => {
+      render=${({ ready, models, stream }: { ready: Readiness; models: unknown; stream: ProviderStreamView }) => {
         const cli = ready.checks?.cli;
         const lockdown = ready.checks?.lockdown;
         const login = ready.checks?.login;
@@ -75,6 +116,8 @@ export function Provider() {
             <dd data-check="hooks"><${List} items=${lockdown?.hooks} none="none" /></dd>
             <dt>Probed</dt>
             <dd>${lockdown?.probed_at ? formatTime(lockdown.probed_at) : 'not yet'}</dd>
+            <dt>Streamed replies</dt>
+            <${StreamMode} view=${stream} changed=${reload} />
           </dl>
           <h3>Models</h3>
           ${modelIds.length === 0

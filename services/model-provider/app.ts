@@ -1,13 +1,15 @@
-import type { Express, Response } from 'express';
-import { createApp } from '../kit/app.ts';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { createApp, DEFAULT_MAX_BODY_DEPTH, nestingExceeds } from '../kit/app.ts';
+import { errorSummary } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { mountHealthy, mountReadiness } from '../kit/probes.ts';
 import { browserGuard, requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionDeps } from './completions.ts';
-import { renderError } from './errors.ts';
+import { ProviderError, providerError, renderError } from './errors.ts';
+import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
-import { modelList } from './models.ts';
+import { isModelAlias, MODEL_ALIASES, modelEntry, modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
 import { parseCompletionRequest } from './translate.ts';
 
@@ -22,7 +24,7 @@ export interface ProviderAppDeps extends CompletionDeps {
 }
 
 /** The readiness body: 200 only when a completion would work right now. */
-export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots'>) {
+export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots' | 'stream'>) {
   const { lockdown } = deps;
   const where = deps.locate();
   // A binary that appeared since the last look (installed, or MODELPROV_CLI_BINARY's path created), or
@@ -46,7 +48,7 @@ export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 's
   };
   const ready = cli.ok && lockdownCheck.ok && login.ok;
   const runs = { running: deps.slots.running, queued: deps.slots.queued, cap: deps.slots.cap, max_queue: deps.slots.maxQueue };
-  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs };
+  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs, stream: deps.stream };
 }
 
 /**
@@ -72,7 +74,12 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
       app.get('/v1/models', (_req, res) => {
         res.json(modelList(deps.startedAt));
       });
-      app.post('/v1/chat/completions', requireJson, async (req, res) => {
+      app.get('/v1/models/:model', (req, res) => {
+        const model = req.params.model;
+        if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
+        res.json(modelEntry(model, deps.startedAt));
+      });
+      app.post('/v1/chat/completions', requireJson, refuseDeepBodies, async (req, res) => {
         const controller = new AbortController();
         res.on('close', () => {
           if (res.writableFinished) return;
@@ -80,29 +87,53 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
           controller.abort();
         });
         const request = parseCompletionRequest(req.body);
+        const deltas = request.stream === true && deps.stream === 'deltas' ? new DeltaStream(res) : undefined;
+        let unfollow: (() => void) | undefined;
         let completion: Completion;
         try {
           // The provider checks no key, but callers that present different ones never share a run or a failure.
-          completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal);
+          completion = await complete(deps, request, req.get('authorization') ?? '', controller.signal, (reply) => {
+            if (deltas) unfollow = reply.follow((text) => deltas.text(reply, text));
+          });
         } catch (err) {
+          unfollow?.();
           if (err instanceof ClientGone) return;
-          throw err;
+          if (!deltas?.hasSent) throw err;
+          // Part of the reply is out: the status is sent, so the stream ends with the error instead.
+          const failure = err instanceof ProviderError ? err : toProviderError(err, logger);
+          res.locals.refusal = failure.code;
+          logger.warn({ req_id: res.locals.requestId as string, code: failure.code }, 'the run failed after part of its reply was sent; the stream ends with an error event');
+          deltas.fail(failure);
+          return;
         }
-        if (request.stream) sendStream(res, completion);
+        unfollow?.();
+        if (deltas?.hasSent) {
+          if (!deltas.finish(completion)) logger.warn({ req_id: res.locals.requestId as string }, 'the CLI\u2019s final text does not continue the text it streamed; the streamed text stands');
+        } else if (request.stream) sendWhole(res, completion);
         else res.json(completion);
       });
     },
   });
 }
 
-/** The whole reply as server-sent events: text chunk, finish-reason chunk, usage chunk, [DONE]. */
-function sendStream(res: Response, c: Completion): void {
-  const base = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
-  const events = [
-    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: c.choices[0].message.content }, logprobs: null, finish_reason: null }] },
-    { ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
-    { ...base, choices: [], usage: c.usage },
-  ];
-  res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  res.end(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`);
+/**
+ * The kit's nesting limit, which it applies after a service's own routes (the provider's all are): a body
+ * nested deeper is refused before anything walks it (a 5,000-deep schema ran the validation out of stack).
+ */
+function refuseDeepBodies(req: Request, _res: Response, next: NextFunction): void {
+  const body = req.body as unknown;
+  if (nestingExceeds(body, DEFAULT_MAX_BODY_DEPTH)) {
+    const member = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body).find(([, v]) => nestingExceeds(v, DEFAULT_MAX_BODY_DEPTH - 1))?.[0] : undefined;
+    throw providerError.invalidRequest(
+      `The JSON body nests arrays and objects more than ${DEFAULT_MAX_BODY_DEPTH} levels deep${member ? ` (in ${member})` : ''}; this service accepts at most ${DEFAULT_MAX_BODY_DEPTH}. Send flatter data.`,
+      member ?? null,
+    );
+  }
+  next();
+}
+
+/** An unexpected error after part of a reply was sent, logged as the kit logs one, and sent as the kit's 500 would be. */
+function toProviderError(err: unknown, logger: ProviderAppDeps['logger']): ProviderError {
+  logger.error({ err: errorSummary(err) }, 'unexpected error');
+  return new ProviderError(500, 'internal_error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
 }

@@ -63,12 +63,47 @@ const LIMIT_ERRORS = new Set(['rate_limit', 'billing_error']);
  * Markup a model emits when it believes it can call tools; with no tools it is never a real answer.
  * A reply counts when it opens with such a tag, or carries a function-call block anywhere.
  */
-const TOOL_TAGS = '(?:antml:)?(?:function_calls|invoke|tool_use|tool_call|function_call|bash|read_file|write_file|execute_command|attempt_completion)';
+const TOOL_TAG_NAMES = ['function_calls', 'invoke', 'tool_use', 'tool_call', 'function_call', 'bash', 'read_file', 'write_file', 'execute_command', 'attempt_completion'];
+const TOOL_TAGS = `(?:antml:)?(?:${TOOL_TAG_NAMES.join('|')})`;
 const OPENS_WITH_TOOL_TAG = new RegExp(`^\\s*(?:\`\`\`\\w*\\s*)?<${TOOL_TAGS}\\b`, 'i');
 const CALL_BLOCK = /<(?:antml:)?function_calls>|<(?:antml:)?invoke name=|"type"\s*:\s*"tool_use"/i;
+/** Every way a reply may open with a tool tag, and a call block begin (the tags may carry a namespace): text that is a prefix of one may still become one. */
+const TAG_PREFIXES = ['', 'antml' + ':'];
+const TAG_OPENINGS = TOOL_TAG_NAMES.flatMap((name) => TAG_PREFIXES.map((prefix) => `<${prefix}${name}`));
+const CALL_BLOCK_OPENINGS = ['function_calls>', 'invoke name='].flatMap((tag) => TAG_PREFIXES.map((prefix) => `<${prefix}${tag}`));
 
 export function looksLikeToolCall(text: string): boolean {
   return OPENS_WITH_TOOL_TAG.test(text) || CALL_BLOCK.test(text);
+}
+
+/**
+ * How much of a reply's text so far may be shown while the CLI still writes it (MODELPROV_STREAM=deltas),
+ * so that what is shown is never what the finished reply would be refused for: nothing while the text is
+ * blank (it may end empty) or could still open with a tool tag (such a reply is asked for again, unseen);
+ * otherwise everything up to a call block, and never a tail that could still begin one. `from` is where
+ * a call block may start (what was already searched need not be again).
+ */
+export function showableLength(text: string, from = 0): number {
+  if (from === 0) {
+    let body = text.trimStart().toLowerCase();
+    if (body === '' || '```'.startsWith(body)) return 0;
+    if (body.startsWith('```')) {
+      body = body.slice(/^```\w*/.exec(body)![0].length);
+      // The fence's language word may go on, and the tag may come after the blank that ends it.
+      if (body === '' || body.trimStart() === '') return 0;
+      body = body.trimStart();
+    }
+    if (TAG_OPENINGS.some((opening) => opening.startsWith(body)) || OPENS_WITH_TOOL_TAG.test(text)) return 0;
+  }
+  const searched = text.slice(from);
+  const block = CALL_BLOCK.exec(searched);
+  if (block) return from + block.index;
+  const lt = searched.lastIndexOf('<');
+  if (lt >= 0) {
+    const tail = searched.slice(lt).toLowerCase();
+    if (CALL_BLOCK_OPENINGS.some((opening) => opening.startsWith(tail))) return from + lt;
+  }
+  return text.length;
 }
 
 /**

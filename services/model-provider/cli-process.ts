@@ -15,7 +15,10 @@ export interface RunExit {
 }
 
 export interface RunResult extends RunExit {
-  /** Parsed stream-json events, in order (up to the answer's last one, for a run that was `answered`). */
+  /**
+   * Parsed stream-json events, in order (up to the answer's last one, for a run that was `answered`); the
+   * `stream_event` lines of partial messages are only shown to onEvent, not kept (a long reply has thousands).
+   */
   events: Record<string, unknown>[];
   /** The first part of stderr, for the log. */
   stderr: string;
@@ -137,7 +140,7 @@ export class CliProcesses {
           return;
         }
         if (typeof event !== 'object' || event === null) return;
-        events.push(event);
+        if (event.type !== 'stream_event') events.push(event);
         const verdict = opts.onEvent?.(event);
         if (verdict === 'stop') stop('stopped');
         else if (verdict === 'answered' && end === undefined) {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import type { CliLocation } from './cli-binary.ts';
@@ -7,6 +6,8 @@ import type { CliProcesses, RunResult } from './cli-process.ts';
 import { ProviderError, providerError } from './errors.ts';
 import { requestKey, type FailureMemory, type SharedRuns } from './identical-requests.ts';
 import { cliArgs } from './invocation.ts';
+import { PartialReply } from './partial-reply.ts';
+import type { StreamMode } from './config.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES } from './models.ts';
 import { ClientGone, type RunSlots } from './run-slots.ts';
@@ -30,8 +31,10 @@ export interface CompletionDeps {
   systemPrompt: string;
   timeoutSeconds: number;
   logger: Logger;
-  /** Identical requests in flight share one run. */
-  sharedRuns: SharedRuns<Completion>;
+  /** Identical requests in flight share one run (and its partial reply). */
+  sharedRuns: SharedRuns<Completion, PartialReply>;
+  /** MODELPROV_STREAM: with `deltas`, plain runs ask the CLI for partial messages and their text is shown as it comes. */
+  stream: StreamMode;
   /** Failures another run would repeat, answered again without a run for a short window. */
   failures: FailureMemory;
   /** CLI runs and tokens, counted at /metrics; absent, nothing is counted. */
@@ -81,15 +84,25 @@ function gate(deps: CompletionDeps): string {
 /**
  * One completion: translate, gate, then answer an identical request's remembered failure, join an
  * identical request's run in flight, or start the run. `caller` is what tells callers apart (the
- * `Authorization` they present). Throws ProviderError for every refusal, ClientGone when the caller
- * went away (its run's process group is then already being killed unless another request waits for it).
+ * `Authorization` they present). `follow` is given the run's partial reply as soon as the request waits
+ * for a run (its text comes only in `deltas` mode, and never for a schema). Throws ProviderError for every
+ * refusal, ClientGone when the caller went away (its run's process group is then already being killed
+ * unless another request waits for it).
  */
-export async function complete(deps: CompletionDeps, request: CompletionRequest, caller: string, signal: AbortSignal): Promise<Completion> {
+export async function complete(
+  deps: CompletionDeps,
+  request: CompletionRequest,
+  caller: string,
+  signal: AbortSignal,
+  follow?: (reply: PartialReply) => void,
+): Promise<Completion> {
   const model = request.model === undefined || request.model === '' ? deps.defaultModel : request.model;
   if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
   const { systemPrompt, prompt, jsonSchema } = translate(request, deps.systemPrompt);
   const binary = gate(deps);
-  const args = cliArgs({ model, systemPrompt, ...(jsonSchema ? { jsonSchema } : {}) });
+  // Where deltas cannot apply (a schema's answer comes whole, at the end) the run is asked for none.
+  const partialMessages = deps.stream === 'deltas' && jsonSchema === undefined;
+  const args = cliArgs({ model, systemPrompt, partialMessages, ...(jsonSchema ? { jsonSchema } : {}) });
   const run: PreparedRun = { model, binary, args, prompt, structured: jsonSchema !== undefined };
 
   const key = requestKey(caller, binary, args, prompt);
@@ -103,16 +116,20 @@ export async function complete(deps: CompletionDeps, request: CompletionRequest,
   return deps.sharedRuns.run(
     key,
     signal,
-    async (stop) => {
+    async (stop, reply) => {
       try {
-        return await runCompletion(deps, run, stop);
+        return await runCompletion(deps, run, stop, reply);
       } catch (err) {
         // Kept before the run's requests hear of it, so that a retry arriving at once finds it.
         if (err instanceof ProviderError) deps.failures.remember(key, err);
         throw err;
       }
     },
-    () => deps.logger.info({ model }, 'identical request in flight; sharing its run'),
+    {
+      progress: () => new PartialReply(model),
+      onJoin: () => deps.logger.info({ model }, 'identical request in flight; sharing its run'),
+      ...(follow ? { follow } : {}),
+    },
   );
 }
 
@@ -129,15 +146,18 @@ interface PreparedRun {
  * The answer is read as soon as the CLI prints its result, and the slot is given back then: the process
  * exits on its own in the background (see CliProcesses).
  */
-async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: AbortSignal): Promise<Completion> {
-  const { model, binary, args, prompt, structured } = run;
+async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<Completion> {
+  const { model, structured } = run;
   const release = await deps.slots.acquire(signal);
   let answer: CliAnswer;
   try {
-    answer = await runOnce(deps, binary, args, prompt, structured, signal);
+    answer = await runOnce(deps, run, signal, reply);
     if (answer.toolCall) {
+      // Words already seen cannot be taken back by another run's different reply.
+      if (reply.seen) throw providerError.toolCallReply('after its first words were sent');
       deps.logger.warn({ model }, 'reply was tool-call syntax; asking once more');
-      answer = await runOnce(deps, binary, args, prompt, structured, signal);
+      reply.restart();
+      answer = await runOnce(deps, run, signal, reply);
       if (answer.toolCall) throw providerError.toolCallReply();
     }
   } finally {
@@ -156,18 +176,28 @@ async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: Abo
     content = answer.text;
   }
   return {
-    id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
+    id: reply.id,
     object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
+    created: reply.created,
     model,
     choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
     usage: answer.usage,
   };
 }
 
-async function runOnce(deps: CompletionDeps, binary: string, args: string[], prompt: string, structured: boolean, signal: AbortSignal): Promise<CliAnswer> {
+/** A partial message's text delta goes to the reply; a tool block that starts ends what is shown. */
+function showPartial(event: unknown, reply: PartialReply): void {
+  const e = event as { type?: unknown; delta?: { type?: unknown; text?: unknown }; content_block?: { type?: unknown } } | null;
+  if (e?.type === 'content_block_delta' && e.delta?.type === 'text_delta' && typeof e.delta.text === 'string') reply.write(e.delta.text);
+  else if (e?.type === 'content_block_start' && e.content_block?.type !== 'text' && e.content_block?.type !== 'thinking' && e.content_block?.type !== 'redacted_thinking') reply.close();
+}
+
+/** One CLI run; its text deltas (partial messages) go to `reply` once its init event has passed the lockdown check. */
+async function runOnce(deps: CompletionDeps, prepared: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<CliAnswer> {
+  const { binary, args, prompt, structured } = prepared;
   const hooks: string[] = [];
   let breach: { loaded: Loaded; what: string } | undefined;
+  let lockedDown = false;
   const run: RunResult = await deps.processes.run(binary, args, prompt, {
     timeoutMs: deps.timeoutSeconds * 1000,
     signal,
@@ -180,6 +210,11 @@ async function runOnce(deps: CompletionDeps, binary: string, args: string[], pro
           breach = { loaded, what };
           return 'stop';
         }
+        lockedDown = true;
+      }
+      if (event.type === 'stream_event') {
+        if (lockedDown && !breach) showPartial(event.event, reply);
+        return;
       }
       // The result is the last event of a print-mode run: the answer is complete, whenever the process exits.
       if (event.type === 'result') return 'answered';

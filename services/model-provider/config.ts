@@ -1,7 +1,12 @@
+import { z } from 'zod';
 import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
 import { MODEL_ALIASES } from './models.ts';
 
 export const MODEL_PROVIDER_PORT = 8127;
+
+/** MODELPROV_STREAM: `whole` sends a streamed reply at once when the run has ended; `deltas` sends its text as the CLI writes it. */
+export const STREAM_MODES = ['whole', 'deltas'] as const;
+export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const modelProviderSettings = {
   ...commonSettings('model-provider', MODEL_PROVIDER_PORT),
@@ -26,6 +31,12 @@ export const modelProviderSettings = {
     parse.integer(0, 3600),
     '60',
     'Seconds (0-3600) for which an identical request that just failed with timeout, tool_call_reply, cli_not_found or not_logged_in is answered from that failure without a new run; 0 turns this off.',
+  ),
+  stream: setting(
+    'STREAM',
+    z.enum(STREAM_MODES, { message: `must be one of ${STREAM_MODES.join(', ')}` }),
+    'whole',
+    'How a streamed completion (stream: true) is sent: whole (the reply at once, when the CLI has finished) or deltas (text as the CLI writes it).',
   ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '4mb', 'Largest JSON body accepted.'),
   systemPrompt: setting(

@@ -41,7 +41,7 @@ function defaultType(status: number): string {
   return 'invalid_request_error';
 }
 
-const ROUTES = 'GET /healthy, GET /ready, GET /v1/models and POST /v1/chat/completions';
+const ROUTES = 'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions';
 
 /**
  * The kit's refusals in this service's words: its Host check (421 there) is 403 `host_not_allowed`
@@ -93,11 +93,14 @@ export const providerError = {
   emptyReply: () =>
     new ProviderError(502, 'empty_reply', 'The CLI finished without any reply text; send the request again (an empty reply is never returned as an answer).'),
   // Already asked twice: a client's own retries would spend two more full runs per attempt, so none.
-  toolCallReply: () =>
+  /** `when` says it happened after part of the reply was sent (it is then not asked for again). */
+  toolCallReply: (when?: string) =>
     new ProviderError(
       502,
       'tool_call_reply',
-      'The model answered with tool-call syntax twice although it has no tools; rephrase the request so that it asks for a plain answer.',
+      when
+        ? `The model went on in tool-call syntax ${when}, although it has no tools; the reply is not complete. Rephrase the request so that it asks for a plain answer.`
+        : 'The model answered with tool-call syntax twice although it has no tools; rephrase the request so that it asks for a plain answer.',
       { retry: false },
     ),
   notLoggedIn: () =>

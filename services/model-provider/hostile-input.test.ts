@@ -21,8 +21,10 @@ afterAll(async () => {
   await p?.close();
 });
 
+/** Sends `body` as JSON (a string is sent as it is). */
 async function post(body: unknown): Promise<{ status: number; error?: { code: string; param: string | null; message: string } }> {
-  const res = await fetch(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
   if (!res.headers.get('content-type')?.startsWith('application/json')) {
     await res.arrayBuffer();
     return { status: res.status };
@@ -109,6 +111,36 @@ describe('text the command line cannot carry', () => {
     const model = await post({ model: `${'m'.repeat(200_000)}\u0000`, messages: [{ role: 'user', content: 'x' }] });
     expect([model.status, model.error?.code, model.error?.param]).toEqual([404, 'model_not_found', 'model']);
     expect(model.error!.message.length).toBeLessThan(300);
+  });
+});
+
+describe('nesting', () => {
+  /** A request whose schema is `depth` objects deep ({"properties": {"a": ...}}), written as text: JSON.stringify would run out of stack. */
+  const schemaRequest = (depth: number, marker: string) => {
+    const schema = `${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`;
+    return `{"model":"sonnet","messages":[{"role":"user","content":${JSON.stringify(marker)}}],"response_format":{"type":"json_schema","json_schema":{"name":"deep","schema":${schema}}}}`;
+  };
+
+  it('refuses a body nested deeper than the kit\u2019s limit with 400 in the envelope, before any run (5,000 and 3,000 deep)', async () => {
+    for (const depth of [5_000, 3_000]) {
+      const marker = `deep schema ${depth}`;
+      const r = await post(schemaRequest(depth, marker));
+      expect([r.status, r.error?.code, r.error?.param]).toEqual([400, 'invalid_request', 'response_format']);
+      expect(r.error!.message).toMatch(/nests arrays and objects more than 128 levels deep/);
+      expect(runsWith(marker)).toHaveLength(0);
+    }
+    // Deep messages are refused the same way: the limit is the body's, not the schema's.
+    let content: unknown = 'x';
+    for (let i = 0; i < 200; i++) content = [content];
+    const messages = await post({ model: 'sonnet', messages: [{ role: 'user', content }] });
+    expect([messages.status, messages.error?.code, messages.error?.param]).toEqual([400, 'invalid_request', 'messages']);
+    expect(p.log()).not.toContain('unexpected error');
+  });
+
+  it('answers a schema within the limit', async () => {
+    const r = await post(schemaRequest(40, 'shallow schema'));
+    expect(r.status).toBe(200);
+    expect(runsWith('shallow schema')).toHaveLength(1);
   });
 });
 

@@ -122,8 +122,10 @@ export class FailureMemory {
   }
 }
 
-interface InFlight<T> {
+interface InFlight<T, P> {
   result: Promise<T>;
+  /** What the run shows while it runs (its partial reply), the same for every request sharing it. */
+  progress: P;
   /** Requests waiting for this run; when the last one leaves, the run is stopped. */
   waiting: number;
   stop: AbortController;
@@ -135,16 +137,25 @@ interface InFlight<T> {
  * more (and a request arriving after that starts a run of its own). Entries live only while their run
  * does, so the table is as small as the runs in flight and the queue.
  */
-export class SharedRuns<T> {
-  private readonly inFlight = new Map<string, InFlight<T>>();
+export class SharedRuns<T, P = undefined> {
+  private readonly inFlight = new Map<string, InFlight<T, P>>();
 
-  /** Answers with the run for `key` in flight, or starts `work` for it; `onJoin` is told when the run was already there. */
-  run(key: string, signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>, onJoin?: () => void): Promise<T> {
+  /**
+   * Answers with the run for `key` in flight, or starts `work` for it with a fresh `progress()`; `onJoin` is
+   * told when the run was already there, `follow` (at once) the progress of the run this request waits for.
+   */
+  run(
+    key: string,
+    signal: AbortSignal,
+    work: (signal: AbortSignal, progress: P) => Promise<T>,
+    options: { progress: () => P; onJoin?: () => void; follow?: (progress: P) => void },
+  ): Promise<T> {
     let entry = this.inFlight.get(key);
-    if (entry) onJoin?.();
+    if (entry) options.onJoin?.();
     else {
       const stop = new AbortController();
-      const started: InFlight<T> = { result: work(stop.signal), waiting: 0, stop };
+      const progress = options.progress();
+      const started: InFlight<T, P> = { result: work(stop.signal, progress), progress, waiting: 0, stop };
       started.result
         .finally(() => {
           if (this.inFlight.get(key) === started) this.inFlight.delete(key);
@@ -154,10 +165,11 @@ export class SharedRuns<T> {
       this.inFlight.set(key, started);
       entry = started;
     }
+    options.follow?.(entry.progress);
     return this.follow(key, entry, signal);
   }
 
-  private follow(key: string, entry: InFlight<T>, signal: AbortSignal): Promise<T> {
+  private follow(key: string, entry: InFlight<T, P>, signal: AbortSignal): Promise<T> {
     entry.waiting++;
     return new Promise<T>((resolve, reject) => {
       let settled = false;

@@ -10,6 +10,8 @@ export interface Invocation {
   model: string;
   systemPrompt?: string;
   jsonSchema?: Record<string, unknown>;
+  /** `--include-partial-messages`: the reply's text also as `stream_event` deltas while the CLI writes it. */
+  partialMessages?: boolean;
 }
 
 export function cliArgs(inv: Invocation): string[] {
@@ -18,6 +20,7 @@ export function cliArgs(inv: Invocation): string[] {
     '--output-format',
     'stream-json',
     '--verbose',
+    ...(inv.partialMessages ? ['--include-partial-messages'] : []),
     '--tools',
     '',
     '--disable-slash-commands',

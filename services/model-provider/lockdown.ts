@@ -33,6 +33,8 @@ export class Lockdown {
       systemPrompt: string;
       timeoutSeconds: number;
       logger: Logger;
+      /** Whether plain calls ask for partial messages (MODELPROV_STREAM=deltas): the probe runs under the same flags. */
+      partialMessages?: boolean;
     },
   ) {}
 
@@ -108,7 +110,7 @@ export class Lockdown {
     }
     const hooks: string[] = [];
     let init: Loaded | undefined;
-    const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt }), PROBE_PROMPT, {
+    const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt, partialMessages: this.deps.partialMessages === true }), PROBE_PROMPT, {
       timeoutMs: this.deps.timeoutSeconds * 1000,
       onEvent: (event) => {
         if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));

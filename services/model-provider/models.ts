@@ -11,10 +11,12 @@ export function isModelAlias(name: string): name is ModelAlias {
   return (MODEL_ALIASES as readonly string[]).includes(name);
 }
 
+/** One model as OpenAI's models.retrieve answers it (and as each item of the list is). */
+export function modelEntry(id: ModelAlias, created: number) {
+  return { id, object: 'model' as const, created, owned_by: 'local-cli' };
+}
+
 /** The model list in the chat-completions list shape. */
 export function modelList(created: number) {
-  return {
-    object: 'list' as const,
-    data: MODEL_ALIASES.map((id) => ({ id, object: 'model' as const, created, owned_by: 'local-cli' })),
-  };
+  return { object: 'list' as const, data: MODEL_ALIASES.map((id) => modelEntry(id, created)) };
 }

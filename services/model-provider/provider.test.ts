@@ -159,6 +159,15 @@ describe('completions through the official openai client', () => {
     expect(list.data.every((m) => m.object === 'model' && typeof m.created === 'number' && typeof m.owned_by === 'string')).toBe(true);
   });
 
+  it('retrieves each listed model as OpenAI\u2019s models.retrieve does, and answers an unknown one with 404 model_not_found', async () => {
+    const list = await p.client.models.list();
+    for (const listed of list.data) expect(await p.client.models.retrieve(listed.id)).toEqual(listed);
+    const err = await apiError(p.client.models.retrieve('gpt-4o'));
+    expect([err.status, err.code, err.param]).toEqual([404, 'model_not_found', 'model']);
+    expect(err.message).toMatch(/sonnet, opus, haiku, fable/);
+    expect((await fetch(`${p.url}/v1/models/sonnet`, { method: 'HEAD' })).status).toBe(200);
+  });
+
   it('uses the configured default model when a request names none', async () => {
     const res = await fetch(`${p.url}/v1/chat/completions`, {
       method: 'POST',
@@ -348,7 +357,7 @@ describe('errors in the envelope, as the openai client sees them', () => {
   });
 
   it('answers every other route with 404 in the envelope (no docs, no OpenAPI document)', async () => {
-    for (const path of ['/openapi.json', '/docs', '/v1/completions', '/v1/models/sonnet', '/']) {
+    for (const path of ['/openapi.json', '/docs', '/v1/completions', '/v1/models/sonnet/x', '/']) {
       const res = await fetch(`${p.url}${path}`);
       expect(res.status).toBe(404);
       const body = (await res.json()) as { error: { code: string; message: string; param: null; type: string } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hostName } from './browser-guard.ts';
-import { looksLikeToolCall, usageOf } from './cli-output.ts';
+import { looksLikeToolCall, showableLength, usageOf } from './cli-output.ts';
 import { escapeTurnText } from './translate.ts';
 
 describe('rules the provider applies to text', () => {
@@ -15,6 +15,23 @@ describe('rules the provider applies to text', () => {
   it('does not mistake a plain answer that mentions a tag for tool-call syntax', () => {
     expect(looksLikeToolCall('Wrap the command in a <bash> tag.')).toBe(false);
     expect(looksLikeToolCall('Four.')).toBe(false);
+  });
+
+  it('shows none of a reply while it is blank or could still open with tool-call markup, as the CLI writes it', () => {
+    for (const text of ['', '  \n', '<', '<inv', '<invoke', ' <bash', '`', '``', '```', '```xml', '```xml\n', '```xml\n<func', '<invoke name="Bash">']) {
+      expect([text, showableLength(text)]).toEqual([text, 0]);
+    }
+    for (const text of ['Hello', '<br> is a tag', '<b>bold</b>', '```python\nimport os', 'Four.']) expect([text, showableLength(text)]).toEqual([text, text.length]);
+  });
+
+  it('shows a reply up to a call block, never a tail that could still begin one', () => {
+    expect(showableLength('Sure. <invoke name="Bash">')).toBe(6);
+    expect(showableLength('Sure. <inv')).toBe(6);
+    expect(showableLength('Sure. <function_calls')).toBe(6);
+    expect(showableLength('Use a <bash> tag')).toBe(16);
+    expect(showableLength('a < b')).toBe(5);
+    // What was searched already is not searched again.
+    expect(showableLength('Hello <invoke name=', 6)).toBe(6);
   });
 
   it('escapes the three markup characters so text cannot close or open a turn', () => {

@@ -10,6 +10,7 @@ import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
 import { clientErrorEnvelope } from './errors.ts';
 import { runCounters, type Completion } from './completions.ts';
+import type { PartialReply } from './partial-reply.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
 import { cliEnvironment } from './invocation.ts';
 import { Lockdown } from './lockdown.ts';
@@ -45,6 +46,7 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     systemPrompt: config.systemPrompt,
     timeoutSeconds: config.probeTimeoutSeconds,
     logger: log,
+    partialMessages: config.stream === 'deltas',
   });
   const slots = new RunSlots(config.maxConcurrent, config.maxQueue);
   const metrics = new ServiceMetrics('model-provider');
@@ -59,7 +61,8 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     systemPrompt: config.systemPrompt,
     timeoutSeconds: config.timeoutSeconds,
     logger: log,
-    sharedRuns: new SharedRuns<Completion>(),
+    sharedRuns: new SharedRuns<Completion, PartialReply>(),
+    stream: config.stream,
     failures: new FailureMemory({ seconds: config.failureMemorySeconds }),
     version: VERSION,
     bodyLimit: config.bodyLimit,

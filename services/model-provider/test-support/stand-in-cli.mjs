@@ -17,14 +17,27 @@
  *   [stand-in:slow=MS]         waits MS milliseconds, then answers
  *   [stand-in:hold]            prints init, then answers once the file `release` exists in STANDIN_RECORD_DIR
  *   [stand-in:linger]          answers at once, then exits only once the file `release` exists (a CLI slow to exit)
+ *   [stand-in:fail-after-text] prints part of its text (as deltas with --include-partial-messages), then crashes: no result
+ *   [stand-in:text-then-tool]  text, then a tool_use block; the run ends as out of turns (error_max_turns)
+ *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
+ *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
+ *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
  * With --json-schema it answers in structured_output, an object built from the schema.
+ * With --include-partial-messages it also prints the `stream_event` lines of the 2.1.197 CLI (read from its
+ * binary: message_start with ttft_ms, content_block_start, content_block_delta text_delta ..., then the
+ * block's whole `assistant` message, content_block_stop, message_delta, message_stop; a `system/status`
+ * "requesting" line after init, as the signed-out CLI prints it too). The pace of the text deltas: a
+ * marker `[stand-in-pace:COUNTxMS]` in the prompt or STANDIN_PACE=COUNTxMS (COUNT deltas, MS ms apart;
+ * by default one delta per word, none apart; without partial messages a paced reply comes as late as its
+ * last delta would). The record then holds when the first delta was printed (`firstDeltaAt`).
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
  * names), STANDIN_HOOK (a SessionStart hook event before init). A record also holds when the run's process
- * started and, once it answered, when it ended (`startedAt`, `endedAt`).
+ * started and, once it answered, when it ended (`startedAt`, `endedAt`). STANDIN_PACE sets the default pace of text deltas.
  */
 import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -156,6 +169,8 @@ function pgid() {
 const schemaText = flag('--json-schema');
 const tools = (process.env.STANDIN_LOADS ?? '').split(',').filter(Boolean);
 if (schemaText) tools.push('StructuredOutput');
+// A run that turns out to load a tool after the probe proved lockdown (its text follows as usual).
+if (stdin.includes('[stand-in:loads-tool]')) tools.push('Bash');
 if (process.env.STANDIN_HOOK) {
   out({ type: 'system', subtype: 'hook_started', hook_id: randomUUID(), hook_name: 'SessionStart:startup', hook_event: 'SessionStart', uuid: randomUUID(), session_id: session });
   out({ type: 'system', subtype: 'hook_response', hook_id: randomUUID(), hook_name: 'SessionStart:startup', hook_event: 'SessionStart', output: '', stdout: '', stderr: '', exit_code: 0, outcome: 'success', uuid: randomUUID(), session_id: session });
@@ -190,6 +205,10 @@ const result = (fields) =>
 
 const mode = /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
 const TOOL_CALL = '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
+const partial = flags.has('--include-partial-messages');
+const paceText = /\[stand-in-pace:(\d+)x(\d+)\]/.exec(stdin)?.slice(1) ?? /^(\d+)x(\d+)$/.exec(process.env.STANDIN_PACE ?? '')?.slice(1);
+const pace = paceText ? { deltas: Math.max(1, Number(paceText[0])), ms: Number(paceText[1]) } : undefined;
+if (partial) out({ type: 'system', subtype: 'status', status: 'requesting', uuid: randomUUID(), session_id: session });
 
 function exampleFor(schema) {
   if (!schema || typeof schema !== 'object') return 'stand-in';
@@ -211,16 +230,72 @@ function whenReleased(then) {
     then();
   }, 20);
 }
+const released = () => new Promise((resolve) => whenReleased(resolve));
+
+const streamEvent = (event, extra = {}) => out({ type: 'stream_event', event, session_id: session, parent_tool_use_id: null, uuid: randomUUID(), ...extra });
+
+/** The text in `count` pieces (by words when not paced), joined exactly back into it. */
+function pieces(text, count) {
+  if (count === undefined) return text.match(/\S+\s*|\s+/g) ?? [];
+  const n = Math.min(count, Math.max(1, text.length));
+  const size = Math.ceil(text.length / n);
+  return Array.from({ length: n }, (_, i) => text.slice(i * size, (i + 1) * size)).filter((p) => p !== '');
+}
+
+/**
+ * One assistant message. With --include-partial-messages its stream events come first, its text as deltas at
+ * the pace asked for (`afterFirst` runs after the first delta; `stopAfter` prints only that many, then returns
+ * false: the run is cut off). Blocks: `{ text }` or `{ tool: { name, input } }`.
+ */
+async function message(blocks, { afterFirst, stopAfter } = {}) {
+  const content = blocks.map((b) => (b.tool ? { type: 'tool_use', id: `toolu_${session.slice(0, 8)}`, name: b.tool.name, input: b.tool.input } : { type: 'text', text: b.text }));
+  if (!partial) {
+    // The model takes as long to write whether or not its words are shown on the way.
+    if (pace?.ms) await sleep((pace.deltas - 1) * pace.ms);
+    assistant(content);
+    return true;
+  }
+  streamEvent({ type: 'message_start', message: { model: 'claude-stand-in', id: `msg_${session.slice(0, 8)}`, type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }, { ttft_ms: 5 });
+  let sent = 0;
+  for (const [index, block] of content.entries()) {
+    if (block.type === 'text') {
+      streamEvent({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      for (const piece of pieces(block.text, pace?.deltas)) {
+        if (sent > 0 && pace?.ms) await sleep(pace.ms);
+        streamEvent({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+        sent++;
+        if (sent === 1) {
+          record.firstDeltaAt = performance.timeOrigin + performance.now();
+          save();
+          await afterFirst?.();
+        }
+        if (stopAfter !== undefined && sent >= stopAfter) return false;
+      }
+    } else {
+      streamEvent({ type: 'content_block_start', index, content_block: { ...block, input: {} } });
+      streamEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+    }
+    assistant([block]);
+    streamEvent({ type: 'content_block_stop', index });
+  }
+  const stop = content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+  streamEvent({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { ...usage } });
+  streamEvent({ type: 'message_stop' });
+  return true;
+}
+
+/** A reply of `words` words. */
+const wordsReply = (words) => Array.from({ length: words }, (_, i) => `word${i + 1}`).join(' ') + '.';
 
 /** Prints the answer (its result event last), then `finish` (by default exits 0). */
-function answer(finish = () => done(0)) {
+async function answer(finish = () => done(0), options = {}) {
   if (schemaText) {
     const structured = exampleFor(JSON.parse(schemaText));
-    assistant([{ type: 'tool_use', id: 'toolu_1', name: 'StructuredOutput', input: structured }]);
+    await message([{ tool: { name: 'StructuredOutput', input: structured } }]);
     result({ num_turns: 2, structured_output: structured });
   } else {
-    const text = `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
-    assistant([{ type: 'text', text }]);
+    const text = options.text ?? `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
+    await message([{ text }], options);
     result({ result: text });
   }
   finish();
@@ -228,7 +303,7 @@ function answer(finish = () => done(0)) {
 
 switch (mode?.[1]) {
   case 'empty':
-    assistant([{ type: 'text', text: '' }]);
+    await message([{ text: '' }]);
     result({ result: '' });
     done(0);
     break;
@@ -245,17 +320,17 @@ switch (mode?.[1]) {
   }
   case 'tool-call-once': {
     const marker = recordDir ? join(recordDir, `tool-call-${createHash('sha256').update(stdin).digest('hex').slice(0, 12)}`) : undefined;
-    if (marker && existsSync(marker)) answer();
+    if (marker && existsSync(marker)) await answer();
     else {
       if (marker) writeFileSync(marker, '');
-      assistant([{ type: 'text', text: TOOL_CALL }]);
+      await message([{ text: TOOL_CALL }]);
       result({ result: TOOL_CALL });
       done(0);
     }
     break;
   }
   case 'tool-call-always':
-    assistant([{ type: 'text', text: TOOL_CALL }]);
+    await message([{ text: TOOL_CALL }]);
     result({ result: TOOL_CALL });
     done(0);
     break;
@@ -274,12 +349,28 @@ switch (mode?.[1]) {
     break;
   case 'hold':
     // A test decides when the run ends (by creating the file), so it can act while the run is surely in flight.
-    whenReleased(() => answer());
+    whenReleased(() => void answer());
     break;
   case 'linger':
     // The whole answer, then a process still running: the end of the answer is its result event, not the exit.
-    answer(() => whenReleased(() => done(0)));
+    await answer(() => whenReleased(() => done(0)));
+    break;
+  case 'fail-after-text':
+    await message([{ text: 'The first words of a reply that never ends.' }], { stopAfter: 3 });
+    process.stderr.write('Error: the stand-in crashed mid-reply on purpose\n');
+    done(1);
+    break;
+  case 'text-then-tool':
+    await message([{ text: 'Let me look at the files first. ' }, { tool: { name: 'Bash', input: { command: 'ls' } } }]);
+    result({ subtype: 'error_max_turns', is_error: true, result: undefined, num_turns: 2, stop_reason: 'tool_use', errors: ['Reached maximum number of turns (1)'] });
+    done(1);
+    break;
+  case 'hold-after-text':
+    await answer(undefined, { afterFirst: released });
+    break;
+  case 'text':
+    await answer(undefined, { text: wordsReply(Number(mode[2] ?? 20)) });
     break;
   default:
-    answer();
+    await answer();
 }

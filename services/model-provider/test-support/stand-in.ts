@@ -18,17 +18,19 @@ export interface StandInRun {
   /** When the run's process started and, once it answered, when it ended (ms since the epoch). */
   startedAt: number;
   endedAt?: number;
+  /** With --include-partial-messages: when its first text delta was printed (ms since the epoch). */
+  firstDeltaAt?: number;
 }
 
 /**
  * An executable stand-in CLI in `dir` (named `claude` unless `name` says otherwise): a small shell script that sets what the stand-in should
- * pretend to have loaded and where it records its runs, notes its pid in `started` (so that a run killed
+ * pretend to have loaded, the pace of its text deltas (`pace`, COUNTxMS) and where it records its runs, notes its pid in `started` (so that a run killed
  * before the stand-in could write its record still counts), then execs the stand-in with the argv the
  * service gave it, untouched (same pid).
  */
 export function standInBinary(
   dir: string,
-  options: { loads?: string[]; mcp?: string[]; hook?: boolean; name?: string; recordDir?: string } = {},
+  options: { loads?: string[]; mcp?: string[]; hook?: boolean; name?: string; recordDir?: string; pace?: string } = {},
 ): { binary: string; recordDir: string; runs(): StandInRun[]; started(): number[] } {
   const recordDir = options.recordDir ?? join(dir, 'runs');
   mkdirSync(recordDir, { recursive: true });
@@ -37,6 +39,7 @@ export function standInBinary(
     options.loads ? `STANDIN_LOADS='${options.loads.join(',')}'` : '',
     options.mcp ? `STANDIN_MCP='${options.mcp.join(',')}'` : '',
     options.hook ? 'STANDIN_HOOK=1' : '',
+    options.pace ? `STANDIN_PACE='${options.pace}'` : '',
   ].filter(Boolean);
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, options.name ?? 'claude');

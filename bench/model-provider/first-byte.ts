@@ -1,0 +1,238 @@
+/**
+ * Time to the first content byte of a streamed completion, side by side in one run on the paced stand-in
+ * CLI (`--include-partial-messages`, twenty text deltas 25 ms apart): the bare CLI (spawned here, timed
+ * from the spawn to its first text delta on stdout), the peer `claude-max-api-proxy` (which streams
+ * partial messages) and this provider's bundle with MODELPROV_STREAM=deltas, and, beside them, the same
+ * provider with MODELPROV_STREAM=whole. Each server in plain Node in its own process and session, called
+ * through node:http with a keep-alive agent.
+ *
+ * Printed per side at concurrency 1 and 2, p50 and p95: the time from sending the request to the first
+ * chunk that carries reply text, the whole stream's time, and, for the servers, how long after the CLI
+ * printed its first text delta that chunk reached the client (the stand-in records when it printed it;
+ * both clocks are this machine's wall clock). Targets: the provider's first content byte at most 5 ms
+ * after the CLI's first delta at p50, and never later than the peer's.
+ *
+ * Then the real CLI, not signed in (it writes no text, so only the error path): the time to the
+ * not_logged_in answer through the provider in each mode. `--smoke` runs a few of each; its figures mean nothing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { build, buildErrors } from '../../main/build/build.ts';
+import { bundlePath } from '../../main/supervisor/service-bundles.ts';
+import { cliArgs, cliEnvironment } from '../../services/model-provider/invocation.ts';
+import { startModelProvider } from '../../services/model-provider/service.ts';
+import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
+import { freePort, ROOT } from '../../test/support/process.ts';
+import { ms, summarize } from '../stats.ts';
+
+const SMOKE = process.argv.includes('--smoke');
+const PACE = '20x25';
+const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
+const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
+const PEER_ENTRY = join(ROOT, 'node_modules', 'claude-max-api-proxy', 'dist', 'server', 'standalone.js');
+const agent = new http.Agent({ keepAlive: true });
+const now = () => performance.timeOrigin + performance.now();
+
+interface Timing {
+  /** ms from the request to the first chunk with reply text (the bare CLI: from the spawn to its first text delta). */
+  first: number;
+  /** ms from the request to the end of the stream. */
+  total: number;
+  /** When the first text arrived (ms since the epoch). */
+  firstAt: number;
+  status: number;
+}
+
+/** One streamed completion through node:http: when its first reply text arrived and when it ended. */
+function streamed(url: string, prompt: string): Promise<Timing> {
+  const body = JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] });
+  const target = new URL(`${url}/v1/chat/completions`);
+  const started = now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let firstAt = Number.NaN;
+        let seen = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (!Number.isNaN(firstAt)) return;
+          seen += chunk;
+          // The first event whose delta carries text (the peer sends an SSE comment and a role-only chunk first).
+          if (/"content":"[^"]/.test(seen)) firstAt = now();
+        });
+        res.on('end', () => resolve({ first: firstAt - started, total: now() - started, firstAt, status: res.statusCode ?? 0 }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The bare CLI, as the provider spawns it in deltas mode: spawn to the first text delta, and to the close. */
+function bare(binary: string, prompt: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Timing> {
+  const args = cliArgs({ model: 'sonnet', systemPrompt: SYSTEM, partialMessages: true });
+  return new Promise((resolve, reject) => {
+    const started = now();
+    let firstAt = Number.NaN;
+    const child = spawn(binary, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      if (Number.isNaN(firstAt) && chunk.includes('"text_delta"')) firstAt = now();
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve({ first: firstAt - started, total: now() - started, firstAt, status: 0 }));
+    child.stdin.end(prompt);
+  });
+}
+
+async function startServer(name: string, command: string[], env: NodeJS.ProcessEnv, cwd: string, url: string, probe: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, command, { cwd, env, stdio: 'ignore', detached: true });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode})`);
+    const status = await fetch(`${url}${probe}`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return child;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not answer ${probe} with 200`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const stopServer = (child: ChildProcess) =>
+  child.exitCode !== null ? Promise.resolve() : new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM')));
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-modelprov-first-'));
+const standIn = standInBinary(join(dir, 'bin'), { pace: PACE });
+const bareCwd = join(dir, 'bare-cwd');
+mkdirSync(bareCwd);
+const date = new Date().toISOString().slice(0, 10);
+
+// --- the paced stand-in: bare, the peer, the provider (deltas), the provider (whole) ------------------------
+{
+  const failed = buildErrors(await build({ targets: ['services'] }));
+  if (failed) throw new Error(`The provider's bundle could not be built: ${failed}`);
+  const path = `${dirname(standIn.binary)}${delimiter}${BASE_ENV.PATH}`;
+  const ports = { peer: await freePort(), deltas: await freePort(), whole: await freePort() };
+  const urls = { peer: `http://127.0.0.1:${ports.peer}`, deltas: `http://127.0.0.1:${ports.deltas}`, whole: `http://127.0.0.1:${ports.whole}` };
+  const peerCwd = join(dir, 'peer-cwd');
+  mkdirSync(peerCwd);
+  const provider = (mode: 'deltas' | 'whole') =>
+    startServer(
+      `model-provider (${mode})`,
+      [bundlePath('model-provider')],
+      { PATH: path, HOME: BASE_ENV.HOME, MODELPROV_PORT: String(ports[mode]), MODELPROV_DATA_DIR: join(dir, `data-${mode}`), MODELPROV_STREAM: mode, MODELPROV_MAX_QUEUE: '100' },
+      ROOT,
+      urls[mode],
+      '/ready',
+    );
+  const servers: ChildProcess[] = [];
+  try {
+    servers.push(await startServer('claude-max-api-proxy', [PEER_ENTRY, String(ports.peer)], { PATH: path, HOME: BASE_ENV.HOME }, peerCwd, urls.peer, '/health'));
+    servers.push(await provider('deltas'), await provider('whole'));
+    const bareEnv = cliEnvironment({ ...BASE_ENV, PATH: path });
+    const sides = {
+      bare: (prompt: string) => bare(standIn.binary, prompt, bareCwd, bareEnv),
+      peer: (prompt: string) => streamed(urls.peer, prompt),
+      deltas: (prompt: string) => streamed(urls.deltas, prompt),
+      whole: (prompt: string) => streamed(urls.whole, prompt),
+    };
+    type Side = keyof typeof sides;
+    const names = Object.keys(sides) as Side[];
+    for (let i = 0; i < (SMOKE ? 1 : 3); i++) for (const side of names) await sides[side](`warm up ${side} ${i}`);
+
+    const ROUNDS = SMOKE ? 2 : 25;
+    const results: Record<number, Record<Side, (Timing & { tag: string })[]>> = {};
+    for (const c of [1, 2]) {
+      results[c] = { bare: [], peer: [], deltas: [], whole: [] };
+      for (let r = 0; r < ROUNDS; r++) {
+        for (let k = 0; k < names.length; k++) {
+          const side = names[(k + r) % names.length]!;
+          const tags = Array.from({ length: c }, (_, j) => `${side} c${c} r${r} k${j}`);
+          const timings = await Promise.all(tags.map((tag) => sides[side](`[bench:${tag}] Say hello.`)));
+          for (const [j, t] of timings.entries()) {
+            if (side !== 'bare' && t.status !== 200) throw new Error(`${side} answered ${t.status}`);
+            results[c]![side].push({ ...t, tag: tags[j]! });
+          }
+        }
+      }
+    }
+    // When each run printed its first delta, by its tag (the peer puts the system message into the prompt, so the tag is searched for).
+    // The whole mode asks for no partial messages: its first text is compared with the run's exit instead.
+    const firstDelta = new Map<string, number>();
+    for (const run of standIn.runs()) {
+      const tag = /\[bench:([^\]]+)\]/.exec(run.stdin)?.[1];
+      const at = run.firstDeltaAt ?? run.endedAt;
+      if (tag !== undefined && at !== undefined) firstDelta.set(tag, at);
+    }
+    const after = (c: number, side: Side) =>
+      summarize(
+        results[c]![side].map((t) => {
+          const at = firstDelta.get(t.tag);
+          if (at === undefined) throw new Error(`no record of the run tagged ${t.tag}`);
+          return t.firstAt - at;
+        }),
+      );
+    const label: Record<Side, string> = { bare: 'bare stand-in CLI       ', peer: 'claude-max-api-proxy    ', deltas: 'this provider, deltas   ', whole: 'this provider, whole    ' };
+    if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
+    console.log(`model-provider / first content byte, stand-in CLI with partial messages (${PACE.replace('x', ' deltas, ms apart: ')}), ${ROUNDS} rounds per concurrency, ${date}`);
+    const verdicts: string[] = [];
+    for (const c of [1, 2]) {
+      console.log(`  concurrency ${c}:`);
+      for (const side of names) {
+        const first = summarize(results[c]![side].map((t) => t.first));
+        const total = summarize(results[c]![side].map((t) => t.total));
+        const behind = side === 'bare' ? '' : `  after the CLI's ${side === 'whole' ? 'exit' : 'first delta'} p50 ${ms(after(c, side).p50)}  p95 ${ms(after(c, side).p95)}`;
+        console.log(`    ${label[side]} first text p50 ${ms(first.p50)}  p95 ${ms(first.p95)}  whole stream p50 ${ms(total.p50)}  p95 ${ms(total.p95)}${behind}`);
+      }
+      const mine = after(c, 'deltas');
+      const peer = after(c, 'peer');
+      verdicts.push(`c=${c}: ${ms(mine.p50)} after the CLI's first delta (target <= 5 ms: ${mine.p50 <= 5 ? 'met' : 'NOT met'}), peer ${ms(peer.p50)} (target not later: ${mine.p50 <= peer.p50 ? 'met' : 'NOT met'})`);
+    }
+    console.log(`  provider (deltas), p50: ${verdicts.join('; ')}`);
+  } finally {
+    await Promise.all(servers.map(stopServer));
+  }
+}
+
+// --- the real CLI, not signed in: no text, only the error path ---------------------------------------------
+{
+  const real = join(ROOT, 'node_modules', '.bin', 'claude');
+  if (!existsSync(real)) {
+    console.log('model-provider / real CLI: skipped, the pinned CLI package is not installed (run npm ci)');
+  } else {
+    const home = mkdtempSync(join(tmpdir(), 'bench-modelprov-home-'));
+    const wrapper = join(dir, 'real-claude');
+    writeFileSync(wrapper, `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${home}' TERM=dumb '${real}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const N = SMOKE ? 2 : 12;
+    const figures: string[] = [];
+    for (const mode of ['deltas', 'whole'] as const) {
+      const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, `real-${mode}`), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent', MODELPROV_STREAM: mode, MODELPROV_FAILURE_MEMORY_SECONDS: '0' });
+      try {
+        await service.lockdownProbed();
+        await streamed(service.url, 'warm up');
+        const times: number[] = [];
+        for (let i = 0; i < N; i++) {
+          const t = await streamed(service.url, `hello ${i}`);
+          if (t.status !== 401) throw new Error(`expected not_logged_in (401), got ${t.status}`);
+          times.push(t.total);
+        }
+        const s = summarize(times);
+        figures.push(`${mode}: p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
+      } finally {
+        await service.close();
+      }
+    }
+    console.log(`model-provider / real CLI 2.1.197, not signed in, stream: true (answers 401 not_logged_in, ${N} each): ${figures.join('; ')}`);
+  }
+}
