@@ -121,6 +121,7 @@ describe('npm run identity -- session and account commands', () => {
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     expect(listed[1]![4]).toBe('never');
+    expect(listed.map((l) => l[5])).toEqual(['owner: manages credentials and connections', 'hub: mints tokens for persona, repohost-api']);
     expect(listed.flat().join(' ')).not.toContain(second.stdout.trim());
     const bad = await cli('session', 'add', 'dave', '--expires-in', 'soon');
     expect(bad.status).toBe(1);

@@ -1,17 +1,21 @@
 import { parseArgs } from 'node:util';
 import { MAX_SESSION_SECONDS, SESSION_ID } from './accounts.ts';
-import { loadIdentityConfig } from './config.ts';
+import { AUDIENCE, loadIdentityConfig } from './config.ts';
 import { openIdentityStore } from './service.ts';
 
 const USAGE = `Usage: npm run -s identity -- <command>
   account add <name> [--label <text>] [--expires-in <duration>]
-                           create an account; prints its session credential as the only line on stdout
+                           create an account; prints its owner credential as the only line on stdout
   account list             list accounts (id and name)
   account remove <name>    remove an account: its session credentials are revoked and its platform
                            connections deleted (their encrypted secrets erased from the database)
-  session add <name> [--label <text>] [--expires-in <duration>]
-                           print a new session credential for an existing account (its id goes to stderr)
-  session list <name>      list an account's session credentials: id, label, created, last used, expires
+  session add <name> [--label <text>] [--expires-in <duration>] [--owner | --audience <a,b>]
+                           print a new session credential for an existing account (its id goes to stderr):
+                           a hub credential that mints tokens for the audiences given (default
+                           IDENTITY_HUB_AUDIENCES) and nothing else, or with --owner one that also
+                           makes and revokes credentials and manages platform connections
+  session list <name>      list an account's session credentials: id, label, created, last used, expires,
+                           what it may do
   session revoke <id>      revoke one session credential (any account's) by its id (ses_...)
   session revoke-all <name>
                            revoke every session credential of an account
@@ -34,7 +38,10 @@ class Usage extends Error {}
 
 const { values: options, positionals } = (() => {
   try {
-    return parseArgs({ options: { label: { type: 'string' }, 'expires-in': { type: 'string' } }, allowPositionals: true });
+    return parseArgs({
+      options: { label: { type: 'string' }, 'expires-in': { type: 'string' }, owner: { type: 'boolean' }, audience: { type: 'string' } },
+      allowPositionals: true,
+    });
   } catch (err) {
     process.stderr.write(`identity: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
     process.exit(2);
@@ -50,6 +57,14 @@ try {
     label: options.label ?? null,
     expiresInSeconds: options['expires-in'] !== undefined ? parseDuration(options['expires-in']) : config.sessionTtlSeconds || null,
   });
+  const hubAudiences = (): string[] => {
+    if (options.audience === undefined) return [...config.hubAudiences];
+    const audiences = options.audience.split(',').map((a) => a.trim()).filter(Boolean);
+    if (audiences.length === 0 || !audiences.every((a) => AUDIENCE.test(a))) {
+      throw new Error(`--audience takes one or more audiences, comma-separated, such as persona,repohost-api (not "${options.audience}").`);
+    }
+    return audiences;
+  };
   const out = (line: string) => process.stdout.write(`${line}\n`);
   try {
     const command = `${group ?? ''} ${verb ?? ''}`;
@@ -66,14 +81,16 @@ try {
           'the repository-hosting gateway stops using its connections within seconds.',
       );
     } else if (command === 'session add' && name) {
-      const made = await accounts.addSession(name, newSession());
+      if (options.owner && options.audience !== undefined) throw new Error('--owner credentials mint tokens for any audience; give --owner or --audience, not both.');
+      const made = await accounts.addSession(name, { ...newSession(), ...(options.owner ? { purpose: 'owner' } : { purpose: 'hub', audiences: hubAudiences() }) });
       out(made.credential);
       process.stderr.write(`session credential ${made.session} for ${name}\n`);
     } else if (command === 'session list' && name) {
       const now = Date.now();
       for (const s of await accounts.sessionsOf(name)) {
         const expiry = s.expires_at === null ? 'never' : Date.parse(s.expires_at) <= now ? `expired ${s.expires_at}` : s.expires_at;
-        out([s.id, s.label ?? '-', s.created_at, s.last_used_at ?? 'never used', expiry].join('\t'));
+        const may = s.purpose === 'owner' ? 'owner: manages credentials and connections' : `hub: mints tokens for ${(s.audiences ?? []).join(', ')}`;
+        out([s.id, s.label ?? '-', s.created_at, s.last_used_at ?? 'never used', expiry, may].join('\t'));
       }
     } else if (command === 'session revoke' && name) {
       if (!SESSION_ID.test(name)) throw new Error(`"${name}" is not a session credential id (ses_ and 24 hexadecimal digits; see "session list <account>").`);

@@ -49,6 +49,11 @@ export const SessionCredential = z
     last_used_at: z.string().nullable().meta({ description: 'Last time it authenticated a request (to the minute); null: never.' }),
     expires_at: z.string().nullable().meta({ description: 'When it stops working; null: never.' }),
     current: z.boolean().meta({ description: 'Whether it is the credential this request was made with.' }),
+    purpose: z.enum(['owner', 'hub']).meta({
+      description:
+        'owner: the account\u2019s own (the app\u2019s, or one the command line made): mints tokens for any audience, makes and revokes hub credentials, manages connections. hub: mints tokens for its audiences and nothing else.',
+    }),
+    audiences: z.array(z.string()).nullable().meta({ description: 'The audiences a hub credential mints tokens for; null for an owner credential (any).' }),
   })
   .meta({ id: 'SessionCredential', description: 'A session credential of your account, without its secret (shown once, when it is made).' });
 export const NewSessionCredential = SessionCredential.extend({
