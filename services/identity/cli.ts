@@ -76,10 +76,7 @@ try {
         `removed account ${name}: ${removed.sessions} session credential(s) revoked, ${removed.connections} platform connection(s) deleted ` +
           '(their encrypted secrets erased from the database file and its log).',
       );
-      out(
-        `Tokens already minted for ${name} stay valid until they expire (IDENTITY_TOKEN_TTL_SECONDS, ${config.tokenTtlSeconds} s at most); ` +
-          'the repository-hosting gateway stops using its connections within seconds.',
-      );
+      out(`Tokens already minted for ${name} stop working on every service within seconds, and the repository-hosting gateway stops using its connections.`);
     } else if (command === 'session add' && name) {
       if (options.owner && options.audience !== undefined) throw new Error('--owner credentials mint tokens for any audience; give --owner or --audience, not both.');
       const made = await accounts.addSession(name, { ...newSession(), ...(options.owner ? { purpose: 'owner' } : { purpose: 'hub', audiences: hubAudiences() }) });
@@ -95,10 +92,10 @@ try {
     } else if (command === 'session revoke' && name) {
       if (!SESSION_ID.test(name)) throw new Error(`"${name}" is not a session credential id (ses_ and 24 hexadecimal digits; see "session list <account>").`);
       if (!(await accounts.revokeSession(name))) throw new Error(`There is no session credential ${name}; see "session list <account>".`);
-      out(`revoked ${name}; tokens minted with it stay valid until they expire (${config.tokenTtlSeconds} s at most).`);
+      out(`revoked ${name}; tokens minted with it stop working on every service within seconds.`);
     } else if (command === 'session revoke-all' && name) {
       const n = await accounts.revokeAllOf(name);
-      out(`revoked ${n} session credential(s) of ${name}; tokens minted with them stay valid until they expire (${config.tokenTtlSeconds} s at most).`);
+      out(`revoked ${n} session credential(s) of ${name}; tokens minted with them stop working on every service within seconds.`);
     } else if (command === 'keys rotate') {
       await store.keys.prepare();
       process.stderr.write(`new signing key ${await store.keys.rotate()}\n`);

@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { Api } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
@@ -8,7 +8,7 @@ import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincip
 import { AUDIENCE } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
-import { ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredential, SessionId } from './shapes.ts';
+import { ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredential, SessionId, TokenStatus } from './shapes.ts';
 
 export interface IdentityParts {
   issuer: () => string;
@@ -48,6 +48,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
     parts.accounts,
   );
+  const ownKeys = () => createLocalJWKSet(parts.keys.publicSet() as Parameters<typeof createLocalJWKSet>[0]);
 
   api.route({
     method: 'get',
@@ -83,6 +84,32 @@ export function identityApi(parts: IdentityParts): Api {
         body: { token, token_type: 'Bearer', expires_in: Math.max(0, expiresAt.getTime() / 1000 - issuedAt), expires_at: expiresAt.toISOString() },
         headers: { 'Cache-Control': 'no-store' },
       };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/auth/token-status',
+    operationId: 'token_status',
+    summary: 'For services that take tokens: does this token still stand?',
+    description:
+      'A token verifies by its signature alone until its exp; a service asks this (every few seconds per session, cached) so that a revoke reaches it within seconds. ' +
+      'The token itself is the proof of asking: no other credential is needed, and the answer says nothing its holder could not learn by using it.',
+    auth: false,
+    body: z.object({ token: z.string().min(1).max(8192) }),
+    responses: { 200: { description: 'Whether it stands, and if not, why.', schema: TokenStatus } },
+    handler: async ({ body }) => {
+      const status = async (): Promise<z.infer<typeof TokenStatus>> => {
+        let payload: JWTPayload;
+        try {
+          ({ payload } = await jwtVerify(body.token, ownKeys(), { issuer: parts.issuer(), algorithms: ALLOWED_ALGORITHMS, clockTolerance: 30, requiredClaims: ['sub', 'exp'] }));
+        } catch {
+          return { active: false, reason: 'invalid_token' };
+        }
+        if (typeof payload.sid !== 'string') return { active: false, reason: 'no_session' };
+        return (await parts.accounts.sessionLive(payload.sub!, payload.sid)) ? { active: true } : { active: false, reason: 'session_revoked' };
+      };
+      return { body: await status(), headers: { 'Cache-Control': 'no-store' } };
     },
   });
 
@@ -250,7 +277,6 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  const ownKeys = () => createLocalJWKSet(parts.keys.publicSet() as Parameters<typeof createLocalJWKSet>[0]);
   api.route({
     method: 'post',
     path: '/v1/credentials/resolve',

@@ -40,6 +40,16 @@ export const CredentialStatus = z
   })
   .meta({ id: 'CredentialStatus' });
 
+export const TokenStatus = z
+  .object({
+    active: z.boolean().meta({ description: 'True while the token verifies and the session credential it was minted with (its sid) stands.' }),
+    reason: z
+      .enum(['invalid_token', 'no_session', 'session_revoked'])
+      .optional()
+      .meta({ description: 'Why it is not active: not a valid token of this service; no sid; its session credential revoked, expired or its account removed.' }),
+  })
+  .meta({ id: 'TokenStatus' });
+
 export const SessionId = z.string().regex(SESSION_ID, 'a session credential id is ses_ and 24 hexadecimal digits').meta({ description: 'The id of a session credential.' });
 export const SessionCredential = z
   .object({
