@@ -161,7 +161,18 @@ describe('connecting a hub', () => {
     expect((list.body as { personas: { profile: string }[] }).personas.map((p) => p.profile)).toContain(seeded.profile);
     // Listed afterwards without its secret; counted on the overview.
     const hub = await data<HubView>('hub.get');
-    expect(hub.credentials.find((c) => c.id === made.id)).toMatchObject({ label: 'hub', current: false });
+    expect(hub.credentials.find((c) => c.id === made.id)).toMatchObject({
+      label: 'hub',
+      current: false,
+      purpose: 'hub',
+      audiences: ['persona', 'repohost-api'],
+      may: 'Mints tokens for persona, repohost-api; nothing else.',
+    });
+    expect(hub.credentials.find((c) => c.current)).toMatchObject({ purpose: 'owner', audiences: null, may: expect.stringMatching(/^This app\u2019s own/) });
+    // It mints tokens and nothing else: it cannot touch the app's other credentials or the platform connections.
+    expect((await http(`${identity()}/v1/session-credentials?keep_current=true`, { method: 'DELETE', authorization: `Bearer ${made.credential}` })).status).toBe(403);
+    expect((await http(`${identity()}/v1/connections`, { authorization: `Bearer ${made.credential}` })).status).toBe(403);
+    expect((await data<HubView>('hub.get')).credentialsError).toBeUndefined();
     expect(JSON.stringify(hub)).not.toContain(made.credential);
     expect((await data<OverviewView>('overview.get')).counts.hubCredentials).toEqual({ value: 1 });
 

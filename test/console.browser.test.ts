@@ -580,6 +580,9 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect.poll(() => page.content(), PAGE_WAIT).not.toContain(secret);
     const row = page.locator('table.credentials tr', { hasText: 'kitchen hub' });
     await row.waitFor();
+    // Each credential says what it may do: the hub's mints tokens only; the app's own manages.
+    expect(await row.locator('td.may').innerText()).toBe('Mints tokens for persona, repohost-api; nothing else.');
+    expect(await page.locator('table.credentials tr', { hasText: 'this app' }).locator('td.may').innerText()).toMatch(/This app’s own: .*manages credentials and connections/);
     await row.getByRole('button', { name: 'Revoke kitchen hub' }).click();
     await page.getByRole('dialog', { name: 'Revoke this credential?' }).getByRole('button', { name: 'Revoke', exact: true }).click();
     await page.getByText('Revoked “kitchen hub”', { exact: false }).waitFor();

@@ -121,6 +121,7 @@ describe('npm run identity -- session and account commands', () => {
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     expect(listed[1]![4]).toBe('never');
+    expect(listed.map((l) => l[5])).toEqual(['owner: manages credentials and connections', 'hub: mints tokens for persona, repohost-api']);
     expect(listed.flat().join(' ')).not.toContain(second.stdout.trim());
     const bad = await cli('session', 'add', 'dave', '--expires-in', 'soon');
     expect(bad.status).toBe(1);
@@ -139,7 +140,7 @@ describe('npm run identity -- session and account commands', () => {
       // Revoked by the command line while the service runs: refused at once, no restart.
       const revoked = await cli('session', 'revoke', secondId!);
       expect(revoked.status).toBe(0);
-      expect(revoked.stdout).toMatch(/stay valid until they expire/);
+      expect(revoked.stdout).toMatch(/stop working on every service within seconds/);
       expect(await mintWith(second.stdout.trim())).toBe(401);
       expect(await mintWith(first.stdout.trim())).toBe(200);
       const put = await fetch(`${proc.url}/v1/connections/work`, {
@@ -152,7 +153,7 @@ describe('npm run identity -- session and account commands', () => {
       const removed = await cli('account', 'remove', 'dave');
       expect(removed.status, removed.stderr).toBe(0);
       expect(removed.stdout).toMatch(/1 session credential\(s\) revoked, 1 platform connection\(s\) deleted/);
-      expect(removed.stdout).toMatch(/Tokens already minted for dave stay valid until they expire/);
+      expect(removed.stdout).toMatch(/Tokens already minted for dave stop working on every service within seconds/);
       expect(await mintWith(first.stdout.trim())).toBe(401);
       expect((await cli('account', 'list')).stdout).not.toMatch(/\tdave$/m);
       expect(proc.output()).not.toContain(first.stdout.trim());

@@ -94,6 +94,12 @@ export interface SessionCredentialView {
   expires_at: string | null;
   /** The credential this app itself uses (the console's, the tray's): revoking it cuts the app off until identity restarts. */
   current: boolean;
+  /** `owner`: manages credentials and connections (revoked at the command line only); `hub`: mints tokens for `audiences` only. */
+  purpose: 'owner' | 'hub';
+  /** The audiences a hub credential mints tokens for; null for an owner credential (any). */
+  audiences: string[] | null;
+  /** What it may do, in a sentence for a person. */
+  may: string;
 }
 
 /** `hub.createCredential`: the new credential, with its secret; the only answer of the console that carries one, shown once. */

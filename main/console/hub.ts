@@ -70,15 +70,33 @@ function hubServices(ctx: MethodContext, profile: string | undefined): HubServic
   });
 }
 
+/** The audiences a hub credential made here mints tokens for: every service that checks tokens. */
+const HUB_AUDIENCES = SERVICES.flatMap((s) => (s.audience ? [s.audience] : []));
+
+/** What a credential may do, as the hub page says it. */
+function mayOf(current: boolean, purpose: 'owner' | 'hub', audiences: string[] | null): string {
+  if (purpose === 'hub') return `Mints tokens for ${(audiences ?? []).join(', ')}; nothing else.`;
+  return current
+    ? 'This app\u2019s own: mints tokens, manages credentials and connections.'
+    : 'Owner (made at the command line): mints tokens, manages credentials and connections.';
+}
+
 function credentialView(row: Record<string, unknown>): SessionCredentialView {
   // Only these members, whatever identity sends: never a secret.
+  const current = row.current === true;
+  // Anything but an explicit hub is shown with the owner's powers: a page must not understate what a credential can do.
+  const purpose = row.purpose === 'hub' ? 'hub' : 'owner';
+  const audiences = Array.isArray(row.audiences) ? row.audiences.filter((a): a is string => typeof a === 'string') : null;
   return {
     id: String(row.id),
     label: typeof row.label === 'string' ? row.label : null,
     created_at: String(row.created_at),
     last_used_at: typeof row.last_used_at === 'string' ? row.last_used_at : null,
     expires_at: typeof row.expires_at === 'string' ? row.expires_at : null,
-    current: row.current === true,
+    current,
+    purpose,
+    audiences: purpose === 'hub' ? audiences : null,
+    may: mayOf(current, purpose, audiences),
   };
 }
 
@@ -112,7 +130,7 @@ export const HUB_METHODS = {
         await ctx.services.call('identity', {
           method: 'POST',
           path: '/v1/session-credentials',
-          body: { label, expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY },
+          body: { label, expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY, audiences: HUB_AUDIENCES },
         })
       ).body as Record<string, unknown>;
       if (typeof body.credential !== 'string') throw new ConsoleError('The identity service made the credential but did not answer its secret; revoke it and make another.', 502);
@@ -123,6 +141,7 @@ export const HUB_METHODS = {
     const own = (await listCredentials(ctx)).find((c) => c.id === id);
     // The console's own credential is the app's way in: revoking it here would cut this very page off.
     if (own?.current) throw new ConsoleError('That is this app\u2019s own credential; the console cannot work without it. Revoke the hub\u2019s credentials instead.', 409);
+    if (own?.purpose === 'owner') throw new ConsoleError(`That is an owner credential; the console revokes hub credentials only. Revoke it at the command line: npm run identity -- session revoke ${id}`, 409);
     await ctx.services.call('identity', { method: 'DELETE', path: urlPath`/v1/session-credentials/${id}` });
     return { revoked: id };
   }),

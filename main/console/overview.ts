@@ -124,9 +124,11 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     }),
     count(async () => (await subscriptions).length),
     count(async () => {
-      const body = (await services.call('identity', { path: '/v1/session-credentials' })).body as { credentials?: { current?: boolean; expires_at?: string | null }[] };
+      const body = (await services.call('identity', { path: '/v1/session-credentials' })).body as {
+        credentials?: { current?: boolean; purpose?: string; expires_at?: string | null }[];
+      };
       const now = Date.now();
-      return (body.credentials ?? []).filter((c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
+      return (body.credentials ?? []).filter((c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
     }),
     listed.catch(() => undefined),
     services.call('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body as ProviderReadiness).catch(() => undefined),

@@ -55,7 +55,7 @@ export function Hub() {
     try {
       await call('hub.revokeCredential', { id: c.id });
       if (fresh?.id === c.id) setFresh(undefined);
-      setMessage({ kind: 'ok', text: `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it expire within minutes.` });
+      setMessage({ kind: 'ok', text: `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.` });
       reload();
     } catch (err) {
       setMessage({ kind: 'error', text: (err as Error).message });
@@ -68,6 +68,7 @@ export function Hub() {
     <ol class="steps">
       <li>
         <h3>Make a hub credential</h3>
+        <p class="muted">It mints tokens for the persona store and the gateway, and nothing else: it cannot make or revoke credentials or change platform connections, and tokens made with it stop working within seconds of a revoke.</p>
         <form class="hub-credential" onSubmit=${create}>
           <label>Name <input name="label" required maxlength="100" value=${label} onInput=${(e: Event) => setLabel((e.target as HTMLInputElement).value)} /></label>
           <label>Expires
@@ -119,18 +120,19 @@ export function Hub() {
           retry=${reload}
           render=${(view: HubView) => {
             if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${reload} />`;
-            const others = view.credentials.filter((c) => !c.current);
+            const others = view.credentials.filter((c) => c.purpose === 'hub');
             return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
               <table class="credentials">
-                <thead><tr><th>Name</th><th>Made</th><th>Last used</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+                <thead><tr><th>Name</th><th>May</th><th>Made</th><th>Last used</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
                 <tbody>
                   ${view.credentials.map(
                     (c) => html`<tr key=${c.id} data-credential=${c.id}>
                       <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
+                      <td class="may" data-purpose=${c.purpose}>${c.may}</td>
                       <td>${formatTime(c.created_at)}</td>
                       <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
                       <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
-                      <td class="actions">${c.current ? null : html`<button type="button" onClick=${() => setRevoking(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}</td>
+                      <td class="actions">${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => setRevoking(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}</td>
                     </tr>`,
                   )}
                 </tbody>
@@ -143,7 +145,7 @@ export function Hub() {
     ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
     ${revoking
       ? html`<${Dialog} id="revoke" title="Revoke this credential?" onClose=${() => setRevoking(undefined)}>
-          <p>A hub using “${revoking.label ?? revoking.id}” can no longer get tokens; the tokens it holds stop working within minutes.</p>
+          <p>A hub using “${revoking.label ?? revoking.id}” can no longer get tokens; the tokens it holds stop working within seconds.</p>
           <div class="toolbar">
             <button type="button" class="danger" onClick=${() => revoke(revoking)}>Revoke</button>
             <button type="button" onClick=${() => setRevoking(undefined)}>Keep it</button>

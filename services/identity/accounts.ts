@@ -24,9 +24,21 @@ export const MAX_SESSION_SECONDS = 10 * 365 * 86_400;
 /** Last use is recorded to the minute: a write per minute per credential at most, not one per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * What a session credential is for. `owner`: the account's own (the desktop app's, or one the command
+ * line made): mints tokens for any audience, makes and revokes hub credentials, manages platform
+ * connections. `hub`: mints tokens for its `audiences` and nothing else.
+ */
+export type SessionPurpose = 'owner' | 'hub';
+
 /** The principal of identity's own routes: the account, and which of its session credentials was presented. */
 export interface SessionPrincipal extends Principal {
   readonly session: string;
+  readonly purpose: SessionPurpose;
+  /** For a hub credential, the audiences it may mint tokens for; null: any. */
+  readonly audiences: readonly string[] | null;
+  /** When the presented credential expires; null: never. Nothing it makes outlives it. */
+  readonly expiresAt: string | null;
 }
 
 /** A session credential as its account sees it: never the secret, which is shown once, when it is made. */
@@ -36,12 +48,18 @@ export interface SessionSummary {
   created_at: string;
   last_used_at: string | null;
   expires_at: string | null;
+  purpose: SessionPurpose;
+  audiences: string[] | null;
 }
 
 export interface NewSession {
   label?: string | null;
   /** Seconds until it expires; null or absent: never. */
   expiresInSeconds?: number | null;
+  /** Absent: `owner` (the command line making an account's own); the API makes `hub` ones only. */
+  purpose?: SessionPurpose;
+  /** The audiences of a hub credential (required for one). */
+  audiences?: readonly string[];
 }
 
 export interface RemovedAccount {
@@ -93,13 +111,14 @@ export class Accounts {
 
   /** The account's session credentials, oldest first, without their secrets. */
   async sessions(accountId: string): Promise<SessionSummary[]> {
-    return this.db
+    const rows = await this.db
       .selectFrom('sessions')
-      .select(['id', 'label', 'created_at', 'last_used_at', 'expires_at'])
+      .select(['id', 'label', 'created_at', 'last_used_at', 'expires_at', 'purpose', 'audiences'])
       .where('account_id', '=', accountId)
       .orderBy('created_at')
       .orderBy('id')
       .execute();
+    return rows.map((r) => ({ ...r, audiences: audiencesOf(r.audiences) }));
   }
 
   /** The session credentials of the account named `name` (the command line). */
@@ -107,18 +126,50 @@ export class Accounts {
     return this.sessions(await this.idOf(name));
   }
 
-  /** Revokes one session credential; with `accountId`, only one of that account's. False when there was none. */
-  async revokeSession(sessionId: string, accountId?: string): Promise<boolean> {
-    let q = this.db.deleteFrom('sessions').where('id', '=', sessionId);
-    if (accountId !== undefined) q = q.where('account_id', '=', accountId);
-    return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
+  /** Revokes one session credential, any account's (the command line). False when there was none. */
+  async revokeSession(sessionId: string): Promise<boolean> {
+    return Number((await this.db.deleteFrom('sessions').where('id', '=', sessionId).executeTakeFirst()).numDeletedRows) > 0;
   }
 
-  /** Revokes every session credential of an account, or every one but `except`; answers how many. */
-  async revokeAll(accountId: string, except?: string): Promise<number> {
-    let q = this.db.deleteFrom('sessions').where('account_id', '=', accountId);
-    if (except !== undefined) q = q.where('id', '!=', except);
+  /**
+   * Revokes one of the caller's account's session credentials over the API: a hub credential, or the
+   * caller's own. Another owner credential (the app's own above all) is revoked at the command line only,
+   * so no credential can cut the app off. False when the account has no such credential.
+   */
+  async revokeSessionBy(caller: SessionPrincipal, sessionId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('sessions').select('purpose').where('id', '=', sessionId).where('account_id', '=', caller.account).executeTakeFirst();
+    if (!row) return false;
+    if (row.purpose === 'owner' && sessionId !== caller.session) {
+      throw problem.forbidden(
+        `${sessionId} is an owner credential (such as this app\u2019s own), which no other credential may revoke; revoke it at the command line: "npm run identity -- session revoke ${sessionId}".`,
+      );
+    }
+    return this.revokeSession(sessionId);
+  }
+
+  /** Revokes every session credential of an account (the command line); answers how many. */
+  async revokeAll(accountId: string): Promise<number> {
+    return Number((await this.db.deleteFrom('sessions').where('account_id', '=', accountId).executeTakeFirst()).numDeletedRows);
+  }
+
+  /** Over the API: every hub credential of the caller's account, and the caller's own unless `keepCurrent`; never another owner credential. */
+  async revokeAllBy(caller: SessionPrincipal, keepCurrent: boolean): Promise<number> {
+    let q = this.db.deleteFrom('sessions').where('account_id', '=', caller.account);
+    q = keepCurrent ? q.where('purpose', '=', 'hub') : q.where((eb) => eb.or([eb('purpose', '=', 'hub'), eb('id', '=', caller.session)]));
     return Number((await q.executeTakeFirst()).numDeletedRows);
+  }
+
+  /** Makes the credential in the local session file the app's own (owner) again, whatever an upgrade made of it. */
+  async claimForApp(credential: string): Promise<void> {
+    const local = await this.db.selectFrom('accounts').select('id').where('name', '=', LOCAL_ACCOUNT).executeTakeFirst();
+    if (!local) return;
+    await this.db
+      .updateTable('sessions')
+      .set({ purpose: 'owner', audiences: null })
+      .where('credential_hash', '=', hashCredential(credential))
+      .where('account_id', '=', local.id)
+      .where('purpose', '!=', 'owner')
+      .execute();
   }
 
   /** Revokes every session credential of the account named `name` (the command line). */
@@ -175,7 +226,7 @@ export class Accounts {
     }
     const row = await this.db
       .selectFrom('sessions')
-      .select(['id', 'account_id', 'expires_at', 'last_used_at'])
+      .select(['id', 'account_id', 'expires_at', 'last_used_at', 'purpose', 'audiences'])
       .where('credential_hash', '=', hashCredential(credential))
       .executeTakeFirst();
     if (!row) {
@@ -192,7 +243,15 @@ export class Accounts {
     if (!row.last_used_at || now.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
       await this.db.updateTable('sessions').set({ last_used_at: now.toISOString() }).where('id', '=', row.id).execute();
     }
-    return { account: row.account_id, audience: 'session', token: '', session: row.id };
+    return {
+      account: row.account_id,
+      audience: 'session',
+      token: '',
+      session: row.id,
+      purpose: row.purpose,
+      audiences: row.purpose === 'hub' ? (audiencesOf(row.audiences) ?? []) : null,
+      expiresAt: row.expires_at,
+    };
   }
 
   private async idOf(name: string): Promise<string> {
@@ -200,6 +259,26 @@ export class Accounts {
     if (!account) throw new Error(`There is no account named "${name}"; list them with "account list".`);
     return account.id;
   }
+}
+
+/**
+ * The lifetime of a credential that `maker` makes: what was asked (`asked`; null: never, undefined: the
+ * `fallback`), never past the maker's own expiry. An explicit ask beyond it is refused; the fallback is cut.
+ */
+export function lifetimeWithin(maker: { expiresAt: string | null }, asked: number | null | undefined, fallback: number | null, now = new Date()): number | null {
+  if (maker.expiresAt === null) return asked === undefined ? fallback : asked;
+  const left = Math.floor((Date.parse(maker.expiresAt) - now.getTime()) / 1000);
+  if (asked === undefined) return fallback === null ? left : Math.min(fallback, left);
+  if (asked === null || asked > left) {
+    throw problem.unprocessable(
+      `expires_in_seconds: the credential making this one expires at ${maker.expiresAt}, and a credential cannot outlive the one that made it; ask for at most ${left} seconds.`,
+    );
+  }
+  return asked;
+}
+
+function audiencesOf(stored: string | null): string[] | null {
+  return stored === null ? null : (JSON.parse(stored) as string[]);
 }
 
 function expired(expiresAt: string | null, now: Date): boolean {
@@ -213,9 +292,12 @@ async function insertSession(
   now: Date,
 ): Promise<{ credential: string; session: string }> {
   const seconds = session.expiresInSeconds ?? null;
-  if (seconds !== null && (!Number.isInteger(seconds) || seconds < 60 || seconds > MAX_SESSION_SECONDS)) {
+  // Under a minute only when cut to a maker's remaining lifetime (lifetimeWithin); never zero or less.
+  if (seconds !== null && (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_SESSION_SECONDS)) {
     throw new Error(`An expiry is a whole number of seconds from 60 to ${MAX_SESSION_SECONDS} (ten years).`);
   }
+  const purpose = session.purpose ?? 'owner';
+  if (purpose === 'hub' && (session.audiences ?? []).length === 0) throw new Error('A hub credential names at least one audience it may mint tokens for.');
   const credential = newCredential();
   const id = `ses_${randomBytes(12).toString('hex')}`;
   await db
@@ -228,6 +310,8 @@ async function insertSession(
       created_at: now.toISOString(),
       expires_at: seconds === null ? null : new Date(now.getTime() + seconds * 1000).toISOString(),
       last_used_at: null,
+      purpose,
+      audiences: purpose === 'hub' ? JSON.stringify([...new Set(session.audiences)]) : null,
     })
     .execute();
   return { credential, session: id };

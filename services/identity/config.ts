@@ -1,6 +1,8 @@
 import { ConfigError, commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
 
 export const IDENTITY_PORT = 8001;
+/** An audience: printable text without spaces, at most 200 characters. */
+export const AUDIENCE = /^[\x21-\x7e]{1,200}$/;
 
 export const identitySettings = {
   ...commonSettings('identity', IDENTITY_PORT),
@@ -29,6 +31,12 @@ export const identitySettings = {
     parse.url(),
     'https://api.github.com',
     'API base URL of the code-hosting platform, used to mint app-installation tokens.',
+  ),
+  hubAudiences: setting(
+    'HUB_AUDIENCES',
+    parse.list().refine((l) => l.length > 0 && l.every((a) => AUDIENCE.test(a)), 'must be one or more audiences (printable text without spaces), comma-separated'),
+    'persona,repohost-api',
+    'Audiences a hub credential made over the API mints tokens for when it names none (comma-separated).',
   ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '64kb', 'Largest JSON body accepted.'),
 };

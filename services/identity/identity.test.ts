@@ -287,7 +287,16 @@ describe('identity: session credentials', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('cache-control')).toBe('no-store');
     const [only] = r.json!.credentials as SessionRow[];
-    expect(only).toEqual({ id: expect.stringMatching(/^ses_[0-9a-f]{24}$/), label: null, created_at: expect.any(String), last_used_at: expect.any(String), expires_at: null, current: true });
+    expect(only).toEqual({
+      id: expect.stringMatching(/^ses_[0-9a-f]{24}$/),
+      label: null,
+      created_at: expect.any(String),
+      last_used_at: expect.any(String),
+      expires_at: null,
+      current: true,
+      purpose: 'owner',
+      audiences: null,
+    });
     expect(r.text).not.toContain(dana);
     expect((await sessions(local)).map((x) => x.id)).not.toContain(only!.id);
   });
@@ -492,7 +501,7 @@ describe('identity: a database made by the first release', () => {
       expect(readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim()).toBe(credential);
       const listed = await fetch(`${service.url}/v1/session-credentials`, { headers: { authorization: `Bearer ${credential}` } });
       expect(((await listed.json()) as { credentials: SessionRow[] }).credentials).toEqual([
-        expect.objectContaining({ id: expect.stringMatching(/^ses_[0-9a-f]{24}$/), expires_at: null, current: true }),
+        expect.objectContaining({ id: expect.stringMatching(/^ses_[0-9a-f]{24}$/), expires_at: null, current: true, purpose: 'owner' }),
       ]);
     } finally {
       await service.close();

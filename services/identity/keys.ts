@@ -80,8 +80,11 @@ export class SigningKeys {
     return { keys: this.keys.filter((k) => this.stillPublished(k, now)).map((k) => k.publicJwk) };
   }
 
-  /** `sid`: the public id of the session credential the token was minted with, so holders can ask whether it still stands. */
-  async sign(claims: { sub: string; aud: string; iss: string; sid?: string }, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
+  /**
+   * `sid`: the public id of the session credential the token was minted with, so holders can ask whether
+   * it still stands. `notAfter`: that credential's expiry; the token never outlives it.
+   */
+  async sign(claims: { sub: string; aud: string; iss: string; sid?: string }, now = new Date(), notAfter?: Date): Promise<{ token: string; expiresAt: Date }> {
     this.reloadIfChanged();
     const key = this.active();
     if (!key) throw new Error('no signing key');
@@ -91,7 +94,7 @@ export class SigningKeys {
       this.save();
     }
     const iat = Math.floor(now.getTime() / 1000);
-    const exp = iat + this.tokenTtlSeconds;
+    const exp = Math.min(iat + this.tokenTtlSeconds, notAfter === undefined ? Infinity : Math.floor(notAfter.getTime() / 1000));
     const token = await new SignJWT(claims.sid ? { sid: claims.sid } : {})
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .setIssuer(claims.iss)

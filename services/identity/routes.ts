@@ -1,13 +1,14 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { Api } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
-import { MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
+import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
+import { AUDIENCE } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
-import { ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredential, SessionId } from './shapes.ts';
+import { ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredential, SessionId, TokenStatus } from './shapes.ts';
 
 export interface IdentityParts {
   issuer: () => string;
@@ -19,10 +20,24 @@ export interface IdentityParts {
   tokenTtlSeconds: number;
   /** Default lifetime of a session credential made over the API (0: never expires). */
   sessionTtlSeconds: number;
+  /** Audiences of a hub credential that names none (IDENTITY_HUB_AUDIENCES). */
+  hubAudiences: readonly string[];
 }
 
 /** The session credential the caller presented (identity's own routes authenticate with session credentials). */
-const sessionOf = (principal: unknown) => (principal as SessionPrincipal).session;
+const callerOf = (principal: unknown) => principal as SessionPrincipal;
+const sessionOf = (principal: unknown) => callerOf(principal).session;
+const listOf = (audiences: readonly string[]) => audiences.map((a) => `"${a}"`).join(', ');
+
+/** Everything but minting belongs to an owner credential (the app's own, or one the command line made). */
+function requireOwner(principal: unknown, what: string): void {
+  const caller = callerOf(principal);
+  if (caller.purpose === 'owner') return;
+  throw problem.forbidden(
+    `This is a hub credential: it may only mint tokens (POST /v1/auth/service-token) for ${listOf(caller.audiences ?? [])}. ` +
+      `${what} belongs to the app\u2019s own credential: use the console, or the command line ("npm run identity -- ...").`,
+  );
+}
 
 export function identityApi(parts: IdentityParts): Api {
   const api = new Api(
@@ -33,6 +48,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
     parts.accounts,
   );
+  const ownKeys = () => createLocalJWKSet(parts.keys.publicSet() as Parameters<typeof createLocalJWKSet>[0]);
 
   api.route({
     method: 'get',
@@ -49,15 +65,51 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/auth/service-token',
     operationId: 'mint_service_token',
     summary: 'Mint a short-lived token for one audience',
-    description: 'Authenticated with your session credential. Any audience may be asked for; the token names exactly that one.',
+    description:
+      'Authenticated with your session credential. An owner credential may ask for any audience; a hub credential for the audiences it was made for. ' +
+      'The token names exactly that one, carries the credential\u2019s id as sid, and never outlives the credential.',
     body: z.object({ audience: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an audience is printable text without spaces') }),
     responses: { 200: { description: 'The token.', schema: ServiceToken } },
+    problems: [403],
     handler: async ({ body, principal }) => {
-      const { token, expiresAt } = await parts.keys.sign({ sub: principal.account, aud: body.audience, iss: parts.issuer(), sid: sessionOf(principal) });
+      const caller = callerOf(principal);
+      if (caller.audiences !== null && !caller.audiences.includes(body.audience)) {
+        throw problem.forbidden(`This hub credential mints tokens for ${listOf(caller.audiences)} only, not "${body.audience}"; make a hub credential for that audience in the console.`);
+      }
+      const notAfter = caller.expiresAt === null ? undefined : new Date(caller.expiresAt);
+      const now = new Date();
+      const { token, expiresAt } = await parts.keys.sign({ sub: principal.account, aud: body.audience, iss: parts.issuer(), sid: caller.session }, now, notAfter);
+      const issuedAt = Math.floor(now.getTime() / 1000);
       return {
-        body: { token, token_type: 'Bearer', expires_in: parts.tokenTtlSeconds, expires_at: expiresAt.toISOString() },
+        body: { token, token_type: 'Bearer', expires_in: Math.max(0, expiresAt.getTime() / 1000 - issuedAt), expires_at: expiresAt.toISOString() },
         headers: { 'Cache-Control': 'no-store' },
       };
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/v1/auth/token-status',
+    operationId: 'token_status',
+    summary: 'For services that take tokens: does this token still stand?',
+    description:
+      'A token verifies by its signature alone until its exp; a service asks this (every few seconds per session, cached) so that a revoke reaches it within seconds. ' +
+      'The token itself is the proof of asking: no other credential is needed, and the answer says nothing its holder could not learn by using it.',
+    auth: false,
+    body: z.object({ token: z.string().min(1).max(8192) }),
+    responses: { 200: { description: 'Whether it stands, and if not, why.', schema: TokenStatus } },
+    handler: async ({ body }) => {
+      const status = async (): Promise<z.infer<typeof TokenStatus>> => {
+        let payload: JWTPayload;
+        try {
+          ({ payload } = await jwtVerify(body.token, ownKeys(), { issuer: parts.issuer(), algorithms: ALLOWED_ALGORITHMS, clockTolerance: 30, requiredClaims: ['sub', 'exp'] }));
+        } catch {
+          return { active: false, reason: 'invalid_token' };
+        }
+        if (typeof payload.sid !== 'string') return { active: false, reason: 'no_session' };
+        return (await parts.accounts.sessionLive(payload.sub!, payload.sid)) ? { active: true } : { active: false, reason: 'session_revoked' };
+      };
+      return { body: await status(), headers: { 'Cache-Control': 'no-store' } };
     },
   });
 
@@ -67,7 +119,11 @@ export function identityApi(parts: IdentityParts): Api {
     operationId: 'get_account',
     summary: 'The account of this session credential',
     responses: { 200: { description: 'The account.', schema: z.object({ id: z.string(), name: z.string() }).meta({ id: 'Account' }) } },
-    handler: async ({ principal }) => ({ body: await parts.accounts.get(principal.account) }),
+    problems: [403],
+    screen: ({ principal }) => requireOwner(principal, 'Reading the account'),
+    handler: async ({ principal }) => {
+      return { body: await parts.accounts.get(principal.account) };
+    },
   });
 
   api.route({
@@ -76,6 +132,8 @@ export function identityApi(parts: IdentityParts): Api {
     operationId: 'list_session_credentials',
     summary: 'Your account\u2019s session credentials, without their secrets',
     responses: { 200: { description: 'Oldest first.', schema: z.object({ credentials: z.array(SessionCredential) }).meta({ id: 'SessionCredentialList' }) } },
+    problems: [403],
+    screen: ({ principal }) => requireOwner(principal, 'Listing credentials'),
     handler: async ({ principal }) => {
       const current = sessionOf(principal);
       const rows = await parts.accounts.sessions(principal.account);
@@ -87,9 +145,11 @@ export function identityApi(parts: IdentityParts): Api {
     method: 'post',
     path: '/v1/session-credentials',
     operationId: 'create_session_credential',
-    summary: 'Make a new session credential for your own account (for example one for your hub)',
+    summary: 'Make a hub credential for your own account: it mints tokens for its audiences and nothing else',
     description:
-      'The secret is in this answer only. Without expires_in_seconds the credential gets the default lifetime (IDENTITY_SESSION_TTL_SECONDS; 0 there means it never expires); null asks for one that never expires.',
+      'Needs an owner credential (the app\u2019s own). The secret is in this answer only. Without expires_in_seconds the credential gets the default lifetime ' +
+      '(IDENTITY_SESSION_TTL_SECONDS; 0 there means it never expires); null asks for one that never expires. A credential never outlives the one that made it. ' +
+      'Owner credentials are made at the command line only.',
     body: z.object({
       label: z
         .string()
@@ -106,13 +166,23 @@ export function identityApi(parts: IdentityParts): Api {
         .nullable()
         .optional()
         .meta({ description: 'Lifetime in seconds (60 to ten years); null: never expires; absent: the default.' }),
+      audiences: z
+        .array(z.string().regex(AUDIENCE, 'an audience is 1-200 characters of printable text without spaces'))
+        .min(1, 'audiences names at least one audience')
+        .max(20)
+        .optional()
+        .meta({ description: 'The audiences it may mint tokens for; absent: IDENTITY_HUB_AUDIENCES (persona, repohost-api).' }),
     }),
     responses: { 201: { description: 'The new credential, with its secret (shown once).', schema: NewSessionCredential } },
+    problems: [403],
+    screen: ({ principal }) => requireOwner(principal, 'Making credentials'),
     handler: async ({ body, principal }) => {
       const fallback = parts.sessionTtlSeconds > 0 ? parts.sessionTtlSeconds : null;
       const made = await parts.accounts.createSession(principal.account, {
         label: body.label ?? null,
-        expiresInSeconds: body.expires_in_seconds === undefined ? fallback : body.expires_in_seconds,
+        expiresInSeconds: lifetimeWithin(callerOf(principal), body.expires_in_seconds, fallback),
+        purpose: 'hub',
+        audiences: body.audiences ?? parts.hubAudiences,
       });
       const row = (await parts.accounts.sessions(principal.account)).find((r) => r.id === made.session)!;
       return { status: 201, body: { ...row, current: false, credential: made.credential }, headers: { 'Cache-Control': 'no-store' } };
@@ -124,12 +194,15 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/session-credentials/{id}',
     operationId: 'revoke_session_credential',
     summary: 'Revoke one of your session credentials (it is refused from then on)',
-    description: 'Tokens minted with it stay valid until their own short expiry; services that hold a platform credential on its behalf stop within seconds.',
+    description:
+      'Needs an owner credential. Revokes a hub credential, or the credential of this request; another owner credential (the app\u2019s own) is revoked at the command line only. ' +
+      'Tokens minted with it stop working on every service within seconds (services ask POST /v1/auth/token-status).',
     params: z.object({ id: SessionId }),
     responses: { 204: { description: 'Revoked.' } },
-    problems: [404],
+    problems: [403, 404],
+    screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
     handler: async ({ params, principal }) => {
-      if (!(await parts.accounts.revokeSession(params.id, principal.account))) {
+      if (!(await parts.accounts.revokeSessionBy(callerOf(principal), params.id))) {
         throw problem.notFound(`You have no session credential ${params.id}; list yours with GET /v1/session-credentials.`);
       }
       return { status: 204 };
@@ -140,9 +213,10 @@ export function identityApi(parts: IdentityParts): Api {
     method: 'delete',
     path: '/v1/session-credentials',
     operationId: 'revoke_all_session_credentials',
-    summary: 'Revoke every session credential of your account (or every one but the one used here)',
+    summary: 'Revoke every hub credential of your account (and, without keep_current, the one used here)',
     description:
-      'Without keep_current the credential of this request goes too. For the local account, the identity service makes a new one in its data folder at its next start.',
+      'Needs an owner credential. Other owner credentials (the app\u2019s own) stay: they are revoked at the command line. ' +
+      'For the local account, the identity service makes a new one in its data folder at its next start.',
     query: z.object({
       keep_current: z
         .enum(['true', 'false'], { message: 'keep_current is true or false' })
@@ -151,9 +225,11 @@ export function identityApi(parts: IdentityParts): Api {
         .meta({ description: 'true keeps the credential this request was made with.' }),
     }),
     responses: { 200: { description: 'How many were revoked.', schema: z.object({ revoked: z.number().int() }).meta({ id: 'RevokedCount' }) } },
-    handler: async ({ query, principal }) => ({
-      body: { revoked: await parts.accounts.revokeAll(principal.account, query.keep_current ? sessionOf(principal) : undefined) },
-    }),
+    problems: [403],
+    screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
+    handler: async ({ query, principal }) => {
+      return { body: { revoked: await parts.accounts.revokeAllBy(callerOf(principal), query.keep_current) } };
+    },
   });
 
   api.route({
@@ -162,7 +238,11 @@ export function identityApi(parts: IdentityParts): Api {
     operationId: 'list_connections',
     summary: 'Your platform connections, by profile, without secrets',
     responses: { 200: { description: 'The connections.', schema: z.object({ connections: z.array(ConnectionSummary) }) } },
-    handler: async ({ principal }) => ({ body: { connections: await parts.connections.list(principal.account) } }),
+    problems: [403],
+    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
+    handler: async ({ principal }) => {
+      return { body: { connections: await parts.connections.list(principal.account) } };
+    },
   });
 
   api.route({
@@ -173,10 +253,11 @@ export function identityApi(parts: IdentityParts): Api {
     params: z.object({ profile: Profile }),
     body: ConnectionInput,
     responses: { 200: { description: 'The connection, without its secret.', schema: ConnectionSummary } },
-    handler: async ({ params, body, principal }) => ({
-      body: await parts.connections.put(principal.account, params.profile, body),
-      headers: { 'Cache-Control': 'no-store' },
-    }),
+    problems: [403],
+    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
+    handler: async ({ params, body, principal }) => {
+      return { body: await parts.connections.put(principal.account, params.profile, body), headers: { 'Cache-Control': 'no-store' } };
+    },
   });
 
   api.route({
@@ -186,7 +267,8 @@ export function identityApi(parts: IdentityParts): Api {
     summary: 'Remove the platform connection of a profile',
     params: z.object({ profile: Profile }),
     responses: { 204: { description: 'Removed.' } },
-    problems: [404],
+    problems: [403, 404],
+    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ params, principal }) => {
       if (!(await parts.connections.remove(principal.account, params.profile))) {
         throw problem.notFound(`You have no connection for profile "${params.profile}".`);
@@ -195,7 +277,6 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  const ownKeys = () => createLocalJWKSet(parts.keys.publicSet() as Parameters<typeof createLocalJWKSet>[0]);
   api.route({
     method: 'post',
     path: '/v1/credentials/resolve',

@@ -37,8 +37,10 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
   const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
   const sessionFile = join(config.dataDir, LOCAL_SESSION_FILE);
   // A revoked (or missing) local credential is replaced at start, so the desktop app always has one that works.
-  const usable = hasLocal && existsSync(sessionFile) && (await accounts.accepts(readFileSync(sessionFile, 'utf8').trim()));
-  if (!usable) {
+  const kept = hasLocal && existsSync(sessionFile) ? readFileSync(sessionFile, 'utf8').trim() : '';
+  const usable = kept !== '' && (await accounts.accepts(kept));
+  if (usable) await accounts.claimForApp(kept);
+  else {
     // The desktop app's own credential never expires, whatever IDENTITY_SESSION_TTL_SECONDS says.
     const local = { label: 'desktop app', expiresInSeconds: null };
     const credential = hasLocal ? (await accounts.addSession(LOCAL_ACCOUNT, local)).credential : (await accounts.add(LOCAL_ACCOUNT, local)).credential;
@@ -56,6 +58,7 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     services: config.services,
     tokenTtlSeconds: config.tokenTtlSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,
+    hubAudiences: config.hubAudiences,
     bodyLimit: config.bodyLimit,
   });
   const rotation = setInterval(() => {

@@ -40,6 +40,16 @@ export const CredentialStatus = z
   })
   .meta({ id: 'CredentialStatus' });
 
+export const TokenStatus = z
+  .object({
+    active: z.boolean().meta({ description: 'True while the token verifies and the session credential it was minted with (its sid) stands.' }),
+    reason: z
+      .enum(['invalid_token', 'no_session', 'session_revoked'])
+      .optional()
+      .meta({ description: 'Why it is not active: not a valid token of this service; no sid; its session credential revoked, expired or its account removed.' }),
+  })
+  .meta({ id: 'TokenStatus' });
+
 export const SessionId = z.string().regex(SESSION_ID, 'a session credential id is ses_ and 24 hexadecimal digits').meta({ description: 'The id of a session credential.' });
 export const SessionCredential = z
   .object({
@@ -49,6 +59,11 @@ export const SessionCredential = z
     last_used_at: z.string().nullable().meta({ description: 'Last time it authenticated a request (to the minute); null: never.' }),
     expires_at: z.string().nullable().meta({ description: 'When it stops working; null: never.' }),
     current: z.boolean().meta({ description: 'Whether it is the credential this request was made with.' }),
+    purpose: z.enum(['owner', 'hub']).meta({
+      description:
+        'owner: the account\u2019s own (the app\u2019s, or one the command line made): mints tokens for any audience, makes and revokes hub credentials, manages connections. hub: mints tokens for its audiences and nothing else.',
+    }),
+    audiences: z.array(z.string()).nullable().meta({ description: 'The audiences a hub credential mints tokens for; null for an owner credential (any).' }),
   })
   .meta({ id: 'SessionCredential', description: 'A session credential of your account, without its secret (shown once, when it is made).' });
 export const NewSessionCredential = SessionCredential.extend({

@@ -13,6 +13,10 @@ export interface IdentityDatabase {
     expires_at: string | null;
     /** Last time it authenticated a request, to the minute. */
     last_used_at: string | null;
+    /** `owner`: the account's own (manages credentials and connections); `hub`: mints tokens for `audiences` only. */
+    purpose: 'owner' | 'hub';
+    /** JSON array of the audiences a hub credential mints for; null for an owner credential (any audience). */
+    audiences: string | null;
   };
   connections: {
     account_id: string;
@@ -75,6 +79,17 @@ export const identityMigrations: Migration[] = [
       CREATE INDEX sessions_account ON sessions(account_id);
       ALTER TABLE connections ADD COLUMN revision TEXT NOT NULL DEFAULT '';
       UPDATE connections SET revision = 'rev_' || lower(hex(randomblob(9)));
+    `);
+  },
+  // Session credentials get a purpose. Those of other accounts were made at the command line by their
+  // owner; the local account's extra ones were made by the console for hubs. The one in the local
+  // session file is made the app's own again at start (service.ts).
+  (db) => {
+    db.exec(`
+      ALTER TABLE sessions ADD COLUMN purpose TEXT NOT NULL DEFAULT 'owner' CHECK (purpose IN ('owner', 'hub'));
+      ALTER TABLE sessions ADD COLUMN audiences TEXT;
+      UPDATE sessions SET purpose = 'hub', audiences = '["persona","repohost-api"]'
+        WHERE account_id IN (SELECT id FROM accounts WHERE name = 'local');
     `);
   },
 ];

@@ -15,6 +15,12 @@ export type ForgetMode = (typeof FORGET_MODES)[number];
 export const personaSettings = {
   ...commonSettings('persona-store', PERSONA_PORT),
   identityUrl: setting('IDENTITY_URL', parse.url(), 'http://127.0.0.1:8001', 'Base URL of the identity service whose keys verify tokens (its iss).'),
+  sessionRecheckMs: setting(
+    'SESSION_RECHECK_MS',
+    parse.integer(0, 60_000),
+    '5000',
+    'How often the identity service is asked whether the session credential behind a caller\u2019s token still stands (ms, per session; 0: every request). A revoke reaches this service within this time.',
+  ),
   settingsApiBaseUrl: setting(
     'SETTINGS_API_BASE_URL',
     parse.url(),

@@ -3,6 +3,7 @@ import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { ServiceMetrics } from '../kit/metrics.ts';
 import { listen, type RunningService } from '../kit/server.ts';
+import { refuseRevokedSessions } from '../kit/revocation.ts';
 import { rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { createPersonaApp } from './app.ts';
 import { loadPersonaConfig, PERSONA_AUDIENCE } from './config.ts';
@@ -39,7 +40,9 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   const counters = personaCounters(metrics);
   // The operations write through a store that counts their changes; the sweeper's destructions are not writes.
   const personas = new Personas(new CountedSql(engine, counters), { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
-  const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
+  const remembered = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
+  // A signature stays good until exp; whether the token's session credential still stands is asked of identity.
+  const verifier = refuseRevokedSessions(remembered, { identityUrl: config.identityUrl, recheckMs: config.sessionRecheckMs });
   const app = createPersonaApp({
     logger: log,
     databaseAnswers: () => engine.answers(),
@@ -67,7 +70,7 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
     url: running.url,
     port: running.port,
     close: () => running.close(),
-    held: () => ({ preparedStatements: sql.preparedStatements, verifiedTokens: verifier.held }),
+    held: () => ({ preparedStatements: sql.preparedStatements, verifiedTokens: remembered.held }),
     sweep: () => sweep(sql, clock()),
   };
 }

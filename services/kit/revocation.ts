@@ -1,0 +1,106 @@
+import { decodeJwt } from 'jose';
+import type { TokenVerifier } from './auth.ts';
+import { problem } from './problem.ts';
+
+/** How often a service asks identity about one session unless it says otherwise: a revoke reaches it within this. */
+export const DEFAULT_SESSION_RECHECK_MS = 5_000;
+/** Sessions whose answer is kept at once (least recently asked out): a few MB at most. */
+export const SESSIONS_KEPT = 10_000;
+
+export interface RevocationOptions {
+  /** The identity service's base URL (the tokens' iss): it answers `POST /v1/auth/token-status`. */
+  identityUrl: string;
+  /** A session that stands is asked about again after this long; 0: on every request. */
+  recheckMs?: number;
+  /** Most sessions whose answer is kept. */
+  kept?: number;
+  now?: () => number;
+}
+
+export interface RevocationChecked extends TokenVerifier {
+  /** Questions asked of identity so far (a test holds them to one per session per window). */
+  readonly asked: number;
+}
+
+type Answer = { active: true; askedAt: number } | { active: false };
+
+/**
+ * Refuses tokens whose session credential was revoked or has expired, within `recheckMs` of it: a
+ * token's signature stays good until its exp, so the service asks identity whether the session behind
+ * it (its `sid`) still stands, once per session per window, questions in flight shared. A session
+ * found gone stays refused without asking again (session ids are never reused). When identity cannot
+ * answer and the last answer is older than the window, the request is refused with 503: failing
+ * closed, since a revoke may be exactly what was missed.
+ */
+export function refuseRevokedSessions(verifier: TokenVerifier, options: RevocationOptions): RevocationChecked {
+  const url = `${options.identityUrl.replace(/\/+$/, '')}/v1/auth/token-status`;
+  const recheckMs = options.recheckMs ?? DEFAULT_SESSION_RECHECK_MS;
+  const kept = options.kept ?? SESSIONS_KEPT;
+  const now = options.now ?? Date.now;
+  const answers = new Map<string, Answer>();
+  const asking = new Map<string, Promise<Answer>>();
+  let asked = 0;
+
+  const remember = (key: string, answer: Answer) => {
+    answers.delete(key);
+    answers.set(key, answer);
+    while (answers.size > kept) answers.delete(answers.keys().next().value!);
+  };
+
+  async function ask(key: string, token: string): Promise<Answer> {
+    const askedAt = now();
+    asked += 1;
+    let body: { active?: unknown };
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+        signal: AbortSignal.timeout(3_000),
+      });
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        throw new Error(`status ${res.status}`);
+      }
+      body = (await res.json()) as typeof body;
+    } catch {
+      throw problem.unavailable(
+        `The identity service at ${options.identityUrl} could not confirm that the session credential behind this token still stands, so the token is not accepted now; make sure the identity service is running, then try again.`,
+      );
+    }
+    const answer: Answer = body.active === true ? { active: true, askedAt } : { active: false };
+    remember(key, answer);
+    return answer;
+  }
+
+  return {
+    async verify(authorization) {
+      const principal = await verifier.verify(authorization);
+      const sid = decodeJwt(principal.token).sid;
+      // Tokens without a session are asked about one by one (identity refuses them).
+      const key = typeof sid === 'string' ? `${principal.account}\0${sid}` : principal.token;
+      let answer = answers.get(key);
+      if (answer === undefined || (answer.active && now() - answer.askedAt >= recheckMs)) {
+        let running = asking.get(key);
+        if (!running) {
+          running = ask(key, principal.token).finally(() => asking.delete(key));
+          asking.set(key, running);
+        }
+        answer = await running;
+      }
+      if (!answer.active) {
+        throw problem.unauthorized(
+          'The session credential this token was minted with has been revoked or has expired; ask the identity service for a new token with a current session credential.',
+        );
+      }
+      return principal;
+    },
+    keysAvailable: () => verifier.keysAvailable(),
+    get keySetFetches() {
+      return verifier.keySetFetches;
+    },
+    get asked() {
+      return asked;
+    },
+  };
+}
