@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { SERVICE_NAMES } from '../common/services.ts';
 import type { ServiceView } from './contract.ts';
 import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
+import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
 import { OVERVIEW_METHODS } from './overview.ts';
 import { PERSONA_ACTIONS } from './persona-actions.ts';
@@ -218,6 +219,7 @@ export const METHODS = {
   ...PERSONA_ACTIONS,
   ...HUB_METHODS,
   ...OVERVIEW_METHODS,
+  ...FIRST_RUN_METHODS,
 } satisfies Record<string, MethodSpec<z.ZodType>>;
 
 export type MethodName = keyof typeof METHODS;

@@ -6,6 +6,7 @@
  */
 import type { ActivityView } from '../common/activity.ts';
 import type { Attention, Count, OverviewView, ServiceView } from '../common/contract.ts';
+import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../common/needs.ts';
 import { SERVICE_CATALOGUE } from '../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../common/states.ts';
 import { method, NoParams, personaPath, type MethodContext } from './method.ts';
@@ -87,10 +88,7 @@ function serviceAttention(s: ServiceView): Attention | undefined {
 
 async function overview(ctx: MethodContext): Promise<OverviewView> {
   const { services, supervisor, crashes } = ctx;
-  const statuses = supervisor.status().map((s) => {
-    const lastCrash = crashes.lastCrash(s.name);
-    return { ...s, ...(lastCrash ? { lastCrash } : {}), advice: STATE_ADVICE[s.state] };
-  });
+  const current = supervisor.status();
   const personas = personaProfiles(services);
   const blocks = personas.then((p) => entryCounts(services, p.profiles));
   const subscriptions = services
@@ -132,6 +130,15 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     services.call('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body as ProviderReadiness).catch(() => undefined),
   ]);
 
+  // A gateway that is up with no connection acts for nobody: it waits for the person too.
+  const connectionCount = 'value' in connections ? connections.value : undefined;
+  const statuses = current.map((s) => {
+    const lastCrash = crashes.lastCrash(s.name);
+    const gatewayUp = s.name === 'repohost-gateway' && (s.state === 'ready' || s.state === 'waiting');
+    const need = serviceNeed(s) ?? (gatewayUp && connectionCount === 0 ? { ...CONNECTION_NEED } : undefined);
+    return { ...s, ...(lastCrash ? { lastCrash } : {}), advice: STATE_ADVICE[s.state], ...(need ? { need } : {}) };
+  });
+  const needs: Need[] = statuses.flatMap((s) => (s.need ? [s.need] : []));
   const attention: Attention[] = statuses.map(serviceAttention).filter((a): a is Attention => a !== undefined);
   const failed = (signals?.items ?? []).filter((s) => s.signal === 'failed').length;
   if (failed > 0) {
@@ -141,9 +148,12 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       place: 'platform',
     });
   }
-  if (ready) attention.push(...providerAttention(ready));
+  // A provider that waits says so as its need (card and headline), not a second time here.
+  if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
+    headline: headline(statuses.map((s) => s.state), needs),
     services: statuses,
+    needs,
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
     attention,
   };

@@ -19,7 +19,7 @@ import { serveTestHooks, type DesktopTestHooks, type TrayItemView } from './test
 import { loadRendererFiles, rendererResponse } from './renderer-protocol.ts';
 import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
 import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
-import { aggregateState, trayTemplate, type TrayActions, type TrayOptions } from './tray-menu.ts';
+import { aggregateState, trayTemplate, trayTooltip, type TrayActions, type TrayOptions } from './tray-menu.ts';
 
 /** Fake Electron: plain objects and event emitters that record what the shell does with them. */
 const fake = vi.hoisted(() => {
@@ -363,6 +363,25 @@ describe('the tray menu is built from the services\u2019 state', () => {
     expect(aggregateState([status('identity', 'gave-up'), status('persona-store', 'stopped')])).toBe('error');
     expect(aggregateState([status('identity', 'stopped'), status('persona-store', 'stopped')])).toBe('stopped');
     expect(aggregateState([status('identity', 'ready'), status('persona-store', 'stopped')])).toBe('degraded');
+    // Waiting for the person is not starting, and comes before it.
+    expect(aggregateState([status('identity', 'starting'), status('model-provider', 'waiting', { waitingOn: ['login'] })])).toBe('waiting');
+    expect(aggregateState([status('identity', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] })])).toBe('degraded');
+  });
+
+  it('a service waiting for the person: the tooltip and its submenu say what to do', () => {
+    const statuses = [status('identity', 'ready'), status('model-provider', 'waiting', { waitingOn: ['login'], lastError: 'Not ready: login (not signed in).' })];
+    expect(trayTooltip(statuses)).toBe('Hub services: Waiting for you: Sign in to the CLI. (1 of 2 ready)');
+    expect(trayTooltip([status('identity', 'ready'), status('model-provider', 'ready')])).toBe('Hub services: All services are ready. (2 of 2 ready)');
+    const a = actions();
+    const template = trayTemplate(statuses, a, options);
+    expect(template.find((i) => i.id === 'service:model-provider')!.label).toBe('Chat-model provider: waiting');
+    const provider = template.find((i) => i.id === 'service:model-provider')!.submenu as MenuItemConstructorOptions[];
+    const need = provider.find((i) => i.id === 'service:model-provider:need')!;
+    expect(need).toMatchObject({ label: 'Sign in to the CLI…', toolTip: 'The CLI is not signed in, so the chat-model provider cannot answer.' });
+    need.click!({} as never, undefined, {} as never);
+    expect(a.openConsole).toHaveBeenCalled();
+    // It runs: Stop applies, Start does not.
+    expect([provider.find((i) => i.label === 'Start')!.enabled, provider.find((i) => i.label === 'Stop')!.enabled]).toEqual([false, true]);
   });
 });
 
@@ -505,7 +524,7 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     const before = tray.menu;
     supervisor.emit('status', status('identity', 'stopped'));
     expect(tray.menu).not.toBe(before);
-    expect(tray.tooltip).toBe('Hub services: 0 of 2 ready');
+    expect(tray.tooltip).toBe('Hub services: All services are stopped. (0 of 2 ready)');
     expect(trayItem('launch-at-login').checked).toBe(false);
     click('launch-at-login', true);
     expect(settings.get().launchAtLogin).toBe(true);

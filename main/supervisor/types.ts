@@ -26,4 +26,6 @@ export interface Supervisor extends EventEmitter {
   url(name: ServiceName): string;
   /** The local account's session credential (from identity's data folder), once identity has started. */
   localCredential(): Promise<string>;
+  /** Probes a running service now (a person's "re-check"); its status once that probe answered. */
+  recheck(name: ServiceName): Promise<ServiceStatus>;
 }

@@ -17,6 +17,8 @@
  *   [stand-in:slow=MS]         waits MS milliseconds, then answers
  *   [stand-in:hold]            prints init, then answers once the file `release` exists in STANDIN_RECORD_DIR
  *   [stand-in:linger]          answers at once, then exits only once the file `release` exists (a CLI slow to exit)
+ * While the file `signed-out` exists in STANDIN_RECORD_DIR, every run (the lockdown probe too) answers as
+ * [stand-in:not-logged-in] does: a CLI signed out, and signed in again once the file is gone.
  * With --json-schema it answers in structured_output, an object built from the schema.
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
@@ -188,7 +190,8 @@ const assistant = (content, extra = {}) =>
 const result = (fields) =>
   out({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 5, duration_api_ms: 4, num_turns: 1, result: '', stop_reason: 'end_turn', session_id: session, total_cost_usd: 0.0001, usage, modelUsage, permission_denials: [], terminal_reason: 'completed', uuid: randomUUID(), ...fields });
 
-const mode = /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
+const signedOut = recordDir !== undefined && existsSync(join(recordDir, 'signed-out'));
+const mode = signedOut ? [undefined, 'not-logged-in'] : /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
 const TOOL_CALL = '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
 
 function exampleFor(schema) {
