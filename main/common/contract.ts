@@ -48,6 +48,19 @@ export interface LogLine {
   time: string;
   stream: 'stdout' | 'stderr';
   text: string;
+  /** Its place in the service's log since the app started: one more than the line before. */
+  seq: number;
+  /** A request line of a route the app polls to watch the services (/healthy, /ready, /metrics). */
+  probe?: true;
+}
+
+/** `services.logPage`: lines newest first. */
+export interface LogPage {
+  lines: LogLine[];
+  /** Pass as `before` for the older page; null when there is none (within what is kept in memory). */
+  next_before: number | null;
+  /** The `seq` of the newest line kept (whatever the filter): pass as `after` to follow new lines. */
+  newest: number;
 }
 
 /** A service's last crash as the console remembers it (the supervisor's own status forgets it once the service is back). */

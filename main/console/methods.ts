@@ -113,6 +113,21 @@ export const METHODS = {
     z.object({ name: Service, filter: z.string().max(200).optional(), limit: Limit }).strict(),
     async ({ name, filter, limit }, { supervisor }) => supervisor.logs(name, { filter: filter || undefined, limit: limit ?? 200 }),
   ),
+  // Newest first; `before` pages back, `after` follows new lines; the probes' request lines only when asked.
+  'services.logPage': method(
+    z
+      .object({
+        name: Service,
+        filter: z.string().max(200).optional(),
+        limit: Limit,
+        before: z.number().int().min(0).optional(),
+        after: z.number().int().min(0).optional(),
+        probes: z.boolean().optional(),
+      })
+      .strict()
+      .refine((p) => p.before === undefined || p.after === undefined, 'ask for older lines (before) or newer ones (after), not both'),
+    async ({ name, filter, ...page }, { supervisor }) => supervisor.logPage(name, { ...page, ...(filter ? { filter } : {}) }),
+  ),
 
   // Personas of the local account (persona store, audience `persona`).
   'personas.list': method(
@@ -131,7 +146,7 @@ export const METHODS = {
     z.object({ profile: Profile, after: Cursor, limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
     async ({ profile, after, limit, kind }, { services }) => personaPage(services, `${personaPath(profile)}/notes`, { after, limit, kind }),
   ),
-  // The change log, oldest first, paged by `after` (the last id seen); filters as the persona store names them.
+  // The change log, newest first (or oldest), paged by `after` (the previous page's next_after); filters as the persona store names them.
   'personas.events': method(
     z
       .object({
@@ -143,9 +158,11 @@ export const METHODS = {
         until: z.iso.datetime({ offset: true }).optional(),
         after: z.number().int().min(0).optional(),
         limit: Limit,
+        order: z.enum(['newest', 'oldest']).optional(),
       })
       .strict(),
-    async ({ profile, ...query }, { services }) => personaPage(services, `${personaPath(profile)}/events`, query),
+    // Newest first unless asked: the action just taken is on the first page.
+    async ({ profile, order, ...query }, { services }) => personaPage(services, `${personaPath(profile)}/events`, { ...query, order: order ?? 'newest' }),
   ),
   'personas.recall': method(
     z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),

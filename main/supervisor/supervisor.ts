@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LogLine, ServiceStatus } from '../common/contract.ts';
+import type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
 import { waitsOutside, type FailingCheck } from '../common/needs.ts';
 import { LOCAL_SESSION_FILE, SERVICE_NAMES, type ServiceName } from '../common/services.ts';
 import { RUNNING_STATES, type ServiceState } from '../common/states.ts';
 import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
 import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
-import { LogFiles, LogRing, lineSplitter } from './log-buffer.ts';
+import { LogFiles, LogRing, lineSplitter, type LogPageOptions } from './log-buffer.ts';
 import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
 import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
 import { descendants, residentBytes } from './process-tree.ts';
@@ -123,6 +123,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   logs(name: ServiceName, options?: { filter?: string; limit?: number }): LogLine[] {
     this.slot(name);
     return this.rings.get(name)!.tail(options);
+  }
+
+  logPage(name: ServiceName, options?: LogPageOptions): LogPage {
+    this.slot(name);
+    return this.rings.get(name)!.page(options);
   }
 
   async localCredential(): Promise<string> {
@@ -256,10 +261,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.record({ service: name, time: new Date(at).toISOString(), stream: 'stderr', text: `[supervisor] ${text}` });
   }
 
-  private record(line: LogLine): void {
-    this.rings.get(line.service)!.push(line);
+  private record(line: Omit<LogLine, 'seq' | 'probe'>): void {
+    const kept = this.rings.get(line.service)!.push(line);
     this.files.write(line);
-    this.emit('log', line);
+    this.emit('log', kept);
   }
 
   private identityUrl(): string {
