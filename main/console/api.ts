@@ -3,6 +3,7 @@
  * headless). It validates the request with zod, runs the method and answers a ConsoleResult; it never
  * throws and never lets a token, a credential or a stack trace into an answer.
  */
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
@@ -29,7 +30,10 @@ export interface ConsoleApiOptions {
 
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const services = new ServiceClient(options.supervisor);
-  const activity = new ActivityHistory(options.supervisor, services, { intervalMs: options.activityIntervalMs });
+  const activity = new ActivityHistory(options.supervisor, services, {
+    intervalMs: options.activityIntervalMs,
+    file: join(options.supervisor.dataDir, 'console', 'activity.json'),
+  });
   activity.start();
   const ctx: MethodContext = {
     supervisor: options.supervisor,

@@ -9,6 +9,8 @@ import type { Attention, Count, OverviewView, ServiceView } from '../common/cont
 import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../common/needs.ts';
 import { SERVICE_CATALOGUE } from '../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../common/states.ts';
+import { z } from 'zod';
+import { MINUTES_KEPT } from './activity.ts';
 import { method, NoParams, personaPath, type MethodContext } from './method.ts';
 import type { ServiceClient } from './service-client.ts';
 
@@ -99,7 +101,7 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     async (p) =>
       (await services.call('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { limit: 100 } })).body as {
         total?: number;
-        items?: { state?: string; signal?: string }[];
+        items?: { state?: string; signal?: string; signal_attempts?: number }[];
       },
   );
   const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] = await Promise.all([
@@ -140,6 +142,15 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   });
   const needs: Need[] = statuses.flatMap((s) => (s.need ? [s.need] : []));
   const attention: Attention[] = statuses.map(serviceAttention).filter((a): a is Attention => a !== undefined);
+  // A signal whose delivery failed and is being tried again needs attention now, not only once it gives up.
+  const retrying = (signals?.items ?? []).filter((s) => s.signal === 'pending' && (s.signal_attempts ?? 0) > 0).length;
+  if (retrying > 0) {
+    attention.push({
+      severity: 'warning',
+      text: `${retrying === 1 ? 'One signal is' : `${retrying} signals are`} failing to reach the hub and being tried again; see the subscriptions on the Platform page.`,
+      place: 'platform',
+    });
+  }
   const failed = (signals?.items ?? []).filter((s) => s.signal === 'failed').length;
   if (failed > 0) {
     attention.push({
@@ -162,8 +173,8 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
 export const OVERVIEW_METHODS = {
   'overview.get': method(NoParams, async (_p, ctx) => overview(ctx)),
   // Read now, so the chart's last minute is current when the page asks.
-  'overview.activity': method(NoParams, async (_p, ctx): Promise<ActivityView> => {
+  'overview.activity': method(z.object({ minutes: z.number().int().min(1).max(MINUTES_KEPT).optional() }).strict().optional(), async (p, ctx): Promise<ActivityView> => {
     await ctx.activity.sample();
-    return ctx.activity.view();
+    return ctx.activity.view(p?.minutes);
   }),
 };
