@@ -221,11 +221,38 @@ afterAll(async () => {
 describe('the console in Chromium against `npm run serve`', () => {
   it('opens with the printed URL, then drops the secret from the address and keeps it out of scripts', async () => {
     await page.goto(consoleUrl);
-    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
+    // A first launch opens the guide.
+    await page.getByRole('heading', { name: 'Get started', exact: true }).waitFor();
     expect(page.url()).not.toContain('secret');
     expect(await page.evaluate(() => document.cookie)).toBe('');
     expect(await page.evaluate(() => typeof (window as { consoleBridge?: unknown }).consoleBridge)).toBe('undefined');
     await page.getByText('via loopback HTTP').waitFor();
+  });
+
+  it('guides a first run: each step ticked when its service confirms it, the connection tested through the gateway', async () => {
+    const step = (id: string) => page.locator(`ol.first-run-steps li[data-step="${id}"]`);
+    // The stand-in CLI is signed in: the provider confirms it.
+    await expect.poll(() => step('cli-sign-in').getAttribute('class'), PAGE_WAIT).toBe('done');
+    // No hub credential yet.
+    expect(await step('hub-credential').getAttribute('class')).toBeNull();
+    expect(await step('hub-credential').locator('.step-state').innerText()).not.toBe('');
+    // The token's permissions are listed, and GitHub's token page is one click away.
+    expect(await step('github-connection').locator('table.permissions tbody tr').count()).toBeGreaterThan(0);
+    expect(await step('github-connection').getByRole('link', { name: 'Open GitHub\u2019s token page' }).getAttribute('href')).toMatch(/^https:\/\/github\.com\//);
+    // The seeded connection, tested through the gateway against the GitHub double.
+    await step('github-connection').getByRole('button', { name: `Test the connection ${seeded.connectionProfile}` }).click();
+    await step('github-connection').getByText('Connected as octo', { exact: false }).waitFor();
+    await expect.poll(() => step('github-connection').getAttribute('class'), PAGE_WAIT).toBe('done');
+    await page.locator('.first-run-summary', { hasText: '1 step to go.' }).waitFor();
+    await shot('first-run');
+    await docShot('first-run');
+    await checkPage('the first-run guide');
+    // Skipped, it no longer opens by itself.
+    await page.getByRole('button', { name: 'Skip for now' }).click();
+    await page.getByRole('button', { name: 'Show this guide at launch again' }).waitFor();
+    expect((await consoleCall<{ done: boolean }>('firstRun.get')).done).toBe(true);
+    await tab('Overview').click();
+    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
   });
 
   it('opens on the overview: the tray\u2019s icon, every service ready, the counts, nothing needing attention, activity charts', async () => {
@@ -331,18 +358,19 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect.poll(() => page.locator('table.entries.fields tbody tr[data-field]').count(), PAGE_WAIT).toBe(9);
   });
 
-  it('pages and filters the persona\u2019s change log', async () => {
+  it('pages and filters the persona\u2019s change log, newest first', async () => {
     const rows = page.locator('table.events tbody tr');
     await rows.first().waitFor();
     // 13 entries fit the first page (25); ten a page makes two.
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(13);
     await page.locator('select[name="page-size"]').selectOption('10');
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(10);
-    expect(await rows.first().innerText()).toContain('persona created');
+    // The change just made is on top.
+    expect(await rows.first().innerText()).toContain('chore_6');
     await page.getByRole('navigation', { name: 'Change log pages' }).getByRole('button', { name: 'Next' }).click();
     await page.getByText('page 2').waitFor();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(3);
-    expect(await rows.last().innerText()).toContain('chore_6');
+    expect(await rows.last().innerText()).toContain('persona created');
     await page.locator('select[name="target_kind"]').selectOption('note');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(2);
@@ -569,15 +597,15 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('section.log-tail input[name="filter"]').fill('');
     await page.locator('section.log-tail').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(async () => (await shown()).some((l) => l.includes('/fields/chore_3')) && (await shown()).some((l) => !l.includes('/fields/chore_3')), PAGE_WAIT).toBe(true);
-    const probe = (l: string) => /path=\/(healthy|ready)\b/.test(l);
+    const probe = (l: string) => /path=\/(healthy|ready|metrics)\b/.test(l);
     expect((await shown()).filter(probe)).toEqual([]);
-    await page.locator('.log-note', { hasText: 'hidden' }).waitFor();
+    await page.locator('nav.paging[aria-label="Log pages"]', { hasText: 'probes hidden' }).waitFor();
     const times = (await shown()).map((l) => Date.parse(l.split(' ')[0]!));
     expect(times.every((t) => !Number.isNaN(t))).toBe(true);
     expect(times).toEqual([...times].sort((a, b) => b - a));
-    await page.getByLabel('Show health probes').check();
+    await page.getByLabel('Show probes').check();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(true);
-    await page.getByLabel('Show health probes').uncheck();
+    await page.getByLabel('Show probes').uncheck();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(false);
     // Following: a request made now shows up by itself, among the newest lines.
     const mark = `/v1/personas/follow-${Date.now()}`;
@@ -598,7 +626,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await persona.locator('pre.env').waitFor();
     expect(await persona.locator('pre.env').innerText()).toBe(`HUB_PERSONA_BASE_URL=${url('persona')}\nHUB_PERSONA_AUDIENCE=persona`);
     expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toBe(
-      `HUB_IDENTITY_URL=${url('identity')}\nHUB_SESSION_CREDENTIAL=<create a hub credential below>`,
+      `HUB_IDENTITY_URL=${url('identity')}\nHUB_SESSION_CREDENTIAL=<make a hub credential above>`,
     );
     await docShot('hub');
     await checkPage('the hub page');

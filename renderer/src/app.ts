@@ -6,9 +6,10 @@
  */
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ServiceView } from '../../main/common/contract.ts';
+import type { FirstRunView, ServiceView } from '../../main/common/contract.ts';
 import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
 import { AGGREGATE_WORDS, aggregateState } from '../../main/common/states.ts';
+import { FirstRun } from './first-run.ts';
 import { Hub } from './hub.ts';
 import { TRAY_ICONS } from './icons.ts';
 import { Overview } from './overview.ts';
@@ -18,9 +19,11 @@ import { Provider } from './provider.ts';
 import { Recall } from './recall.ts';
 import { Services } from './services.ts';
 import { useCall } from './states.ts';
+import { call } from './transport.ts';
 import { transportName } from './transport.ts';
 
 const TABS = [
+  ['first-run', 'Get started'],
   ['overview', 'Overview'],
   ['personas', 'Personas'],
   ['recall', 'Recall'],
@@ -40,7 +43,14 @@ interface Place {
 }
 
 function readHash(): Place {
-  const [tab, sub] = decodeURIComponent(location.hash.replace(/^#\/?/, '')).split('/');
+  let hash: string;
+  try {
+    hash = decodeURIComponent(location.hash.replace(/^#\/?/, ''));
+  } catch {
+    // A stray `%` (a hand-typed address): the overview, not a blank page.
+    hash = '';
+  }
+  const [tab, sub] = hash.split('/');
   const known = TABS.some(([id]) => id === tab) ? (tab as Tab) : 'overview';
   if (known === 'personas' && sub) return { tab: known, profile: sub };
   if (known === 'services' && sub && sub in SERVICE_CATALOGUE) return { tab: known, service: sub as ServiceName };
@@ -77,6 +87,14 @@ export function App() {
     if (!moved.current) return;
     (document.querySelector<HTMLElement>('main h2') ?? document.querySelector<HTMLElement>('main'))?.focus();
   }, [place.tab, place.profile, place.service]);
+  useEffect(() => {
+    // The first launch opens the guide, until the person finishes or skips it; a link to a page wins.
+    if (location.hash) return;
+    call<FirstRunView>('firstRun.get').then(
+      (view) => !view.done && !location.hash && go({ tab: 'first-run' }),
+      () => undefined, // the overview says what is wrong with the services
+    );
+  }, []);
   const navigate = (next: Place, keepNotice?: string) => {
     setNotice(keepNotice);
     go(next);
@@ -99,6 +117,7 @@ export function App() {
     </aside>
     <main tabindex="-1">
       ${notice ? html`<p class="state ok" role="status">${notice}</p>` : null}
+      ${place.tab === 'first-run' ? html`<${FirstRun} open=${(tab: string) => navigate({ tab: tab as Tab })} />` : null}
       ${place.tab === 'overview' ? html`<${Overview} showLog=${(service: ServiceName) => navigate({ tab: 'services', service })} />` : null}
       ${place.tab === 'personas' && !place.profile ? html`<${PersonaList} open=${(profile: string) => navigate({ tab: 'personas', profile })} />` : null}
       ${place.tab === 'personas' && place.profile

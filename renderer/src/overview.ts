@@ -24,7 +24,7 @@ function CountCell({ label, count, href }: { label: string; count: Count; href: 
 }
 
 export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) {
-  const [load, reload] = useCall<OverviewView>('overview.get', undefined, 'overview', 3_000);
+  const [load, reload] = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
   const control = useServiceControl(reload);
   return html`<section aria-labelledby="overview-title">
     <h2 id="overview-title" tabindex="-1">Overview</h2>

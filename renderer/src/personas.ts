@@ -396,7 +396,7 @@ interface LogFilters {
 
 /** The change log, newest first, with filters, a page size and paging; entries name what changed, never values. */
 // Newest first: the action just taken is on the first page.
-const CHANGE_LOG_ORDER: { order?: 'newest' | 'oldest' } = {};
+const CHANGE_LOG_ORDER = { order: 'newest' } as const;
 export function ChangeLog({ profile, version }: { profile: string; version?: number }) {
   const [draft, setDraft] = useState<LogFilters>({});
   const [filters, setFilters] = useState<LogFilters>({});

@@ -4,12 +4,11 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { LogLine, ServiceView } from '../../main/common/contract.ts';
+import type { LogLine, LogPage, ServiceView } from '../../main/common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../main/common/services.ts';
 import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../main/common/states.ts';
 import { ServiceActions, useServiceControl } from './service-actions.ts';
-import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
-import { plural } from './words.ts';
+import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, itemsOf, useCall } from './states.ts';
 
 /**
  * What the "Last problem" cell says: while a crashed service waits to restart, the crash and when it
@@ -64,14 +63,8 @@ export function Services({ logService, showLog }: { logService?: ServiceName; sh
   </section>`;
 }
 
-/** How many lines the log shows at most, newest first. */
+/** How many lines a page of the log shows, newest first. */
 const LOG_SIZES = [100, 200, 500] as const;
-/** Requests the supervisor makes to see whether a service is up: every few seconds, so hidden unless asked for. */
-const PROBE = /"(?:url|route|path)":"\/(?:healthy|ready)(?:\?[^"]*)?"/;
-
-export function isProbe(text: string): boolean {
-  return PROBE.test(text);
-}
 
 function LogTail({ service }: { service: ServiceName }) {
   const [draft, setDraft] = useState('');
@@ -79,39 +72,42 @@ function LogTail({ service }: { service: ServiceName }) {
   const [size, setSize] = useState<number>(200);
   const [follow, setFollow] = useState(true);
   const [probes, setProbes] = useState(false);
-  const [load, reload] = useCall<LogLine[]>(
-    'services.logs',
-    { name: service, filter: filter || undefined, limit: size },
-    `logs:${service}:${filter}:${size}`,
-    follow ? 2_000 : undefined,
-  );
+  // Older pages: a stack of `before` cursors; following applies to the newest page only.
+  const [befores, setBefores] = useState<number[]>([]);
+  const before = befores[befores.length - 1];
+  const params = { name: service, limit: size, probes, ...(filter ? { filter } : {}), ...(before === undefined ? {} : { before }) };
+  const [load, reload] = useCall<LogPage>('services.logPage', params, `logs:${JSON.stringify(params)}`, follow && before === undefined ? 2_000 : undefined);
   const title = SERVICE_TITLES[service];
+  const restart = () => setBefores([]);
   return html`<section class="log-tail" aria-labelledby="log-title">
     <h3 id="log-title">Log of ${title}</h3>
-    <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()))}>
+    <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()), restart())}>
       <label>Only lines containing <input name="filter" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /></label>
       <button type="submit">Filter</button>
       <label>Lines
-        <select name="log-size" value=${String(size)} onChange=${(e: Event) => setSize(Number((e.target as HTMLSelectElement).value))}>
+        <select name="log-size" value=${String(size)} onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), restart())}>
           ${LOG_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
         </select>
       </label>
       <label class="check"><input type="checkbox" name="follow" checked=${follow} onChange=${(e: Event) => setFollow((e.target as HTMLInputElement).checked)} /> Follow new lines</label>
-      <label class="check"><input type="checkbox" name="probes" checked=${probes} onChange=${(e: Event) => setProbes((e.target as HTMLInputElement).checked)} /> Show health probes</label>
-      ${follow ? null : html`<button type="button" onClick=${reload}>Read again</button>`}
+      <label class="check"><input type="checkbox" name="probes" checked=${probes} onChange=${(e: Event) => (setProbes((e.target as HTMLInputElement).checked), restart())} /> Show probes (/healthy, /ready, /metrics)</label>
+      ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
     </form>
     <${Loaded}
       load=${load}
       what="the log"
       retry=${reload}
-      render=${(all: LogLine[]) => {
-        const shown = (probes ? all : all.filter((l) => !isProbe(l.text))).slice().reverse();
-        const hidden = all.length - (probes ? all.length : all.filter((l) => !isProbe(l.text)).length);
-        const note = hidden > 0 ? html`<p class="muted log-note">${plural(hidden, 'health probe')} hidden; tick \u201cShow health probes\u201d to see them.</p>` : null;
+      render=${(page: LogPage) => {
+        const shown = itemsOf<LogLine>(page, 'lines');
         if (shown.length === 0) {
-          return html`${note}<${Empty}><p>${filter ? `No lines contain \u201c${filter}\u201d. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`;
+          return html`<${Empty}><p>${filter ? `No lines contain \u201c${filter}\u201d. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`;
         }
-        return html`${note}<pre class="log" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>${shown.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>`;
+        return html`<pre class="log" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>${shown.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>
+          <nav class="paging" aria-label="Log pages">
+            <button type="button" disabled=${before === undefined} onClick=${() => setBefores(befores.slice(0, -1))}>Newer</button>
+            <span class="muted">${before === undefined ? (follow ? 'newest lines, following' : 'newest lines') : `page ${befores.length + 1}`}${probes ? '' : ' \u00b7 probes hidden'}</span>
+            <button type="button" disabled=${page.next_before === null} onClick=${() => page.next_before !== null && setBefores([...befores, page.next_before])}>Older</button>
+          </nav>`;
       }}
     />
   </section>`;
