@@ -240,7 +240,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await step('github-connection').locator('table.permissions tbody tr').count()).toBeGreaterThan(0);
     expect(await step('github-connection').getByRole('link', { name: 'Open GitHub\u2019s token page' }).getAttribute('href')).toMatch(/^https:\/\/github\.com\//);
     // The seeded connection, tested through the gateway against the GitHub double.
-    await step('github-connection').getByRole('button', { name: `Test the connection ${seeded.connectionProfile}` }).click();
+    await step('github-connection').getByRole('button', { name: `Test ${seeded.connectionProfile}`, exact: true }).click();
     await step('github-connection').getByText('Connected as octo', { exact: false }).waitFor();
     await expect.poll(() => step('github-connection').getAttribute('class'), PAGE_WAIT).toBe('done');
     await page.locator('.first-run-summary', { hasText: '1 step to go.' }).waitFor();
@@ -256,6 +256,7 @@ describe('the console in Chromium against `npm run serve`', () => {
   });
 
   it('opens on the overview: the tray\u2019s icon, every service ready, the counts, nothing needing attention, activity charts', async () => {
+    await tab('Overview').click();
     const icon = page.locator('aside.sidebar img.tray-icon');
     await expect.poll(() => icon.getAttribute('alt'), PAGE_WAIT).toBe('All services are ready');
     expect(await icon.getAttribute('src')).toMatch(/^data:image\/png;base64,/);
@@ -610,13 +611,16 @@ describe('the console in Chromium against `npm run serve`', () => {
     // Following: a request made now shows up by itself, among the newest lines.
     const mark = `/v1/personas/follow-${Date.now()}`;
     expect((await fetch(`${url('persona')}${mark}`)).status).toBe(401);
-    await expect.poll(async () => (await shown()).slice(0, 5).some((l) => l.includes(mark)), PAGE_WAIT).toBe(true);
+    const logged = async (m: string) => (await consoleCall<{ lines: unknown[] }>('services.logPage', { name: 'persona-store', filter: m })).lines.length;
+    await expect.poll(() => logged(mark), PAGE_WAIT).toBe(1);
+    await expect.poll(async () => (await shown()).some((l) => l.includes(mark)), PAGE_WAIT).toBe(true);
     // Paused, the log waits to be read again.
     await page.getByLabel('Follow new lines').uncheck();
     const mark2 = `/v1/personas/paused-${Date.now()}`;
     expect((await fetch(`${url('persona')}${mark2}`)).status).toBe(401);
+    await expect.poll(() => logged(mark2), PAGE_WAIT).toBe(1);
     await page.locator('section.log-tail').getByRole('button', { name: 'Read again' }).click();
-    await expect.poll(async () => (await shown()).slice(0, 5).some((l) => l.includes(mark2)), PAGE_WAIT).toBe(true);
+    await expect.poll(async () => (await shown()).some((l) => l.includes(mark2)), PAGE_WAIT).toBe(true);
     await page.getByLabel('Follow new lines').check();
   });
 

@@ -150,7 +150,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
     </form>
     ${step.connections.length > 0
-      ? html`<p class="muted">Saved connections: ${step.connections.join(', ')}. ${step.connections.map((c) => html`<button key=${c} type="button" onClick=${() => test(c)} aria-label=${`Test the connection ${c}`}>Test ${c}</button> `)}</p>`
+      ? html`<p class="muted">Saved connections: ${step.connections.join(', ')}. ${step.connections.map((c) => html`<button key=${c} type="button" onClick=${() => test(c)}>Test ${c}</button> `)}</p>`
       : null}
     <${Outcome} said=${said} />`;
 }

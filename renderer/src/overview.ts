@@ -3,6 +3,7 @@
  * (requests and errors per minute over the last hour; the provider's CLI runs and tokens per hour).
  */
 import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
 import { METRIC_NAMES, type ActivityView, type ServiceActivity } from '../../main/common/activity.ts';
 import type { Count, Need, OverviewView } from '../../main/common/contract.ts';
 import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
@@ -166,9 +167,19 @@ const MINUTE_CHARTS: [ServiceName, string][] = [
 ];
 
 function Activity() {
-  const [load, reload] = useCall<ActivityView>('overview.activity', undefined, 'activity', 30_000);
+  const [minutes, setMinutes] = useState(60);
+  const [load, reload] = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
   return html`<section class="activity" aria-labelledby="activity-title">
-    <h3 id="activity-title">Recent activity</h3>
+    <div class="section-head">
+      <h3 id="activity-title">Recent activity</h3>
+      <label>Requests over the last
+        <select name="activity-span" value=${String(minutes)} onChange=${(e: Event) => setMinutes(Number((e.target as HTMLSelectElement).value))}>
+          <option value="60">hour</option>
+          <option value="360">6 hours</option>
+          <option value="1440">24 hours</option>
+        </select>
+      </label>
+    </div>
     <${Loaded}
       load=${load}
       what="the activity charts"
@@ -182,7 +193,7 @@ function Activity() {
           <${HourChart} id="persona-writes" what="Persona store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} one="write" many="writes" kind="runs" who="persona store" />
           <${HourChart} id="persona-recalls" what="Persona store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} one="recall" many="recalls" kind="runs" who="persona store" />
         </div>
-        <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s while the app runs; last read ${formatTime(view.at)}.</p>`}
+        <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}.</p>`}
     />
   </section>`;
 }
