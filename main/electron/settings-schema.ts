@@ -15,6 +15,12 @@ export const settingsSchema = z.object({
   closeWindow: z.enum(['hide-to-tray', 'quit']).optional(),
   /** Start every service when the app starts. */
   startServicesOnLaunch: z.boolean().default(true),
+  /** The person finished (or dismissed) the first-run guide; until then the console opens on it. */
+  firstRunDone: z.boolean().default(false),
+  /** Native notifications, each of which the tray turns off: a service gave up, a signal failed for good, the CLI signed out. */
+  notifications: z
+    .object({ serviceGaveUp: z.boolean().default(true), signalFailed: z.boolean().default(true), cliSignedOut: z.boolean().default(true) })
+    .default({ serviceGaveUp: true, signalFailed: true, cliSignedOut: true }),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -7,6 +7,7 @@ import type { MenuItemConstructorOptions } from 'electron';
 import type { ServiceStatus } from '../common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../common/services.ts';
 import { headline, serviceNeed } from '../common/needs.ts';
+import { NOTICE_LABELS, type NoticeKind } from './notifications.ts';
 import { aggregateState as aggregateOf, STATE_WORDS, type AggregateState, type ServiceState } from '../common/states.ts';
 
 export type { AggregateState } from '../common/states.ts';
@@ -21,6 +22,7 @@ export interface TrayActions {
   quit(): void;
   setLaunchAtLogin(on: boolean): void;
   setCloseToTray(on: boolean): void;
+  setNotification(kind: NoticeKind, on: boolean): void;
 }
 
 /** The app's own options shown in the menu, as they stand. */
@@ -30,6 +32,8 @@ export interface TrayOptions {
   launchAtLoginRefused?: string;
   /** Closing the window keeps the app running in the tray (else it quits). */
   closeToTray: boolean;
+  /** Which native notifications are on (all, unless turned off here). */
+  notifications?: Record<NoticeKind, boolean>;
 }
 
 // Not RUNNING_STATES: here a service backing off can be started at once, and one stopping cannot.
@@ -86,6 +90,17 @@ export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayAc
       type: 'checkbox',
       checked: options.closeToTray,
       click: (item) => actions.setCloseToTray(item.checked),
+    },
+    {
+      id: 'notifications',
+      label: 'Notifications',
+      submenu: (Object.keys(NOTICE_LABELS) as NoticeKind[]).map((kind) => ({
+        id: `notify:${kind}`,
+        label: NOTICE_LABELS[kind],
+        type: 'checkbox' as const,
+        checked: options.notifications?.[kind] ?? true,
+        click: (item: { checked: boolean }) => actions.setNotification(kind, item.checked),
+      })),
     },
     options.launchAtLoginRefused
       ? { id: 'launch-at-login', label: 'Launch at login (only the installed app)', type: 'checkbox', checked: false, enabled: false, toolTip: options.launchAtLoginRefused }
