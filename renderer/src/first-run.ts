@@ -133,8 +133,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
     }
     await test(profile.trim());
   };
-  return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />
-    <p>The repository gateway acts on GitHub with a fine-grained personal access token of yours. Make one on GitHub with these repository permissions, for the repositories the hub may use:</p>
+  const tokenHelp = html`    <p>The repository gateway acts on GitHub with a fine-grained personal access token of yours. Make one on GitHub with these repository permissions, for the repositories the hub may use:</p>
     <table class="permissions">
       <thead><tr><th>Permission</th><th>Access</th><th>Why the gateway needs it</th></tr></thead>
       <tbody>
@@ -148,7 +147,9 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
         <input name="first-run-token" type="password" autocomplete="off" spellcheck=${false} required value=${token} onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
       </label>
       <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
-    </form>
+    </form>`;
+  return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />
+    ${step.done ? html`<details class="step-more"><summary>Add or replace a token</summary>${tokenHelp}</details>` : tokenHelp}
     ${step.connections.length > 0
       ? html`<p class="muted">Saved connections: ${step.connections.join(', ')}. ${step.connections.map((c) => html`<button key=${c} type="button" onClick=${() => test(c)}>Test ${c}</button> `)}</p>`
       : null}
