@@ -57,6 +57,8 @@ function disc(x: number, y: number, cx: number, cy: number, r: number): number {
 export const STATE_COLOURS = {
   ready: [46, 160, 67],
   starting: [210, 153, 34],
+  // Blue: not a fault and not a matter of time; the app waits for the person.
+  waiting: [9, 105, 218],
   degraded: [219, 109, 40],
   error: [207, 34, 46],
   stopped: [130, 138, 145],

@@ -349,6 +349,13 @@ describe('subscriptions in detail', () => {
     expect(retrying).toMatchObject({ state: 'cancelled', signal: 'pending', signal_last_status: null });
     expect(retrying.signal_attempts).toBeGreaterThanOrEqual(1);
     expect(Date.parse(retrying.signal_next_at ?? '')).toBeGreaterThan(Date.parse(retrying.signal_last_at ?? ''));
+    // While it retries, the overview already counts it as needing attention.
+    const overview = await data<OverviewView>('overview.get');
+    expect(overview.attention).toContainEqual({
+      severity: 'warning',
+      place: 'platform',
+      text: 'One signal is failing to reach the hub and being tried again; see the subscriptions on the Platform page.',
+    });
   });
 });
 

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
 import type { ConsoleApi, ConsoleResult, ServiceView } from '../main/console/contract.ts';
-import type { LogLine, ServiceStatus } from '../main/supervisor/types.ts';
+import type { LogLine, LogPage, ServiceStatus } from '../main/supervisor/types.ts';
 import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
 
 // Tests that stop, start and restart real services wait for them to settle; the timeouts are backstops only.
@@ -93,14 +93,33 @@ describe('personas through the console API', () => {
     expect(second.notes.map((n) => n.content)).toEqual([seeded.noteContents[1]]);
   });
 
+  it('the change log is newest first by default: the last write leads, and next_after pages towards older entries', async () => {
+    type Page = { events: { id: number; action: string }[]; next_after: number | null };
+    const oldest: number[] = [];
+    for (let after: number | null | undefined; after !== null; ) {
+      const page: Page = await data<Page>('personas.events', { profile: seeded.profile, order: 'oldest', limit: 2, ...(after === undefined ? {} : { after }) });
+      oldest.push(...page.events.map((e) => e.id));
+      after = page.next_after;
+    }
+    const newest: number[] = [];
+    for (let after: number | null | undefined; after !== null; ) {
+      const page: Page = await data<Page>('personas.events', { profile: seeded.profile, limit: 2, ...(after === undefined ? {} : { after }) });
+      newest.push(...page.events.map((e) => e.id));
+      after = page.next_after;
+    }
+    expect(oldest.length).toBeGreaterThan(3);
+    expect(newest).toEqual([...oldest].reverse());
+    expect((await failure('personas.events', { profile: seeded.profile, order: 'random' })).message).toContain('params.order');
+  });
+
   it('pages the change log with next_after and filters it by kind and action', async () => {
-    const page1 = await data<{ events: { id: number; action: string }[]; next_after: number | null }>('personas.events', { profile: seeded.profile, limit: 3 });
+    const page1 = await data<{ events: { id: number; action: string }[]; next_after: number | null }>('personas.events', { profile: seeded.profile, limit: 3, order: 'oldest' });
     expect(page1.events.map((e) => e.action)).toEqual(['persona_created', 'field_set', 'field_set']);
     expect(page1.next_after).toBe(page1.events[2]!.id);
-    const page2 = await data<{ events: { id: number; action: string }[] }>('personas.events', { profile: seeded.profile, limit: 3, after: page1.next_after! });
+    const page2 = await data<{ events: { id: number; action: string }[] }>('personas.events', { profile: seeded.profile, limit: 3, after: page1.next_after!, order: 'oldest' });
     expect(page2.events[0]!.id).toBeGreaterThan(page1.next_after!);
 
-    const notes = await data<{ events: { target_kind: string; action: string }[] }>('personas.events', { profile: seeded.profile, target_kind: 'note' });
+    const notes = await data<{ events: { target_kind: string; action: string }[] }>('personas.events', { profile: seeded.profile, target_kind: 'note', order: 'oldest' });
     expect(notes.events.map((e) => e.action)).toEqual(['note_added', 'note_added']);
     const revised = await data<{ events: { target: string; changes: string[] }[] }>('personas.events', { profile: seeded.profile, action: 'field_revised' });
     expect(revised.events.map((e) => e.target)).toEqual(['favourite_tea']);
@@ -108,7 +127,7 @@ describe('personas through the console API', () => {
     expect(JSON.stringify(revised)).not.toContain('Assam');
     const future = await data<{ events: unknown[] }>('personas.events', { profile: seeded.profile, since: '2999-01-01T00:00:00Z' });
     expect(future.events).toEqual([]);
-    const both = await data<{ events: { action: string }[] }>('personas.events', { profile: seeded.profile, action: 'persona_created,note_added' });
+    const both = await data<{ events: { action: string }[] }>('personas.events', { profile: seeded.profile, action: 'persona_created,note_added', order: 'oldest' });
     expect(both.events.map((e) => e.action)).toEqual(['persona_created', 'note_added', 'note_added']);
     expect((await failure('personas.events', { profile: seeded.profile, since: 'yesterday' })).message).toContain('params.since');
   });
@@ -256,6 +275,36 @@ describe('the provider and the services', () => {
     for (const l of lines) expect(l.text).toContain('/v1/personas/household/events');
     const none = await data<LogLine[]>('services.logs', { name: 'persona-store', filter: 'no line says this 7f3a' });
     expect(none).toEqual([]);
+  });
+
+  it('a log page is newest first without the probes’ lines unless asked, pages back, and follows new lines', async () => {
+    const first = await data<LogPage>('services.logPage', { name: 'persona-store', limit: 5 });
+    expect(first.lines).toHaveLength(5);
+    expect(first.lines.map((l) => l.seq)).toEqual([...first.lines.map((l) => l.seq)].sort((a, b) => b - a));
+    expect(first.lines.some((l) => l.probe)).toBe(false);
+    const older = await data<LogPage>('services.logPage', { name: 'persona-store', limit: 5, before: first.next_before! });
+    expect(older.lines[0]!.seq).toBeLessThan(first.lines[4]!.seq);
+    // The supervisor probes /ready every few seconds: asked for, those lines are there, marked.
+    const probes = await data<LogPage>('services.logPage', { name: 'persona-store', limit: 500, probes: true });
+    expect(probes.lines.filter((l) => l.probe).map((l) => JSON.parse(l.text).path)).toEqual(expect.arrayContaining(['/ready']));
+    // Follow: one request of ours after the newest seen is the (only) new line that is not a probe.
+    const ours = (l: LogLine) => l.service === 'persona-store' && l.text.includes(`"path":"/v1/personas/${seeded.profile}"`);
+    const logged = new Promise<void>((resolve) => {
+      const on = (l: LogLine) => {
+        if (!ours(l)) return;
+        stack.supervisor.off('log', on);
+        resolve();
+      };
+      stack.supervisor.on('log', on);
+    });
+    await data('personas.get', { profile: seeded.profile });
+    await logged;
+    const follow = await data<LogPage>('services.logPage', { name: 'persona-store', after: first.newest });
+    expect(follow.lines.filter(ours)).toHaveLength(1);
+    for (const l of follow.lines) expect(l.seq).toBeGreaterThan(first.newest);
+    expect(follow.newest).toBeGreaterThanOrEqual(follow.lines[0]!.seq);
+    const both = await failure('services.logPage', { name: 'persona-store', before: 10, after: 5 });
+    expect(both.message).toContain('not both');
   });
 
   it('a stopped persona store gives an error that says to start it, and starting it from the console brings it back', async () => {

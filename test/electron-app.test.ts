@@ -211,7 +211,7 @@ function answers(port: number): Promise<boolean> {
 function allUp(services: ServiceView[]): boolean {
   return (
     services.length === SERVICE_NAMES.length &&
-    services.every((s) => s.state === 'ready' || (!providerCanBeReady && s.name === 'model-provider' && (s.state === 'live' || s.state === 'degraded')))
+    services.every((s) => s.state === 'ready' || (!providerCanBeReady && s.name === 'model-provider' && (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded')))
   );
 }
 

@@ -3,8 +3,11 @@
  * over HTTP headless. Both transports carry the same `{ method, params }` requests and the same results;
  * tokens stay on the main side. Imports nothing but this folder.
  */
+import type { Need } from './needs.ts';
 import type { ServiceName } from './services.ts';
-import type { ServiceState } from './states.ts';
+import type { AggregateState, ServiceState } from './states.ts';
+
+export type { FirstRunStepId, Need, NeedKind } from './needs.ts';
 
 export interface ConsoleRequest {
   method: string;
@@ -35,6 +38,8 @@ export interface ServiceStatus {
   lastError?: string;
   /** While backing off after a crash: ISO time of the next restart. */
   restartAt?: string;
+  /** While up but not ready (live, waiting, degraded): the failing /ready checks, by the service's own names (`login`, `platform`, …). */
+  waitingOn?: string[];
 }
 
 /** One line of a service's output, as `services.logs` answers it. */
@@ -43,6 +48,19 @@ export interface LogLine {
   time: string;
   stream: 'stdout' | 'stderr';
   text: string;
+  /** Its place in the service's log since the app started: one more than the line before. */
+  seq: number;
+  /** A request line of a route the app polls to watch the services (/healthy, /ready, /metrics). */
+  probe?: true;
+}
+
+/** `services.logPage`: lines newest first. */
+export interface LogPage {
+  lines: LogLine[];
+  /** Pass as `before` for the older page; null when there is none (within what is kept in memory). */
+  next_before: number | null;
+  /** The `seq` of the newest line kept (whatever the filter): pass as `after` to follow new lines. */
+  newest: number;
 }
 
 /** A service's last crash as the console remembers it (the supervisor's own status forgets it once the service is back). */
@@ -141,7 +159,12 @@ export interface Attention {
 
 /** `overview.get`. */
 export interface OverviewView {
-  services: (ServiceView & { advice: string })[];
+  /** The page's headline: the aggregate state (with `waiting` also when only a need says so) and its sentence. */
+  headline: { state: AggregateState; text: string };
+  /** Each service with what a person can do in its state, and the one thing it waits for, if any. */
+  services: (ServiceView & { advice: string; need?: Need })[];
+  /** Every need, in service order: what the services wait for and the action that gives it. */
+  needs: Need[];
   counts: { personas: Count; fields: Count; notes: Count; openSubscriptions: Count; connections: Count; hubCredentials: Count };
   attention: Attention[];
 }
@@ -160,4 +183,70 @@ export interface ProviderStreamView {
   running: ProviderStreamMode | null;
   /** MODELPROV_STREAM set in the environment the services start from: it wins over the setting. */
   fromEnvironment: boolean;
+}
+
+/** A step of the first run, as the service that confirms it answers now. */
+export interface FirstRunStepBase {
+  /** Confirmed by the service just now. */
+  done: boolean;
+  /** Where it stands, one sentence. */
+  text: string;
+  /** The service could not be asked: its sentence (the step is then not done). */
+  error?: string;
+}
+
+/** Sign in to the CLI: run `command` in a terminal, then type `then` inside it. */
+export interface CliSignInStep extends FirstRunStepBase {
+  id: 'cli-sign-in';
+  /** The CLI the provider runs (its path when found, else its name). */
+  command: string;
+  /** What to type inside the CLI to sign in. */
+  then: string;
+  /** Whether this console can open a terminal with the command (the desktop app can; the browser console cannot). */
+  canOpenTerminal: boolean;
+}
+
+/** A permission of a fine-grained token the gateway needs, as GitHub's token page names it. */
+export interface TokenPermission {
+  name: string;
+  access: 'read' | 'read and write';
+  /** What the gateway does with it. */
+  why: string;
+}
+
+/** Connect GitHub: a fine-grained token with these permissions, added as a connection and tested through the gateway. */
+export interface GithubConnectionStep extends FirstRunStepBase {
+  id: 'github-connection';
+  /** GitHub's page that makes a fine-grained token. */
+  tokenUrl: string;
+  permissions: TokenPermission[];
+  /** The connections' profiles. */
+  connections: string[];
+  /** The account the first connection acts as, when the gateway confirmed it. */
+  login?: string;
+}
+
+/** Make a hub credential (the Hub page's form). */
+export interface HubCredentialStep extends FirstRunStepBase {
+  id: 'hub-credential';
+  /** Hub credentials that are valid now (the app's own not counted). */
+  credentials: number;
+}
+
+export type FirstRunStep = CliSignInStep | GithubConnectionStep | HubCredentialStep;
+
+/** `firstRun.get`: whether the person finished (or dismissed) the guide, and each step as the services confirm it. */
+export interface FirstRunView {
+  done: boolean;
+  steps: [CliSignInStep, GithubConnectionStep, HubCredentialStep];
+}
+
+/** `firstRun.testConnection`: the gateway acting under a connection (`GET /v1/me`). */
+export type ConnectionTest = { ok: true; profile: string; login: string; kind: string; repositories: number | null } | { ok: false; profile: string; message: string };
+
+/** `firstRun.openTerminal`. */
+export interface TerminalOpened {
+  opened: boolean;
+  /** What happened or what to do instead, one sentence (with the command when no terminal was opened). */
+  message: string;
 }

@@ -3,10 +3,13 @@
  * per hour, a restarted process counted from zero, and never more than an hour of minutes and a day
  * of hours kept, whatever time passes. The clock is a parameter, so no test waits for it.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceMetrics } from '../../services/kit/metrics.ts';
 import type { ServiceStatus } from '../supervisor/types.ts';
-import { ActivityHistory, HOURS_KEPT, MINUTES_KEPT, parsePrometheusText } from './activity.ts';
+import { ActivityHistory, HOURS_KEPT, MINUTES_KEPT, MINUTES_SHOWN, parsePrometheusText } from './activity.ts';
 
 const MINUTE = 60_000;
 
@@ -23,14 +26,17 @@ describe('parsePrometheusText', () => {
 });
 
 describe('ActivityHistory', () => {
-  function setup() {
+  function setup(file?: string) {
     let now = Date.parse('2026-03-01T10:00:30Z');
     let metrics = new ServiceMetrics('model-provider');
     let runs = metrics.counter({ name: 'modelprov_cli_runs_total', help: 'runs', labels: { outcome: ['ok', 'failed'] } });
     const status: ServiceStatus = { name: 'model-provider', state: 'ready', port: 1, url: 'http://127.0.0.1:1', restarts: 0, pid: 100 };
-    const history = new ActivityHistory({ status: () => [status] }, { metricsText: async () => metrics.text() }, { now: () => now });
+    const open = () => new ActivityHistory({ status: () => [status] }, { metricsText: async () => metrics.text() }, { now: () => now, ...(file ? { file } : {}) });
+    const history = open();
     return {
       history,
+      open,
+      status,
       runs: () => runs,
       advance: (ms: number) => (now += ms),
       restart: () => {
@@ -59,15 +65,17 @@ describe('ActivityHistory', () => {
     expect(t.view().reading.ok).toBe(true);
   });
 
-  it('keeps an hour of minutes and a day of hours, however long it runs', async () => {
+  it('keeps a day of minutes and a day of hours, however long it runs; shows the last hour unless asked', async () => {
     const t = setup();
     for (let i = 0; i < 30 * 60; i += 7) {
       t.runs().inc({ outcome: 'ok' });
       await t.history.sample();
       t.advance(7 * MINUTE);
     }
-    const view = t.view();
+    expect(t.view().minutes).toHaveLength(MINUTES_SHOWN);
+    const view = t.history.view(MINUTES_KEPT).services['model-provider']!;
     expect(view.minutes).toHaveLength(MINUTES_KEPT);
+    expect(view.minutes.reduce((n, m) => n + m.requests, 0)).toBe(0);
     expect(view.hours).toHaveLength(HOURS_KEPT);
     const tracks = (t.history as unknown as { tracks: Map<string, { minutes: Map<number, unknown>; hours: Map<number, unknown> }> }).tracks.get('model-provider')!;
     expect(tracks.minutes.size).toBeLessThanOrEqual(MINUTES_KEPT);
@@ -83,5 +91,70 @@ describe('ActivityHistory', () => {
     );
     await history.sample();
     expect(history.view().services.identity!.reading).toMatchObject({ ok: false, reason: 'it is stopped' });
+  });
+});
+
+describe('the history on disk', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'activity-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  function world(file: string) {
+    let now = Date.parse('2026-03-01T10:00:30Z');
+    const metrics = new ServiceMetrics('persona-store');
+    const writes = metrics.counter({ name: 'persona_writes_total', help: 'writes', labels: { target_kind: ['field'] } });
+    const status: ServiceStatus = { name: 'persona-store', state: 'ready', port: 1, url: 'http://127.0.0.1:1', restarts: 0, pid: 200 };
+    // The hub's requests, as the kit's counter writes them (its middleware counts real HTTP answers).
+    const served = { requests: 0 };
+    const text = async () => `${await metrics.text()}http_requests_total{method="GET",route="/v1/personas",status_class="2xx",service="persona-store"} ${served.requests}\n`;
+    const open = () => new ActivityHistory({ status: () => [status] }, { metricsText: text }, { now: () => now, file });
+    return { open, writes, served, status, advance: (ms: number) => (now += ms) };
+  }
+  const hourOf = (h: ActivityHistory) => h.view().services['persona-store']!.hours.at(-1)!.counts.persona_writes_total;
+
+  it('survives a restart: the charts read as before, and a process still running is not counted twice', async () => {
+    const w = world(join(dir, 'same-process.json'));
+    const before = w.open();
+    w.writes.inc({ target_kind: 'field' }, 4);
+    w.served.requests = 7;
+    await before.sample();
+    expect(hourOf(before)).toBe(4);
+    expect(before.view().services['persona-store']!.minutes.at(-1)!.requests).toBe(7);
+    // The app restarts; the service (same pid) did not.
+    const after = w.open();
+    const charts = (h: ActivityHistory) => Object.values(h.view().services).map((v) => ({ minutes: v.minutes, hours: v.hours }));
+    expect(charts(after)).toEqual(charts(before));
+    w.writes.inc({ target_kind: 'field' }, 1);
+    w.served.requests = 9;
+    w.advance(MINUTE);
+    await after.sample();
+    expect(hourOf(after)).toBe(5);
+    expect(after.view().services['persona-store']!.minutes.slice(-2).map((m) => m.requests)).toEqual([7, 2]);
+  });
+
+  it('a new process after the restart counts from zero; a day later nothing of it is left', async () => {
+    const w = world(join(dir, 'new-process.json'));
+    const first = w.open();
+    w.writes.inc({ target_kind: 'field' }, 3);
+    await first.sample();
+    w.status.pid = 201; // the service restarted too: its counters (here the same totals) are all new
+    const second = w.open();
+    await second.sample();
+    expect(hourOf(second)).toBe(6);
+    w.advance(25 * 60 * MINUTE);
+    const later = w.open();
+    const view = later.view(MINUTES_KEPT).services['persona-store']!;
+    expect(view.minutes.every((m) => m.requests === 0)).toBe(true);
+    expect(view.hours.every((h) => Object.keys(h.counts).length === 0)).toBe(true);
+  });
+
+  it('a file that is not a history starts empty instead of failing', async () => {
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, '{"version": 1, "services": {"persona-store": {"totals": "nope"}}');
+    const w = world(file);
+    const h = w.open();
+    expect(h.view().services['persona-store']!.minutes.every((m) => m.requests === 0)).toBe(true);
+    w.writes.inc({ target_kind: 'field' }, 2);
+    await h.sample();
+    expect(hourOf(w.open())).toBe(2);
   });
 });

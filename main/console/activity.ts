@@ -1,9 +1,13 @@
 /**
  * The history behind the overview's charts: the console reads every running service's `GET /metrics`
  * once a minute (and whenever the overview asks), turns counter totals into increases, and keeps one
- * point a minute for the last hour and one an hour for the last day. Bounded: 60 + 24 points per
- * service, nothing else is kept. A counter that went down (the service restarted) counts from zero.
+ * point a minute and one an hour for the last day. Bounded: 1,440 + 24 points per service. A counter
+ * that went down (the service restarted) counts from zero. With a file, the history is written after
+ * every reading and read back at start, so the charts survive a restart of the app.
  */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
 import { METRIC_NAMES, PROBE_ROUTES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../common/activity.ts';
 import { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
 import { RUNNING_STATES } from '../common/states.ts';
@@ -12,8 +16,25 @@ import type { ServiceClient } from './service-client.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-export const MINUTES_KEPT = 60;
+/** Minute points kept per service: a day. */
+export const MINUTES_KEPT = 24 * 60;
+/** Minute points a view shows unless asked for more: the last hour. */
+export const MINUTES_SHOWN = 60;
 export const HOURS_KEPT = 24;
+
+/** The history file: a version, and per service its points and the totals of its current process. */
+const Stored = z.object({
+  version: z.literal(1),
+  services: z.record(
+    z.string(),
+    z.object({
+      pid: z.number().int().optional(),
+      totals: z.array(z.tuple([z.string().max(2_000), z.number()])).max(10_000),
+      minutes: z.array(z.object({ at: z.string(), requests: z.number(), refused: z.number(), errors: z.number() })).max(MINUTES_KEPT),
+      hours: z.array(z.tuple([z.number(), z.record(z.string(), z.number())])).max(HOURS_KEPT),
+    }),
+  ),
+});
 /** The service's own counters charted per hour (HTTP counters are charted per minute). */
 const HOURLY = [METRIC_NAMES.cliRuns, METRIC_NAMES.tokens, METRIC_NAMES.personaWrites, METRIC_NAMES.personaRecalls, METRIC_NAMES.requests];
 
@@ -62,8 +83,10 @@ export class ActivityHistory {
   constructor(
     private readonly supervisor: Pick<Supervisor, 'status'>,
     private readonly services: Pick<ServiceClient, 'metricsText'>,
-    private readonly options: { intervalMs?: number; now?: () => number } = {},
-  ) {}
+    private readonly options: { intervalMs?: number; now?: () => number; file?: string } = {},
+  ) {
+    if (options.file) this.load(options.file);
+  }
 
   get intervalMs(): number {
     return this.options.intervalMs ?? MINUTE;
@@ -87,7 +110,9 @@ export class ActivityHistory {
     return this.inFlight;
   }
 
-  view(): ActivityView {
+  /** The last `minutes` minute points (default the last hour, at most a day) and the last day of hours. */
+  view(minutes = MINUTES_SHOWN): ActivityView {
+    const shown = Math.max(1, Math.min(MINUTES_KEPT, Math.floor(minutes)));
     const now = this.now();
     const thisMinute = Math.floor(now / MINUTE) * MINUTE;
     const thisHour = Math.floor(now / HOUR) * HOUR;
@@ -95,7 +120,7 @@ export class ActivityHistory {
     for (const name of SERVICE_NAMES) {
       const track = this.track(name);
       const minutes: MinutePoint[] = [];
-      for (let i = MINUTES_KEPT - 1; i >= 0; i--) {
+      for (let i = shown - 1; i >= 0; i--) {
         const at = thisMinute - i * MINUTE;
         const point = track.minutes.get(at);
         minutes.push(point ? { ...point } : { at: new Date(at).toISOString(), requests: 0, refused: 0, errors: 0 });
@@ -147,6 +172,55 @@ export class ActivityHistory {
         this.add(track, parsePrometheusText(text));
       }),
     );
+    if (this.options.file) this.save(this.options.file);
+  }
+
+  /** Writes the whole history through a temporary file and a rename: a crash never leaves half of it. */
+  private save(file: string): void {
+    const services: z.infer<typeof Stored>['services'] = {};
+    for (const [name, track] of this.tracks) {
+      services[name] = {
+        ...(track.pid !== undefined ? { pid: track.pid } : {}),
+        totals: [...track.totals],
+        // Quiet minutes are not written: the view fills them with zeros.
+        minutes: [...track.minutes.values()].filter((m) => m.requests > 0 || m.errors > 0),
+        hours: [...track.hours].filter(([, counts]) => Object.keys(counts).length > 0),
+      };
+    }
+    try {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, JSON.stringify({ version: 1, services }), { mode: 0o600 });
+      renameSync(temporary, file);
+    } catch {
+      // A full or read-only disk costs the history after a restart, never the charts now.
+    }
+  }
+
+  /** Reads the history back; a missing or unreadable file starts empty, and points past the window are dropped. */
+  private load(file: string): void {
+    let stored: z.infer<typeof Stored>;
+    try {
+      stored = Stored.parse(JSON.parse(readFileSync(file, 'utf8')));
+    } catch {
+      return;
+    }
+    const now = this.now();
+    const firstMinute = Math.floor(now / MINUTE) * MINUTE - (MINUTES_KEPT - 1) * MINUTE;
+    const firstHour = Math.floor(now / HOUR) * HOUR - (HOURS_KEPT - 1) * HOUR;
+    for (const name of SERVICE_NAMES) {
+      const saved = stored.services[name];
+      if (!saved) continue;
+      const track = this.track(name);
+      // The totals of a process still running carry on: its next reading adds only what is new.
+      track.pid = saved.pid;
+      track.totals = new Map(saved.totals);
+      for (const m of saved.minutes) {
+        const at = Date.parse(m.at);
+        if (Number.isFinite(at) && at >= firstMinute && at <= now) track.minutes.set(at, { ...m, at: new Date(at).toISOString() });
+      }
+      for (const [at, counts] of saved.hours) if (at >= firstHour && at <= now) track.hours.set(at, counts);
+    }
   }
 
   private add(track: Track, samples: Sample[]): void {

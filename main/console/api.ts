@@ -3,12 +3,15 @@
  * headless). It validates the request with zod, runs the method and answers a ConsoleResult; it never
  * throws and never lets a token, a credential or a stack trace into an answer.
  */
+import { join } from 'node:path';
 import { z } from 'zod';
 import { PathSegmentError } from '../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
 import { ActivityHistory } from './activity.ts';
 import { rememberCrashes } from './crashes.ts';
+import type { FirstRunSettings, OpenTerminal } from './first-run.ts';
+import { consoleSettingsFile } from './settings-file.ts';
 import { METHOD_NAMES, METHODS, type MethodContext, type MethodName } from './methods.ts';
 import { ConsoleError, ServiceClient } from './service-client.ts';
 
@@ -20,13 +23,28 @@ export interface ConsoleApiOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** How often every service's /metrics is read for the charts (default a minute; the overview also reads when it asks). */
   activityIntervalMs?: number;
+  /** Where the first run's "done" is kept (default `<dataDir>/console/settings.json`; the desktop app passes its settings). */
+  firstRun?: FirstRunSettings;
+  /** Opens a terminal with a command (the desktop app passes one; without it the console says what to run). */
+  openTerminal?: OpenTerminal;
 }
 
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const services = new ServiceClient(options.supervisor);
-  const activity = new ActivityHistory(options.supervisor, services, { intervalMs: options.activityIntervalMs });
+  const activity = new ActivityHistory(options.supervisor, services, {
+    intervalMs: options.activityIntervalMs,
+    file: join(options.supervisor.dataDir, 'console', 'activity.json'),
+  });
   activity.start();
-  const ctx: MethodContext = { supervisor: options.supervisor, services, crashes: rememberCrashes(options.supervisor), activity, env: options.env ?? process.env };
+  const ctx: MethodContext = {
+    supervisor: options.supervisor,
+    services,
+    crashes: rememberCrashes(options.supervisor),
+    activity,
+    env: options.env ?? process.env,
+    firstRun: options.firstRun ?? consoleSettingsFile(options.supervisor.dataDir),
+    ...(options.openTerminal ? { openTerminal: options.openTerminal } : {}),
+  };
   return {
     async call(request: ConsoleRequest): Promise<ConsoleResult> {
       const parsed = Request.safeParse(request);

@@ -11,7 +11,7 @@ import { method, NoParams, type MethodContext } from './method.ts';
 import { ConsoleError } from './service-client.ts';
 
 /** The placeholder in the identity block until a credential is made; the page puts the new one there, once. */
-export const CREDENTIAL_PLACEHOLDER = '<create a hub credential below>';
+export const CREDENTIAL_PLACEHOLDER = '<make a hub credential above>';
 const SessionId = z.string().regex(/^ses_[A-Za-z0-9_-]{1,64}$/, 'a session credential id starts with ses_');
 const DAY = 86_400;
 

@@ -7,6 +7,7 @@ import { urlPath } from '../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ActivityHistory } from './activity.ts';
 import type { CrashMemory } from './crashes.ts';
+import type { FirstRunSettings, OpenTerminal } from './first-run.ts';
 import type { ServiceClient } from './service-client.ts';
 
 export interface MethodContext {
@@ -16,6 +17,10 @@ export interface MethodContext {
   activity: ActivityHistory;
   /** The environment the services were configured from (the installation's defaults, e.g. PERSONA_FORGET_MODE). */
   env: Readonly<Record<string, string | undefined>>;
+  /** Whether the person finished the first run (the desktop app's settings, or a file of the console's own). */
+  firstRun: FirstRunSettings;
+  /** Opens a terminal with a command: the desktop app only. */
+  openTerminal?: OpenTerminal;
 }
 
 export interface MethodSpec<S extends z.ZodType> {

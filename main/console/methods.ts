@@ -8,6 +8,7 @@ import { urlPath } from '../common/url-path.ts';
 import type { ServiceView } from './contract.ts';
 import { PROVIDER_STREAM_MODES, type ProviderStreamView } from '../common/contract.ts';
 import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
+import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
 import { OVERVIEW_METHODS } from './overview.ts';
 import { PERSONA_ACTIONS } from './persona-actions.ts';
@@ -114,6 +115,21 @@ export const METHODS = {
     z.object({ name: Service, filter: z.string().max(200).optional(), limit: Limit }).strict(),
     async ({ name, filter, limit }, { supervisor }) => supervisor.logs(name, { filter: filter || undefined, limit: limit ?? 200 }),
   ),
+  // Newest first; `before` pages back, `after` follows new lines; the probes' request lines only when asked.
+  'services.logPage': method(
+    z
+      .object({
+        name: Service,
+        filter: z.string().max(200).optional(),
+        limit: Limit,
+        before: z.number().int().min(0).optional(),
+        after: z.number().int().min(0).optional(),
+        probes: z.boolean().optional(),
+      })
+      .strict()
+      .refine((p) => p.before === undefined || p.after === undefined, 'ask for older lines (before) or newer ones (after), not both'),
+    async ({ name, filter, ...page }, { supervisor }) => supervisor.logPage(name, { ...page, ...(filter ? { filter } : {}) }),
+  ),
 
   // Personas of the local account (persona store, audience `persona`).
   'personas.list': method(
@@ -132,7 +148,7 @@ export const METHODS = {
     z.object({ profile: Profile, after: Cursor, limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
     async ({ profile, after, limit, kind }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/notes`, { after, limit, kind }),
   ),
-  // The change log, oldest first, paged by `after` (the last id seen); filters as the persona store names them.
+  // The change log, newest first (or oldest), paged by `after` (the previous page's next_after); filters as the persona store names them.
   'personas.events': method(
     z
       .object({
@@ -144,9 +160,11 @@ export const METHODS = {
         until: z.iso.datetime({ offset: true }).optional(),
         after: z.number().int().min(0).optional(),
         limit: Limit,
+        order: z.enum(['newest', 'oldest']).optional(),
       })
       .strict(),
-    async ({ profile, ...query }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/events`, query),
+    // Newest first unless asked: the action just taken is on the first page.
+    async ({ profile, order, ...query }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/events`, { ...query, order: order ?? 'newest' }),
   ),
   'personas.recall': method(
     z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
@@ -226,6 +244,7 @@ export const METHODS = {
   ...PERSONA_ACTIONS,
   ...HUB_METHODS,
   ...OVERVIEW_METHODS,
+  ...FIRST_RUN_METHODS,
 } satisfies Record<string, MethodSpec<z.ZodType>>;
 
 export type MethodName = keyof typeof METHODS;

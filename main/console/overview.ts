@@ -6,8 +6,11 @@
  */
 import type { ActivityView } from '../common/activity.ts';
 import type { Attention, Count, OverviewView, ServiceView } from '../common/contract.ts';
+import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../common/needs.ts';
 import { SERVICE_CATALOGUE } from '../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../common/states.ts';
+import { z } from 'zod';
+import { MINUTES_KEPT } from './activity.ts';
 import { method, NoParams, personaPath, type MethodContext } from './method.ts';
 import type { ServiceClient } from './service-client.ts';
 
@@ -87,10 +90,7 @@ function serviceAttention(s: ServiceView): Attention | undefined {
 
 async function overview(ctx: MethodContext): Promise<OverviewView> {
   const { services, supervisor, crashes } = ctx;
-  const statuses = supervisor.status().map((s) => {
-    const lastCrash = crashes.lastCrash(s.name);
-    return { ...s, ...(lastCrash ? { lastCrash } : {}), advice: STATE_ADVICE[s.state] };
-  });
+  const current = supervisor.status();
   const personas = personaProfiles(services);
   const blocks = personas.then((p) => entryCounts(services, p.profiles));
   const subscriptions = services
@@ -101,7 +101,7 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     async (p) =>
       (await services.call('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { limit: 100 } })).body as {
         total?: number;
-        items?: { state?: string; signal?: string }[];
+        items?: { state?: string; signal?: string; signal_attempts?: number }[];
       },
   );
   const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] = await Promise.all([
@@ -134,7 +134,25 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     services.call('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body as ProviderReadiness).catch(() => undefined),
   ]);
 
+  // A gateway that is up with no connection acts for nobody: it waits for the person too.
+  const connectionCount = 'value' in connections ? connections.value : undefined;
+  const statuses = current.map((s) => {
+    const lastCrash = crashes.lastCrash(s.name);
+    const gatewayUp = s.name === 'repohost-gateway' && (s.state === 'ready' || s.state === 'waiting');
+    const need = serviceNeed(s) ?? (gatewayUp && connectionCount === 0 ? { ...CONNECTION_NEED } : undefined);
+    return { ...s, ...(lastCrash ? { lastCrash } : {}), advice: STATE_ADVICE[s.state], ...(need ? { need } : {}) };
+  });
+  const needs: Need[] = statuses.flatMap((s) => (s.need ? [s.need] : []));
   const attention: Attention[] = statuses.map(serviceAttention).filter((a): a is Attention => a !== undefined);
+  // A signal whose delivery failed and is being tried again needs attention now, not only once it gives up.
+  const retrying = (signals?.items ?? []).filter((s) => s.signal === 'pending' && (s.signal_attempts ?? 0) > 0).length;
+  if (retrying > 0) {
+    attention.push({
+      severity: 'warning',
+      text: `${retrying === 1 ? 'One signal is' : `${retrying} signals are`} failing to reach the hub and being tried again; see the subscriptions on the Platform page.`,
+      place: 'platform',
+    });
+  }
   const failed = (signals?.items ?? []).filter((s) => s.signal === 'failed').length;
   if (failed > 0) {
     attention.push({
@@ -143,9 +161,12 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       place: 'platform',
     });
   }
-  if (ready) attention.push(...providerAttention(ready));
+  // A provider that waits says so as its need (card and headline), not a second time here.
+  if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
+    headline: headline(statuses.map((s) => s.state), needs),
     services: statuses,
+    needs,
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
     attention,
   };
@@ -154,8 +175,8 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
 export const OVERVIEW_METHODS = {
   'overview.get': method(NoParams, async (_p, ctx) => overview(ctx)),
   // Read now, so the chart's last minute is current when the page asks.
-  'overview.activity': method(NoParams, async (_p, ctx): Promise<ActivityView> => {
+  'overview.activity': method(z.object({ minutes: z.number().int().min(1).max(MINUTES_KEPT).optional() }).strict().optional(), async (p, ctx): Promise<ActivityView> => {
     await ctx.activity.sample();
-    return ctx.activity.view();
+    return ctx.activity.view(p?.minutes);
   }),
 };

@@ -50,6 +50,7 @@ const UNREACHABLE: Record<ServiceState, string> = {
   crashed: ' (it crashed and restarts in a moment). Wait, then try again; the Services panel shows why it crashed.',
   'gave-up': ' (it gave up: see its last error and log in the Services panel). Fix what that says, then start it there and try again.',
   live: '. See its log in the Services panel, and restart it there if it stays so.',
+  waiting: '. It waits for something you can give it: the overview says what.',
   ready: '. See its log in the Services panel, and restart it there if it stays so.',
   degraded: '. See its log in the Services panel, and restart it there if it stays so.',
 };

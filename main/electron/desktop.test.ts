@@ -19,7 +19,8 @@ import { serveTestHooks, type DesktopTestHooks, type TrayItemView } from './test
 import { loadRendererFiles, rendererResponse } from './renderer-protocol.ts';
 import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
 import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
-import { aggregateState, trayTemplate, type TrayActions, type TrayOptions } from './tray-menu.ts';
+import { aggregateState, trayTemplate, trayTooltip, type TrayActions, type TrayOptions } from './tray-menu.ts';
+import { signalNotices, statusNotice, wanted } from './notifications.ts';
 
 /** Fake Electron: plain objects and event emitters that record what the shell does with them. */
 const fake = vi.hoisted(() => {
@@ -36,7 +37,19 @@ const fake = vi.hoisted(() => {
     loginItems: [] as unknown[],
     protocolHandlers: new Map<string, (request: { url: string }) => Response>(),
     permissionHandler: undefined as undefined | ((...a: unknown[]) => void),
+    notifications: [] as Array<{ title: string; body: string; clicked: () => void }>,
   };
+  class FakeNotification extends Emitter {
+    static isSupported() {
+      return true;
+    }
+    constructor(readonly options: { title: string; body: string }) {
+      super();
+    }
+    show() {
+      state.notifications.push({ ...this.options, clicked: () => this.emit('click') });
+    }
+  }
   class FakeContents extends Emitter {
     url = '';
     openHandler?: (details: { url: string }) => { action: string };
@@ -121,13 +134,14 @@ const fake = vi.hoisted(() => {
     getAppPath: () => '/work/hub-services',
     isPackaged: false,
   });
-  return { state, FakeWindow, FakeTray, FakeContents, app };
+  return { state, FakeWindow, FakeTray, FakeContents, FakeNotification, app };
 });
 
 vi.mock('electron', () => ({
   app: fake.app,
   BrowserWindow: fake.FakeWindow,
   Tray: fake.FakeTray,
+  Notification: fake.FakeNotification,
   Menu: { buildFromTemplate: (template: MenuItemConstructorOptions[]) => ({ template }) },
   nativeImage: { createFromPath: (path: string) => ({ path }) },
   ipcMain: { handle: (channel: string, h: (...args: unknown[]) => unknown) => fake.state.handlers.set(channel, h) },
@@ -307,6 +321,7 @@ describe('the tray menu is built from the services\u2019 state', () => {
       'Stop all',
       'separator',
       'Keep running in the tray when the window closes',
+      'Notifications',
       'Launch at login',
       'separator',
       'Quit (stops every service)',
@@ -363,6 +378,44 @@ describe('the tray menu is built from the services\u2019 state', () => {
     expect(aggregateState([status('identity', 'gave-up'), status('persona-store', 'stopped')])).toBe('error');
     expect(aggregateState([status('identity', 'stopped'), status('persona-store', 'stopped')])).toBe('stopped');
     expect(aggregateState([status('identity', 'ready'), status('persona-store', 'stopped')])).toBe('degraded');
+    // Waiting for the person is not starting, and comes before it.
+    expect(aggregateState([status('identity', 'starting'), status('model-provider', 'waiting', { waitingOn: ['login'] })])).toBe('waiting');
+    expect(aggregateState([status('identity', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] })])).toBe('degraded');
+  });
+
+  it('a service waiting for the person: the tooltip and its submenu say what to do', () => {
+    const statuses = [status('identity', 'ready'), status('model-provider', 'waiting', { waitingOn: ['login'], lastError: 'Not ready: login (not signed in).' })];
+    expect(trayTooltip(statuses)).toBe('Hub services: Waiting for you: Sign in to the CLI. (1 of 2 ready)');
+    expect(trayTooltip([status('identity', 'ready'), status('model-provider', 'ready')])).toBe('Hub services: All services are ready. (2 of 2 ready)');
+    const a = actions();
+    const template = trayTemplate(statuses, a, options);
+    expect(template.find((i) => i.id === 'service:model-provider')!.label).toBe('Chat-model provider: waiting');
+    const provider = template.find((i) => i.id === 'service:model-provider')!.submenu as MenuItemConstructorOptions[];
+    const need = provider.find((i) => i.id === 'service:model-provider:need')!;
+    expect(need).toMatchObject({ label: 'Sign in to the CLI…', toolTip: 'The CLI is not signed in, so the chat-model provider cannot answer.' });
+    need.click!({} as never, undefined, {} as never);
+    expect(a.openConsole).toHaveBeenCalled();
+    // It runs: Stop applies, Start does not.
+    expect([provider.find((i) => i.label === 'Start')!.enabled, provider.find((i) => i.label === 'Stop')!.enabled]).toEqual([false, true]);
+  });
+});
+
+describe('notification decisions', () => {
+  it('a first launch that is not signed in is the guide\'s news, not a notification', () => {
+    expect(statusNotice(status('model-provider', 'live'), status('model-provider', 'waiting', { waitingOn: ['login'] }))).toBeUndefined();
+    expect(statusNotice(status('model-provider', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] }))?.kind).toBe('cliSignedOut');
+    expect(statusNotice(status('model-provider', 'ready'), status('model-provider', 'waiting', { waitingOn: ['cli'] }))).toBeUndefined();
+  });
+
+  it('signals that failed for good: the first look learns the old ones, later looks tell only new ones', () => {
+    const seen = { ids: new Set<string>(), first: true };
+    expect(signalNotices(seen, [{ id: 'sub_old', signal: 'failed' }, { id: 'sub_ok', signal: 'sent' }])).toEqual([]);
+    expect(signalNotices(seen, [{ id: 'sub_old', signal: 'failed' }])).toEqual([]);
+    expect(signalNotices(seen, [{ id: 'sub_old', signal: 'failed' }, { id: 'sub_new', signal: 'failed', repo: 'octo/hello' }])).toEqual([
+      { kind: 'signalFailed', title: 'A signal could not reach your hub', body: "The gateway gave up delivering (octo/hello) after every attempt: open the console's Platform page to see why." },
+    ]);
+    expect(signalNotices(seen, [{ id: 'sub_a', signal: 'failed' }, { id: 'sub_b', signal: 'failed' }, { id: 'sub_c', signal: 'pending' }])[0]!.title).toBe('2 signals could not reach your hub');
+    expect(wanted({ kind: 'signalFailed', title: '', body: '' }, { notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true } })).toBe(false);
   });
 });
 
@@ -418,6 +471,7 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     fake.state.handlers.clear();
     fake.state.exited.length = 0;
     fake.state.quits = 0;
+    fake.state.notifications.length = 0;
     fake.app.removeAllListeners();
   });
 
@@ -498,6 +552,39 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     }
   });
 
+  it('notifies when a service gives up and when the CLI signs out, each off from the tray; a click opens the console', async () => {
+    const settings = memorySettings({ startServicesOnLaunch: false });
+    const { supervisor } = await launch(settings);
+    supervisor.emit('status', status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }));
+    expect(fake.state.notifications.map((n) => [n.title, n.body])).toEqual([['Persona store gave up', 'Port 8004 on 127.0.0.1 is already in use.']]);
+    const windows = fake.state.windows.length;
+    fake.state.notifications[0]!.clicked();
+    expect(fake.state.windows.length).toBeGreaterThanOrEqual(Math.max(windows, 1));
+    // The same state again is not news.
+    supervisor.emit('status', status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }));
+    expect(fake.state.notifications).toHaveLength(1);
+
+    const submenu = trayItem('notifications').submenu as MenuItemConstructorOptions[];
+    expect(submenu.map((i) => [i.label, i.checked])).toEqual([
+      ['When a service gives up', true],
+      ['When a signal fails for good', true],
+      ['When the CLI signs out', true],
+    ]);
+    submenu.find((i) => i.id === 'notify:serviceGaveUp')!.click!({ checked: false } as never, undefined, {} as never);
+    expect(settings.get().notifications).toEqual({ serviceGaveUp: false, signalFailed: true, cliSignedOut: true });
+    expect((trayItem('notifications').submenu as MenuItemConstructorOptions[])[0]!.checked).toBe(false);
+    supervisor.emit('status', status('persona-store', 'starting'));
+    supervisor.emit('status', status('persona-store', 'gave-up', { lastError: 'Gave up after 5 crashes.' }));
+    expect(fake.state.notifications).toHaveLength(1);
+
+    // The provider was ready; its CLI signs out (a completion found it): a notification says so.
+    supervisor.emit('status', status('identity', 'ready'));
+    const provider = (state: ServiceStatus['state'], extra: Partial<ServiceStatus> = {}) => ({ ...status('identity', state, extra), name: 'model-provider' as const });
+    supervisor.emit('status', provider('ready'));
+    supervisor.emit('status', provider('waiting', { waitingOn: ['login'] }));
+    expect(fake.state.notifications.at(-1)).toMatchObject({ title: 'The CLI signed out' });
+  });
+
   it('the tray menu is rebuilt on every status change, and launch at login toggles the setting', async () => {
     const settings = memorySettings({ startServicesOnLaunch: false });
     const { supervisor } = await launch(settings);
@@ -505,7 +592,7 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     const before = tray.menu;
     supervisor.emit('status', status('identity', 'stopped'));
     expect(tray.menu).not.toBe(before);
-    expect(tray.tooltip).toBe('Hub services: 0 of 2 ready');
+    expect(tray.tooltip).toBe('Hub services: All services are stopped. (0 of 2 ready)');
     expect(trayItem('launch-at-login').checked).toBe(false);
     click('launch-at-login', true);
     expect(settings.get().launchAtLogin).toBe(true);

@@ -7,8 +7,10 @@ import type * as Electron from 'electron';
 import { PRELOAD_FILE, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from '../console/api.ts';
 import { PROJECT_ROOT } from '../supervisor/launcher.ts';
-import type { Supervisor } from '../supervisor/types.ts';
+import type { ServiceStatus, Supervisor } from '../supervisor/types.ts';
 import { registerConsoleIpc } from './ipc.ts';
+import { signalNotices, statusNotice, wanted, type Notice } from './notifications.ts';
+import { openTerminal } from './terminal.ts';
 import { currentLaunchTarget, loginCommand, setLaunchAtLogin } from './login-item.ts';
 import { PRIVILEGED_SCHEME, loadRendererFiles, serveRenderer } from './renderer-protocol.ts';
 import { CONSOLE_URL, applySecurityRestrictions, consoleWindowOptions } from './security.ts';
@@ -17,7 +19,11 @@ import { trayIsShown } from './tray-host.ts';
 import type { DesktopTestHooks, ServiceView, TestHookEvent, TrayItemView, WindowView } from './test-hooks.ts';
 import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from './tray-menu.ts';
 
-export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'>;
+export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'> &
+  Partial<Pick<typeof Electron, 'Notification'>>;
+
+/** How often the app looks for signals that failed for good (the gateway's own retries take minutes). */
+export const SIGNAL_WATCH_MS = 60_000;
 
 /** Built by `npm run build` from preload.ts (a sandboxed preload must be one CommonJS file). */
 export const PRELOAD = join(targetDir('main'), PRELOAD_FILE);
@@ -34,6 +40,8 @@ export interface DesktopOptions {
   hidden?: boolean;
   /** Whether a tray icon will be seen on this desktop (default: tray-host.ts asks the session bus on Linux). */
   trayShown?: () => Promise<boolean>;
+  /** How often to look for signals that failed for good (default SIGNAL_WATCH_MS). */
+  signalWatchMs?: number;
   /** Hands a test the hooks of test-hooks.ts (app.ts serves them to the test's loopback listener named in HUB_SERVICES_TEST_HOOKS); never in normal use. */
   testHooks?: (hooks: DesktopTestHooks) => void;
 }
@@ -125,7 +133,36 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   await app.whenReady();
   applySecurityRestrictions(app, e.session.defaultSession);
   serveRenderer(e.protocol, loadRendererFiles());
-  registerConsoleIpc(e.ipcMain, createConsoleApi({ supervisor }), () => (window && !window.isDestroyed() ? window.webContents : undefined));
+  const api = createConsoleApi({
+    supervisor,
+    firstRun: { firstRunDone: () => settings.get().firstRunDone, setFirstRunDone: (done) => void settings.set({ firstRunDone: done }) },
+    openTerminal: (command) => openTerminal(command),
+  });
+  registerConsoleIpc(e.ipcMain, api, () => (window && !window.isDestroyed() ? window.webContents : undefined));
+
+  // Native notifications: decided in notifications.ts, each kind turned off from the tray.
+  const notify = (notice: Notice) => {
+    if (!e.Notification?.isSupported() || !wanted(notice, settings.get())) return;
+    const shown = new e.Notification({ title: notice.title, body: notice.body });
+    shown.on('click', () => openConsole());
+    shown.show();
+  };
+  const lastStatus = new Map<string, ServiceStatus>();
+  for (const s of supervisor.status()) lastStatus.set(s.name, s);
+  supervisor.on('status', (next: ServiceStatus) => {
+    const notice = statusNotice(lastStatus.get(next.name), next);
+    lastStatus.set(next.name, next);
+    if (notice) notify(notice);
+  });
+  const signalsSeen = { ids: new Set<string>(), first: true };
+  const watchSignals = async () => {
+    const listed = await api.call({ method: 'subscriptions.list', params: { limit: 100 } });
+    // The gateway or identity not answering is the services' own news, shown by their states.
+    if (listed.ok) for (const notice of signalNotices(signalsSeen, (listed.data as { items: { id?: unknown; signal?: unknown; repo?: unknown }[] }).items)) notify(notice);
+  };
+  const signalTimer = setInterval(() => void watchSignals(), options.signalWatchMs ?? SIGNAL_WATCH_MS);
+  signalTimer.unref();
+  app.on('will-quit', () => clearInterval(signalTimer));
   const launchTarget = currentLaunchTarget(app);
   const loginRefused = (() => {
     const command = loginCommand(launchTarget);
@@ -156,8 +193,17 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
           settings.set({ closeWindow: on ? 'hide-to-tray' : 'quit' });
           refreshTray();
         },
+        setNotification: (kind, on) => {
+          settings.set({ notifications: { ...settings.get().notifications, [kind]: on } });
+          refreshTray();
+        },
       },
-      { launchAtLogin: settings.get().launchAtLogin, ...(loginRefused ? { launchAtLoginRefused: loginRefused } : {}), closeToTray: closeHides() },
+      {
+        launchAtLogin: settings.get().launchAtLogin,
+        ...(loginRefused ? { launchAtLoginRefused: loginRefused } : {}),
+        closeToTray: closeHides(),
+        notifications: settings.get().notifications,
+      },
     );
     menu = template;
     // Linux app indicators show only a context menu and ignore clicks, so the menu is set again each time.

@@ -18,6 +18,12 @@ export const settingsSchema = z.object({
   startServicesOnLaunch: z.boolean().default(true),
   /** How the provider sends a streamed completion (its MODELPROV_STREAM); changed on the console's provider page, applied when the provider restarts. */
   providerStream: z.enum(PROVIDER_STREAM_MODES).default('whole'),
+  /** The person finished (or dismissed) the first-run guide; until then the console opens on it. */
+  firstRunDone: z.boolean().default(false),
+  /** Native notifications, each of which the tray turns off: a service gave up, a signal failed for good, the CLI signed out. */
+  notifications: z
+    .object({ serviceGaveUp: z.boolean().default(true), signalFailed: z.boolean().default(true), cliSignedOut: z.boolean().default(true) })
+    .default({ serviceGaveUp: true, signalFailed: true, cliSignedOut: true }),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -6,6 +6,8 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { ServiceStatus } from '../common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../common/services.ts';
+import { headline, serviceNeed } from '../common/needs.ts';
+import { NOTICE_LABELS, type NoticeKind } from './notifications.ts';
 import { aggregateState as aggregateOf, STATE_WORDS, type AggregateState, type ServiceState } from '../common/states.ts';
 
 export type { AggregateState } from '../common/states.ts';
@@ -20,6 +22,7 @@ export interface TrayActions {
   quit(): void;
   setLaunchAtLogin(on: boolean): void;
   setCloseToTray(on: boolean): void;
+  setNotification(kind: NoticeKind, on: boolean): void;
 }
 
 /** The app's own options shown in the menu, as they stand. */
@@ -29,31 +32,41 @@ export interface TrayOptions {
   launchAtLoginRefused?: string;
   /** Closing the window keeps the app running in the tray (else it quits). */
   closeToTray: boolean;
+  /** Which native notifications are on (all, unless turned off here). */
+  notifications?: Record<NoticeKind, boolean>;
 }
 
 // Not RUNNING_STATES: here a service backing off can be started at once, and one stopping cannot.
-const RUNNING: ServiceState[] = ['starting', 'live', 'ready', 'degraded', 'stopping'];
+const RUNNING: ServiceState[] = ['starting', 'live', 'waiting', 'ready', 'degraded', 'stopping'];
 
 /** One state for the tray icon, the worst news first: the rule the console's overview shows too. */
 export function aggregateState(statuses: readonly ServiceStatus[]): AggregateState {
   return aggregateOf(statuses.map((s) => s.state));
 }
 
+/** The tray's tooltip: the overview's headline (what the services wait for, when they do) and how many are ready. */
 export function trayTooltip(statuses: readonly ServiceStatus[]): string {
   const ready = statuses.filter((s) => s.state === 'ready').length;
-  return `Hub services: ${ready} of ${statuses.length} ready`;
+  const needs = statuses.flatMap((s) => serviceNeed(s) ?? []);
+  const { text } = headline(statuses.map((s) => s.state), needs);
+  return `Hub services: ${text} (${ready} of ${statuses.length} ready)`;
 }
 
 export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayActions, options: TrayOptions): MenuItemConstructorOptions[] {
   const services: MenuItemConstructorOptions[] = statuses.map((s) => {
     const running = RUNNING.includes(s.state);
+    const need = serviceNeed(s);
     return {
       id: `service:${s.name}`,
       label: `${SERVICE_TITLES[s.name]}: ${STATE_WORDS[s.state]}`,
       ...(s.lastError && s.state !== 'ready' ? { toolTip: s.lastError } : {}),
       submenu: [
         { id: `service:${s.name}:port`, label: `Port ${s.port}`, enabled: false },
-        ...(s.lastError && s.state !== 'ready' ? [{ id: `service:${s.name}:error`, label: shorten(s.lastError), enabled: false }] : []),
+        ...(need
+          ? [{ id: `service:${s.name}:need`, label: `${need.action}…`, toolTip: need.text, click: () => actions.openConsole() }]
+          : s.lastError && s.state !== 'ready'
+            ? [{ id: `service:${s.name}:error`, label: shorten(s.lastError), enabled: false }]
+            : []),
         { type: 'separator' as const },
         { id: `service:${s.name}:start`, label: 'Start', enabled: !running, click: () => actions.start(s.name) },
         { id: `service:${s.name}:stop`, label: 'Stop', enabled: running && s.state !== 'stopping', click: () => actions.stop(s.name) },
@@ -77,6 +90,17 @@ export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayAc
       type: 'checkbox',
       checked: options.closeToTray,
       click: (item) => actions.setCloseToTray(item.checked),
+    },
+    {
+      id: 'notifications',
+      label: 'Notifications',
+      submenu: (Object.keys(NOTICE_LABELS) as NoticeKind[]).map((kind) => ({
+        id: `notify:${kind}`,
+        label: NOTICE_LABELS[kind],
+        type: 'checkbox' as const,
+        checked: options.notifications?.[kind] ?? true,
+        click: (item: { checked: boolean }) => actions.setNotification(kind, item.checked),
+      })),
     },
     options.launchAtLoginRefused
       ? { id: 'launch-at-login', label: 'Launch at login (only the installed app)', type: 'checkbox', checked: false, enabled: false, toolTip: options.launchAtLoginRefused }

@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LogLine, ServiceStatus } from '../common/contract.ts';
+import type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
+import { waitsOutside, type FailingCheck } from '../common/needs.ts';
 import { LOCAL_SESSION_FILE, SERVICE_NAMES, type ServiceName } from '../common/services.ts';
 import { RUNNING_STATES, type ServiceState } from '../common/states.ts';
 import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
 import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
-import { LogFiles, LogRing, lineSplitter } from './log-buffer.ts';
+import { LogFiles, LogRing, lineSplitter, type LogPageOptions } from './log-buffer.ts';
 import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
 import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
 import { descendants, residentBytes } from './process-tree.ts';
@@ -56,6 +57,10 @@ interface Slot {
   stderrTail: string[];
   /** When the next restart is due, while backing off. */
   restartAt?: number;
+  /** The failing /ready checks of the last probe, while not ready. */
+  waitingOn?: string[];
+  /** The current process has been ready at least once (a later failure is degraded or waiting, not live). */
+  wasReady?: boolean;
   exited?: Promise<void>;
   starting?: Promise<void>;
 }
@@ -134,6 +139,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     return this.rings.get(name)!.tail(options);
   }
 
+  logPage(name: ServiceName, options?: LogPageOptions): LogPage {
+    this.slot(name);
+    return this.rings.get(name)!.page(options);
+  }
+
   async localCredential(): Promise<string> {
     const file = join(this.slots.get('identity')?.placement.dataDir ?? join(this.dataDir, 'identity'), LOCAL_SESSION_FILE);
     const deadline = Date.now() + 30_000;
@@ -201,11 +211,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   }
 
   /**
-   * Resolves when every named service has settled: ready, or in a state that needs a person (gave up,
-   * stopped). Rejects after `timeoutMs` naming the ones still on their way.
+   * Resolves when every named service has settled: ready, or in a state that needs a person (waiting,
+   * gave up, stopped). Rejects after `timeoutMs` naming the ones still on their way.
    */
   waitUntilSettled(names: readonly ServiceName[] = this.services(), timeoutMs = 60_000): Promise<ServiceStatus[]> {
-    const settled = (s: ServiceStatus) => s.state === 'ready' || s.state === 'gave-up' || s.state === 'stopped';
+    const settled = (s: ServiceStatus) => s.state === 'ready' || s.state === 'waiting' || s.state === 'gave-up' || s.state === 'stopped';
     const pick = () => this.status().filter((s) => names.includes(s.name));
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -248,6 +258,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       restarts: s.restarts,
       ...(s.lastError ? { lastError: s.lastError } : {}),
       ...(s.state === 'backing-off' && s.restartAt !== undefined ? { restartAt: new Date(s.restartAt).toISOString() } : {}),
+      ...(s.waitingOn?.length && (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded') ? { waitingOn: [...s.waitingOn] } : {}),
     };
   }
 
@@ -264,10 +275,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.record({ service: name, time: new Date(at).toISOString(), stream: 'stderr', text: `[supervisor] ${text}` });
   }
 
-  private record(line: LogLine): void {
-    this.rings.get(line.service)!.push(line);
+  private record(line: Omit<LogLine, 'seq' | 'probe'>): void {
+    const kept = this.rings.get(line.service)!.push(line);
     this.files.write(line);
-    this.emit('log', line);
+    this.emit('log', kept);
   }
 
   private identityUrl(): string {
@@ -306,6 +317,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     slot.healthFailures = 0;
     slot.killReason = undefined;
     slot.stderrTail = [];
+    slot.waitingOn = undefined;
+    slot.wasReady = false;
     const time = () => new Date().toISOString();
     const out = lineSplitter((text) => this.record({ service: slot.name, time: time(), stream: 'stdout', text }));
     const err = lineSplitter((text) => {
@@ -364,20 +377,47 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     const ready = await fetchStatus(`${url}/ready`, this.probeTimeoutMs);
     if (this.superseded(slot, generation)) return;
     if (ready.status === 200) {
+      slot.waitingOn = undefined;
       if (slot.state !== 'ready') {
         slot.lastError = undefined;
+        slot.wasReady = true;
         this.note(slot.name, `ready after ${age} ms`);
         this.setState(slot, 'ready');
       }
       return this.schedule(slot, generation, this.pollMs);
     }
     const why = ready.detail ?? `/ready answered ${ready.status || 'nothing'}`;
-    if (slot.state === 'ready' || slot.state === 'degraded') {
+    const failing = ready.failing ?? [];
+    const names = failing.map((c) => c.name);
+    slot.waitingOn = names;
+    // Identity outside this supervisor (IDENTITY_PUBLIC_URL, or not among its services) counts as running.
+    const identity = this.slots.get('identity');
+    const identityRunning = !identity || ['starting', 'live', 'ready', 'degraded'].includes(identity.state);
+    // Waiting on the person (or the network, or identity) is not starting: it says so until given what it needs.
+    if (waitsOutside(slot.name, failing, identityRunning)) {
+      if (slot.state !== 'waiting') this.note(slot.name, `waiting: ${why}`);
+      this.setState(slot, 'waiting', why);
+      return this.schedule(slot, generation, this.pollMs);
+    }
+    if (slot.wasReady) {
       this.setState(slot, 'degraded', why);
       return this.schedule(slot, generation, this.pollMs);
     }
     this.setState(slot, 'live', why);
     return this.schedule(slot, generation, age < 10_000 ? 200 : 1_000);
+  }
+
+  /**
+   * Probes a running service now rather than at its next turn (a person says "re-check" after signing
+   * in): resolves with its status once that probe has answered.
+   */
+  async recheck(name: ServiceName): Promise<ServiceStatus> {
+    const slot = this.slot(name);
+    if (slot.proc && !slot.starting && slot.state !== 'stopping') {
+      this.clearTimer(slot);
+      await this.probe(slot, slot.generation);
+    }
+    return this.describe(slot);
   }
 
   /** True when the probe's process is no longer the current one, or is being stopped. */
@@ -467,7 +507,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-async function fetchStatus(url: string, timeoutMs: number): Promise<{ status: number; detail?: string }> {
+async function fetchStatus(url: string, timeoutMs: number): Promise<{ status: number; detail?: string; failing?: FailingCheck[] }> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     if (res.ok) {
@@ -476,10 +516,25 @@ async function fetchStatus(url: string, timeoutMs: number): Promise<{ status: nu
     }
     const body = (await res.json().catch(() => undefined)) as { detail?: unknown; checks?: unknown } | undefined;
     const detail = typeof body?.detail === 'string' ? body.detail : failingChecks(body?.checks);
-    return { status: res.status, ...(detail ? { detail: detail.slice(0, 300) } : {}) };
+    const failing = failingCheckList(body?.checks);
+    return { status: res.status, ...(detail ? { detail: detail.slice(0, 300) } : {}), ...(failing.length ? { failing } : {}) };
   } catch {
     return { status: 0 };
   }
+}
+
+/** The failing checks of a /ready body, in either shape: `name: "failing"` (the kit) or `name: { ok: false, state? }` (the provider). */
+function failingCheckList(checks: unknown): FailingCheck[] {
+  if (!checks || typeof checks !== 'object') return [];
+  return Object.entries(checks as Record<string, unknown>).flatMap(([name, value]): FailingCheck[] => {
+    if (!/^[a-z_]{1,40}$/.test(name)) return [];
+    if (value === 'failing') return [{ name }];
+    if (value && typeof value === 'object' && (value as { ok?: unknown }).ok === false) {
+      const state = (value as { state?: unknown }).state;
+      return [typeof state === 'string' && /^[a-z_]{1,40}$/.test(state) ? { name, state } : { name }];
+    }
+    return [];
+  });
 }
 
 /** For a /ready body without a problem detail (the provider's): the checks that fail, with their state. */

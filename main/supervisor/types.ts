@@ -4,13 +4,13 @@
  * catalogue's (main/common), re-exported because many files name them from here.
  */
 import type { EventEmitter } from 'node:events';
-import type { LogLine, ServiceStatus } from '../common/contract.ts';
+import type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
 import type { ServiceName } from '../common/services.ts';
 import type { ServiceSettingsStore } from './wiring.ts';
 
 export { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
 export type { ServiceState } from '../common/states.ts';
-export type { LogLine, ServiceStatus } from '../common/contract.ts';
+export type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
 
 export interface Supervisor extends EventEmitter {
   /** Emits 'status' (ServiceStatus) on every state change and 'log' (LogLine) per line. */
@@ -23,10 +23,14 @@ export interface Supervisor extends EventEmitter {
   stopAll(): Promise<void>;
   /** The newest lines of a service's ring buffer, optionally only those containing `filter`. */
   logs(name: ServiceName, options?: { filter?: string; limit?: number }): LogLine[];
+  /** A page of a service's lines, newest first: older than `before`, or newer than `after` (follow); probe requests only when asked. */
+  logPage(name: ServiceName, options?: { filter?: string; limit?: number; before?: number; after?: number; probes?: boolean }): LogPage;
   /** Base URL of each service, for the console API. */
   url(name: ServiceName): string;
   /** The local account's session credential (from identity's data folder), once identity has started. */
   localCredential(): Promise<string>;
   /** The app's settings that reach the services' environments (read at each start of a service). */
   readonly settings: ServiceSettingsStore;
+  /** Probes a running service now (a person's "re-check"); its status once that probe answered. */
+  recheck(name: ServiceName): Promise<ServiceStatus>;
 }

@@ -1,12 +1,15 @@
 /**
- * The console's frame: the tray's icon and a tab per area, with the location kept in the URL's hash
- * (works from file:// too). The overview is the first page. Moving to another area moves the keyboard
- * focus to its heading, so a screen reader or a keyboard user starts there.
+ * The console's frame: a sidebar with the tray's icon and a section per area, as desktop apps have it,
+ * with the location kept in the URL's hash (works from file:// too). The overview is the first page.
+ * Moving to another area moves the keyboard focus to its heading, so a screen reader or a keyboard user
+ * starts there.
  */
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ServiceView } from '../../main/common/contract.ts';
+import type { FirstRunView, ServiceView } from '../../main/common/contract.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
 import { AGGREGATE_WORDS, aggregateState } from '../../main/common/states.ts';
+import { FirstRun } from './first-run.ts';
 import { Hub } from './hub.ts';
 import { TRAY_ICONS } from './icons.ts';
 import { Overview } from './overview.ts';
@@ -16,9 +19,11 @@ import { Provider } from './provider.ts';
 import { Recall } from './recall.ts';
 import { Services } from './services.ts';
 import { useCall } from './states.ts';
+import { call } from './transport.ts';
 import { transportName } from './transport.ts';
 
 const TABS = [
+  ['first-run', 'Get started'],
   ['overview', 'Overview'],
   ['personas', 'Personas'],
   ['recall', 'Recall'],
@@ -31,17 +36,30 @@ type Tab = (typeof TABS)[number][0];
 
 interface Place {
   tab: Tab;
+  /** A persona's profile (`#personas/<profile>`). */
   profile?: string;
+  /** The service whose log the Services page shows (`#services/<name>`). */
+  service?: ServiceName;
 }
 
 function readHash(): Place {
-  const [tab, profile] = decodeURIComponent(location.hash.replace(/^#\/?/, '')).split('/');
+  let hash: string;
+  try {
+    hash = decodeURIComponent(location.hash.replace(/^#\/?/, ''));
+  } catch {
+    // A stray `%` (a hand-typed address): the overview, not a blank page.
+    hash = '';
+  }
+  const [tab, sub] = hash.split('/');
   const known = TABS.some(([id]) => id === tab) ? (tab as Tab) : 'overview';
-  return known === 'personas' && profile ? { tab: known, profile } : { tab: known };
+  if (known === 'personas' && sub) return { tab: known, profile: sub };
+  if (known === 'services' && sub && sub in SERVICE_CATALOGUE) return { tab: known, service: sub as ServiceName };
+  return { tab: known };
 }
 
 function go(place: Place): void {
-  location.hash = place.profile ? `#${place.tab}/${encodeURIComponent(place.profile)}` : `#${place.tab}`;
+  const sub = place.profile ?? place.service;
+  location.hash = sub ? `#${place.tab}/${encodeURIComponent(sub)}` : `#${place.tab}`;
 }
 
 /** The tray's icon for the services as they are now, as the desktop app's tray shows it. */
@@ -68,25 +86,39 @@ export function App() {
     // Not on first load (the page starts at its top); after each move, at the new area's heading.
     if (!moved.current) return;
     (document.querySelector<HTMLElement>('main h2') ?? document.querySelector<HTMLElement>('main'))?.focus();
-  }, [place.tab, place.profile]);
+  }, [place.tab, place.profile, place.service]);
+  useEffect(() => {
+    // The first launch opens the guide, until the person finishes or skips it; a link to a page wins.
+    if (location.hash) return;
+    call<FirstRunView>('firstRun.get').then(
+      (view) => !view.done && !location.hash && go({ tab: 'first-run' }),
+      () => undefined, // the overview says what is wrong with the services
+    );
+  }, []);
   const navigate = (next: Place, keepNotice?: string) => {
     setNotice(keepNotice);
     go(next);
   };
 
-  return html`<header class="top">
-      <${TrayIcon} />
-      <h1>Hub services</h1>
+  return html`<div class="shell">
+    <aside class="sidebar">
+      <div class="brand">
+        <${TrayIcon} />
+        <h1>Hub services</h1>
+      </div>
       <nav aria-label="Console sections">
-        ${TABS.map(
-          ([id, label]) => html`<button type="button" key=${id} class=${place.tab === id ? 'tab active' : 'tab'} aria-current=${place.tab === id ? 'page' : undefined} onClick=${() => navigate({ tab: id })}>${label}</button>`,
-        )}
+        <ul>
+          ${TABS.map(
+            ([id, label]) => html`<li key=${id}><button type="button" class=${place.tab === id ? 'section active' : 'section'} aria-current=${place.tab === id ? 'page' : undefined} onClick=${() => navigate({ tab: id })}>${label}</button></li>`,
+          )}
+        </ul>
       </nav>
-      <span class="muted transport">via ${transportName() === 'ipc' ? 'the desktop app' : 'loopback HTTP'}</span>
-    </header>
+      <p class="muted transport">via ${transportName() === 'ipc' ? 'the desktop app' : 'loopback HTTP'}</p>
+    </aside>
     <main tabindex="-1">
       ${notice ? html`<p class="state ok" role="status">${notice}</p>` : null}
-      ${place.tab === 'overview' ? html`<${Overview} />` : null}
+      ${place.tab === 'first-run' ? html`<${FirstRun} open=${(tab: string) => navigate({ tab: tab as Tab })} />` : null}
+      ${place.tab === 'overview' ? html`<${Overview} showLog=${(service: ServiceName) => navigate({ tab: 'services', service })} />` : null}
       ${place.tab === 'personas' && !place.profile ? html`<${PersonaList} open=${(profile: string) => navigate({ tab: 'personas', profile })} />` : null}
       ${place.tab === 'personas' && place.profile
         ? html`<${PersonaDetail} key=${place.profile} profile=${place.profile} back=${(said?: string) => navigate({ tab: 'personas' }, said)} />`
@@ -95,6 +127,7 @@ export function App() {
       ${place.tab === 'platform' ? html`<${Subscriptions} /><${Connections} />` : null}
       ${place.tab === 'hub' ? html`<${Hub} />` : null}
       ${place.tab === 'provider' ? html`<${Provider} />` : null}
-      ${place.tab === 'services' ? html`<${Services} />` : null}
-    </main>`;
+      ${place.tab === 'services' ? html`<${Services} logService=${place.service} showLog=${(service: ServiceName) => navigate({ tab: 'services', service })} />` : null}
+    </main>
+  </div>`;
 }

@@ -1,6 +1,7 @@
 /**
  * A modal question before an action that cannot be taken back: the browser's own <dialog> (focus moves
- * into it and stays there, Escape cancels, focus returns to the button that opened it).
+ * into it and stays there, Escape cancels, focus returns to the button that opened it). The focus starts
+ * on the element marked `data-safe` (the "Keep it" choice), so Enter never confirms by accident.
  */
 import { html } from 'htm/preact';
 import type { ComponentChildren } from 'preact';
@@ -12,6 +13,7 @@ export function Dialog(props: { id: string; title: string; children: ComponentCh
     const dialog = ref.current;
     const opener = document.activeElement as HTMLElement | null;
     if (dialog && !dialog.open) dialog.showModal();
+    dialog?.querySelector<HTMLElement>('[data-safe]')?.focus();
     return () => {
       if (dialog?.open) dialog.close();
       // Back to the button that asked, unless what the action did took the focus meanwhile.

@@ -10,7 +10,8 @@ import { Dialog } from './dialog.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
 
-const PLACEHOLDER = /^<create a hub credential below>$/;
+/** The console's stand-in for the credential in the settings, until one is made on this page. */
+const PLACEHOLDER = /^<[^<>]*hub credential[^<>]*>$/;
 
 function envText(service: HubService, credential: string | undefined): string {
   return service.env.map(([name, value]) => `${name}=${credential && PLACEHOLDER.test(value) ? credential : value}`).join('\n');
@@ -148,7 +149,7 @@ export function Hub() {
           <p>A hub using “${revoking.label ?? revoking.id}” can no longer get tokens; the tokens it holds stop working within seconds.</p>
           <div class="toolbar">
             <button type="button" class="danger" onClick=${() => revoke(revoking)}>Revoke</button>
-            <button type="button" onClick=${() => setRevoking(undefined)}>Keep it</button>
+            <button type="button" data-safe onClick=${() => setRevoking(undefined)}>Keep it</button>
           </div>
         <//>`
       : null}

@@ -3,13 +3,17 @@
  * (requests and errors per minute over the last hour; the provider's CLI runs and tokens per hour).
  */
 import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
 import { METRIC_NAMES, type ActivityView, type ServiceActivity } from '../../main/common/activity.ts';
-import type { Count, OverviewView } from '../../main/common/contract.ts';
-import { SERVICE_CATALOGUE } from '../../main/common/services.ts';
-import { AGGREGATE_WORDS, aggregateState, STATE_WORDS } from '../../main/common/states.ts';
+import type { Count, Need, OverviewView } from '../../main/common/contract.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
+import { AGGREGATE_WORDS, aggregateState, RUNNING_STATES, STATE_WORDS } from '../../main/common/states.ts';
 import { BarChart, sum } from './charts.ts';
 import { TRAY_ICONS } from './icons.ts';
-import { Loaded, formatTime, useCall } from './states.ts';
+import { ServiceActions, useServiceControl, type ServiceControl } from './service-actions.ts';
+import { problemText } from './services.ts';
+import { Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
+import { plural } from './words.ts';
 
 function CountCell({ label, count, href }: { label: string; count: Count; href: string }) {
   const text = 'error' in count ? 'unknown' : `${count.more ? 'at least ' : ''}${count.value}`;
@@ -20,8 +24,9 @@ function CountCell({ label, count, href }: { label: string; count: Count; href: 
   </div>`;
 }
 
-export function Overview() {
-  const [load, reload] = useCall<OverviewView>('overview.get', undefined, 'overview', 10_000);
+export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) {
+  const [load, reload] = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
+  const control = useServiceControl(reload);
   return html`<section aria-labelledby="overview-title">
     <h2 id="overview-title" tabindex="-1">Overview</h2>
     <${Loaded}
@@ -29,27 +34,28 @@ export function Overview() {
       what="the overview"
       retry=${reload}
       render=${(view: OverviewView) => {
-        const aggregate = aggregateState(view.services.map((s) => s.state));
-        return html`<p class="headline" data-aggregate=${aggregate}>
-            <img src=${TRAY_ICONS[aggregate]} width="16" height="16" alt="" />
-            ${AGGREGATE_WORDS[aggregate]}.
+        const headline = view.headline ?? { state: aggregateState(view.services.map((s) => s.state)), text: `${AGGREGATE_WORDS[aggregateState(view.services.map((s) => s.state))]}.` };
+        const needs = view.needs ?? [];
+        return html`<p class="headline" data-aggregate=${headline.state}>
+            <img src=${TRAY_ICONS[headline.state]} width="16" height="16" alt="" />
+            <span>${headline.text}</span>
           </p>
+          ${needs.length > 0
+            ? html`<h3>Waiting for you</h3>
+                <ul class="needs">
+                  ${needs.map((n) => html`<li key=${`${n.service}:${n.kind}`} data-need=${n.kind}><span>${n.text}</span> <a class="button primary" href=${needHref(n)}>${n.action}</a></li>`)}
+                </ul>`
+            : null}
           <h3>Needs attention</h3>
           ${view.attention.length === 0
-            ? html`<p class="state ok" role="status">Nothing needs you: no service failed, no signal was lost, the provider is signed in and locked down.</p>`
+            ? html`<p class="state ok" role="status">${needs.length === 0 ? 'Nothing needs you: no service failed, no signal was lost, the provider is signed in and locked down.' : 'Nothing failed: no service crashed, no signal was lost.'}</p>`
             : html`<ul class="attention">
-                ${view.attention.map((a, i) => html`<li key=${i} class=${a.severity}>${a.text} <a href=${`#${a.place}`}>Open ${a.place}</a></li>`)}
+                ${view.attention.map((a, i) => html`<li key=${i} class=${a.severity}>${a.text} <a href=${`#${a.place}`}>Open ${PLACE_WORDS[a.place] ?? a.place}</a></li>`)}
               </ul>`}
           <h3>Services</h3>
+          ${control.failure ? html`<${Failed} message=${control.failure} />` : null}
           <ul class="service-cards">
-            ${view.services.map(
-              (s) => html`<li key=${s.name} class="service-card" data-service=${s.name}>
-                <span class="service-title">${SERVICE_CATALOGUE[s.name].title}</span>
-                <span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state]}</span>
-                <span class="muted">port ${s.port}</span>
-                ${s.advice ? html`<span class="advice">${s.advice}</span>` : null}
-              </li>`,
-            )}
+            ${view.services.map((s) => html`<${ServiceCard} key=${s.name} service=${s} control=${control} showLog=${showLog} />`)}
           </ul>
           <h3>What the services hold</h3>
           <dl class="counts">
@@ -66,15 +72,52 @@ export function Overview() {
   </section>`;
 }
 
+/** Where a need's action is: its first-run step when it is one, else its page. */
+function needHref(need: Need): string {
+  return need.step ? `#first-run/${need.step}` : `#${need.place}`;
+}
+
+/** The words of a console page an attention item links to. */
+const PLACE_WORDS: Record<string, string> = { 'first-run': 'Get started', services: 'Services', platform: 'Platform', provider: 'Provider', hub: 'Connect a hub', personas: 'Personas' };
+
+/** One service at a glance: its state in words, what it needs from the person if anything, its figures and actions. */
+function ServiceCard({ service: s, control, showLog }: { service: OverviewView['services'][number]; control: ServiceControl; showLog: (name: ServiceName) => void }) {
+  const running = RUNNING_STATES.has(s.state);
+  const problem = problemText(s);
+  return html`<li class="service-card" data-service=${s.name}>
+    <div class="service-head">
+      <span class="service-title">${SERVICE_CATALOGUE[s.name].title}</span>
+      <span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state] ?? s.state}</span>
+    </div>
+    <dl class="service-facts">
+      <dt>Port</dt><dd>${s.port}</dd>
+      <dt>Up</dt><dd>${running ? formatDuration(s.uptimeMs) : '\u2014'}</dd>
+      <dt>Memory</dt><dd>${formatBytes(s.memoryBytes)}</dd>
+    </dl>
+    ${s.need
+      ? html`<p class="service-need">${s.need.text}</p><p><a class="button primary" href=${needHref(s.need)}>${s.need.action}</a></p>`
+      : html`${problem && s.state !== 'ready' ? html`<p class="service-problem">${problem}</p>` : null}
+          ${s.advice ? html`<p class="advice">${s.advice}</p>` : null}`}
+    <${ServiceActions} service=${s} control=${control} showLog=${showLog} />
+  </li>`;
+}
+
 function reason(a: ServiceActivity | undefined): string | undefined {
   if (!a || a.reading.ok) return undefined;
   return a.reading.reason.replace(/\.$/, '');
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** How long a run of slots covers, in words: "last hour", "last 24 hours", "last 3 hours". */
+function spanWords(slots: number, minutesPerSlot: number): string {
+  const minutes = slots * minutesPerSlot;
+  if (minutes === 60) return 'last hour';
+  if (minutes === 1440) return 'last day';
+  return minutes % 60 === 0 ? `last ${plural(minutes / 60, 'hour')}` : `last ${plural(minutes, 'minute')}`;
+}
 
-function MinuteChart({ id, name, activity }: { id: string; name: 'persona-store' | 'model-provider'; activity: ServiceActivity | undefined }) {
-  const title = `${SERVICE_CATALOGUE[name].title}: requests and errors per minute, last hour`;
+function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; activity: ServiceActivity | undefined }) {
+  const span = spanWords(activity?.minutes.length || 60, 1);
+  const title = `${SERVICE_CATALOGUE[name].title}: requests and errors per minute, ${span}`;
   const why = reason(activity);
   if (!activity || (why && activity.minutes.every((m) => m.requests === 0))) {
     return html`<figure class="chart" data-chart=${id}><figcaption>${title}</figcaption><p class="muted chart-summary">Not counted: ${why ?? 'no reading yet'}.</p></figure>`;
@@ -82,12 +125,13 @@ function MinuteChart({ id, name, activity }: { id: string; name: 'persona-store'
   const requests = activity.minutes.map((m) => m.requests);
   const errors = activity.minutes.map((m) => m.errors);
   const refused = sum(activity.minutes.map((m) => m.refused));
-  const summary = `${plural(sum(requests), 'request')} in the last hour (${refused} refused), ${plural(sum(errors), 'error')}; busiest minute ${Math.max(...requests)}.`;
+  const summary = `${plural(sum(requests), 'request')} in the ${span} (${refused} refused), ${plural(sum(errors), 'error')}; busiest minute ${Math.max(...requests)}.`;
   return html`<${BarChart}
     id=${id}
     title=${title}
     slotLabel="minute"
     summary=${summary}
+    times=${activity.minutes.map((m) => m.at)}
     series=${[
       { kind: 'requests', label: 'requests', values: requests },
       { kind: 'errors', label: 'errors (5xx, abandoned)', values: errors },
@@ -95,7 +139,9 @@ function MinuteChart({ id, name, activity }: { id: string; name: 'persona-store'
   />`;
 }
 
-function HourChart({ id, title, activity, counter, unit, who }: { id: string; title: string; activity: ServiceActivity | undefined; counter: string; unit: string; who: string }) {
+function HourChart(props: { id: string; what: string; activity: ServiceActivity | undefined; counter: string; one: string; many: string; kind: string; who: string }) {
+  const { id, activity, counter, who } = props;
+  const title = `${props.what}: ${props.many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
     const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
@@ -106,28 +152,48 @@ function HourChart({ id, title, activity, counter, unit, who }: { id: string; ti
     id=${id}
     title=${title}
     slotLabel="hour"
-    summary=${`${sum(values)} ${unit} in the last 24 hours; busiest hour ${Math.max(...values)}.`}
-    series=${[{ kind: unit === 'tokens' ? 'tokens' : 'runs', label: unit, values }]}
+    summary=${`${plural(sum(values), props.one, props.many)} in the ${spanWords(values.length, 60)}; busiest hour ${Math.max(...values)}.`}
+    times=${activity.hours.map((h) => h.at)}
+    series=${[{ kind: props.kind, label: props.many, values }]}
   />`;
 }
 
+/** The minute charts, in the catalogue's order: every service whose traffic the console keeps. */
+const MINUTE_CHARTS: [ServiceName, string][] = [
+  ['persona-store', 'persona-minutes'],
+  ['model-provider', 'provider-minutes'],
+  ['identity', 'identity-minutes'],
+  ['repohost-gateway', 'gateway-minutes'],
+];
+
 function Activity() {
-  const [load, reload] = useCall<ActivityView>('overview.activity', undefined, 'activity', 30_000);
+  const [minutes, setMinutes] = useState(60);
+  const [load, reload] = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
   return html`<section class="activity" aria-labelledby="activity-title">
-    <h3 id="activity-title">Recent activity</h3>
+    <div class="section-head">
+      <h3 id="activity-title">Recent activity</h3>
+      <label>Requests over the last
+        <select name="activity-span" value=${String(minutes)} onChange=${(e: Event) => setMinutes(Number((e.target as HTMLSelectElement).value))}>
+          <option value="60">hour</option>
+          <option value="360">6 hours</option>
+          <option value="1440">24 hours</option>
+        </select>
+      </label>
+    </div>
     <${Loaded}
       load=${load}
       what="the activity charts"
       retry=${reload}
       render=${(view: ActivityView) => html`<div class="charts">
-          <${MinuteChart} id="persona-minutes" name="persona-store" activity=${view.services['persona-store']} />
-          <${MinuteChart} id="provider-minutes" name="model-provider" activity=${view.services['model-provider']} />
-          <${HourChart} id="provider-runs" title="Chat-model provider: CLI runs per hour, last day" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} unit="CLI runs" who="chat-model provider" />
-          <${HourChart} id="provider-tokens" title="Chat-model provider: tokens per hour, last day" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} unit="tokens" who="chat-model provider" />
-          <${HourChart} id="persona-writes" title="Persona store: writes per hour, last day" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} unit="writes" who="persona store" />
-          <${HourChart} id="persona-recalls" title="Persona store: recalls per hour, last day" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} unit="recalls" who="persona store" />
+          ${MINUTE_CHARTS.filter(([name]) => name === 'persona-store' || name === 'model-provider' || view.services[name]).map(
+            ([name, id]) => html`<${MinuteChart} key=${id} id=${id} name=${name} activity=${view.services[name]} />`,
+          )}
+          <${HourChart} id="provider-runs" what="Chat-model provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} one="CLI run" many="CLI runs" kind="runs" who="chat-model provider" />
+          <${HourChart} id="provider-tokens" what="Chat-model provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} one="token" many="tokens" kind="tokens" who="chat-model provider" />
+          <${HourChart} id="persona-writes" what="Persona store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} one="write" many="writes" kind="runs" who="persona store" />
+          <${HourChart} id="persona-recalls" what="Persona store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} one="recall" many="recalls" kind="runs" who="persona store" />
         </div>
-        <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s while the app runs; last read ${formatTime(view.at)}.</p>`}
+        <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}.</p>`}
     />
   </section>`;
 }

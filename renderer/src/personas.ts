@@ -4,10 +4,12 @@ import { useState } from 'preact/hooks';
 // The change log's list of actions (pinned to the persona store's own by a test), so the filter offers exactly what it records.
 import { CHANGE_ACTIONS as ACTIONS } from '../../main/common/change-log.ts';
 import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../main/common/contract.ts';
-import { FieldClaim, NoteClaim, noteText, type FieldEntry, type NoteEntry } from './claims.ts';
+import { noteText, type FieldEntry, type NoteEntry } from './claims.ts';
 import { Dialog } from './dialog.ts';
+import { FieldTable, NoteTable, entryMatches } from './entries.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
 import { call } from './transport.ts';
+import { plural } from './words.ts';
 
 interface Persona {
   profile: string;
@@ -31,18 +33,31 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
       params=${{}}
       what="personas"
       member="personas"
-      listClass="persona-list"
       empty="No personas yet. The hub creates one the first time your assistant writes to the persona store for a profile, and it appears here then. If the hub is already in use, check that it points at this persona store (its port is in the Services panel)."
-      render=${(p: Persona) => html`<li key=${p.profile}>
-        <button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name ?? p.profile}</button>
-        <span class="muted"> profile ${p.profile}</span>
-      </li>`}
+      renderList=${(list: Persona[]) => html`<table class="personas">
+        <thead><tr><th>Name</th><th>Profile</th><th>Language</th><th>Tone</th></tr></thead>
+        <tbody>
+          ${list.map(
+            (p) => html`<tr key=${p.profile}>
+              <td><button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name ?? p.profile}</button></td>
+              <td><code>${p.profile}</code></td>
+              <td>${typeof p.language === 'string' ? p.language : '—'}</td>
+              <td>${typeof p.tone === 'string' ? p.tone : '—'}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>`}
     />
   </section>`;
 }
 
-/** Fields and notes a page: each is a full claim block, so fewer than the store's largest page. */
-const ENTRY_PAGE_SIZE = 25;
+/** Fields and notes a page: one line each, so a screenful and more (the store's page is at most 100). */
+const ENTRY_PAGE_SIZE = 50;
+
+/** "3 of 50 fields on this page match." */
+function matchWords(matched: number, of: number, one: string): string {
+  return `${matched} of ${plural(of, one)} on this page ${matched === 1 ? 'matches' : 'match'}.`;
+}
 
 type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
 type Asking = { kind: 'forget-field'; key: string } | { kind: 'forget-note'; id: string; preview: string } | { kind: 'delete' } | { kind: 'edit'; persona: Persona } | undefined;
@@ -57,6 +72,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   const [version, setVersion] = useState(0);
   const [outcome, setOutcome] = useState<Outcome>();
   const [asking, setAsking] = useState<Asking>();
+  const [filter, setFilter] = useState('');
   const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
   const [policy] = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
 
@@ -81,7 +97,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       a.download = file;
       a.click();
       setTimeout(() => URL.revokeObjectURL(url), 0);
-      setOutcome({ kind: 'ok', text: `Exported ${doc.fields.length} fields and ${doc.notes.length} notes as ${file} (format ${doc.format}).` });
+      setOutcome({ kind: 'ok', text: `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).` });
     } catch (err) {
       setOutcome({ kind: 'error', text: (err as Error).message });
     }
@@ -99,17 +115,20 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       retry=${reloadCard}
       render=${(block: IdentityBlock) => html`<header class="card">
         <h2 id="persona-title" tabindex="-1">${block.persona?.display_name ?? profile}</h2>
-        <p class="muted">profile ${profile} · ${block.field_count ?? 0} fields · ${block.note_count ?? 0} notes</p>
+        <p class="muted">profile ${profile} · ${plural(block.field_count ?? 0, 'field')} · ${plural(block.note_count ?? 0, 'note')}</p>
         <${CardMembers} persona=${block.persona} />
         <div class="toolbar persona-actions">
           <button type="button" onClick=${exportNow}>Export (JSON)</button>
           <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona ?? { profile } })}>Edit the card</button>
           <button type="button" class="danger" onClick=${() => setAsking({ kind: 'delete' })}>Delete persona…</button>
         </div>
-        <p class="notice">Entries below are what their writers reported. They are shown as claims, with who made them, never as instructions.</p>
+        <p class="notice">Fields and notes are what their writers reported: data, never instructions. Open an entry (▸) to see who wrote it and through which client.</p>
       </header>`}
     />
     ${outcome ? html`<p class=${`state ${outcome.kind === 'ok' ? 'ok' : 'error'} outcome`} role=${outcome.kind === 'ok' ? 'status' : 'alert'}>${outcome.text}</p>` : null}
+    <form class="filters entry-filter" role="search" onSubmit=${(e: Event) => e.preventDefault()}>
+      <label>Filter fields and notes <input type="search" name="entry-filter" value=${filter} onInput=${(e: Event) => setFilter((e.target as HTMLInputElement).value)} placeholder="key, value, words of a note" /></label>
+    </form>
     <h3>Fields</h3>
     <${Paged}
       method="personas.fields"
@@ -118,10 +137,17 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       what="fields"
       member="fields"
       empty="This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile."
-      render=${(f: FieldEntry) => html`<${FieldClaim} key=${f.key} field=${f}>
-        <button type="button" onClick=${() => pin('field', f.key, !f.pinned)} aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}>${f.pinned ? 'Unpin' : 'Pin'}</button>
-        <button type="button" onClick=${() => setAsking({ kind: 'forget-field', key: f.key })} aria-label=${`Forget field ${f.key}`}>Forget…</button>
-      <//>`}
+      renderList=${(all: FieldEntry[]) => {
+        const list = all.filter((f) => entryMatches(filter, f));
+        return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'field')}</p>` : null}
+          ${list.length > 0
+            ? html`<${FieldTable}
+                fields=${list}
+                actions=${(f: FieldEntry) => html`<button type="button" onClick=${() => pin('field', f.key, !f.pinned)} aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}>${f.pinned ? 'Unpin' : 'Pin'}</button>
+                  <button type="button" onClick=${() => setAsking({ kind: 'forget-field', key: f.key })} aria-label=${`Forget field ${f.key}`}>Forget…</button>`}
+              />`
+            : null}`;
+      }}
     />
     <h3>Notes</h3>
     <${Paged}
@@ -131,10 +157,17 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       what="notes"
       member="notes"
       empty="This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping."
-      render=${(n: NoteEntry) => html`<${NoteClaim} key=${n.id} note=${n}>
-        <button type="button" onClick=${() => pin('note', n.id ?? '', !n.pinned)} aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}>${n.pinned ? 'Unpin' : 'Pin'}</button>
-        <button type="button" onClick=${() => setAsking({ kind: 'forget-note', id: n.id ?? '', preview: noteText(n).slice(0, 80) })} aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}>Forget…</button>
-      <//>`}
+      renderList=${(all: NoteEntry[]) => {
+        const list = all.filter((n) => entryMatches(filter, n));
+        return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'note')}</p>` : null}
+          ${list.length > 0
+            ? html`<${NoteTable}
+                notes=${list}
+                actions=${(n: NoteEntry) => html`<button type="button" onClick=${() => pin('note', n.id ?? '', !n.pinned)} aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}>${n.pinned ? 'Unpin' : 'Pin'}</button>
+                  <button type="button" onClick=${() => setAsking({ kind: 'forget-note', id: n.id ?? '', preview: noteText(n).slice(0, 80) })} aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}>Forget…</button>`}
+              />`
+            : null}`;
+      }}
     />
     <${ChangeLog} profile=${profile} version=${version} />
     ${asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
@@ -204,7 +237,7 @@ function ForgetDialog(props: { what: unknown; kind: 'field' | 'note'; policy: Lo
         : html`<p class="muted">Reading your forget mode…</p>`}
     <div class="toolbar">
       <button type="button" class="danger" onClick=${props.confirm}>Forget</button>
-      <button type="button" onClick=${props.cancel}>Keep it</button>
+      <button type="button" data-safe onClick=${props.cancel}>Keep it</button>
     </div>
   <//>`;
 }
@@ -317,9 +350,10 @@ function Paged<T>(props: {
   what: string;
   member: string;
   empty: string;
-  render: (item: T) => unknown;
-  /** A list class renders the items in a <ul>; without one they are claims. */
+  /** One item of a <ul class=listClass>, or the whole page's items (a table). */
+  render?: (item: T) => unknown;
   listClass?: string;
+  renderList?: (items: T[]) => unknown;
 }) {
   const pages = usePages();
   const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
@@ -332,7 +366,7 @@ function Paged<T>(props: {
       const list = itemsOf<T>(data, props.member);
       const next = nextAfter(data);
       if (list.length === 0 && pages.page === 1) return html`<${Empty}><p>${props.empty}</p><//>`;
-      return html`${props.listClass ? html`<ul class=${props.listClass}>${list.map(props.render)}</ul>` : html`<div class="claims">${list.map(props.render)}</div>`}
+      return html`${props.renderList ? props.renderList(list) : html`<ul class=${props.listClass}>${list.map((item) => props.render?.(item))}</ul>`}
         <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label=${`Pages of ${props.what}`} />`;
     }}
   />`;
@@ -350,7 +384,8 @@ interface ChangeEvent {
 }
 
 
-const PAGE_SIZE = 10;
+/** Change-log entries a page, as the person chooses (the store's page is at most 100). */
+const LOG_PAGE_SIZES = [10, 25, 50, 100] as const;
 
 interface LogFilters {
   target_kind?: string;
@@ -359,12 +394,15 @@ interface LogFilters {
   since?: string;
 }
 
-/** The change log, oldest first, with filters and paging; entries name what changed, never values. */
+/** The change log, newest first, with filters, a page size and paging; entries name what changed, never values. */
+// Newest first: the action just taken is on the first page.
+const CHANGE_LOG_ORDER = { order: 'newest' } as const;
 export function ChangeLog({ profile, version }: { profile: string; version?: number }) {
   const [draft, setDraft] = useState<LogFilters>({});
   const [filters, setFilters] = useState<LogFilters>({});
+  const [size, setSize] = useState<number>(25);
   const pages = usePages();
-  const params = { profile, limit: PAGE_SIZE, ...filters, ...(pages.after === undefined ? {} : { after: pages.after }) };
+  const params = { profile, limit: size, ...CHANGE_LOG_ORDER, ...filters, ...(pages.after === undefined ? {} : { after: pages.after }) };
   const [events, reload] = useCall<unknown>('personas.events', params, `events:${JSON.stringify(params)}`, undefined, version);
   const set = (member: keyof LogFilters) => (e: Event) => setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
@@ -400,6 +438,11 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
       <label>Key or note id <input name="target" value=${draft.target ?? ''} onInput=${set('target')} /></label>
       <label>Since <input name="since" type="datetime-local" value=${draft.since ?? ''} onInput=${set('since')} /></label>
       <button type="submit">Filter</button>
+      <label>Per page
+        <select name="page-size" value=${String(size)} onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), pages.reset())}>
+          ${LOG_PAGE_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
+        </select>
+      </label>
     </form>
     <${Loaded}
       load=${events}

@@ -173,7 +173,7 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
               ${s.profile ? html`<p class="muted">Cancelled under the profile \u201c${s.profile}\u201d, the connection it was opened with.</p>` : null}
               <div class="toolbar">
                 <button type="button" class="danger" onClick=${() => cancel(s)}>Cancel the subscription</button>
-                <button type="button" onClick=${() => setConfirming(false)}>Keep watching</button>
+                <button type="button" data-safe onClick=${() => setConfirming(false)}>Keep watching</button>
               </div>
             <//>`
           : null}`}
@@ -228,6 +228,9 @@ interface Connection {
   updated_at?: string;
 }
 
+/** Moves the focus to the safe choice of an inline question when it appears (a stable ref: only on mount). */
+const focusOnMount = (el: HTMLElement | null) => el?.focus();
+
 export function Connections() {
   const [load, reload] = useCall<unknown>('connections.list', undefined, 'connections');
   const [profile, setProfile] = useState('');
@@ -280,7 +283,7 @@ export function Connections() {
                   ${confirming === c.profile
                     ? html`<span>The token cannot be recovered. </span>
                         <button type="button" onClick=${() => remove(c.profile)} aria-label=${`Confirm removing the connection of ${c.profile}`}>Remove for good</button>
-                        <button type="button" onClick=${() => setConfirming(undefined)}>Keep it</button>`
+                        <button type="button" data-safe ref=${focusOnMount} onClick=${() => setConfirming(undefined)}>Keep it</button>`
                     : html`<button type="button" onClick=${() => setConfirming(c.profile)} aria-label=${`Remove the connection of ${c.profile}`}>Remove</button>`}
                 </td>
               </tr>`,

@@ -1,11 +1,14 @@
-/** The services panel: state, port, uptime, memory, last error, controls, and a log tail with a filter. */
+/**
+ * The services panel: state, port, uptime, memory, last problem, actions, and a service's log, newest
+ * line first, followed live unless paused, health probes hidden unless asked for.
+ */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { LogLine, ServiceView } from '../../main/common/contract.ts';
+import type { LogLine, LogPage, ServiceView } from '../../main/common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../main/common/services.ts';
 import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../main/common/states.ts';
-import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, useCall } from './states.ts';
-import { call } from './transport.ts';
+import { ServiceActions, useServiceControl } from './service-actions.ts';
+import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, itemsOf, useCall } from './states.ts';
 
 /**
  * What the "Last problem" cell says: while a crashed service waits to restart, the crash and when it
@@ -22,24 +25,10 @@ export function problemText(s: ServiceView, now = Date.now()): string {
   return `Last crash at ${formatTime(crash.at)}: ${crash.reason}. Restarted ${s.restarts === 1 ? 'once' : `${s.restarts} times`} since the app started.`;
 }
 
-export function Services() {
+export function Services({ logService, showLog }: { logService?: ServiceName; showLog: (name: ServiceName) => void }) {
   const [load, reload] = useCall<ServiceView[]>('services.list', undefined, 'services', 2_000);
-  const [busy, setBusy] = useState<string | undefined>();
-  const [failure, setFailure] = useState<string | undefined>();
-  const [logService, setLogService] = useState<ServiceName>('identity');
-
-  const act = async (verb: 'start' | 'stop' | 'restart' | 'startAll' | 'stopAll', name?: ServiceName) => {
-    setBusy(name ? `${verb}:${name}` : verb);
-    setFailure(undefined);
-    try {
-      await call(`services.${verb}`, name ? { name } : undefined);
-    } catch (err) {
-      setFailure((err as Error).message);
-    } finally {
-      setBusy(undefined);
-      reload();
-    }
-  };
+  const control = useServiceControl(reload);
+  const { busy, failure, act } = control;
 
   return html`<section aria-labelledby="services-title">
     <h2 id="services-title" tabindex="-1">Services</h2>
@@ -53,50 +42,73 @@ export function Services() {
       what="services"
       retry=${reload}
       render=${(list: ServiceView[]) => html`<table class="services">
-        <thead><tr><th>Service</th><th>State</th><th>Port</th><th>Uptime</th><th>Memory</th><th>Restarts</th><th>Last problem</th><th>Actions</th></tr></thead>
+        <thead><tr><th>Service</th><th>State</th><th>Port</th><th>Uptime</th><th>Memory</th><th>Restarts</th><th>Last problem</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>
           ${list.map(
-            (s) => html`<tr key=${s.name} data-service=${s.name}>
+            (s) => html`<tr key=${s.name} data-service=${s.name} class=${s.name === (logService ?? 'identity') ? 'selected' : undefined}>
               <td>${SERVICE_TITLES[s.name] ?? s.name}</td>
               <td><span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state] ?? s.state}</span></td>
               <td>${s.port}</td>
-              <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '—'}</td>
+              <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '\u2014'}</td>
               <td>${formatBytes(s.memoryBytes)}</td>
               <td>${s.restarts}</td>
               <td class=${s.state === 'ready' && s.lastCrash ? 'last-error past' : 'last-error'}>${problemText(s)}</td>
-              <td class="actions">
-                <button type="button" disabled=${busy !== undefined || RUNNING.has(s.state)} onClick=${() => act('start', s.name)} aria-label=${`Start ${s.name}`}>Start</button>
-                <button type="button" disabled=${busy !== undefined || !RUNNING.has(s.state)} onClick=${() => act('stop', s.name)} aria-label=${`Stop ${s.name}`}>Stop</button>
-                <button type="button" disabled=${busy !== undefined} onClick=${() => act('restart', s.name)} aria-label=${`Restart ${s.name}`}>Restart</button>
-                <button type="button" class="link" onClick=${() => setLogService(s.name)} aria-label=${`Show the log of ${s.name}`}>Log</button>
-              </td>
+              <td class="actions"><${ServiceActions} service=${s} control=${control} showLog=${showLog} /></td>
             </tr>`,
           )}
         </tbody>
       </table>`}
     />
-    <${LogTail} service=${logService} />
+    <${LogTail} key=${logService ?? 'identity'} service=${logService ?? 'identity'} />
   </section>`;
 }
+
+/** How many lines a page of the log shows, newest first. */
+const LOG_SIZES = [100, 200, 500] as const;
 
 function LogTail({ service }: { service: ServiceName }) {
   const [draft, setDraft] = useState('');
   const [filter, setFilter] = useState('');
-  const [load, reload] = useCall<LogLine[]>('services.logs', { name: service, filter: filter || undefined, limit: 200 }, `logs:${service}:${filter}`, 3_000);
+  const [size, setSize] = useState<number>(200);
+  const [follow, setFollow] = useState(true);
+  const [probes, setProbes] = useState(false);
+  // Older pages: a stack of `before` cursors; following applies to the newest page only.
+  const [befores, setBefores] = useState<number[]>([]);
+  const before = befores[befores.length - 1];
+  const params = { name: service, limit: size, probes, ...(filter ? { filter } : {}), ...(before === undefined ? {} : { before }) };
+  const [load, reload] = useCall<LogPage>('services.logPage', params, `logs:${JSON.stringify(params)}`, follow && before === undefined ? 2_000 : undefined);
+  const title = SERVICE_TITLES[service];
+  const restart = () => setBefores([]);
   return html`<section class="log-tail" aria-labelledby="log-title">
-    <h3 id="log-title">Log of ${SERVICE_TITLES[service]}</h3>
-    <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()))}>
+    <h3 id="log-title">Log of ${title}</h3>
+    <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()), restart())}>
       <label>Only lines containing <input name="filter" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /></label>
       <button type="submit">Filter</button>
+      <label>Lines
+        <select name="log-size" value=${String(size)} onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), restart())}>
+          ${LOG_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
+        </select>
+      </label>
+      <label class="check"><input type="checkbox" name="follow" checked=${follow} onChange=${(e: Event) => setFollow((e.target as HTMLInputElement).checked)} /> Follow new lines</label>
+      <label class="check"><input type="checkbox" name="probes" checked=${probes} onChange=${(e: Event) => (setProbes((e.target as HTMLInputElement).checked), restart())} /> Show probes (/healthy, /ready, /metrics)</label>
+      ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
     </form>
     <${Loaded}
       load=${load}
       what="the log"
       retry=${reload}
-      render=${(lines: LogLine[]) =>
-        lines.length === 0
-          ? html`<${Empty}><p>${filter ? `No lines contain “${filter}”. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`
-          : html`<pre class="log">${lines.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>`}
+      render=${(page: LogPage) => {
+        const shown = itemsOf<LogLine>(page, 'lines');
+        if (shown.length === 0) {
+          return html`<${Empty}><p>${filter ? `No lines contain \u201c${filter}\u201d. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`;
+        }
+        return html`<pre class="log" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>${shown.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>
+          <nav class="paging" aria-label="Log pages">
+            <button type="button" disabled=${before === undefined} onClick=${() => setBefores(befores.slice(0, -1))}>Newer</button>
+            <span class="muted">${before === undefined ? (follow ? 'newest lines, following' : 'newest lines') : `page ${befores.length + 1}`}${probes ? '' : ' \u00b7 probes hidden'}</span>
+            <button type="button" disabled=${page.next_before === null} onClick=${() => page.next_before !== null && setBefores([...befores, page.next_before])}>Older</button>
+          </nav>`;
+      }}
     />
   </section>`;
 }

@@ -18,20 +18,26 @@ export function useCall<T>(method: string, params: unknown, key: string, refresh
   const [round, setRound] = useState(0);
   const latest = useRef(0);
   const shownKey = useRef<string | undefined>(undefined);
+  const answered = useRef(true);
   const reload = useCallback(() => setRound((r) => r + 1), []);
   useEffect(() => {
     const ticket = ++latest.current;
     // A new subject shows the loading state; a refresh of the same one keeps what is on screen.
     if (shownKey.current !== key) setLoad({ state: 'loading' });
     shownKey.current = key;
-    call<T>(method, params).then(
-      (data) => ticket === latest.current && setLoad({ state: 'done', data }),
-      (err: Error) => ticket === latest.current && setLoad({ state: 'error', message: err.message }),
-    );
+    answered.current = false;
+    call<T>(method, params)
+      .then(
+        (data) => ticket === latest.current && setLoad({ state: 'done', data }),
+        (err: Error) => ticket === latest.current && setLoad({ state: 'error', message: err.message }),
+      )
+      .finally(() => ticket === latest.current && (answered.current = true));
   }, [method, key, round, version]);
   useEffect(() => {
     if (!refreshMs) return;
-    const timer = setInterval(reload, refreshMs);
+    // A refresh waits for the answer before asking again: on a slow machine, answers slower than the
+    // interval would otherwise each be overtaken by the next question and none would ever show.
+    const timer = setInterval(() => answered.current && reload(), refreshMs);
     return () => clearInterval(timer);
   }, [refreshMs, reload]);
   return [load, reload];

@@ -67,6 +67,11 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
     guard: browserGuard,
     extraRoutes: (app) => {
       mountHealthy(app, { version: deps.version });
+      // `?recheck=login`: the console's "re-check" after a person signed in; answers once that probe has.
+      app.get('/ready', async (req, _res, next) => {
+        if (req.query.recheck === 'login') await deps.lockdown.recheckLoginNow();
+        next();
+      });
       mountReadiness(app, () => {
         const body = readiness(deps);
         return { ready: body.ready, body };

@@ -85,6 +85,18 @@ export class Lockdown {
     this.running = this.probe().finally(() => (this.running = undefined));
   }
 
+  /**
+   * A person says they signed in ("re-check" in the console): probe again now, unless signed in already,
+   * a probe is running (its answer is awaited instead) or one answered in the last 5 seconds.
+   */
+  async recheckLoginNow(): Promise<void> {
+    if (this.running) return this.running;
+    if (this.login === 'signed_in') return;
+    if (this.probedAt && Date.now() - Date.parse(this.probedAt) < 5_000) return;
+    this.running = this.probe().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
   /** A later run saw something loaded after all: lockdown is off until the service is restarted. */
   breached(loaded: Loaded, breach: string): void {
     this.state = 'not_ok';

@@ -182,6 +182,22 @@ forEachEngine(() => {
       expect(events.body.events.map((e) => e.action)).toEqual(['field_set', 'field_forgotten', 'field_revived']);
     });
 
+    it('the change log newest first: order=newest pages towards older entries, the same entries reversed', async () => {
+      for (const v of [1, 2, 3, 4, 5]) await c.call('PUT', '/v1/personas/ada/fields/steps', field(v));
+      type Page = { events: { id: number; action: string }[]; next_after: number | null };
+      const oldest = (await c.call<Page>('GET', '/v1/personas/ada/events?target=steps')).body.events.map((e) => e.id);
+      expect(oldest).toHaveLength(5);
+      const newest: number[] = [];
+      let after: number | null = null;
+      do {
+        const page: Page = (await c.call<Page>('GET', `/v1/personas/ada/events?target=steps&order=newest&limit=2${after === null ? '' : `&after=${after}`}`)).body;
+        newest.push(...page.events.map((e) => e.id));
+        after = page.next_after;
+      } while (after !== null);
+      expect(newest).toEqual([...oldest].reverse());
+      expect((await c.call('GET', '/v1/personas/ada/events?order=sideways')).status).toBe(422);
+    });
+
     it('refuses a value over the size limit with 413 naming the limit', async () => {
       const r = await c.call('PUT', '/v1/personas/ada/fields/big', field('x'.repeat(300)));
       expect(r.status).toBe(413);

@@ -493,7 +493,7 @@ export class Personas {
     };
   }
 
-  async events(account: string, profile: string, filter: { after: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
+  async events(account: string, profile: string, filter: { newestFirst?: boolean; after?: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
     account = this.account(account);
     await this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });

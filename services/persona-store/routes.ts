@@ -378,12 +378,13 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     tags: ['personas'],
     params: ProfileParams,
     query: EventsQuery,
-    responses: { 200: { description: 'A page of entries, oldest first.', schema: z.object({ events: z.array(Event), next_after: z.number().int().nullable() }) } },
+    responses: { 200: { description: 'A page of entries, oldest first unless order=newest.', schema: z.object({ events: z.array(Event), next_after: z.number().int().nullable() }) } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);
       const { items, next_after } = await readPage(limit, (count) => personas.events(principal.account, params.profile, {
-        after: query.after ?? 0,
+        newestFirst: query.order === 'newest',
+        ...(query.after === undefined ? {} : { after: query.after }),
         since: query.since === undefined ? undefined : new Date(query.since).toISOString(),
         until: query.until === undefined ? undefined : new Date(query.until).toISOString(),
         target: query.target,

@@ -208,7 +208,8 @@ export function actionListProblem(list: string): string | undefined {
 }
 const IsoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time');
 export const EventsQuery = z.object({
-  after: z.coerce.number().int().min(0).optional().meta({ description: 'Only entries with a greater id (paging).' }),
+  order: z.enum(['oldest', 'newest']).optional().meta({ description: 'oldest first (the default) or newest first.' }),
+  after: z.coerce.number().int().min(0).optional().meta({ description: 'Only entries after this id in the order asked (paging: the previous page\u2019s next_after).' }),
   limit: Limit(),
   since: IsoTime.optional().meta({ description: 'Only entries at or after this time.' }),
   until: IsoTime.optional().meta({ description: 'Only entries before this time.' }),

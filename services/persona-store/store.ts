@@ -309,7 +309,10 @@ export class PersonaSql {
   async events(filter: {
     account: string;
     profile: string;
-    after: number;
+    /** Newest first: `after` then means "older than" (the order's own direction). */
+    newestFirst?: boolean;
+    /** Entries after this id in the order asked; absent, from the start of that order. */
+    after?: number;
     since?: string;
     until?: string;
     target?: string;
@@ -329,18 +332,20 @@ export class PersonaSql {
     const target = text(filter.target);
     const targetKind = text(filter.targetKind);
     const firstAction = text(slots[0] ?? undefined);
+    // Two statements in all (one per order): the cursor is always bound, past the end when absent.
+    const newest = filter.newestFirst === true;
     return this.db
       .selectFrom('events')
       .selectAll()
       .where('account', '=', filter.account)
       .where('profile', '=', filter.profile)
-      .where('id', '>', filter.after)
+      .where('id', newest ? '<' : '>', filter.after ?? (newest ? Number.MAX_SAFE_INTEGER : 0))
       .where(sql<boolean>`(${since} IS NULL OR at >= ${since})`)
       .where(sql<boolean>`(${until} IS NULL OR at < ${until})`)
       .where(sql<boolean>`(${target} IS NULL OR target = ${target})`)
       .where(sql<boolean>`(${targetKind} IS NULL OR target_kind = ${targetKind})`)
       .where(sql<boolean>`(${firstAction} IS NULL OR action IN (${sql.join(slots.map((a) => text(a ?? undefined)))}))`)
-      .orderBy('id')
+      .orderBy('id', newest ? 'desc' : 'asc')
       .limit(filter.limit)
       .execute();
   }

@@ -22,6 +22,8 @@
  *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
  *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
  *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
+ * While the file `signed-out` exists in STANDIN_RECORD_DIR, every run (the lockdown probe too) answers as
+ * [stand-in:not-logged-in] does: a CLI signed out, and signed in again once the file is gone.
  * With --json-schema it answers in structured_output, an object built from the schema.
  * With --include-partial-messages it also prints the `stream_event` lines of the 2.1.197 CLI (read from its
  * binary: message_start with ttft_ms, content_block_start, content_block_delta text_delta ..., then the
@@ -203,7 +205,8 @@ const assistant = (content, extra = {}) =>
 const result = (fields) =>
   out({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 5, duration_api_ms: 4, num_turns: 1, result: '', stop_reason: 'end_turn', session_id: session, total_cost_usd: 0.0001, usage, modelUsage, permission_denials: [], terminal_reason: 'completed', uuid: randomUUID(), ...fields });
 
-const mode = /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
+const signedOut = recordDir !== undefined && existsSync(join(recordDir, 'signed-out'));
+const mode = signedOut ? [undefined, 'not-logged-in'] : /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
 const TOOL_CALL = '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
 const partial = flags.has('--include-partial-messages');
 const paceText = /\[stand-in-pace:(\d+)x(\d+)\]/.exec(stdin)?.slice(1) ?? /^(\d+)x(\d+)$/.exec(process.env.STANDIN_PACE ?? '')?.slice(1);

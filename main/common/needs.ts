@@ -1,0 +1,132 @@
+/**
+ * What a running service waits for that it cannot get by itself, in words, with the one action that
+ * fixes it: the supervisor's `waiting` state (from the failing /ready checks, by the services' own
+ * names) and the overview's cards, headline and tray tooltip. Imports nothing outside this folder.
+ */
+import type { ServiceName } from './services.ts';
+import { AGGREGATE_WORDS, aggregateState, type AggregateState, type ServiceState } from './states.ts';
+
+export const FIRST_RUN_STEPS = ['cli-sign-in', 'github-connection', 'hub-credential'] as const;
+export type FirstRunStepId = (typeof FIRST_RUN_STEPS)[number];
+
+export type NeedKind = 'cli-sign-in' | 'cli-missing' | 'provider-lockdown' | 'platform-unreachable' | 'github-connection' | 'identity-service' | 'configuration';
+
+/** Something a service waits for, and the one thing that gives it. */
+export interface Need {
+  kind: NeedKind;
+  service: ServiceName;
+  /** What is wrong, one sentence. */
+  text: string;
+  /** The one action that fixes it, short and imperative ("Sign in to the CLI"). */
+  action: string;
+  /** The console page where that action is: `first-run`, `services`, `provider`, `platform`. */
+  place: string;
+  /** When the action is a step of the first run. */
+  step?: FirstRunStepId;
+}
+
+/** A failing /ready check: its name, and its state when the service reports one (the provider's lockdown, login). */
+export interface FailingCheck {
+  name: string;
+  state?: string;
+}
+
+/**
+ * The checks whose failure waits on something outside the service (a person, the network, another
+ * service), by service. Anything else failing (its database, a probe still running) is its own start.
+ */
+const OUTSIDE: Readonly<Record<ServiceName, readonly string[]>> = {
+  identity: [],
+  'persona-store': ['identity_keys'],
+  'repohost-gateway': ['platform', 'identity_keys', 'service_token'],
+  'model-provider': ['login', 'cli', 'lockdown'],
+};
+
+/** The provider's lockdown while its probe runs (or before a CLI is there) is its own start, not a wait. */
+const STARTING_CHECK_STATES = new Set(['pending', 'unknown']);
+
+/**
+ * Whether a service that is up but not ready waits on the outside: every failing check is an outside
+ * one. A wait on identity's keys is the service's own start while identity runs (its keys are on their
+ * way), and a wait for the person only once identity is not running.
+ */
+export function waitsOutside(service: ServiceName, failing: readonly FailingCheck[], identityRunning: boolean): boolean {
+  if (failing.length === 0) return false;
+  return failing.every((c) => {
+    if (!OUTSIDE[service].includes(c.name)) return false;
+    if (c.name === 'identity_keys') return !identityRunning;
+    if (c.name === 'lockdown' && c.state !== undefined && STARTING_CHECK_STATES.has(c.state)) return false;
+    return true;
+  });
+}
+
+const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
+  login: {
+    kind: 'cli-sign-in',
+    text: 'The CLI is not signed in, so the chat-model provider cannot answer.',
+    action: 'Sign in to the CLI',
+    place: 'first-run',
+    step: 'cli-sign-in',
+  },
+  cli: {
+    kind: 'cli-missing',
+    text: 'The chat-model provider finds no CLI to run.',
+    action: 'Install the CLI, or set MODELPROV_CLI_BINARY, then restart the provider',
+    place: 'provider',
+  },
+  lockdown: {
+    kind: 'provider-lockdown',
+    text: 'The CLI loads tools, MCP servers or hooks, so the provider runs nothing.',
+    action: 'Remove them from the CLI\u2019s configuration, then restart the provider',
+    place: 'provider',
+  },
+  platform: {
+    kind: 'platform-unreachable',
+    text: 'The repository gateway cannot reach the platform (GitHub).',
+    action: 'Check the network (or REPOHOST_PLATFORM_URL), then re-check',
+    place: 'services',
+  },
+  identity_keys: {
+    kind: 'identity-service',
+    text: 'It cannot get the identity service\u2019s signing keys, so it accepts no token.',
+    action: 'Start the identity service',
+    place: 'services',
+  },
+  service_token: {
+    kind: 'configuration',
+    text: 'The gateway has no service token for the identity service (REPOHOST_IDENTITY_SERVICE_TOKEN).',
+    action: 'Set REPOHOST_IDENTITY_SERVICE_TOKEN, then restart the gateway',
+    place: 'services',
+  },
+};
+
+/** The need of a service in the `waiting` state: its first failing outside check, in words. */
+export function serviceNeed(status: { name: ServiceName; state: ServiceState; waitingOn?: readonly string[] }): Need | undefined {
+  if (status.state !== 'waiting') return undefined;
+  const check = (status.waitingOn ?? []).find((c) => OUTSIDE[status.name].includes(c) && NEEDS[c]);
+  return check ? { service: status.name, ...NEEDS[check]! } : undefined;
+}
+
+/** The gateway is ready but acts for nobody: no platform connection has been added. */
+export const CONNECTION_NEED: Need = {
+  kind: 'github-connection',
+  service: 'repohost-gateway',
+  text: 'The repository gateway has no GitHub connection, so it can act on no repository.',
+  action: 'Connect GitHub',
+  place: 'first-run',
+  step: 'github-connection',
+};
+
+/**
+ * The page's headline (and the tray's tooltip): the aggregate state and a sentence; when something
+ * waits for the person, the sentence lists the actions. `needs` may include what the states cannot
+ * show (a gateway without a connection), which turns an all-ready headline into "waiting" too.
+ */
+export function headline(states: readonly ServiceState[], needs: readonly Need[]): { state: AggregateState; text: string } {
+  const aggregate = aggregateState(states);
+  const waiting = needs.length > 0 && (aggregate === 'ready' || aggregate === 'waiting' || aggregate === 'starting');
+  if (!waiting) return { state: aggregate, text: `${AGGREGATE_WORDS[aggregate]}.` };
+  const actions = [...new Set(needs.map((n) => n.action))];
+  const list = actions.map((a, i) => (i === 0 ? a : a.charAt(0).toLowerCase() + a.slice(1))).join('; ');
+  return { state: 'waiting', text: `${AGGREGATE_WORDS.waiting}: ${list}.` };
+}

@@ -1,0 +1,140 @@
+/**
+ * The first run: sign in to the CLI, connect GitHub, make a hub credential. Each step is read from the
+ * service that confirms it (the provider's /ready, the gateway acting under the connection, identity's
+ * credentials), never from what the page did; whether the person finished the guide is a setting.
+ */
+import { z } from 'zod';
+import type { ConnectionTest, CliSignInStep, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened, TokenPermission } from '../common/contract.ts';
+import { method, NoParams, Profile, type MethodContext } from './method.ts';
+import { ConsoleError } from './service-client.ts';
+
+/** GitHub's page that makes a fine-grained token (its prefill parameters are not offered: GitHub withdrew them). */
+export const TOKEN_URL = 'https://github.com/settings/personal-access-tokens/new';
+
+/** What the gateway's routes call on the platform, as the token page names the permissions. */
+export const TOKEN_PERMISSIONS: readonly TokenPermission[] = [
+  { name: 'Metadata', access: 'read', why: 'list and search repositories (GitHub adds it to every token)' },
+  { name: 'Contents', access: 'read and write', why: 'read files and write commits and branches' },
+  { name: 'Pull requests', access: 'read and write', why: 'open, review, update and merge pull requests' },
+  { name: 'Issues', access: 'read and write', why: 'open, comment on and close issues' },
+  { name: 'Actions', access: 'read and write', why: 'read workflow runs and their logs, dispatch, re-run and cancel them' },
+  { name: 'Checks', access: 'read', why: 'read the check runs of a commit' },
+  { name: 'Commit statuses', access: 'read', why: 'read the statuses of a commit' },
+  { name: 'Administration', access: 'read and write', why: 'create, rename and delete repositories (choose \u201cAll repositories\u201d to create new ones)' },
+];
+
+/** What the first run keeps: whether the person finished or dismissed the guide. */
+export interface FirstRunSettings {
+  firstRunDone(): boolean;
+  setFirstRunDone(done: boolean): void;
+}
+
+/** Opens a terminal running a command; given by the desktop app only (a browser tab must not start programs). */
+export type OpenTerminal = (command: string) => Promise<TerminalOpened>;
+
+interface ProviderReady {
+  checks?: { cli?: { ok?: boolean; path?: string | null }; login?: { state?: string } };
+}
+
+const SIGN_IN = '/login';
+
+function signInStep(ready: ProviderReady | undefined, error: string | undefined, canOpenTerminal: boolean): CliSignInStep {
+  const command = ready?.checks?.cli?.path || 'claude';
+  const base = { id: 'cli-sign-in' as const, command, then: SIGN_IN, canOpenTerminal };
+  if (!ready) return { ...base, done: false, text: 'The chat-model provider could not be asked whether the CLI is signed in.', ...(error ? { error } : {}) };
+  if (ready.checks?.cli?.ok === false) return { ...base, done: false, text: 'The provider finds no CLI: install it (or set MODELPROV_CLI_BINARY), then sign in.' };
+  const state = ready.checks?.login?.state;
+  if (state === 'signed_in') return { ...base, done: true, text: 'The CLI is signed in.' };
+  if (state === 'not_signed_in') return { ...base, done: false, text: `The CLI is not signed in: run ${command} in a terminal, type ${SIGN_IN} and follow it, then re-check.` };
+  return { ...base, done: false, text: 'The provider is still checking the CLI; re-check in a moment.' };
+}
+
+async function providerReady(ctx: MethodContext, recheck: boolean): Promise<{ ready?: ProviderReady; error?: string }> {
+  try {
+    const answer = await ctx.services.call('model-provider', { path: '/ready', query: recheck ? { recheck: 'login' } : {}, acceptStatus: [503] });
+    return { ready: answer.body as ProviderReady };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+async function connectionProfiles(ctx: MethodContext): Promise<string[]> {
+  const body = (await ctx.services.call('identity', { path: '/v1/connections' })).body as { connections?: { profile: string }[] };
+  return (body.connections ?? []).map((c) => c.profile);
+}
+
+/** `GET /v1/me` through the gateway under a profile: the connection works end to end (identity, gateway, platform). */
+export async function testConnection(ctx: MethodContext, profile: string): Promise<ConnectionTest> {
+  try {
+    const me = (await ctx.services.call('repohost-gateway', { path: '/v1/me', headers: { 'x-identity-profile': profile } })).body as {
+      login?: string;
+      kind?: string;
+      repositories?: number | null;
+    };
+    return { ok: true, profile, login: me.login ?? '', kind: me.kind ?? 'token', repositories: typeof me.repositories === 'number' ? me.repositories : null };
+  } catch (err) {
+    if (err instanceof ConsoleError) return { ok: false, profile, message: err.message };
+    throw err;
+  }
+}
+
+async function githubStep(ctx: MethodContext): Promise<GithubConnectionStep> {
+  const base = { id: 'github-connection' as const, tokenUrl: TOKEN_URL, permissions: [...TOKEN_PERMISSIONS] };
+  let profiles: string[];
+  try {
+    profiles = await connectionProfiles(ctx);
+  } catch (err) {
+    return { ...base, connections: [], done: false, text: 'The connections could not be listed.', error: (err as Error).message };
+  }
+  if (profiles.length === 0) return { ...base, connections: [], done: false, text: 'No GitHub connection yet: make a fine-grained token with the permissions below and add it.' };
+  const tested = await testConnection(ctx, profiles[0]!);
+  if (!tested.ok) return { ...base, connections: profiles, done: false, text: `The connection \u201c${profiles[0]}\u201d does not work through the gateway.`, error: tested.message };
+  return { ...base, connections: profiles, login: tested.login, done: true, text: `Connected: the gateway acts as ${tested.login} (connection \u201c${profiles[0]}\u201d).` };
+}
+
+async function hubCredentialStep(ctx: MethodContext): Promise<HubCredentialStep> {
+  const base = { id: 'hub-credential' as const };
+  try {
+    const body = (await ctx.services.call('identity', { path: '/v1/session-credentials' })).body as { credentials?: { current?: boolean; expires_at?: string | null }[] };
+    const now = Date.now();
+    const credentials = (body.credentials ?? []).filter((c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
+    return credentials > 0
+      ? { ...base, credentials, done: true, text: credentials === 1 ? 'A hub credential is ready for your hub.' : `${credentials} hub credentials are valid.` }
+      : { ...base, credentials, done: false, text: 'No hub credential yet: make one on the Hub page and give it to your hub.' };
+  } catch (err) {
+    return { ...base, credentials: 0, done: false, text: 'The hub credentials could not be listed.', error: (err as Error).message };
+  }
+}
+
+async function firstRunView(ctx: MethodContext): Promise<FirstRunView> {
+  const [provider, github, hub] = await Promise.all([providerReady(ctx, false), githubStep(ctx), hubCredentialStep(ctx)]);
+  return { done: ctx.firstRun.firstRunDone(), steps: [signInStep(provider.ready, provider.error, ctx.openTerminal !== undefined), github, hub] };
+}
+
+export const FIRST_RUN_METHODS = {
+  'firstRun.get': method(NoParams, async (_p, ctx): Promise<FirstRunView> => firstRunView(ctx)),
+  // The provider probes its CLI again now; then the supervisor probes the provider, so its state follows at once.
+  'firstRun.recheckSignIn': method(NoParams, async (_p, ctx): Promise<CliSignInStep> => {
+    const provider = await providerReady(ctx, true);
+    await ctx.supervisor.recheck('model-provider').catch(() => undefined);
+    return signInStep(provider.ready, provider.error, ctx.openTerminal !== undefined);
+  }),
+  'firstRun.openTerminal': method(NoParams, async (_p, ctx): Promise<TerminalOpened> => {
+    const provider = await providerReady(ctx, false);
+    const command = signInStep(provider.ready, provider.error, false).command;
+    if (!ctx.openTerminal) {
+      return { opened: false, message: `This console runs in a browser, which does not start programs: open a terminal yourself, run ${command} and type ${SIGN_IN}.` };
+    }
+    return ctx.openTerminal(command);
+  }),
+  'firstRun.testConnection': method(z.object({ profile: Profile }).strict(), async ({ profile }, ctx): Promise<ConnectionTest> => {
+    const result = await testConnection(ctx, profile);
+    // A connection that works answers the gateway's waiting on the platform too.
+    if (result.ok) await ctx.supervisor.recheck('repohost-gateway').catch(() => undefined);
+    return result;
+  }),
+  'firstRun.setDone': method(z.object({ done: z.boolean() }).strict(), async ({ done }, ctx): Promise<FirstRunView> => {
+    ctx.firstRun.setFirstRunDone(done);
+    return firstRunView(ctx);
+  }),
+};

@@ -1,0 +1,41 @@
+/**
+ * The persona page's pure parts: how a value is classed for display, which entries the filter keeps,
+ * and counts in words.
+ */
+import { describe, expect, it } from 'vitest';
+import { entryMatches, valueKind } from './src/entries.ts';
+import { plural } from './src/words.ts';
+
+describe('a persona entry on one line', () => {
+  it('shows each value as what it is', () => {
+    expect(valueKind('3')).toBe('text');
+    expect(valueKind(3)).toBe('number');
+    expect(valueKind(false)).toBe('boolean');
+    expect(valueKind(null)).toBe('null');
+    expect(valueKind({ a: 1 })).toBe('json');
+    expect(valueKind(['Ada'])).toBe('json');
+  });
+
+  it('keeps the entries that hold every word of the filter, case aside', () => {
+    const tea = { key: 'favourite_tea', value: 'Assam, strong', description: 'The tea the household likes best' };
+    const kids = { key: 'kids_names', value: ['Ada', 'Linus'] };
+    const walk = { id: 'n1', content: 'The family walked the dog by the river.', kind: 'episode' };
+    expect(entryMatches('', tea)).toBe(true);
+    expect(entryMatches('ASSAM', tea)).toBe(true);
+    expect(entryMatches('household best', tea)).toBe(true);
+    expect(entryMatches('household river', tea)).toBe(false);
+    expect(entryMatches('linus', kids)).toBe(true);
+    expect(entryMatches('river episode', walk)).toBe(true);
+    expect(entryMatches('tea', walk)).toBe(false);
+  });
+});
+
+describe('counts in words', () => {
+  it('says one in the singular and every other number in the plural', () => {
+    expect(plural(1, 'CLI run')).toBe('1 CLI run');
+    expect(plural(2, 'CLI run')).toBe('2 CLI runs');
+    expect(plural(0, 'field')).toBe('0 fields');
+    expect(plural(1, 'repository', 'repositories')).toBe('1 repository');
+    expect(plural(1200, 'token')).toBe('1,200 tokens');
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * A service's actions (start, stop, restart, its log), the same on the overview's cards and the
+ * Services page's table: one action at a time, its failure said in words, the view read again after.
+ */
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import type { ServiceView } from '../../main/common/contract.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
+import { RUNNING_STATES as RUNNING } from '../../main/common/states.ts';
+import { call } from './transport.ts';
+
+export type ServiceVerb = 'start' | 'stop' | 'restart' | 'startAll' | 'stopAll';
+
+export interface ServiceControl {
+  busy: string | undefined;
+  failure: string | undefined;
+  act: (verb: ServiceVerb, name?: ServiceName) => Promise<void>;
+}
+
+export function useServiceControl(reload: () => void): ServiceControl {
+  const [busy, setBusy] = useState<string | undefined>();
+  const [failure, setFailure] = useState<string | undefined>();
+  const act = async (verb: ServiceVerb, name?: ServiceName) => {
+    setBusy(name ? `${verb}:${name}` : verb);
+    setFailure(undefined);
+    try {
+      await call(`services.${verb}`, name ? { name } : undefined);
+    } catch (err) {
+      setFailure((err as Error).message);
+    } finally {
+      setBusy(undefined);
+      reload();
+    }
+  };
+  return { busy, failure, act };
+}
+
+export function ServiceActions({ service, control, showLog }: { service: ServiceView; control: ServiceControl; showLog: (name: ServiceName) => void }) {
+  const { busy, act } = control;
+  const running = RUNNING.has(service.state);
+  const title = SERVICE_CATALOGUE[service.name]?.title ?? service.name;
+  return html`<div class="service-actions">
+    <button type="button" disabled=${busy !== undefined || running} onClick=${() => act('start', service.name)} aria-label=${`Start ${title}`}>Start</button>
+    <button type="button" disabled=${busy !== undefined || !running} onClick=${() => act('stop', service.name)} aria-label=${`Stop ${title}`}>Stop</button>
+    <button type="button" disabled=${busy !== undefined} onClick=${() => act('restart', service.name)} aria-label=${`Restart ${title}`}>Restart</button>
+    <button type="button" onClick=${() => showLog(service.name)} aria-label=${`Logs of ${title}`}>Logs</button>
+  </div>`;
+}
