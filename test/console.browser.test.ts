@@ -434,7 +434,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await field.locator('.value').innerText()).toBe('["Ada","Linus"]');
     expect(await field.locator('.value').getAttribute('data-value-kind')).toBe('json');
     await page.getByRole('button', { name: `Details of field kids_names in ${seeded.profile}` }).click();
-    expect(await page.locator('.recall-results tr.detail-row dl.provenance').innerText()).toMatch(/Type\s+json[\s\S]*What it is for \(its writer says\)\s+What the household says about kids names/);
+    expect(await page.locator('.recall-results tr.detail-row dl.provenance').innerText()).toMatch(/Type\s+list[\s\S]*What it is for \(its writer says\)\s+What the household says about kids names/);
     await page.getByRole('button', { name: `Details of field kids_names in ${seeded.profile}` }).click();
 
     // The store's rank order is kept, line for line.
