@@ -406,18 +406,51 @@ describe('the console in Chromium against `npm run serve`', () => {
     await shot('notes-paged');
   });
 
-  it('recalls entries by word across personas', async () => {
+  it('recalls entries by word across personas, one line a hit, best first', async () => {
     await tab('Recall').click();
-    await page.locator('input[name="q"]').fill('river');
-    await page.getByRole('button', { name: 'Search' }).click();
-    const hit = page.locator('.recall-results figure.claim[data-kind="note"]');
-    await hit.waitFor();
-    expect(await hit.locator('blockquote').innerText()).toBe(seeded.noteContents[0]);
-    expect(await page.locator('.recall-results .in-persona').first().innerText()).toBe(`in persona ${seeded.profile}`);
-    await page.locator('input[name="q"]').fill('zebra');
-    await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByText('Nothing matches “zebra”. Try fewer or other words.').waitFor();
+    const search = async (q: string) => {
+      await page.locator('input[name="q"]').fill(q);
+      await page.getByRole('button', { name: 'Search' }).click();
+    };
+    await search('river');
+    const note = page.locator('.recall-results table.entries.notes tbody tr[data-note]');
+    await note.waitFor();
+    // One line: the persona (a link to its page), the note as it is, its kind; no wordy claim, no quotes.
+    expect(await note.getAttribute('data-profile')).toBe(seeded.profile);
+    expect(await note.locator('td.persona-cell a').innerText()).toBe(seeded.profile);
+    expect(await note.locator('td.persona-cell a').getAttribute('href')).toBe(`#personas/${seeded.profile}`);
+    expect(await note.locator('td.note-text').innerText()).toBe(seeded.noteContents[0]);
+    expect(await note.innerText()).not.toMatch(/noted|recorded|via|\u201C/);
+    expect(await page.locator('.recall-results figure, .recall-results blockquote').count()).toBe(0);
+    await page.getByText('No field matches.').waitFor();
+    // Provenance is in the hit's details row.
+    await note.getByRole('button', { name: /^Details of note: / }).click();
+    expect(await page.locator('.recall-results tr.detail-row dl.provenance').innerText()).toMatch(/Written by \(claimed\)\s+The assistant \(source: assistant\)\s+Via \(verified\)\s+persona/);
+
+    // A field hit: its value shown as what it is (JSON here), its writer's description in the details.
+    await search('kids');
+    const field = page.locator(`.recall-results table.entries.fields tr[data-field="kids_names"][data-profile="${seeded.profile}"]`);
+    await field.waitFor();
+    expect(await field.locator('.value').innerText()).toBe('["Ada","Linus"]');
+    expect(await field.locator('.value').getAttribute('data-value-kind')).toBe('json');
+    await page.getByRole('button', { name: `Details of field kids_names in ${seeded.profile}` }).click();
+    expect(await page.locator('.recall-results tr.detail-row dl.provenance').innerText()).toMatch(/Type\s+list[\s\S]*What it is for \(its writer says\)\s+What the household says about kids names/);
+    await page.getByRole('button', { name: `Details of field kids_names in ${seeded.profile}` }).click();
+
+    // The store's rank order is kept, line for line.
+    await search('chore');
+    const ranked = await consoleCall<{ fields: { key: string }[] }>('personas.recall', { q: 'chore' });
+    expect(ranked.fields.length).toBe(6);
+    const rows = page.locator('.recall-results table.entries.fields tbody tr[data-field]');
+    await expect.poll(() => rows.count(), PAGE_WAIT).toBe(6);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-field')))).toEqual(ranked.fields.map((f) => f.key));
+    await page.getByRole('heading', { name: 'Fields (6)' }).waitFor();
+    await shot('recall');
     await checkPage('recall');
+
+    await search('zebra');
+    await page.getByText('Nothing matches “zebra”. Try fewer or other words.').waitFor();
+    await checkPage('recall, nothing found');
   });
 
   it('shows the gateway\u2019s subscriptions with state and expiry, and the platform connections', async () => {

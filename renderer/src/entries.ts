@@ -1,15 +1,67 @@
 /**
- * A persona's fields and notes as dense tables: one line an entry, values shown as what they are
- * (text, a number, true/false, JSON), and the provenance (who wrote it, through which client, which
- * revision, what the field is for) one click away in the entry's details, not repeated on every line.
- * Entries stay data: every value is a text node, and the page says above the tables that they are
- * what their writers reported, never instructions.
+ * Fields and notes as dense tables, for a persona's page and for Recall: one line an entry, values
+ * shown as what they are (text, a number, true/false, JSON), and the provenance (who wrote it, through
+ * which client, which revision, what the field is for) one click away in the entry's details, not
+ * repeated on every line. Entries stay data: every value is a text node (preact builds no HTML from
+ * data), and each page says above its tables that they are what their writers reported, never
+ * instructions.
  */
 import { html } from 'htm/preact';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { noteText, valueText, writer, type FieldEntry, type NoteEntry } from './claims.ts';
 import { formatTime } from './states.ts';
+
+export interface FieldEntry {
+  key: string;
+  description?: string;
+  value: unknown;
+  value_type?: string;
+  revision?: number;
+  source?: string;
+  asserted_by?: string;
+  pinned?: boolean;
+  updated_at?: string;
+  /** The persona the entry belongs to: Recall's hits carry it, a persona's own pages do not. */
+  profile?: string;
+}
+
+export interface NoteEntry {
+  id?: string;
+  note_id?: string;
+  kind?: string;
+  content?: string;
+  text?: string;
+  body?: string;
+  source?: string;
+  asserted_by?: string;
+  pinned?: boolean;
+  written_at?: string;
+  created_at?: string;
+  profile?: string;
+}
+
+/** `source` is the writer's own claim, so it is reported as such. */
+function writer(source: string | undefined): string {
+  switch (source) {
+    case 'owner':
+      return 'You (as owner)';
+    case 'assistant':
+      return 'The assistant';
+    case 'service':
+      return 'A service';
+    default:
+      return 'An unnamed writer';
+  }
+}
+
+function valueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+export function noteText(note: NoteEntry): string {
+  return note.content ?? note.text ?? note.body ?? '';
+}
 
 export type ValueKind = 'text' | 'number' | 'boolean' | 'null' | 'json';
 
@@ -54,30 +106,57 @@ function DetailsButton({ open, toggle, label, controls }: { open: boolean; toggl
 
 const rowId = (kind: string, id: string) => `${kind}-details-${id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 
-export function FieldTable({ fields, actions }: { fields: FieldEntry[]; actions: (f: FieldEntry) => unknown }) {
+/** A row's identity: the same key or note id may recur across personas in Recall's hits. */
+const rowKey = (profile: string | undefined, id: string) => (profile === undefined ? id : `${profile}/${id}`);
+
+/** Options shared by both tables. `inPersona`: a first column naming each entry's persona (Recall). */
+interface TableOptions<T> {
+  inPersona?: boolean;
+  /** The person's actions on an entry (pin, forget), when the page offers them. */
+  actions?: (entry: T) => unknown;
+}
+
+function PersonaCell({ profile }: { profile: string | undefined }) {
+  return html`<td class="persona-cell">${profile ? html`<a href=${`#personas/${encodeURIComponent(profile)}`}>${profile}</a>` : '—'}</td>`;
+}
+
+function Heads({ inPersona, actions, names }: { inPersona: boolean; actions: boolean; names: string[] }) {
+  return html`<thead><tr>
+    <th class="narrow"><span class="visually-hidden">Details</span></th>
+    ${inPersona ? html`<th>Persona</th>` : null}
+    ${names.map((n) => html`<th key=${n}>${n}</th>`)}
+    ${actions ? html`<th><span class="visually-hidden">Actions</span></th>` : null}
+  </tr></thead>`;
+}
+
+export function FieldTable({ fields, inPersona = false, actions }: { fields: FieldEntry[] } & TableOptions<FieldEntry>) {
   const [open, setOpen] = useState<string | undefined>();
+  const span = 3 + (inPersona ? 1 : 0) + (actions ? 1 : 0);
   return html`<table class="entries fields">
-    <thead><tr><th class="narrow"><span class="visually-hidden">Details</span></th><th>Key</th><th>Value</th><th>Updated</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+    <${Heads} inPersona=${inPersona} actions=${actions !== undefined} names=${['Key', 'Value', 'Updated']} />
     <tbody>
       ${fields.map((f) => {
-        const id = rowId('field', f.key);
-        const shown = open === f.key;
-        return html`<tr key=${f.key} data-field=${f.key} class=${f.pinned ? 'pinned' : undefined}>
-            <td class="narrow"><${DetailsButton} open=${shown} toggle=${() => setOpen(shown ? undefined : f.key)} label=${`Details of field ${f.key}`} controls=${id} /></td>
+        const key = rowKey(inPersona ? (f.profile ?? '') : undefined, f.key);
+        const id = rowId('field', key);
+        const shown = open === key;
+        const where = inPersona && f.profile ? ` in ${f.profile}` : '';
+        return html`<tr key=${key} data-field=${f.key} data-profile=${inPersona ? f.profile : undefined} class=${f.pinned ? 'pinned' : undefined}>
+            <td class="narrow"><${DetailsButton} open=${shown} toggle=${() => setOpen(shown ? undefined : key)} label=${`Details of field ${f.key}${where}`} controls=${id} /></td>
+            ${inPersona ? html`<${PersonaCell} profile=${f.profile} />` : null}
             <td class="key"><code>${f.key}</code>${f.pinned ? html` <span class="pin" title="In the identity block the hub reads first">pinned</span>` : null}</td>
             <td class="value-cell"><${Value} value=${f.value} /></td>
             <td class="when">${formatTime(f.updated_at)}</td>
-            <td class="actions">${actions(f)}</td>
+            ${actions ? html`<td class="actions">${actions(f)}</td>` : null}
           </tr>
           ${shown
-            ? html`<tr key=${`${f.key}-details`} class="detail-row" id=${id}><td></td><td colspan="4">
+            ? html`<tr key=${`${key}-details`} class="detail-row" id=${id}><td></td><td colspan=${span}>
                 <${Provenance} source=${f.source} assertedBy=${f.asserted_by}>
                   <dt>Type</dt><dd>${f.value_type ?? valueKind(f.value)}</dd>
                   <dt>Revision</dt><dd>${f.revision ?? '—'}</dd>
                   ${f.description ? html`<dt>What it is for (its writer says)</dt><dd>${f.description}</dd>` : null}
                 <//>
                 ${valueKind(f.value) === 'json' || (typeof f.value === 'string' && f.value.length > 80)
-                  ? html`<pre class="value-full" tabindex="0" aria-label=${`Whole value of ${f.key}`}>${valueText(f.value)}</pre>`
+                  ? html`<pre class="value-full" tabindex="0" aria-label=${`Whole value of ${f.key}${where}`}>${valueText(f.value)}</pre>`
                   : null}
               </td></tr>`
             : null}`;
@@ -86,26 +165,29 @@ export function FieldTable({ fields, actions }: { fields: FieldEntry[]; actions:
   </table>`;
 }
 
-export function NoteTable({ notes, actions }: { notes: NoteEntry[]; actions: (n: NoteEntry) => unknown }) {
+export function NoteTable({ notes, inPersona = false, actions }: { notes: NoteEntry[] } & TableOptions<NoteEntry>) {
   const [open, setOpen] = useState<string | undefined>();
+  const span = 3 + (inPersona ? 1 : 0) + (actions ? 1 : 0);
   return html`<table class="entries notes">
-    <thead><tr><th class="narrow"><span class="visually-hidden">Details</span></th><th>Note</th><th>Kind</th><th>Written</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+    <${Heads} inPersona=${inPersona} actions=${actions !== undefined} names=${['Note', 'Kind', 'Written']} />
     <tbody>
       ${notes.map((n, i) => {
-        const key = n.id ?? n.note_id ?? String(i);
+        const noteId = n.id ?? n.note_id ?? String(i);
+        const key = rowKey(inPersona ? (n.profile ?? '') : undefined, noteId);
         const id = rowId('note', key);
         const shown = open === key;
-        return html`<tr key=${key} data-note=${key} class=${n.pinned ? 'pinned' : undefined}>
+        return html`<tr key=${key} data-note=${noteId} data-profile=${inPersona ? n.profile : undefined} class=${n.pinned ? 'pinned' : undefined}>
             <td class="narrow"><${DetailsButton} open=${shown} toggle=${() => setOpen(shown ? undefined : key)} label=${`Details of note: ${noteText(n).slice(0, 40)}`} controls=${id} /></td>
+            ${inPersona ? html`<${PersonaCell} profile=${n.profile} />` : null}
             <td class="note-text">${noteText(n)}${n.pinned ? html` <span class="pin" title="In the identity block the hub reads first">pinned</span>` : null}</td>
             <td>${n.kind ?? '—'}</td>
             <td class="when">${formatTime(n.written_at ?? n.created_at)}</td>
-            <td class="actions">${actions(n)}</td>
+            ${actions ? html`<td class="actions">${actions(n)}</td>` : null}
           </tr>
           ${shown
-            ? html`<tr key=${`${key}-details`} class="detail-row" id=${id}><td></td><td colspan="4">
+            ? html`<tr key=${`${key}-details`} class="detail-row" id=${id}><td></td><td colspan=${span}>
                 <${Provenance} source=${n.source} assertedBy=${n.asserted_by}>
-                  <dt>Note id</dt><dd><code>${key}</code></dd>
+                  <dt>Note id</dt><dd><code>${noteId}</code></dd>
                 <//>
               </td></tr>`
             : null}`;

@@ -1,16 +1,20 @@
-/** Recall: stemmed keyword search over fields and notes, two lists ranked separately, shown as claims. */
+/**
+ * Recall: stemmed keyword search over fields and notes, two lists ranked separately, each shown as the
+ * persona page's tables (one line a hit, provenance in its details row) with a persona column, best first.
+ */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { FieldClaim, NoteClaim, type FieldEntry, type NoteEntry } from './claims.ts';
+import { FieldTable, NoteTable, type FieldEntry, type NoteEntry } from './entries.ts';
 import { Empty, Failed, Loading, itemsOf } from './states.ts';
 import { call } from './transport.ts';
 
 type Hit<T> = T & { profile?: string; entry?: T; field?: T; note?: T };
 type Search = { state: 'idle' } | { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; q: string; data: unknown };
 
-/** Recall items may be the entry itself or wrap it; take the entry either way. */
-function entryOf<T>(hit: Hit<T>, member: 'field' | 'note'): T {
-  return (hit[member] ?? hit.entry ?? hit) as T;
+/** Recall items may be the entry itself or wrap it; take the entry either way, with the hit's persona. */
+function entryOf<T>(hit: Hit<T>, member: 'field' | 'note'): T & { profile?: string } {
+  const entry = (hit[member] ?? hit.entry ?? hit) as T & { profile?: string };
+  return { ...entry, profile: hit.profile ?? entry.profile };
 }
 
 export function Recall() {
@@ -49,20 +53,18 @@ export function Recall() {
   </section>`;
 }
 
-function InPersona({ profile }: { profile: string | undefined }) {
-  return profile ? html`<p class="muted in-persona">in persona <a href=${`#personas/${encodeURIComponent(profile)}`}>${profile}</a></p>` : null;
-}
-
 function Results({ data, q }: { data: unknown; q: string }) {
-  const fields = itemsOf<Hit<FieldEntry>>((data as Record<string, unknown>)?.fields, 'fields');
-  const notes = itemsOf<Hit<NoteEntry>>((data as Record<string, unknown>)?.notes, 'notes');
+  const fields = itemsOf<Hit<FieldEntry>>((data as Record<string, unknown>)?.fields, 'fields').map((h) => entryOf(h, 'field'));
+  const notes = itemsOf<Hit<NoteEntry>>((data as Record<string, unknown>)?.notes, 'notes').map((h) => entryOf(h, 'note'));
   if (fields.length === 0 && notes.length === 0) {
     return html`<${Empty}><p>Nothing matches “${q}”. Try fewer or other words.</p><//>`;
   }
+  // The store ranks fields and notes separately; each table keeps its order, best match first.
   return html`<div class="recall-results">
+    <p class="notice">Best match first. Fields and notes are what their writers reported: data, never instructions. Open a hit (▸) to see who wrote it and through which client.</p>
     <h3>Fields (${fields.length})</h3>
-    <div class="claims">${fields.map((h, i) => html`<div key=${i}><${InPersona} profile=${h.profile} /><${FieldClaim} field=${entryOf(h, 'field')} /></div>`)}</div>
+    ${fields.length > 0 ? html`<${FieldTable} fields=${fields} inPersona=${true} />` : html`<p class="muted">No field matches.</p>`}
     <h3>Notes (${notes.length})</h3>
-    <div class="claims">${notes.map((h, i) => html`<div key=${i}><${InPersona} profile=${h.profile} /><${NoteClaim} note=${entryOf(h, 'note')} /></div>`)}</div>
+    ${notes.length > 0 ? html`<${NoteTable} notes=${notes} inPersona=${true} />` : html`<p class="muted">No note matches.</p>`}
   </div>`;
 }
