@@ -6,6 +6,7 @@
  * page) are written to docs/screenshots/ too.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -644,10 +645,22 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(true);
     await page.getByLabel('Show probes').uncheck();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(false);
-    // Following is on by default, and can be paused.
+    // Following is on by default: a request made now shows up by itself, at the top. The mark is plain words: the persona
+    // store writes a path segment that looks like a token (16+ characters with digits, as a timestamp) as [redacted].
     expect(await page.getByLabel('Follow new lines').isChecked()).toBe(true);
+    const letters = () => [...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('');
+    const mark = `/v1/personas/follow-${letters()}`;
+    expect((await fetch(`${url('persona')}${mark}`)).status).toBe(401);
+    const logged = async (m: string) => (await consoleCall<{ lines: unknown[] }>('services.logPage', { name: 'persona-store', filter: m })).lines.length;
+    await expect.poll(() => logged(mark), PAGE_WAIT).toBe(1);
+    await expect.poll(async () => (await shown())[0]?.includes(mark), PAGE_WAIT).toBe(true);
+    // Paused, the log waits to be read again.
     await page.getByLabel('Follow new lines').uncheck();
+    const mark2 = `/v1/personas/paused-${letters()}`;
+    expect((await fetch(`${url('persona')}${mark2}`)).status).toBe(401);
+    await expect.poll(() => logged(mark2), PAGE_WAIT).toBe(1);
     await page.locator('section.log-tail').getByRole('button', { name: 'Read again' }).click();
+    await expect.poll(async () => (await shown())[0]?.includes(mark2), PAGE_WAIT).toBe(true);
     await page.getByLabel('Follow new lines').check();
   });
 
