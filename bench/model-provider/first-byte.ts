@@ -63,6 +63,7 @@ function streamed(url: string, prompt: string): Promise<Timing> {
     let socketAt = Number.NaN;
     let raw = '';
     const onBytes = (bytes: Buffer) => {
+      if (!Number.isNaN(socketAt)) return;
       raw += bytes.toString('latin1');
       if (/"content":"[^"]/.test(raw)) socketAt = now();
     };
