@@ -13,22 +13,26 @@
  * after the CLI's first delta at p50, and never later than the peer's.
  *
  * Then the real CLI, not signed in (it writes no text, so only the error path): the time to the
- * not_logged_in answer through the provider in each mode. `--smoke` runs a few of each; its figures mean nothing.
+ * not_logged_in answer through the provider in each mode. `--rounds N` sets the rounds per concurrency
+ * (40 by default); `--smoke` runs a few of each, its figures mean nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { build, buildErrors } from '../../main/build/build.ts';
 import { bundlePath } from '../../main/supervisor/service-bundles.ts';
 import { cliArgs, cliEnvironment } from '../../services/model-provider/invocation.ts';
 import { startModelProvider } from '../../services/model-provider/service.ts';
-import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
+import { processAlive, standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
 import { ms, summarize } from '../stats.ts';
 
 const SMOKE = process.argv.includes('--smoke');
+const roundsArg = process.argv.indexOf('--rounds');
+// The figures compared are a millisecond or two apart on a shared machine: enough rounds for a p50 that holds.
+const ROUNDS = SMOKE ? 2 : roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 40;
 const PACE = '20x25';
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
 const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
@@ -43,6 +47,10 @@ interface Timing {
   total: number;
   /** When the first text arrived (ms since the epoch). */
   firstAt: number;
+  /** ms from the response's status and headers to its first text (the bare CLI: 0). */
+  afterHead: number;
+  /** When the bytes of the first text reached the client's socket, before node:http parsed them (ms since the epoch; the bare CLI: firstAt). */
+  socketAt: number;
   status: number;
 }
 
@@ -52,9 +60,17 @@ function streamed(url: string, prompt: string): Promise<Timing> {
   const target = new URL(`${url}/v1/chat/completions`);
   const started = now();
   return new Promise((resolve, reject) => {
+    let socketAt = Number.NaN;
+    let raw = '';
+    const onBytes = (bytes: Buffer) => {
+      if (!Number.isNaN(socketAt)) return;
+      raw += bytes.toString('latin1');
+      if (/"content":"[^"]/.test(raw)) socketAt = now();
+    };
     const req = http.request(
       { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
+        const headAt = now();
         let firstAt = Number.NaN;
         let seen = '';
         res.setEncoding('utf8');
@@ -64,10 +80,15 @@ function streamed(url: string, prompt: string): Promise<Timing> {
           // The first event whose delta carries text (the peer sends an SSE comment and a role-only chunk first).
           if (/"content":"[^"]/.test(seen)) firstAt = now();
         });
-        res.on('end', () => resolve({ first: firstAt - started, total: now() - started, firstAt, status: res.statusCode ?? 0 }));
+        res.on('end', () => {
+          req.socket?.off('data', onBytes);
+          resolve({ first: firstAt - started, total: now() - started, firstAt, afterHead: firstAt - headAt, socketAt, status: res.statusCode ?? 0 });
+        });
         res.on('error', reject);
       },
     );
+    // Ahead of node:http's own listener: when the bytes arrived, before they were parsed.
+    req.on('socket', (socket) => socket.prependListener('data', onBytes));
     req.on('error', reject);
     req.end(body);
   });
@@ -85,7 +106,7 @@ function bare(binary: string, prompt: string, cwd: string, env: NodeJS.ProcessEn
       if (Number.isNaN(firstAt) && chunk.includes('"text_delta"')) firstAt = now();
     });
     child.on('error', reject);
-    child.on('close', () => resolve({ first: firstAt - started, total: now() - started, firstAt, status: 0 }));
+    child.on('close', () => resolve({ first: firstAt - started, total: now() - started, firstAt, afterHead: 0, socketAt: firstAt, status: 0 }));
     child.stdin.end(prompt);
   });
 }
@@ -150,7 +171,6 @@ const date = new Date().toISOString().slice(0, 10);
     const names = Object.keys(sides) as Side[];
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) for (const side of names) await sides[side](`warm up ${side} ${i}`);
 
-    const ROUNDS = SMOKE ? 2 : 25;
     const results: Record<number, Record<Side, (Timing & { tag: string })[]>> = {};
     for (const c of [1, 2]) {
       results[c] = { bare: [], peer: [], deltas: [], whole: [] };
@@ -166,6 +186,8 @@ const date = new Date().toISOString().slice(0, 10);
         }
       }
     }
+    // A run answered at its result event writes its record as it exits, after the client has its answer: wait for every run to be gone.
+    while (standIn.started().some(processAlive)) await new Promise((r) => setTimeout(r, 50));
     // When each run printed its first delta, by its tag (the peer puts the system message into the prompt, so the tag is searched for).
     // The whole mode asks for no partial messages: its first text is compared with the run's exit instead.
     const firstDelta = new Map<string, number>();
@@ -174,17 +196,17 @@ const date = new Date().toISOString().slice(0, 10);
       const at = run.firstDeltaAt ?? run.endedAt;
       if (tag !== undefined && at !== undefined) firstDelta.set(tag, at);
     }
-    const after = (c: number, side: Side) =>
+    const after = (c: number, side: Side, at: 'firstAt' | 'socketAt' = 'firstAt') =>
       summarize(
         results[c]![side].map((t) => {
-          const at = firstDelta.get(t.tag);
-          if (at === undefined) throw new Error(`no record of the run tagged ${t.tag}`);
-          return t.firstAt - at;
+          const printed = firstDelta.get(t.tag);
+          if (printed === undefined) throw new Error(`no record of the run tagged ${t.tag}`);
+          return t[at] - printed;
         }),
       );
     const label: Record<Side, string> = { bare: 'bare stand-in CLI       ', peer: 'claude-max-api-proxy    ', deltas: 'this provider, deltas   ', whole: 'this provider, whole    ' };
     if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
-    console.log(`model-provider / first content byte, stand-in CLI with partial messages (${PACE.replace('x', ' deltas, ms apart: ')}), ${ROUNDS} rounds per concurrency, ${date}`);
+    console.log(`model-provider / first content byte, stand-in CLI with partial messages (${PACE.replace('x', ' deltas, ms apart: ')}), ${ROUNDS} rounds per concurrency, ${date}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     const verdicts: string[] = [];
     for (const c of [1, 2]) {
       console.log(`  concurrency ${c}:`);
@@ -192,7 +214,12 @@ const date = new Date().toISOString().slice(0, 10);
         const first = summarize(results[c]![side].map((t) => t.first));
         const total = summarize(results[c]![side].map((t) => t.total));
         const behind = side === 'bare' ? '' : `  after the CLI's ${side === 'whole' ? 'exit' : 'first delta'} p50 ${ms(after(c, side).p50)}  p95 ${ms(after(c, side).p95)}`;
-        console.log(`    ${label[side]} first text p50 ${ms(first.p50)}  p95 ${ms(first.p95)}  whole stream p50 ${ms(total.p50)}  p95 ${ms(total.p95)}${behind}`);
+        // Where the status and headers wait for the first text, the client reads them on its path to that text.
+        const head =
+          side === 'bare' || side === 'whole'
+            ? ''
+            : `  (at the client's socket p50 ${ms(after(c, side, 'socketAt').p50)}${side === 'deltas' ? `; after the response head p50 ${ms(summarize(results[c]![side].map((t) => t.afterHead)).p50)}` : ''})`;
+        console.log(`    ${label[side]} first text p50 ${ms(first.p50)}  p95 ${ms(first.p95)}  whole stream p50 ${ms(total.p50)}  p95 ${ms(total.p95)}${behind}${head}`);
       }
       const mine = after(c, 'deltas');
       const peer = after(c, 'peer');
