@@ -86,7 +86,7 @@ async function providerPanel(supervisor: ServiceSupervisor) {
   context.setDefaultTimeout(90_000);
   const page = context.pages()[0] ?? (await context.newPage());
   await page.goto(server.url);
-  await page.getByRole('button', { name: 'Provider' }).click();
+  await page.getByRole('button', { name: 'Provider', exact: true }).click();
   const dl = page.locator('dl.provider');
   await dl.waitFor();
   return { page, dl };
