@@ -18,7 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { build, buildErrors } from '../../main/build/build.ts';
@@ -27,6 +27,7 @@ import { cliArgs, cliEnvironment } from '../../services/model-provider/invocatio
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { processAlive, standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
+import { signedOutRealCli, startServer, stopServer } from './_servers.ts';
 import { ms, summarize } from '../stats.ts';
 
 const SMOKE = process.argv.includes('--smoke');
@@ -110,27 +111,6 @@ function bare(binary: string, prompt: string, cwd: string, env: NodeJS.ProcessEn
     child.stdin.end(prompt);
   });
 }
-
-async function startServer(name: string, command: string[], env: NodeJS.ProcessEnv, cwd: string, url: string, probe: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, command, { cwd, env, stdio: 'ignore', detached: true });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode})`);
-    const status = await fetch(`${url}${probe}`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return child;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not answer ${probe} with 200`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const stopServer = (child: ChildProcess) =>
-  child.exitCode !== null ? Promise.resolve() : new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM')));
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-modelprov-first-'));
 const standIn = standInBinary(join(dir, 'bin'), { pace: PACE });
@@ -233,14 +213,8 @@ const date = new Date().toISOString().slice(0, 10);
 
 // --- the real CLI, not signed in: no text, only the error path ---------------------------------------------
 {
-  const real = join(ROOT, 'node_modules', '.bin', 'claude');
-  if (!existsSync(real)) {
-    console.log('model-provider / real CLI: skipped, the pinned CLI package is not installed (run npm ci)');
-  } else {
-    const home = mkdtempSync(join(tmpdir(), 'bench-modelprov-home-'));
-    const wrapper = join(dir, 'real-claude');
-    writeFileSync(wrapper, `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${home}' TERM=dumb '${real}' "$@"\n`);
-    chmodSync(wrapper, 0o755);
+  const wrapper = signedOutRealCli(ROOT, dir);
+  if (wrapper) {
     const N = SMOKE ? 2 : 12;
     const figures: string[] = [];
     for (const mode of ['deltas', 'whole'] as const) {

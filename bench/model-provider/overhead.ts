@@ -23,9 +23,9 @@
  * body limit, and the failure memory at its bound.
  * `--smoke` runs a few of each, to check that the script works; its figures mean nothing.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,7 @@ import { cliArgs, cliEnvironment } from '../../services/model-provider/invocatio
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
+import { signedOutRealCli, startServer, stopServer } from './_servers.ts';
 import { ms, rssMb, summarize, time } from '../stats.ts';
 
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
@@ -137,37 +138,6 @@ async function batch(prompts: string[], concurrency: number, one: (prompt: strin
     ),
   );
   return elapsed;
-}
-
-/**
- * A server in its own process and session, its output to /dev/null, once `probe` answers 200. Its own
- * session, as a program started on its own: where the scheduler groups processes by session (Linux's
- * autogroup), the benchmark's client then does not share the server's share of the CPU.
- */
-async function startServer(name: string, command: string[], env: NodeJS.ProcessEnv, cwd: string, url: string, probe: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, command, { cwd, env, stdio: 'ignore', detached: true });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode})`);
-    const status = await fetch(`${url}${probe}`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return child;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not answer ${probe} with 200`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 /** The CPU time a process has used itself (user + system, its children left out), in ms. */
@@ -300,14 +270,8 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
 
 // --- the real CLI, not signed in ----------------------------------------------------------------
 {
-  const real = join(ROOT, 'node_modules', '.bin', 'claude');
-  if (!existsSync(real)) {
-    console.log('model-provider / real CLI: skipped, the pinned CLI package is not installed (run npm ci)');
-  } else {
-    const home = mkdtempSync(join(tmpdir(), 'bench-modelprov-home-'));
-    const wrapper = join(dir, 'real-claude');
-    writeFileSync(wrapper, `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${home}' TERM=dumb '${real}' "$@"\n`);
-    chmodSync(wrapper, 0o755);
+  const wrapper = signedOutRealCli(ROOT, dir);
+  if (wrapper) {
     const bareCli = new BareCli({ binary: wrapper, args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), cwd: bareCwd, env: cliEnvironment(BASE_ENV) });
     const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
     try {
