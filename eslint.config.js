@@ -12,16 +12,16 @@ const FREE = ['**/*.test.ts', '**/test-support/**', 'test/**', 'bench/**'];
 
 const ELECTRON = { regex: '^(electron|electron-store)(/|$)|^@electron/|(^|/)electron/', message: 'Electron stays in main/electron/: this code also runs in plain Node (npm run serve, the tests).' };
 const RENDERER = { regex: '(^|/)renderer/', message: 'The renderer is a web page: reach it through the console API, never by import.' };
-const MAIN = { regex: '(^|/)main/(?!common/)', message: 'Only main/common (the catalogue, states, contract) is shared with this layer.' };
+const MAIN = { regex: '(^|/)main/', message: 'Nothing of main/ is shared with this layer: shared facts live in common/ (the catalogue, states, contract).' };
 const A_SERVICE = {
   regex: `(^|/)services/(?!kit/)|(^|/)(${SERVICES.join('|')})/`,
-  message: 'A service is a program of its own: talk to it over HTTP; shared facts live in main/common.',
+  message: 'A service is a program of its own: talk to it over HTTP; shared facts live in common/.',
 };
 
 /**
  * Each layer's imports, in its lane (no-restricted-imports matches the import's text, relative paths included):
- * main/common imports nothing; the renderer's page only main/common; the kit no service and nothing of main/;
- * a service the kit, main/common and itself; the supervisor and the console no Electron (and the supervisor
+ * common/ imports nothing; the renderer's page only common/; the kit no service, nothing of main/ and not common/;
+ * a service the kit, common/ and itself; the supervisor and the console no Electron (and the supervisor
  * no renderer); the shell, the entry points and the build anything of main but no service's code.
  */
 function lane(files, ...patterns) {
@@ -43,12 +43,12 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', document: 'readonly', window: 'readonly', fetch: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
   },
-  lane(['main/common/**'], { regex: '^(?!\\./)', message: 'main/common imports nothing outside itself (no node:, no package): every layer, the renderer included, reads it.' }),
+  lane(['common/**'], { regex: '^(?!\\./)', message: 'common/ imports nothing outside itself (no node:, no package): every layer, the renderer included, reads it.' }),
   lane(['renderer/src/**'], {
-    regex: '^(?!\\./|(\\.\\./)+main/common/|preact(/|$)|htm(/|$))',
-    message: 'The console page imports only main/common (and preact, htm): everything else comes through the console API.',
+    regex: '^(?!\\./|(\\.\\./)+common/|preact(/|$)|htm(/|$))',
+    message: 'The console page imports only common/ (and preact, htm): everything else comes through the console API.',
   }),
-  lane(['services/kit/**'], A_SERVICE, { regex: '(^|/)main/', message: 'The kit is the services\' own: nothing of main/, not even main/common.' }, RENDERER, ELECTRON),
+  lane(['services/kit/**'], A_SERVICE, { regex: '(^|/)(main|common)/', message: 'The kit is the services\' own: nothing of main/, not even common/.' }, RENDERER, ELECTRON),
   ...SERVICES.map((name) =>
     lane(
       [`services/${name}/**`],
@@ -68,7 +68,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-globals': [
         'error',
-        { name: 'encodeURIComponent', message: 'Build a path from input with urlPath (main/common/url-path.ts): it refuses "." and ".." segments. Queries go in URLSearchParams.' },
+        { name: 'encodeURIComponent', message: 'Build a path from input with urlPath (common/url-path.ts): it refuses "." and ".." segments. Queries go in URLSearchParams.' },
       ],
     },
   },

@@ -3,7 +3,7 @@
  * restart is pending, the last crash once the service is back, and otherwise the supervisor's words.
  */
 import { describe, expect, it } from 'vitest';
-import type { ServiceView } from '../main/common/contract.ts';
+import type { ServiceView } from '../common/contract.ts';
 import { problemText } from './src/services.ts';
 import { formatTime } from './src/states.ts';
 

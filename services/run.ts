@@ -1,4 +1,4 @@
-import { isServiceName, SERVICE_NAMES } from '../main/common/services.ts';
+import { isServiceName, SERVICE_NAMES } from '../common/services.ts';
 
 /** `npm run service -- <name>`: one service in the foreground. */
 const name = process.argv[2];

@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appSecretIn, SECRET_FORMATS, secretPattern, type SecretFormatName } from '../main/common/secret-formats.ts';
+import { appSecretIn, SECRET_FORMATS, secretPattern, type SecretFormatName } from '../common/secret-formats.ts';
 import { newConsoleSecret } from '../main/console/server.ts';
 import { gatewayServiceToken, GATEWAY_TOKEN_FILE } from '../main/supervisor/wiring.ts';
 import { openSqliteEngine } from '../services/persona-store/engines/sqlite.ts';
@@ -11,7 +11,7 @@ import { newSignalSecret } from '../services/repohost-gateway/subscriptions.ts';
 import { tempDir } from './support/identity.ts';
 
 /**
- * Nothing this app issues is kept as a memory: every secret format of main/common/secret-formats.ts,
+ * Nothing this app issues is kept as a memory: every secret format of common/secret-formats.ts,
  * made by its real issuer, is refused by a real persona store over HTTP and by import. A new format
  * without an issuer here does not compile; an issuer whose secrets leave their format fails below.
  */

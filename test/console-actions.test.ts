@@ -5,8 +5,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ActivityView } from '../main/common/activity.ts';
-import type { ExportDocument, ForgetPolicy, HubView, NewHubCredential, OverviewView } from '../main/common/contract.ts';
+import type { ActivityView } from '../common/activity.ts';
+import type { ExportDocument, ForgetPolicy, HubView, NewHubCredential, OverviewView } from '../common/contract.ts';
 import { createConsoleApi } from '../main/console/api.ts';
 import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
 import { SETTLE_MS, SIGNAL_PREFIX, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';

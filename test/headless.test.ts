@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SERVICE_NAMES } from '../main/common/services.ts';
+import { SERVICE_NAMES } from '../common/services.ts';
 import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';

@@ -22,32 +22,32 @@ const CASES: Array<[string, string, boolean]> = [
   ['renderer/src/page.ts', '../../main/console/contract.ts', false],
   ['renderer/src/page.ts', '../../main/supervisor/types.ts', false],
   ['renderer/src/page.ts', 'node:fs', false],
-  ['renderer/src/page.ts', '../../main/common/services.ts', true],
+  ['renderer/src/page.ts', '../../common/services.ts', true],
   ['renderer/src/page.ts', './app.ts', true],
   ['renderer/src/page.ts', 'preact/hooks', true],
-  ['main/common/facts.ts', 'node:path', false],
-  ['main/common/facts.ts', 'zod', false],
-  ['main/common/facts.ts', '../supervisor/types.ts', false],
-  ['main/common/facts.ts', './states.ts', true],
+  ['common/facts.ts', 'node:path', false],
+  ['common/facts.ts', 'zod', false],
+  ['common/facts.ts', '../main/supervisor/types.ts', false],
+  ['common/facts.ts', './states.ts', true],
   ['services/kit/shell.ts', '../persona-store/store.ts', false],
-  ['services/kit/shell.ts', '../../main/common/services.ts', false],
+  ['services/kit/shell.ts', '../../common/services.ts', false],
   ['services/kit/shell.ts', './config.ts', true],
   ['services/kit/shell.ts', 'express', true],
   ['services/persona-store/store.ts', '../identity/keys.ts', false],
   ['services/persona-store/store.ts', '../../main/supervisor/types.ts', false],
   ['services/persona-store/store.ts', 'electron', false],
   ['services/persona-store/store.ts', '../kit/config.ts', true],
-  ['services/persona-store/store.ts', '../../main/common/services.ts', true],
+  ['services/persona-store/store.ts', '../../common/services.ts', true],
   ['services/persona-store/store.ts', './schema.ts', true],
   ['services/repohost-gateway/routes/reads.ts', '../../model-provider/config.ts', false],
   ['services/repohost-gateway/routes/reads.ts', '../../kit/api.ts', true],
   ['services/repohost-gateway/routes/reads.ts', '../platform.ts', true],
   ['services/run.ts', '../main/supervisor/supervisor.ts', false],
-  ['services/run.ts', '../main/common/services.ts', true],
+  ['services/run.ts', '../common/services.ts', true],
   ['main/supervisor/launcher.ts', 'electron', false],
   ['main/supervisor/launcher.ts', '../electron/tray-menu.ts', false],
   ['main/supervisor/launcher.ts', '../../renderer/src/app.ts', false],
-  ['main/supervisor/launcher.ts', '../common/services.ts', true],
+  ['main/supervisor/launcher.ts', '../../common/services.ts', true],
   ['main/supervisor/launcher.ts', 'execa', true],
   ['main/console/api.ts', 'electron', false],
   ['main/console/api.ts', '../electron/ipc.ts', false],
@@ -71,7 +71,7 @@ describe('each layer imports only what its lane allows (npm run lint)', { timeou
 
   it('a type-only import crosses no lane either, and the error says what to do instead', async () => {
     const [message] = await laneErrors('renderer/src/page.ts', '../../main/console/contract.ts', 'type');
-    expect(message).toContain('imports only main/common');
+    expect(message).toContain('imports only common/');
     expect(await laneErrors('main/supervisor/launcher.ts', 'electron', 'type')).toEqual([expect.stringContaining('Electron stays in main/electron/')]);
   });
 });

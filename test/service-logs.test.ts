@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogLine } from '../main/common/contract.ts';
+import type { LogLine } from '../common/contract.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { tempDir } from './support/identity.ts';
 import { freePort } from './support/process.ts';

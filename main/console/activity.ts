@@ -8,9 +8,9 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { METRIC_NAMES, PROBE_ROUTES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../common/activity.ts';
-import { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
-import { RUNNING_STATES } from '../common/states.ts';
+import { METRIC_NAMES, PROBE_ROUTES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../../common/activity.ts';
+import { SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
+import { RUNNING_STATES } from '../../common/states.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ServiceClient } from './service-client.ts';
 

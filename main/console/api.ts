@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PathSegmentError } from '../common/url-path.ts';
+import { PathSegmentError } from '../../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
 import { ActivityHistory } from './activity.ts';

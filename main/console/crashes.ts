@@ -4,7 +4,7 @@
  * console that polls would never see the crash; this keeps it for the services panel.
  */
 import type { ServiceName, ServiceStatus, Supervisor } from '../supervisor/types.ts';
-import type { LastCrash } from '../common/contract.ts';
+import type { LastCrash } from '../../common/contract.ts';
 
 export interface CrashMemory {
   lastCrash(name: ServiceName): LastCrash | undefined;

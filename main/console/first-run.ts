@@ -4,7 +4,7 @@
  * credentials), never from what the page did; whether the person finished the guide is a setting.
  */
 import { z } from 'zod';
-import type { ConnectionTest, CliSignInStep, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened, TokenPermission } from '../common/contract.ts';
+import type { ConnectionTest, CliSignInStep, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened, TokenPermission } from '../../common/contract.ts';
 import { method, NoParams, Profile, type MethodContext } from './method.ts';
 import { ConsoleError } from './service-client.ts';
 

@@ -3,7 +3,7 @@
  * param shapes several methods share.
  */
 import { z } from 'zod';
-import { urlPath } from '../common/url-path.ts';
+import { urlPath } from '../../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ActivityHistory } from './activity.ts';
 import type { CrashMemory } from './crashes.ts';

@@ -3,10 +3,10 @@
  * over IPC or HTTP; the results are plain JSON without tokens or secrets.
  */
 import { z } from 'zod';
-import { SERVICE_NAMES } from '../common/services.ts';
-import { urlPath } from '../common/url-path.ts';
+import { SERVICE_NAMES } from '../../common/services.ts';
+import { urlPath } from '../../common/url-path.ts';
 import type { ServiceView } from './contract.ts';
-import { PROVIDER_STREAM_MODES, type ProviderStreamView } from '../common/contract.ts';
+import { PROVIDER_STREAM_MODES, type ProviderStreamView } from '../../common/contract.ts';
 import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
 import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';

@@ -4,11 +4,11 @@
  * charts. Each part is read on its own: a service that does not answer makes its own counts say why,
  * never the whole page fail.
  */
-import type { ActivityView } from '../common/activity.ts';
-import type { Attention, Count, OverviewView, ServiceView } from '../common/contract.ts';
-import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../common/needs.ts';
-import { SERVICE_CATALOGUE } from '../common/services.ts';
-import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../common/states.ts';
+import type { ActivityView } from '../../common/activity.ts';
+import type { Attention, Count, OverviewView, ServiceView } from '../../common/contract.ts';
+import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../../common/needs.ts';
+import { SERVICE_CATALOGUE } from '../../common/services.ts';
+import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../../common/states.ts';
 import { z } from 'zod';
 import { MINUTES_KEPT } from './activity.ts';
 import { method, NoParams, personaPath, type MethodContext } from './method.ts';

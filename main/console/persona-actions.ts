@@ -5,9 +5,9 @@
  * policy that will apply, so the page can say it before the person confirms.
  */
 import { z } from 'zod';
-import { FORGET_MODES, type ForgetMode } from '../common/change-log.ts';
-import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../common/contract.ts';
-import { urlPath } from '../common/url-path.ts';
+import { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
+import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../common/contract.ts';
+import { urlPath } from '../../common/url-path.ts';
 import { method, Profile, personaPath, type MethodContext } from './method.ts';
 import { ConsoleError, type ServiceClient } from './service-client.ts';
 

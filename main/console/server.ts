@@ -13,7 +13,7 @@ import { boundConnections } from '../../services/kit/connections.ts';
 import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from './api.ts';
 import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
-import { SECRET_FORMATS } from '../common/secret-formats.ts';
+import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const BODY_LIMIT = 64 * 1024;

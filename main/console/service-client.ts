@@ -3,8 +3,8 @@
  * service with the local account's session credential. Tokens live in this module's memory only; they
  * are never part of a result or an error message.
  */
-import { SERVICE_CATALOGUE, type ServiceName } from '../common/services.ts';
-import type { ServiceState } from '../common/states.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
+import type { ServiceState } from '../../common/states.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 
 /** A failure the console shows to a person: a sentence that says what to do, and the HTTP status if any. */
@@ -27,7 +27,7 @@ const TOKEN_MARGIN_MS = 60_000;
 
 export interface ServiceRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Fixed text, or built by `urlPath` when it carries input (main/common/url-path.ts); the query goes in `query`. */
+  /** Fixed text, or built by `urlPath` when it carries input (common/url-path.ts); the query goes in `query`. */
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;

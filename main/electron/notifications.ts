@@ -3,8 +3,8 @@
  * them with Electron's Notification): a service gave up, a signal failed for good, the CLI signed out.
  * Each kind can be turned off from the tray (settings `notifications`).
  */
-import type { ServiceStatus } from '../common/contract.ts';
-import { SERVICE_TITLES } from '../common/services.ts';
+import type { ServiceStatus } from '../../common/contract.ts';
+import { SERVICE_TITLES } from '../../common/services.ts';
 import type { Settings } from './settings-schema.ts';
 
 export type NoticeKind = keyof Settings['notifications'];

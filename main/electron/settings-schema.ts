@@ -3,7 +3,7 @@
  * store (plain Node; settings.ts opens the store itself with electron-store, which needs Electron).
  */
 import { z } from 'zod';
-import { PROVIDER_STREAM_MODES } from '../common/contract.ts';
+import { PROVIDER_STREAM_MODES } from '../../common/contract.ts';
 
 export const settingsSchema = z.object({
   /** Start the app when the user signs in (login items on macOS and Windows, XDG autostart on Linux). Off by default. */

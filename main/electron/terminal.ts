@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { TerminalOpened } from '../common/contract.ts';
+import type { TerminalOpened } from '../../common/contract.ts';
 
 /** Linux terminals in the order tried: Debian's alternative first, then the common desktops' own. */
 const LINUX_TERMINALS: ReadonlyArray<{ name: string; args: (command: string) => string[] }> = [

@@ -4,13 +4,13 @@
  * plain Node.
  */
 import type { MenuItemConstructorOptions } from 'electron';
-import type { ServiceStatus } from '../common/contract.ts';
-import { SERVICE_TITLES, type ServiceName } from '../common/services.ts';
-import { headline, serviceNeed } from '../common/needs.ts';
+import type { ServiceStatus } from '../../common/contract.ts';
+import { SERVICE_TITLES, type ServiceName } from '../../common/services.ts';
+import { headline, serviceNeed } from '../../common/needs.ts';
 import { NOTICE_LABELS, type NoticeKind } from './notifications.ts';
-import { aggregateState as aggregateOf, STATE_WORDS, type AggregateState, type ServiceState } from '../common/states.ts';
+import { aggregateState as aggregateOf, STATE_WORDS, type AggregateState, type ServiceState } from '../../common/states.ts';
 
-export type { AggregateState } from '../common/states.ts';
+export type { AggregateState } from '../../common/states.ts';
 
 export interface TrayActions {
   start(name: ServiceName): void;

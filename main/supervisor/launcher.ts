@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { PROJECT_ROOT } from './launcher-paths.ts';
 import { serviceBundles } from './service-bundles.ts';
-import type { ServiceName } from '../common/services.ts';
+import type { ServiceName } from '../../common/services.ts';
 
 export { PROJECT_ROOT, SERVICE_RUNNER } from './launcher-paths.ts';
 

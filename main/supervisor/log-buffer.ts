@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-import type { LogLine, LogPage } from '../common/contract.ts';
-import type { ServiceName } from '../common/services.ts';
+import type { LogLine, LogPage } from '../../common/contract.ts';
+import type { ServiceName } from '../../common/services.ts';
 
 /** A request line of the services' own log (the kit's) for a route the app polls to watch them: /healthy, /ready, /metrics. */
 const PROBE_LINE = /"path":"\/(?:healthy|ready|metrics)"/;

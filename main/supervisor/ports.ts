@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { SERVICE_CATALOGUE, SERVICES, type ServiceName } from '../common/services.ts';
+import { SERVICE_CATALOGUE, SERVICES, type ServiceName } from '../../common/services.ts';
 
 /** True when nothing listens on host:port (we could bind it a moment ago). */
 export function portIsFree(host: string, port: number): Promise<boolean> {

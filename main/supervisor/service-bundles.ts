@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { insideArchive, isCurrent, targetDir } from '../build/outputs.ts';
 import { PROJECT_ROOT, SERVICE_RUNNER } from './launcher-paths.ts';
-import type { ServiceName } from '../common/services.ts';
+import type { ServiceName } from '../../common/services.ts';
 
 export const BUNDLE_DIR = targetDir('services');
 

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
-import { waitsOutside, type FailingCheck } from '../common/needs.ts';
-import { LOCAL_SESSION_FILE, SERVICE_NAMES, type ServiceName } from '../common/services.ts';
-import { RUNNING_STATES, type ServiceState } from '../common/states.ts';
+import type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
+import { waitsOutside, type FailingCheck } from '../../common/needs.ts';
+import { LOCAL_SESSION_FILE, SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
+import { RUNNING_STATES, type ServiceState } from '../../common/states.ts';
 import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
 import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
 import { LogFiles, LogRing, lineSplitter, type LogPageOptions } from './log-buffer.ts';

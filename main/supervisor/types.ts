@@ -1,16 +1,16 @@
 /**
  * The supervisor's public shape, shared by the headless entry, the console API and the Electron shell.
  * Plain Node: nothing here may import Electron. The names, states, status and log line are the
- * catalogue's (main/common), re-exported because many files name them from here.
+ * catalogue's (common/), re-exported because many files name them from here.
  */
 import type { EventEmitter } from 'node:events';
-import type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
-import type { ServiceName } from '../common/services.ts';
+import type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
+import type { ServiceName } from '../../common/services.ts';
 import type { ServiceSettingsStore } from './wiring.ts';
 
-export { SERVICE_NAMES, type ServiceName } from '../common/services.ts';
-export type { ServiceState } from '../common/states.ts';
-export type { LogLine, LogPage, ServiceStatus } from '../common/contract.ts';
+export { SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
+export type { ServiceState } from '../../common/states.ts';
+export type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
 
 export interface Supervisor extends EventEmitter {
   /** Emits 'status' (ServiceStatus) on every state change and 'log' (LogLine) per line. */

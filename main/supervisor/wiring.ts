@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../common/contract.ts';
-import { SECRET_FORMATS } from '../common/secret-formats.ts';
-import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from '../common/services.ts';
+import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../../common/contract.ts';
+import { SECRET_FORMATS } from '../../common/secret-formats.ts';
+import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from '../../common/services.ts';
 
 const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
 

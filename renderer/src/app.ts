@@ -6,9 +6,9 @@
  */
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { FirstRunView, ServiceView } from '../../main/common/contract.ts';
-import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
-import { AGGREGATE_WORDS, aggregateState } from '../../main/common/states.ts';
+import type { FirstRunView, ServiceView } from '../../common/contract.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
+import { AGGREGATE_WORDS, aggregateState } from '../../common/states.ts';
 import { FirstRun } from './first-run.ts';
 import { Hub } from './hub.ts';
 import { TRAY_ICONS } from './icons.ts';

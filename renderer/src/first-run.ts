@@ -5,7 +5,7 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { CliSignInStep, ConnectionTest, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened } from '../../main/common/contract.ts';
+import type { CliSignInStep, ConnectionTest, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened } from '../../common/contract.ts';
 import { Failed, Loaded, useCall } from './states.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';

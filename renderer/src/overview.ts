@@ -4,10 +4,10 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { METRIC_NAMES, type ActivityView, type ServiceActivity } from '../../main/common/activity.ts';
-import type { Count, Need, OverviewView } from '../../main/common/contract.ts';
-import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
-import { AGGREGATE_WORDS, aggregateState, RUNNING_STATES, STATE_WORDS } from '../../main/common/states.ts';
+import { METRIC_NAMES, type ActivityView, type ServiceActivity } from '../../common/activity.ts';
+import type { Count, Need, OverviewView } from '../../common/contract.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
+import { AGGREGATE_WORDS, aggregateState, RUNNING_STATES, STATE_WORDS } from '../../common/states.ts';
 import { BarChart, sum } from './charts.ts';
 import { TRAY_ICONS } from './icons.ts';
 import { ServiceActions, useServiceControl, type ServiceControl } from './service-actions.ts';

@@ -2,8 +2,8 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 // The change log's list of actions (pinned to the persona store's own by a test), so the filter offers exactly what it records.
-import { CHANGE_ACTIONS as ACTIONS } from '../../main/common/change-log.ts';
-import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../main/common/contract.ts';
+import { CHANGE_ACTIONS as ACTIONS } from '../../common/change-log.ts';
+import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../common/contract.ts';
 import { Dialog } from './dialog.ts';
 import { FieldTable, NoteTable, entryMatches, noteText, type FieldEntry, type NoteEntry } from './entries.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';

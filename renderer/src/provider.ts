@@ -1,7 +1,7 @@
 /** The chat-model provider: CLI found, signed in or not, the lockdown lists (tools, MCP servers, hooks), the models, and how it streams. */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { ProviderStreamMode, ProviderStreamView } from '../../main/common/contract.ts';
+import type { ProviderStreamMode, ProviderStreamView } from '../../common/contract.ts';
 import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts';
 import { call } from './transport.ts';
 

@@ -4,9 +4,9 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { ServiceView } from '../../main/common/contract.ts';
-import { SERVICE_CATALOGUE, type ServiceName } from '../../main/common/services.ts';
-import { RUNNING_STATES as RUNNING } from '../../main/common/states.ts';
+import type { ServiceView } from '../../common/contract.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
+import { RUNNING_STATES as RUNNING } from '../../common/states.ts';
 import { call } from './transport.ts';
 
 export type ServiceVerb = 'start' | 'stop' | 'restart' | 'startAll' | 'stopAll';

@@ -4,9 +4,9 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { LogLine, LogPage, ServiceView } from '../../main/common/contract.ts';
-import { SERVICE_TITLES, type ServiceName } from '../../main/common/services.ts';
-import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../main/common/states.ts';
+import type { LogLine, LogPage, ServiceView } from '../../common/contract.ts';
+import { SERVICE_TITLES, type ServiceName } from '../../common/services.ts';
+import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../common/states.ts';
 import { ServiceActions, useServiceControl } from './service-actions.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, itemsOf, useCall } from './states.ts';
 

@@ -5,7 +5,7 @@
  * to a server), is kept in sessionStorage (this origin's alone: no other server on 127.0.0.1 can read
  * it, as it could a cookie) and leaves the address bar at once. The page never holds a token.
  */
-import type { ConsoleRequest, ConsoleResult } from '../../main/common/contract.ts';
+import type { ConsoleRequest, ConsoleResult } from '../../common/contract.ts';
 
 declare global {
   interface Window {

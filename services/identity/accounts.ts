@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { bearerToken, type Principal } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
-import { SECRET_FORMATS } from '../../main/common/secret-formats.ts';
+import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 import type { IdentityDatabase } from './tables.ts';
 
 /** Session credentials are random and high-entropy, so a plain SHA-256 is a safe way to store them. */

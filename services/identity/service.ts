@@ -7,7 +7,7 @@ import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { createIdentityApp } from './app.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
-import { LOCAL_SESSION_FILE } from '../../main/common/services.ts';
+import { LOCAL_SESSION_FILE } from '../../common/services.ts';
 import { SigningKeys, writePrivateFile } from './keys.ts';
 import { identityMigrations, type IdentityDatabase } from './tables.ts';
 

@@ -1,8 +1,8 @@
-import { CHANGE_ACTIONS, type ChangeAction, type ChangeTargetKind } from '../../main/common/change-log.ts';
+import { CHANGE_ACTIONS, type ChangeAction, type ChangeTargetKind } from '../../common/change-log.ts';
 import type { EventRow } from './schema.ts';
 import type { LogEntry, PersonaSql } from './store.ts';
 
-/** Every kind of change the log records, one entry per change: the words the console shares (main/common). */
+/** Every kind of change the log records, one entry per change: the words the console shares (common/). */
 export const ACTIONS = CHANGE_ACTIONS;
 export type Action = ChangeAction;
 export type TargetKind = ChangeTargetKind;

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LOCAL_SESSION_FILE } from '../../main/common/services.ts';
-import { urlPath } from '../../main/common/url-path.ts';
+import { LOCAL_SESSION_FILE } from '../../common/services.ts';
+import { urlPath } from '../../common/url-path.ts';
 import { ConfigError } from '../kit/config.ts';
 import { loadPersonaConfig, type PersonaConfig } from './config.ts';
 import type { PersonaEngine } from './engines/engine.ts';

@@ -2,7 +2,7 @@ import { lintSource } from '@secretlint/core';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
-import { appSecretIn } from '../../main/common/secret-formats.ts';
+import { appSecretIn } from '../../common/secret-formats.ts';
 import { Problem } from '../kit/problem.ts';
 
 /**

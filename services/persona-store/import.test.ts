@@ -1,5 +1,5 @@
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { LOCAL_SESSION_FILE } from '../../main/common/services.ts';
+import { LOCAL_SESSION_FILE } from '../../common/services.ts';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { METRIC_NAMES } from '../../main/common/activity.ts';
+import { METRIC_NAMES } from '../../common/activity.ts';
 import { parsePrometheusText, type Sample } from '../../main/console/activity.ts';
 import { ACTIONS } from './change-log.ts';
 import { field, forEachEngine, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';

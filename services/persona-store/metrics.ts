@@ -1,4 +1,4 @@
-import { METRIC_NAMES } from '../../main/common/activity.ts';
+import { METRIC_NAMES } from '../../common/activity.ts';
 import type { Db, PersonaEngine } from './engines/engine.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { ACTIONS, type Action } from './change-log.ts';

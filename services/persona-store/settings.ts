@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { urlPath } from '../../main/common/url-path.ts';
+import { urlPath } from '../../common/url-path.ts';
 import { problem } from '../kit/problem.ts';
 import { FORGET_MODES, type ForgetMode, type PersonaConfig } from './config.ts';
 

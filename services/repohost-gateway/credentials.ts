@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { urlPath } from '../../main/common/url-path.ts';
+import { urlPath } from '../../common/url-path.ts';
 import type { Logger } from '../kit/logger.ts';
 import { problem } from '../kit/problem.ts';
 import { PROFILE_RULE } from '../kit/profile.ts';

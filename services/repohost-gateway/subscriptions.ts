@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
-import { SECRET_FORMATS } from '../../main/common/secret-formats.ts';
+import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 import { errorSummary, type Logger } from '../kit/logger.ts';
 import { Problem, problem } from '../kit/problem.ts';
 import { CREDENTIALS_KEPT, type Credential, type CredentialResolver } from './credentials.ts';

@@ -3,7 +3,7 @@
  * with data in argv[2], then prints one JSON line with every status once they have settled.
  */
 import { ServiceSupervisor } from '../../main/supervisor/supervisor.ts';
-import type { ServiceName } from '../../main/common/services.ts';
+import type { ServiceName } from '../../common/services.ts';
 
 const [dataDir, ...names] = process.argv.slice(2);
 const supervisor = new ServiceSupervisor({ dataDir: dataDir!, services: names as ServiceName[], startTimeoutMs: 120_000, probeTimeoutMs: 15_000 });

@@ -8,20 +8,20 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../services/kit/config.ts';
-import { IDENTITY_PORT, loadIdentityConfig } from '../../services/identity/config.ts';
-import { loadModelProviderConfig, MODEL_PROVIDER_PORT, STREAM_MODES } from '../../services/model-provider/config.ts';
+import { ConfigError } from '../services/kit/config.ts';
+import { IDENTITY_PORT, loadIdentityConfig } from '../services/identity/config.ts';
+import { loadModelProviderConfig, MODEL_PROVIDER_PORT, STREAM_MODES } from '../services/model-provider/config.ts';
 import { PROVIDER_STREAM_MODES } from './contract.ts';
-import { ACTIONS } from '../../services/persona-store/change-log.ts';
-import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE, PERSONA_PORT } from '../../services/persona-store/config.ts';
-import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, REPOHOST_PORT } from '../../services/repohost-gateway/config.ts';
+import { ACTIONS } from '../services/persona-store/change-log.ts';
+import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE, PERSONA_PORT } from '../services/persona-store/config.ts';
+import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, REPOHOST_PORT } from '../services/repohost-gateway/config.ts';
 import { CHANGE_ACTIONS, FORGET_MODES } from './change-log.ts';
 import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from './services.ts';
 import { aggregateState, SERVICE_STATES, STATE_ADVICE } from './states.ts';
-import { aggregateState as trayAggregate } from '../electron/tray-menu.ts';
+import { aggregateState as trayAggregate } from '../main/electron/tray-menu.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '..', '..');
+const ROOT = resolve(HERE, '..');
 
 /** Each service's own loader, called with an empty environment: its defaults. */
 const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => { port: number; dataDir: string }> = {
