@@ -1,8 +1,8 @@
 /**
  * The installers are built by .github/workflows/desktop.yml on Linux, macOS and Windows, which cannot
  * run here (no Electron download). This holds the workflow to its steps (install, build, installers,
- * the Electron test against the packaged app, under Xvfb on Linux, artifacts kept) and README.md's
- * "Building the installers" to the same commands.
+ * the Electron test against the packaged app, under Xvfb on Linux, artifacts kept) and
+ * docs/desktop-and-installers.md's "Building the installers" to the same commands.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,8 +96,8 @@ describe('.github/workflows/desktop.yml', () => {
   });
 });
 
-describe('README.md, "Building the installers"', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+describe('docs/desktop-and-installers.md, "Building the installers"', () => {
+  const readme = readFileSync(join(ROOT, 'docs', 'desktop-and-installers.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Building the installers'), readme.indexOf('\n## ', readme.indexOf('## Building the installers') + 3));
 
   it('gives the workflow\u2019s commands, in its order, and names the workflow', () => {
