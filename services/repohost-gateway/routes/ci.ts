@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
-import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../models.ts';
+import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../shapes.ts';
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';

@@ -1,14 +1,16 @@
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
-import type { Principal } from '../../kit/auth.ts';
+import type { Principal, TokenVerifier } from '../../kit/auth.ts';
 import { pageLimit } from '../../kit/paging.ts';
 import { profileName } from '../../kit/profile.ts';
-import type { CredentialResolver } from '../credentials.ts';
+import type { CredentialResolver } from '../credential-resolver.ts';
 import { Session, type Platform } from '../platform/index.ts';
 import { branchProblem, filePathProblem, ownerProblem, refProblem, repoNameProblem, repoProblem, workflowProblem } from '../names.ts';
 import type { Subscriptions } from '../subscriptions.ts';
 
+/** What the gateway's routes are built from. */
 export interface GatewayParts {
+  verifier: TokenVerifier;
   resolver: CredentialResolver;
   platform: Platform;
   subscriptions: Subscriptions;

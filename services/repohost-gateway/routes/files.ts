@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
 import { commitFiles } from '../commits.ts';
-import { Branch, CommitResult, FileContent, Tree } from '../models.ts';
+import { Branch, CommitResult, FileContent, Tree } from '../shapes.ts';
 import { cutBytes } from '../projection.ts';
 import { BranchName, FilePath, full, type GatewayParts, Limit, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags } from './common.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { Comment, Issue, listOf } from '../models.ts';
+import { Comment, Issue, listOf } from '../shapes.ts';
 import { listWithTotal } from '../platform/index.ts';
 import { comment, issue } from '../projection.ts';
 import { full, type GatewayParts, Limit, Number_, ProfileHeaders, RepoParams, sessionOf, tags } from './common.ts';

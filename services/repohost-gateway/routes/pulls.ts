@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
+import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../shapes.ts';
 import { lastPage, listWithTotal, type PlatformClient } from '../platform/index.ts';
 import { readChecks } from '../checks.ts';
 import { filePatch, pullRequest, review, threads, type PlatformReviewComment } from '../projection.ts';

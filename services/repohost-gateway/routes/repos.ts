@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { listOf, Me, Repository } from '../models.ts';
+import { listOf, Me, Repository } from '../shapes.ts';
 import { listWithTotal } from '../platform/index.ts';
 import { repository } from '../projection.ts';
 import { full, type GatewayParts, Limit, ProfileHeaders, RepoName, RepoParams, sessionOf, tags } from './common.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { listOf, OpenedSubscription, Subscription, SUBSCRIPTION_STATES, SubscriptionKind } from '../models.ts';
+import { listOf, OpenedSubscription, Subscription, SUBSCRIPTION_STATES, SubscriptionKind } from '../shapes.ts';
 import { MAX_LIFETIME_SECONDS } from '../subscriptions.ts';
 import { type GatewayParts, Number_, ProfileHeaders, Ref, RepoFullName, sessionOf, tags } from './common.ts';
 
