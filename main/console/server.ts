@@ -12,9 +12,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { isLoopbackHost } from '../../services/kit/config.ts';
 import { boundConnections } from '../../services/kit/connections.ts';
 import { parseHostHeader } from '../../services/kit/host-check.ts';
-import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
+import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../supervisor/build-outputs.ts';
 import { createConsoleApi } from './api.ts';
-import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
+import type { ConsoleServer, ConsoleServerParts } from './contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 
 const BODY_LIMIT = 64 * 1024;
@@ -47,7 +47,7 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
-export async function startConsoleServer(options: ConsoleServerOptions & ConsoleTimeouts): Promise<ConsoleServer> {
+export async function startConsoleServer(options: ConsoleServerParts & ConsoleTimeouts): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
   if (!isLoopbackHost(host)) {
     throw new Error(`The console listens on loopback only; "${host}" is not a loopback address (127.0.0.1, ::1 or localhost).`);
