@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { CONTENT_SECURITY_POLICY } from '../main/build/outputs.ts';
+import { CONTENT_SECURITY_POLICY } from '../main/supervisor/build-outputs.ts';
 
 export { CONTENT_SECURITY_POLICY };
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDED_BY_ELECTRON, RUNTIME_PACKAGES, build, buildErrors, runtimePackages } from '../main/build/build.ts';
-import { readManifest, targetDir, type Manifest } from '../main/build/outputs.ts';
+import { readManifest, targetDir, type Manifest } from '../main/supervisor/build-outputs.ts';
 import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { ROOT } from './support/process.ts';
 
@@ -62,7 +62,7 @@ describe('production dependencies', () => {
     expect(bundled.some((input) => input.startsWith('node_modules/conf/'))).toBe(true);
     // No build tool runs in the app.
     expect(bundled.filter((input) => /^node_modules\/(esbuild|tsx|typescript|vite|vitest)\//.test(input))).toEqual([]);
-    expect(bundled.filter((input) => input.startsWith('main/build/') && input !== 'main/build/outputs.ts')).toEqual([]);
+    expect(bundled.filter((input) => input.startsWith('main/build/'))).toEqual([]);
   });
 });
 

@@ -19,7 +19,7 @@ import { extractAll } from '@electron/asar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, buildErrors } from '../main/build/build.ts';
 import { ELECTRON_DEFAULT_FUSES, FuseState, archiveFiles, describePayload, packLinuxDir, payload } from '../main/build/pack-check.ts';
-import { readManifest, targetDir } from '../main/build/outputs.ts';
+import { readManifest, targetDir } from '../main/supervisor/build-outputs.ts';
 import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
 import { stackEnv } from './support/console-stack.ts';

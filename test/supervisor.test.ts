@@ -4,7 +4,7 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProcessLauncher } from '../main/supervisor/launcher.ts';
-import { ServiceSupervisor, type SupervisorOptions } from '../main/supervisor/supervisor.ts';
+import { ServiceSupervisor, type SupervisorParts } from '../main/supervisor/supervisor.ts';
 import type { ServiceStatus } from '../common/contract.ts';
 import { LOCAL_SESSION_FILE, type ServiceName } from '../common/services.ts';
 import { isAlive } from '../main/supervisor/process-tree.ts';
@@ -18,7 +18,7 @@ afterEach(async () => {
   await Promise.all(supervisors.splice(0).map((s) => s.close()));
 });
 
-async function identitySupervisor(extra: Partial<SupervisorOptions> = {}, env: NodeJS.ProcessEnv = {}) {
+async function identitySupervisor(extra: Partial<SupervisorParts> = {}, env: NodeJS.ProcessEnv = {}) {
   const port = await freePort();
   const supervisor = new ServiceSupervisor({
     dataDir: tempDir('supervisor-'),

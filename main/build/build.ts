@@ -30,7 +30,7 @@ import {
   targetDir,
   type BuildTarget,
   type Manifest,
-} from './outputs.ts';
+} from '../supervisor/build-outputs.ts';
 
 export { BUILD_TARGETS, type BuildTarget };
 

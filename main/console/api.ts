@@ -17,7 +17,7 @@ import { ConsoleError, ServiceClient } from './service-client.ts';
 
 const Request = z.object({ method: z.string().min(1).max(100), params: z.unknown().optional() }).strict();
 
-export interface ConsoleApiOptions {
+export interface ConsoleApiParts {
   supervisor: Supervisor;
   /** The environment the services were configured from (default process.env): the installation's forget mode. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -29,21 +29,21 @@ export interface ConsoleApiOptions {
   openTerminal?: OpenTerminal;
 }
 
-export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
-  const services = new ServiceClient(options.supervisor);
-  const activity = new ActivityHistory(options.supervisor, services, {
-    intervalMs: options.activityIntervalMs,
-    file: join(options.supervisor.dataDir, 'console', 'activity.json'),
+export function createConsoleApi(parts: ConsoleApiParts): ConsoleApi {
+  const services = new ServiceClient(parts.supervisor);
+  const activity = new ActivityHistory(parts.supervisor, services, {
+    intervalMs: parts.activityIntervalMs,
+    file: join(parts.supervisor.dataDir, 'console', 'activity.json'),
   });
   activity.start();
   const ctx: MethodContext = {
-    supervisor: options.supervisor,
+    supervisor: parts.supervisor,
     services,
-    crashes: rememberCrashes(options.supervisor),
+    crashes: rememberCrashes(parts.supervisor),
     activity,
-    env: options.env ?? process.env,
-    firstRun: options.firstRun ?? consoleSettingsFile(options.supervisor.dataDir),
-    ...(options.openTerminal ? { openTerminal: options.openTerminal } : {}),
+    env: parts.env ?? process.env,
+    firstRun: parts.firstRun ?? consoleSettingsFile(parts.supervisor.dataDir),
+    ...(parts.openTerminal ? { openTerminal: parts.openTerminal } : {}),
   };
   return {
     async call(request: ConsoleRequest): Promise<ConsoleResult> {

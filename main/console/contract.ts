@@ -6,7 +6,7 @@
 export type { ConsoleApi, ConsoleRequest, ConsoleResult, LastCrash, ServiceView } from '../../common/contract.ts';
 
 /** The headless console (main/console/server.ts): the renderer build and the console API over loopback HTTP. */
-export interface ConsoleServerOptions {
+export interface ConsoleServerParts {
   supervisor: import('../supervisor/types.ts').Supervisor;
   host?: string;
   /** 0 picks a free port. */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ConnectionTest, CliSignInStep, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened, TokenPermission } from '../../common/contract.ts';
-import { method, NoParams, Profile, type MethodContext } from './method.ts';
+import { method, NoParams, Profile, type MethodContext } from './method-spec.ts';
 import { ConsoleError } from './service-client.ts';
 
 /** GitHub's page that makes a fine-grained token (its prefill parameters are not offered: GitHub withdrew them). */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { HubService, HubView, NewHubCredential, SessionCredentialView } from '../../common/contract.ts';
 import { SERVICES } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
-import { method, NoParams, type MethodContext } from './method.ts';
+import { method, NoParams, type MethodContext } from './method-spec.ts';
 import { ConsoleError } from './service-client.ts';
 
 /** The placeholder in the identity block until a credential is made; the page puts the new one there, once. */

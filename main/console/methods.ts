@@ -7,7 +7,7 @@ import { SERVICE_NAMES } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
 import type { ServiceView } from './contract.ts';
 import { PROVIDER_STREAM_MODES, type ProviderStreamView } from '../../common/contract.ts';
-import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method.ts';
+import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method-spec.ts';
 import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
 import { OVERVIEW_METHODS } from './overview.ts';

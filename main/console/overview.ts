@@ -11,7 +11,7 @@ import { SERVICE_CATALOGUE } from '../../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../../common/states.ts';
 import { z } from 'zod';
 import { MINUTES_KEPT } from './activity.ts';
-import { method, NoParams, personaPath, type MethodContext } from './method.ts';
+import { method, NoParams, personaPath, type MethodContext } from './method-spec.ts';
 import type { ServiceClient } from './service-client.ts';
 
 /** Pages of personas read for the counts (at the store's page size); a person with more sees "at least". */

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
 import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../common/contract.ts';
 import { urlPath } from '../../common/url-path.ts';
-import { method, Profile, personaPath, type MethodContext } from './method.ts';
+import { method, Profile, personaPath, type MethodContext } from './method-spec.ts';
 import { ConsoleError, type ServiceClient } from './service-client.ts';
 
 /** A field key as the store keeps it (snake_case), or as a person types it; the store normalises it. */

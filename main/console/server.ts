@@ -9,13 +9,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { isLoopbackHost } from '../../services/kit/config.ts';
 import { boundConnections } from '../../services/kit/connections.ts';
-import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
+import { parseHostHeader } from '../../services/kit/host-check.ts';
+import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../supervisor/build-outputs.ts';
 import { createConsoleApi } from './api.ts';
-import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
+import type { ConsoleServer, ConsoleServerParts } from './contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 const BODY_LIMIT = 64 * 1024;
 export const SECRET_HEADER = 'x-console-secret';
 /** A loopback client sends its headers at once and a request of at most 64 KiB in moments; anything slower is stuck or hostile. */
@@ -46,10 +47,10 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
-export async function startConsoleServer(options: ConsoleServerOptions & ConsoleTimeouts): Promise<ConsoleServer> {
+export async function startConsoleServer(options: ConsoleServerParts & ConsoleTimeouts): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK_HOSTS.has(host)) {
-    throw new Error(`The console listens on loopback only; "${host}" is not 127.0.0.1, ::1 or localhost.`);
+  if (!isLoopbackHost(host)) {
+    throw new Error(`The console listens on loopback only; "${host}" is not a loopback address (127.0.0.1, ::1 or localhost).`);
   }
   const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.headersTimeoutMs;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.requestTimeoutMs;
@@ -88,7 +89,7 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     const hostHeader = req.headers.host ?? '';
-    if (!isLoopbackHost(hostHeader, port)) {
+    if (!isThisConsole(hostHeader, port)) {
       return refuse(res, 421, `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`);
     }
     const origin = req.headers.origin;
@@ -161,9 +162,10 @@ export async function startConsoleServer(options: ConsoleServerOptions & Console
   };
 }
 
-function isLoopbackHost(hostHeader: string, port: number): boolean {
-  const match = /^(\[::1\]|127\.0\.0\.1|localhost):(\d+)$/i.exec(hostHeader);
-  return match !== null && Number(match[2]) === port;
+/** A Host naming this console: a loopback name with the console's own port, written. */
+function isThisConsole(hostHeader: string, port: number): boolean {
+  const host = parseHostHeader(hostHeader);
+  return host !== undefined && isLoopbackHost(host.name) && host.port === port;
 }
 
 /** This launch's secret, in the format the persona store refuses to keep. */

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type * as Electron from 'electron';
-import { PRELOAD_FILE, targetDir } from '../build/outputs.ts';
+import { PRELOAD_FILE, targetDir } from '../supervisor/build-outputs.ts';
 import { createConsoleApi } from '../console/api.ts';
 import { PROJECT_ROOT } from '../supervisor/launcher.ts';
 import type { ServiceStatus, Supervisor } from '../supervisor/types.ts';
@@ -33,7 +33,8 @@ export function trayIconPath(state: AggregateState): string {
   return join(ASSETS, `tray-${state}.png`);
 }
 
-export interface DesktopOptions {
+/** What the desktop shell runs on: the supervisor, the settings, and how it starts. */
+export interface DesktopParts {
   supervisor: Supervisor;
   settings: SettingsStore;
   /** Started with --hidden (launch at login): no window until the user asks for it, where a tray is seen. */
@@ -53,7 +54,7 @@ export interface Desktop {
 }
 
 /** Returns undefined when another instance holds the lock (that instance focuses its window). */
-export async function runDesktop(e: ElectronParts, options: DesktopOptions): Promise<Desktop | undefined> {
+export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise<Desktop | undefined> {
   const { app } = e;
   if (!app.requestSingleInstanceLock()) {
     app.quit();
@@ -61,8 +62,8 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   }
   e.protocol.registerSchemesAsPrivileged([PRIVILEGED_SCHEME]);
   app.enableSandbox();
-  const { supervisor, settings } = options;
-  const trayShown = (options.trayShown ?? (() => trayIsShown()))();
+  const { supervisor, settings } = parts;
+  const trayShown = (parts.trayShown ?? (() => trayIsShown()))();
 
   let quitting = false;
   let window: Electron.BrowserWindow | undefined;
@@ -160,7 +161,7 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
     // The gateway or identity not answering is the services' own news, shown by their states.
     if (listed.ok) for (const notice of signalNotices(signalsSeen, (listed.data as { items: { id?: unknown; signal?: unknown; repo?: unknown }[] }).items)) notify(notice);
   };
-  const signalTimer = setInterval(() => void watchSignals(), options.signalWatchMs ?? SIGNAL_WATCH_MS);
+  const signalTimer = setInterval(() => void watchSignals(), parts.signalWatchMs ?? SIGNAL_WATCH_MS);
   signalTimer.unref();
   app.on('will-quit', () => clearInterval(signalTimer));
   const launchTarget = currentLaunchTarget(app);
@@ -219,10 +220,10 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
     tray = undefined; // no tray on this desktop: closing the window quits instead
   }
   supervisor.on('status', refreshTray);
-  if (options.testHooks) {
+  if (parts.testHooks) {
     const services = (): ServiceView[] => supervisor.status().map(({ name, state, port, pid }) => ({ name, state, port, ...(pid !== undefined ? { pid } : {}) }));
     supervisor.on('status', () => report({ event: 'services', services: services(), tooltip: trayTooltip(supervisor.status()) }));
-    options.testHooks({
+    parts.testHooks({
       trayMenu: () => menu.map(viewOf),
       clickTrayItem: (id) => clickItem(menu, id),
       window: windowView,
@@ -237,7 +238,7 @@ export async function runDesktop(e: ElectronParts, options: DesktopOptions): Pro
   }
 
   // A hidden start leaves only the tray, so it stays hidden only where closing would hide to the tray too.
-  if (!options.hidden || !closeHides()) openConsole();
+  if (!parts.hidden || !closeHides()) openConsole();
   if (settings.get().startServicesOnLaunch) void supervisor.startAll();
   return { openConsole, quit, get hasTray() {
     return tray !== undefined;

@@ -3,7 +3,7 @@
  * the CSP's 'self' and the IPC sender check have one exact origin to compare against.
  */
 import type { Protocol } from 'electron';
-import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
+import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../supervisor/build-outputs.ts';
 import { APP_HOST, APP_SCHEME } from './security.ts';
 
 export interface ConsoleFile {

@@ -8,7 +8,7 @@
  * `desktopLauncher` picks this or Node children by serviceRuntime() (main/supervisor/service-runtime.ts).
  */
 import type { App, UtilityProcess, utilityProcess as UtilityProcessApi } from 'electron';
-import { outsideArchive } from '../build/outputs.ts';
+import { outsideArchive } from '../supervisor/build-outputs.ts';
 import { PROJECT_ROOT, nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from '../supervisor/launcher.ts';
 import { serviceBundles } from '../supervisor/service-bundles.ts';
 import { serviceRuntime, type ServiceRuntime } from '../supervisor/service-runtime.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, buildErrors } from '../build/build.ts';
-import { MANIFEST, targetDir } from '../build/outputs.ts';
+import { MANIFEST, targetDir } from './build-outputs.ts';
 import { freePort } from '../../test/support/process.ts';
 import { PROJECT_ROOT } from './launcher-paths.ts';
 import { nodeChildLauncher } from './launcher.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../test/support/process.ts';
 import { build } from '../build/build.ts';
-import { MANIFEST, type Manifest } from '../build/outputs.ts';
+import { MANIFEST, type Manifest } from './build-outputs.ts';
 import { PROJECT_ROOT } from './launcher-paths.ts';
 import { bundlePath, serviceBundles } from './service-bundles.ts';
 

@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { insideArchive, isCurrent, targetDir } from '../build/outputs.ts';
+import { insideArchive, isCurrent, targetDir } from './build-outputs.ts';
 import { PROJECT_ROOT, SERVICE_RUNNER } from './launcher-paths.ts';
 import type { ServiceName } from '../../common/services.ts';
 

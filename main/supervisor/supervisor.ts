@@ -14,7 +14,7 @@ import { descendants, residentBytes } from './process-tree.ts';
 import type { Supervisor } from './types.ts';
 import { baseUrl, gatewayServiceToken, placement, serviceEnv, settingsFile, type Placement, type ServiceSettingsStore } from './wiring.ts';
 
-export interface SupervisorOptions {
+export interface SupervisorParts {
   /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
   dataDir: string;
   /** The environment the services' variables come from (default process.env). */
@@ -84,7 +84,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   /** Ports this app listens on besides the services' (the headless console's): no signal goes there. */
   private readonly appPorts = new Set<number>();
 
-  constructor(options: SupervisorOptions) {
+  constructor(options: SupervisorParts) {
     super();
     this.dataDir = options.dataDir;
     this.env = options.env ?? process.env;

@@ -91,13 +91,12 @@ export class Connections {
     this.installationTokens.delete(`${account}\0${profile}`);
     // A replaced secret goes from the write-ahead log as a removed one does.
     this.eraseTraces();
-    const row = await this.db
-      .selectFrom('connections')
-      .select(['profile', 'kind', 'created_at', 'updated_at'])
-      .where('account_id', '=', account)
-      .where('profile', '=', profile)
-      .executeTakeFirstOrThrow();
-    return row;
+    return this.connection(account, profile).select(['profile', 'kind', 'created_at', 'updated_at']).executeTakeFirstOrThrow();
+  }
+
+  /** The one row of an account's profile, to select from. */
+  private connection(account: string, profile: string) {
+    return this.db.selectFrom('connections').where('account_id', '=', account).where('profile', '=', profile);
   }
 
   async list(account: string): Promise<ConnectionSummary[]> {
@@ -119,12 +118,7 @@ export class Connections {
 
   /** Whether the connection a holder resolved (`revision`) is still the current one of the account's profile. */
   async stillCurrent(account: string, profile: string, revision: string): Promise<StaleReason | undefined> {
-    const row = await this.db
-      .selectFrom('connections')
-      .select('revision')
-      .where('account_id', '=', account)
-      .where('profile', '=', profile)
-      .executeTakeFirst();
+    const row = await this.connection(account, profile).select('revision').executeTakeFirst();
     if (!row) {
       this.installationTokens.delete(`${account}\0${profile}`);
       return 'connection_removed';
@@ -134,7 +128,7 @@ export class Connections {
 
   /** The platform credential for an account's profile: the token itself, or a fresh installation token. */
   async resolve(account: string, profile: string, forceRefresh = false): Promise<ResolvedCredential> {
-    const row = await this.db.selectFrom('connections').selectAll().where('account_id', '=', account).where('profile', '=', profile).executeTakeFirst();
+    const row = await this.connection(account, profile).selectAll().executeTakeFirst();
     if (!row) {
       // Removed by the command line (another process): nothing minted for it stays here either.
       this.installationTokens.delete(`${account}\0${profile}`);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build } from '../../main/build/build.ts';
-import { MANIFEST, type Manifest } from '../../main/build/outputs.ts';
+import { MANIFEST, type Manifest } from '../../main/supervisor/build-outputs.ts';
 import { startTestIdentity } from '../../test/support/identity.ts';
 import { postgresUnavailable, startPostgres } from '../../test/support/postgres.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';

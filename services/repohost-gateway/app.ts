@@ -1,16 +1,12 @@
 import type { Express } from 'express';
 import { createApp } from '../kit/app.ts';
-import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
 import { databaseAnswers, type Sqlite } from '../kit/sqlite.ts';
-import type { CredentialResolver } from './credentials.ts';
 import { gatewayApi, type GatewayParts } from './routes/index.ts';
 
 export interface GatewayAppParts extends GatewayParts {
   logger: Logger;
-  verifier: TokenVerifier;
   sqlite: Sqlite;
-  resolver: CredentialResolver;
   platformUrl: string;
   bodyLimit: string;
 }
@@ -29,7 +25,7 @@ async function platformAnswers(platformUrl: string): Promise<boolean> {
 export function gatewayApp(parts: GatewayAppParts): Express {
   return createApp({
     logger: parts.logger,
-    api: gatewayApi(parts, parts.verifier),
+    api: gatewayApi(parts),
     bodyLimit: parts.bodyLimit,
     probes: {
       checks: {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Checks } from './models.ts';
+import type { Checks } from './shapes.ts';
 import type { PlatformClient } from './platform/index.ts';
 import { check, checksState, commitStatus } from './projection.ts';
 

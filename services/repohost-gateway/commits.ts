@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { problem } from '../kit/problem.ts';
-import type { CommitResult } from './models.ts';
+import type { CommitResult } from './shapes.ts';
 import type { PlatformClient, Session } from './platform/index.ts';
 
 /**

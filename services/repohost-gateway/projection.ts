@@ -1,6 +1,6 @@
 import type { RestEndpointMethodTypes as Rest } from '@octokit/plugin-rest-endpoint-methods';
 import type { z } from 'zod';
-import type { Check, Checks, Comment, FilePatch, Issue, Job, PullRequest, Repository, Review, Run, Thread } from './models.ts';
+import type { Check, Checks, Comment, FilePatch, Issue, Job, PullRequest, Repository, Review, Run, Thread } from './shapes.ts';
 
 /**
  * From platform payloads to the public models: only the members a model names are picked, and the

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../../test/github-double/world.ts';
 import { tempDir } from '../../test/support/identity.ts';
 import { openIdentityStore } from '../identity/service.ts';
-import { CredentialResolver } from './credentials.ts';
+import { CredentialResolver } from './credential-resolver.ts';
 import { startRepohostGateway, type RunningGateway } from './service.ts';
 import { SWEEP_CONCURRENCY } from './subscriptions.ts';
 

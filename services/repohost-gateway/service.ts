@@ -6,7 +6,7 @@ import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
 import { DEFAULT_VERIFIED_TOKENS_BYTES, rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { gatewayApp } from './app.ts';
 import { AUDIENCE, loadRepohostConfig } from './config.ts';
-import { CredentialResolver } from './credentials.ts';
+import { CredentialResolver } from './credential-resolver.ts';
 import { Platform, type EtagCacheHeld } from './platform/index.ts';
 import { SignalAddresses } from './signal-addresses.ts';
 import { SignalSender } from './signals.ts';

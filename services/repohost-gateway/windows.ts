@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { LogWindow } from './models.ts';
+import type { LogWindow } from './shapes.ts';
 import { cutBytes } from './projection.ts';
 
 /** Caps are confessed: a window of a log says how many lines and bytes it left out. */

@@ -2,7 +2,7 @@ import { Octokit as OctokitCore } from '@octokit/core';
 import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import { throttling, type ThrottlingOptions } from '@octokit/plugin-throttling';
 import type { Logger } from '../../kit/logger.ts';
-import { dropUnusable, type Credential } from '../credentials.ts';
+import { dropUnusable, type Credential } from '../credential-resolver.ts';
 import { CredentialGroup, ImmediateRetryLimiter } from '../throttle.ts';
 import { coalesceReads, revalidatingFetch, type PlatformCounters } from './conditional-reads.ts';
 import { DEFAULT_ETAG_CACHE_BYTES, EtagCache } from './etag-cache.ts';

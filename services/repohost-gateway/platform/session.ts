@@ -1,5 +1,5 @@
 import { problem } from '../../kit/problem.ts';
-import type { Credential, CredentialResolver } from '../credentials.ts';
+import type { Credential, CredentialResolver } from '../credential-resolver.ts';
 import type { Platform, PlatformClient } from './clients.ts';
 import { platformProblem, type CallContext } from './problems.ts';
 

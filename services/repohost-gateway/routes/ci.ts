@@ -1,24 +1,23 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
-import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../models.ts';
+import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../shapes.ts';
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
-import { full, type GatewayParts, Limit, Number_, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags, Workflow } from './common.ts';
+import { full, type GatewayParts, Limit, Number_, Ref, RepoParams, routesOf, sessionOf, Sha, Workflow } from './common.ts';
 
 const RunParams = RepoParams.extend({ run_id: Number_ });
 const RunList = listOf(Run, 'RunList');
 const Accepted = z.object({ run_id: z.number().int(), action: z.enum(['rerun', 'cancel']) }).meta({ id: 'RunActionAccepted' });
 
 export function ciRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
+  const route = routesOf(api, 'ci');
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/checks',
     operationId: 'get_checks',
     summary: 'Checks on a pull request, a branch or a commit',
-    tags: tags.ci,
-    headers: ProfileHeaders,
     params: RepoParams,
     query: z.object({
       ref: Ref.optional().meta({ description: 'A branch or commit SHA.' }),
@@ -39,13 +38,11 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/checks/runs',
     operationId: 'list_runs',
     summary: 'Workflow runs, newest first, optionally of one branch or commit',
-    tags: tags.ci,
-    headers: ProfileHeaders,
     params: RepoParams,
     query: z.object({ branch: Ref.optional(), sha: Sha.optional(), limit: Limit }),
     responses: { 200: { description: 'At most limit runs and the total.', schema: RunList } },
@@ -65,13 +62,11 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/checks/runs/{run_id}',
     operationId: 'get_run',
     summary: 'A workflow run with its jobs',
-    tags: tags.ci,
-    headers: ProfileHeaders,
     params: RunParams,
     responses: { 200: { description: 'The run.', schema: RunDetail } },
     problems: [404, 429, 502, 503, 504],
@@ -88,13 +83,11 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/checks/jobs/{job_id}/log',
     operationId: 'get_job_log',
     summary: 'A window of a job\u2019s log: the tail (default), a line range, or a search',
-    tags: tags.ci,
-    headers: ProfileHeaders,
     params: RepoParams.extend({ job_id: Number_ }),
     query: z.object({
       tail: z.coerce.number().int().min(1).max(2000).optional().meta({ description: 'The last N lines (default 200).' }),
@@ -124,13 +117,11 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
   });
 
   for (const action of ['rerun', 'cancel'] as const) {
-    api.route({
+    route({
       method: 'post',
       path: `/v1/repos/{owner}/{name}/checks/runs/{run_id}/${action}`,
       operationId: `${action}_run`,
       summary: action === 'rerun' ? 'Re-run a workflow run' : 'Cancel a workflow run',
-      tags: tags.ci,
-      headers: ProfileHeaders,
       params: RunParams,
       responses: { 202: { description: 'Asked of the platform; read the run to follow it.', schema: Accepted } },
       problems: [403, 404, 409, 429, 502, 503, 504],
@@ -145,13 +136,11 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     });
   }
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/checks/workflows/{workflow}/dispatch',
     operationId: 'dispatch_workflow',
     summary: 'Start a workflow (workflow_dispatch) on a branch; answers the run id',
-    tags: tags.ci,
-    headers: ProfileHeaders,
     params: RepoParams.extend({ workflow: Workflow }),
     body: z.object({ ref: Ref, inputs: z.record(z.string(), z.string()).optional() }),
     responses: { 202: { description: 'Started.', schema: Dispatched } },

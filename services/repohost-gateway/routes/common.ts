@@ -1,20 +1,23 @@
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
-import type { Principal } from '../../kit/auth.ts';
+import type { Api, RouteSpec } from '../../kit/api.ts';
+import type { Principal, TokenVerifier } from '../../kit/auth.ts';
 import { pageLimit } from '../../kit/paging.ts';
 import { profileName } from '../../kit/profile.ts';
-import type { CredentialResolver } from '../credentials.ts';
-import { Session, type Platform } from '../platform/index.ts';
+import type { CredentialResolver } from '../credential-resolver.ts';
+import { listWithTotal, Session, type Platform, type PlatformClient } from '../platform/index.ts';
 import { branchProblem, filePathProblem, ownerProblem, refProblem, repoNameProblem, repoProblem, workflowProblem } from '../names.ts';
 import type { Subscriptions } from '../subscriptions.ts';
 
+/** What the gateway's routes are built from. */
 export interface GatewayParts {
+  verifier: TokenVerifier;
   resolver: CredentialResolver;
   platform: Platform;
   subscriptions: Subscriptions;
 }
 
-export const ProfileHeaders = z.object({
+const ProfileHeaders = z.object({
   'x-identity-profile': profileName({
     refusal: 'X-Identity-Profile must be a profile name:',
     missing: 'missing; send the header X-Identity-Profile naming which of your platform connections (profile) to use',
@@ -42,7 +45,7 @@ export const Workflow = named(workflowProblem).meta({ description: 'A workflow i
 /** The `limit` of every list: 1 to 100, 20 when absent (the kit's paging). */
 export const Limit = pageLimit({ max: 100, fallback: 20 });
 
-export const tags = {
+const tags = {
   identity: ['identity'],
   repos: ['repositories'],
   pulls: ['pull requests'],
@@ -51,6 +54,16 @@ export const tags = {
   files: ['files and commits'],
   subscriptions: ['subscriptions'],
 };
+
+type Shape = z.ZodObject<z.ZodRawShape>;
+/** A gateway route as its group declares it: the tag and the profile header come from `routesOf`. */
+export type GatewayRoute<P extends Shape, Q extends Shape, B extends z.ZodType> = Omit<RouteSpec<P, Q, B, typeof ProfileHeaders>, 'tags' | 'headers'>;
+
+/** Declares a group's routes, each with the group's tag and the X-Identity-Profile header every gateway route takes. */
+export function routesOf(api: Api, group: keyof typeof tags) {
+  return <P extends Shape, Q extends Shape, B extends z.ZodType>(spec: GatewayRoute<P, Q, B>): void =>
+    api.route({ ...spec, tags: tags[group], headers: ProfileHeaders });
+}
 
 type Ctx = { principal: Principal; headers: { 'x-identity-profile': string } };
 
@@ -64,3 +77,38 @@ export function sessionOf(parts: GatewayParts, ctx: Ctx): Session {
 }
 
 export const full = (p: { owner: string; name: string }) => `${p.owner}/${p.name}`;
+
+type State = 'open' | 'closed' | 'all';
+type Page = { per_page: number; page: number };
+
+/** A list of a repository's issues or pull requests in one state: at most limit, newest first, with the total. */
+export function stateList<T>(
+  route: ReturnType<typeof routesOf>,
+  parts: GatewayParts,
+  spec: {
+    path: string;
+    operationId: string;
+    summary: string;
+    /** The answer, in a word: "issues", "pull requests". */
+    items: string;
+    schema: z.ZodType;
+    read: (o: PlatformClient, where: { owner: string; repo: string; state: State }, page: Page) => Promise<{ data: T[]; headers: { link?: string } }>;
+    project: (item: T) => unknown;
+  },
+): void {
+  route({
+    method: 'get',
+    path: spec.path,
+    operationId: spec.operationId,
+    summary: spec.summary,
+    params: RepoParams,
+    query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
+    responses: { 200: { description: `At most limit ${spec.items}, newest first, and the total.`, schema: spec.schema } },
+    problems: [404, 429, 502, 503, 504],
+    handler: async (ctx) => {
+      const where = { owner: ctx.params.owner, repo: ctx.params.name, state: ctx.query.state };
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) => listWithTotal(ctx.query.limit, (page) => spec.read(o, where, page)));
+      return { body: { total: r.total, items: r.items.map(spec.project) } };
+    },
+  });
+}

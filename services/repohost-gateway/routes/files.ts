@@ -2,24 +2,23 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { problem } from '../../kit/problem.ts';
 import { commitFiles } from '../commits.ts';
-import { Branch, CommitResult, FileContent, Tree } from '../models.ts';
+import { Branch, CommitResult, FileContent, Tree } from '../shapes.ts';
 import { cutBytes } from '../projection.ts';
-import { BranchName, FilePath, full, type GatewayParts, Limit, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags } from './common.ts';
+import { BranchName, FilePath, full, type GatewayParts, Limit, Ref, RepoParams, routesOf, sessionOf, Sha } from './common.ts';
 
 /** The Git Data API serves blobs up to 100 MB; larger files cannot be read through the API at all. */
 const BLOB_API_LIMIT = 100 * 1024 * 1024;
 
 
 export function fileRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
+  const route = routesOf(api, 'files');
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/contents',
     operationId: 'read_file',
     summary: 'Read a file, capped at max_bytes, saying what was cut',
     description:
       'size is the platform’s size of the whole file. Files over 1 MB are read through the Git Data API (blobs up to 100 MB); a file over 100 MB cannot be read through the API and answers no content, with cut_bytes equal to its size.',
-    tags: tags.files,
-    headers: ProfileHeaders,
     params: RepoParams,
     query: z.object({
       path: FilePath,
@@ -65,13 +64,11 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/tree',
     operationId: 'read_tree',
     summary: 'Read the tree of a branch or commit, optionally under a folder, saying what was cut',
-    tags: tags.files,
-    headers: ProfileHeaders,
     params: RepoParams,
     query: z.object({ ref: Ref, under: z.string().max(1024).optional().meta({ description: 'Only entries under this folder.' }), limit: Limit }),
     responses: { 200: { description: 'At most limit entries; total, cut_entries and platform_truncated say what is missing.', schema: Tree } },
@@ -92,15 +89,13 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/commits',
     operationId: 'commit_files',
     summary: 'Commit several files at once (adds, updates, deletes, modes), never forced',
     description:
       'Through the Git Data API on top of the branch head. With expected_head_sha, a branch that is elsewhere answers 409 naming the current head; a branch that moves during the commit answers the same. Nothing is ever forced.',
-    tags: tags.files,
-    headers: ProfileHeaders,
     params: RepoParams,
     body: z.object({
       branch: Ref,
@@ -129,13 +124,11 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/branches',
     operationId: 'create_branch',
     summary: 'Create a branch from another branch or a commit',
-    tags: tags.files,
-    headers: ProfileHeaders,
     params: RepoParams,
     body: z.object({ name: BranchName, from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }) }),
     responses: { 201: { description: 'The branch.', schema: Branch } },
@@ -154,13 +147,11 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'delete',
     path: '/v1/repos/{owner}/{name}/branches/{branch}',
     operationId: 'delete_branch',
     summary: 'Delete a branch (URL-encode slashes in its name as %2F)',
-    tags: tags.files,
-    headers: ProfileHeaders,
     params: RepoParams.extend({ branch: Ref }),
     responses: { 204: { description: 'Deleted.' } },
     problems: [403, 404, 422, 429, 502, 503, 504],

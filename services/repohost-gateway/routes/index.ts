@@ -1,5 +1,4 @@
 import { Api } from '../../kit/api.ts';
-import type { TokenVerifier } from '../../kit/auth.ts';
 import { ciRoutes } from './ci.ts';
 import type { GatewayParts } from './common.ts';
 import { fileRoutes } from './files.ts';
@@ -11,7 +10,7 @@ import { subscriptionRoutes } from './subscriptions.ts';
 export type { GatewayParts };
 
 /** Every /v1 route of the gateway, one group per resource. */
-export function gatewayApi(parts: GatewayParts, verifier: TokenVerifier): Api {
+export function gatewayApi(parts: GatewayParts): Api {
   const api = new Api(
     {
       title: 'Repository-hosting gateway',
@@ -19,7 +18,7 @@ export function gatewayApi(parts: GatewayParts, verifier: TokenVerifier): Api {
       description:
         'The code-hosting platform as small public models, under the caller\u2019s own credential (resolved per request from the identity service for the profile named in X-Identity-Profile).',
     },
-    verifier,
+    parts.verifier,
   );
   identityRoutes(api, parts);
   repoRoutes(api, parts);

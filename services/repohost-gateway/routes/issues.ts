@@ -1,41 +1,29 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { Comment, Issue, listOf } from '../models.ts';
-import { listWithTotal } from '../platform/index.ts';
+import { Comment, Issue, listOf } from '../shapes.ts';
 import { comment, issue } from '../projection.ts';
-import { full, type GatewayParts, Limit, Number_, ProfileHeaders, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Number_, RepoParams, routesOf, sessionOf, stateList } from './common.ts';
 
 const IssueParams = RepoParams.extend({ number: Number_ });
 const IssueList = listOf(Issue, 'IssueList');
 
 export function issueRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
-    method: 'get',
+  const route = routesOf(api, 'issues');
+  stateList(route, parts, {
     path: '/v1/repos/{owner}/{name}/issues',
     operationId: 'list_issues',
     summary: 'List issues (the platform counts pull requests among them; is_pull_request says which)',
-    tags: tags.issues,
-    headers: ProfileHeaders,
-    params: RepoParams,
-    query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
-    responses: { 200: { description: 'At most limit issues, newest first, and the total.', schema: IssueList } },
-    problems: [404, 429, 502, 503, 504],
-    handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
-        listWithTotal(ctx.query.limit, (page) => o.rest.issues.listForRepo({ owner, repo: name, state: ctx.query.state, ...page })),
-      );
-      return { body: { total: r.total, items: r.items.map(issue) } };
-    },
+    items: 'issues',
+    schema: IssueList,
+    read: (o, where, page) => o.rest.issues.listForRepo({ ...where, ...page }),
+    project: issue,
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/issues',
     operationId: 'open_issue',
     summary: 'Open an issue',
-    tags: tags.issues,
-    headers: ProfileHeaders,
     params: RepoParams,
     body: z.object({ title: z.string().min(1).max(256), body: z.string().max(65_536).optional() }),
     responses: { 201: { description: 'The new issue.', schema: Issue } },
@@ -49,13 +37,11 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'patch',
     path: '/v1/repos/{owner}/{name}/issues/{number}',
     operationId: 'update_issue',
     summary: 'Close (or reopen) an issue',
-    tags: tags.issues,
-    headers: ProfileHeaders,
     params: IssueParams,
     body: z.object({ state: z.enum(['open', 'closed']) }),
     responses: { 200: { description: 'The issue as it is now.', schema: Issue } },
@@ -69,13 +55,11 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/issues/{number}/comments',
     operationId: 'comment_issue',
     summary: 'Comment on an issue or a pull request',
-    tags: tags.issues,
-    headers: ProfileHeaders,
     params: IssueParams,
     body: z.object({ body: z.string().min(1).max(65_536) }),
     responses: { 201: { description: 'The comment.', schema: Comment } },

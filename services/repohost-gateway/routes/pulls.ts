@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../models.ts';
+import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../shapes.ts';
 import { lastPage, listWithTotal, type PlatformClient } from '../platform/index.ts';
 import { readChecks } from '../checks.ts';
 import { filePatch, pullRequest, review, threads, type PlatformReviewComment } from '../projection.ts';
-import { full, type GatewayParts, Limit, Number_, ProfileHeaders, Ref, RepoParams, sessionOf, Sha, tags } from './common.ts';
+import { full, type GatewayParts, Limit, Number_, Ref, RepoParams, routesOf, sessionOf, Sha, stateList } from './common.ts';
 
 const PullParams = RepoParams.extend({ number: Number_ });
 const PullList = listOf(PullRequest, 'PullRequestList');
@@ -34,34 +34,23 @@ async function reviewComments(
 }
 
 export function pullRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
-    method: 'get',
+  const route = routesOf(api, 'pulls');
+  stateList(route, parts, {
     path: '/v1/repos/{owner}/{name}/pulls',
     operationId: 'list_pulls',
     summary: 'List pull requests',
-    tags: tags.pulls,
-    headers: ProfileHeaders,
-    params: RepoParams,
-    query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
-    responses: { 200: { description: 'At most limit pull requests, newest first, and the total.', schema: PullList } },
-    problems: [404, 429, 502, 503, 504],
-    handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
-        listWithTotal(ctx.query.limit, (page) => o.rest.pulls.list({ owner, repo: name, state: ctx.query.state, ...page })),
-      );
-      return { body: { total: r.total, items: r.items.map(pullRequest) } };
-    },
+    items: 'pull requests',
+    schema: PullList,
+    read: (o, where, page) => o.rest.pulls.list({ ...where, ...page }),
+    project: pullRequest,
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/pulls/{number}',
     operationId: 'get_pull',
     summary: 'Read a pull request with its reviews, review threads and checks, in one answer',
     description: `Answers up to ${DETAIL_READ} reviews, ${DETAIL_READ} review threads and ${DETAIL_READ} check runs of the head commit; totals say how many there are. Threads are grouped from up to ${THREAD_PAGES * 100} review comments; threads.capped says when there were more, so threads.total counts only the threads among those.`,
-    tags: tags.pulls,
-    headers: ProfileHeaders,
     params: PullParams,
     responses: { 200: { description: 'The pull request.', schema: PullRequestDetail } },
     problems: [404, 429, 502, 503, 504],
@@ -90,13 +79,11 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}/pulls/{number}/files',
     operationId: 'list_pull_files',
     summary: 'The changed files of a pull request, patch by patch, each patch capped',
-    tags: tags.pulls,
-    headers: ProfileHeaders,
     params: PullParams,
     query: z.object({
       limit: Limit,
@@ -113,13 +100,11 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/pulls',
     operationId: 'open_pull',
     summary: 'Open a pull request',
-    tags: tags.pulls,
-    headers: ProfileHeaders,
     params: RepoParams,
     body: z.object({ title: z.string().min(1).max(256), head: Ref, base: Ref, body: z.string().max(65_536).optional(), draft: z.boolean().default(false) }),
     responses: { 201: { description: 'The new pull request.', schema: PullRequest } },
@@ -133,13 +118,11 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'patch',
     path: '/v1/repos/{owner}/{name}/pulls/{number}',
     operationId: 'update_pull',
     summary: 'Change a pull request\u2019s title, body, base or state',
-    tags: tags.pulls,
-    headers: ProfileHeaders,
     params: PullParams,
     body: z
       .object({ title: z.string().min(1).max(256).optional(), body: z.string().max(65_536).optional(), base: Ref.optional(), state: z.enum(['open', 'closed']).optional() })
@@ -155,13 +138,11 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/pulls/{number}/merge',
     operationId: 'merge_pull',
     summary: 'Merge a pull request, guarded by the expected head SHA when given',
-    tags: tags.pulls,
-    headers: ProfileHeaders,
     params: PullParams,
     body: z.object({
       expected_head_sha: Sha.optional().meta({ description: 'Merge only if the head is still this commit; otherwise 409.' }),
@@ -179,13 +160,11 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos/{owner}/{name}/pulls/{number}/reviews',
     operationId: 'review_pull',
     summary: 'Review a pull request: approve, request changes or comment',
-    tags: tags.pulls,
-    headers: ProfileHeaders,
     params: PullParams,
     body: z.object({ event: z.enum(['approve', 'request_changes', 'comment']), body: z.string().max(65_536).optional() }),
     responses: { 200: { description: 'The review.', schema: Review } },

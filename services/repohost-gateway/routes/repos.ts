@@ -1,22 +1,21 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { listOf, Me, Repository } from '../models.ts';
+import { listOf, Me, Repository } from '../shapes.ts';
 import { listWithTotal } from '../platform/index.ts';
 import { repository } from '../projection.ts';
-import { full, type GatewayParts, Limit, ProfileHeaders, RepoName, RepoParams, sessionOf, tags } from './common.ts';
+import { full, type GatewayParts, Limit, RepoName, RepoParams, routesOf, sessionOf } from './common.ts';
 
 const RepositoryList = listOf(Repository, 'RepositoryList');
 
 export function identityRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
+  const route = routesOf(api, 'identity');
+  route({
     method: 'get',
     path: '/v1/me',
     operationId: 'get_me',
     summary: 'Who the connection of this profile is, and how much it reaches',
     description:
       'Works for app installations (login: the account the app is installed on, even when it reaches no repository; count and selection from the installation\u2019s repositories) and for fine-grained tokens alike; never relies on /user alone.',
-    tags: tags.identity,
-    headers: ProfileHeaders,
     responses: { 200: { description: 'The connection.', schema: Me } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
@@ -46,13 +45,12 @@ export function identityRoutes(api: Api, parts: GatewayParts): void {
 }
 
 export function repoRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
+  const route = routesOf(api, 'repos');
+  route({
     method: 'get',
     path: '/v1/repos',
     operationId: 'find_repos',
     summary: 'Find repositories: by words (q), or every repository the connection reaches',
-    tags: tags.repos,
-    headers: ProfileHeaders,
     query: z.object({ q: z.string().min(1).max(256).optional().meta({ description: 'Words to search for (platform search syntax).' }), limit: Limit }),
     responses: { 200: { description: 'At most limit repositories and the total.', schema: RepositoryList } },
     problems: [404, 429, 502, 503, 504],
@@ -76,13 +74,11 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/repos/{owner}/{name}',
     operationId: 'get_repo',
     summary: 'Read a repository',
-    tags: tags.repos,
-    headers: ProfileHeaders,
     params: RepoParams,
     responses: { 200: { description: 'The repository.', schema: Repository } },
     problems: [404, 429, 502, 503, 504],
@@ -93,13 +89,11 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'post',
     path: '/v1/repos',
     operationId: 'create_repo',
     summary: 'Create a repository under the connection\u2019s account (private unless said otherwise)',
-    tags: tags.repos,
-    headers: ProfileHeaders,
     body: z.object({
       name: RepoName,
       description: z.string().max(350).optional(),
@@ -116,13 +110,11 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'patch',
     path: '/v1/repos/{owner}/{name}',
     operationId: 'update_repo',
     summary: 'Change visibility or description, or archive',
-    tags: tags.repos,
-    headers: ProfileHeaders,
     params: RepoParams,
     body: z
       .object({
@@ -148,13 +140,11 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     },
   });
 
-  api.route({
+  route({
     method: 'delete',
     path: '/v1/repos/{owner}/{name}',
     operationId: 'delete_repo',
     summary: 'Delete a repository',
-    tags: tags.repos,
-    headers: ProfileHeaders,
     params: RepoParams,
     responses: { 204: { description: 'Deleted.' } },
     problems: [403, 404, 429, 502, 503, 504],

@@ -1,22 +1,21 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { listOf, OpenedSubscription, Subscription, SUBSCRIPTION_STATES, SubscriptionKind } from '../models.ts';
+import { listOf, OpenedSubscription, Subscription, SUBSCRIPTION_STATES, SubscriptionKind } from '../shapes.ts';
 import { MAX_LIFETIME_SECONDS } from '../subscriptions.ts';
-import { type GatewayParts, Number_, ProfileHeaders, Ref, RepoFullName, sessionOf, tags } from './common.ts';
+import { type GatewayParts, Number_, Ref, RepoFullName, routesOf, sessionOf } from './common.ts';
 
 const SubscriptionList = listOf(Subscription, 'SubscriptionList');
 const SubscriptionParams = z.object({ id: z.string().regex(/^sub_[A-Za-z0-9_-]{16}$/, 'id is a subscription id (sub_...)') });
 
 export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
-  api.route({
+  const route = routesOf(api, 'subscriptions');
+  route({
     method: 'post',
     path: '/v1/subscriptions',
     operationId: 'open_subscription',
     summary: 'Watch for checks settling, a pull request merging, a review landing or a run completing',
     description:
       'The subscription is watched at once, by a background sweep and on every read; when the event happens it ends and exactly one signal, signed per Standard Webhooks with the secret in this answer (shown once), is POSTed to signal_url.',
-    tags: tags.subscriptions,
-    headers: ProfileHeaders,
     body: z.object({
       kind: SubscriptionKind,
       repo: RepoFullName,
@@ -44,13 +43,11 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => ({ status: 201, body: await parts.subscriptions.open(sessionOf(parts, ctx), ctx.body), headers: { 'Cache-Control': 'no-store' } }),
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/subscriptions',
     operationId: 'list_subscriptions',
     summary: 'Your subscriptions, newest first; active ones of this profile are watched first',
-    tags: tags.subscriptions,
-    headers: ProfileHeaders,
     query: z.object({
       state: z.enum(SUBSCRIPTION_STATES).optional(),
       limit: z.coerce.number().int().min(1, 'limit must be 1 to 100').max(100, 'limit must be 1 to 100').default(20),
@@ -60,28 +57,24 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => ({ body: await parts.subscriptions.list(sessionOf(parts, ctx), ctx.query.limit, ctx.query.state) }),
   });
 
-  api.route({
+  route({
     method: 'get',
     path: '/v1/subscriptions/{id}',
     operationId: 'get_subscription',
     summary: 'Read a subscription (and watch it)',
-    tags: tags.subscriptions,
-    headers: ProfileHeaders,
     params: SubscriptionParams,
     responses: { 200: { description: 'The subscription.', schema: Subscription } },
     problems: [404, 503],
     handler: async (ctx) => ({ body: await parts.subscriptions.read(sessionOf(parts, ctx), ctx.params.id) }),
   });
 
-  api.route({
+  route({
     method: 'delete',
     path: '/v1/subscriptions/{id}',
     operationId: 'cancel_subscription',
     summary: 'Cancel a subscription: it ends as cancelled, with its one signal',
     description:
       'Only under the profile it was opened with (its profile member); another account\u2019s or profile\u2019s subscription answers 404 like a missing one. An active subscription ends with state and event cancelled, and its one signal (data.state and data.event cancelled, signed with its own secret) is sent in the background; the answer does not wait for the receiver. One that has already ended, expired or been cancelled is answered as it is (200, its state says which), and no further signal is sent. The platform is not asked.',
-    tags: tags.subscriptions,
-    headers: ProfileHeaders,
     params: SubscriptionParams,
     responses: { 200: { description: 'The subscription after the cancel: cancelled, or the state it had already ended in.', schema: Subscription } },
     problems: [404, 503],

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
-import { PROJECT_ROOT } from '../supervisor/launcher-paths.ts';
+import { PROJECT_ROOT } from './launcher-paths.ts';
 
 export const OUT_DIR = join(PROJECT_ROOT, 'out');
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
 /**
- * The public models: one schema per shape. Every answer is parsed through its schema on the way out,
- * so a member the platform sends and a model does not name never leaves the service.
+ * The shapes of the public models (the spec's word), one zod schema each. Every answer is parsed
+ * through its schema on the way out, so a member the platform sends and a model does not name never
+ * leaves the service.
  */
 
 export const Login = z.string().nullable().meta({ description: 'Platform account name; null when the platform hides it.' });
