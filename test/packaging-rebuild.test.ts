@@ -34,7 +34,7 @@ const betterSqlite = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'better-
 
 /** The project's own files, copied; node_modules: better-sqlite3 copied (the runs rewrite it), everything else linked. */
 function copyProject(): void {
-  for (const entry of ['package.json', 'package-lock.json', 'electron-builder.yml', 'tsconfig.json', 'main', 'renderer', 'services', 'assets']) {
+  for (const entry of ['package.json', 'package-lock.json', 'electron-builder.yml', 'tsconfig.json', 'main', 'common', 'renderer', 'services', 'assets']) {
     cpSync(join(ROOT, entry), join(project, entry), { recursive: true, filter: (from) => !from.endsWith('.test.ts') });
   }
   const modules = join(project, 'node_modules');

@@ -27,14 +27,14 @@ export interface IdentityParts {
 /** The session credential the caller presented (identity's own routes authenticate with session credentials). */
 const callerOf = (principal: unknown) => principal as SessionPrincipal;
 const sessionOf = (principal: unknown) => callerOf(principal).session;
-const listOf = (audiences: readonly string[]) => audiences.map((a) => `"${a}"`).join(', ');
+const quotedAudiences = (audiences: readonly string[]) => audiences.map((a) => `"${a}"`).join(', ');
 
 /** Everything but minting belongs to an owner credential (the app's own, or one the command line made). */
 function requireOwner(principal: unknown, what: string): void {
   const caller = callerOf(principal);
   if (caller.purpose === 'owner') return;
   throw problem.forbidden(
-    `This is a hub credential: it may only mint tokens (POST /v1/auth/service-token) for ${listOf(caller.audiences ?? [])}. ` +
+    `This is a hub credential: it may only mint tokens (POST /v1/auth/service-token) for ${quotedAudiences(caller.audiences ?? [])}. ` +
       `${what} belongs to the app\u2019s own credential: use the console, or the command line ("npm run identity -- ...").`,
   );
 }
@@ -74,7 +74,7 @@ export function identityApi(parts: IdentityParts): Api {
     handler: async ({ body, principal }) => {
       const caller = callerOf(principal);
       if (caller.audiences !== null && !caller.audiences.includes(body.audience)) {
-        throw problem.forbidden(`This hub credential mints tokens for ${listOf(caller.audiences)} only, not "${body.audience}"; make a hub credential for that audience in the console.`);
+        throw problem.forbidden(`This hub credential mints tokens for ${quotedAudiences(caller.audiences)} only, not "${body.audience}"; make a hub credential for that audience in the console.`);
       }
       const notAfter = caller.expiresAt === null ? undefined : new Date(caller.expiresAt);
       const now = new Date();
