@@ -1,15 +1,16 @@
 import { z } from 'zod';
+import { SERVICE_CATALOGUE } from '../../common/services.ts';
 import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
 import { MODEL_ALIASES } from './models.ts';
 
-export const MODEL_PROVIDER_PORT = 8127;
+const MODEL_PROVIDER = SERVICE_CATALOGUE['model-provider'];
 
 /** MODELPROV_STREAM: `whole` sends a streamed reply at once when the run has ended; `deltas` sends its text as the CLI writes it. */
 export const STREAM_MODES = ['whole', 'deltas'] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const modelProviderSettings = {
-  ...commonSettings('model-provider', MODEL_PROVIDER_PORT),
+  ...commonSettings(MODEL_PROVIDER),
   cliBinary: setting(
     'CLI_BINARY',
     parse.text(),
@@ -50,5 +51,5 @@ export const modelProviderSettings = {
 export type ModelProviderConfig = ReturnType<typeof loadModelProviderConfig>;
 
 export function loadModelProviderConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig('MODELPROV_', modelProviderSettings, env);
+  return loadConfig(MODEL_PROVIDER.prefix, modelProviderSettings, env);
 }

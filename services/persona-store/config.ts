@@ -1,20 +1,21 @@
-import { ConfigError, commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
 import { z } from 'zod';
+import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from '../../common/change-log.ts';
+import { SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
+import { ConfigError, commonSettings, identityUrlSetting, loadConfig, parse, setting } from '../kit/config.ts';
 
-export const PERSONA_PORT = 8004;
-export const PERSONA_AUDIENCE = 'persona';
+export { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
+
+const PERSONA = SERVICE_CATALOGUE['persona-store'];
+export const PERSONA_AUDIENCE = tokenAudience('persona-store');
 
 export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
 
 /** One pair of PERSONA_SHARED_ACCOUNTS: an account id (a token's sub) and the name its rows go under. */
 const SHARED_ACCOUNT = /^[^=\s,]{1,200}=[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
-export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
-export type ForgetMode = (typeof FORGET_MODES)[number];
-
 export const personaSettings = {
-  ...commonSettings('persona-store', PERSONA_PORT),
-  identityUrl: setting('IDENTITY_URL', parse.url(), 'http://127.0.0.1:8001', 'Base URL of the identity service whose keys verify tokens (its iss).'),
+  ...commonSettings(PERSONA),
+  identityUrl: identityUrlSetting(SERVICE_CATALOGUE.identity.port, 'Base URL of the identity service whose keys verify tokens (its iss).'),
   sessionRecheckMs: setting(
     'SESSION_RECHECK_MS',
     parse.integer(0, 60_000),
@@ -32,10 +33,10 @@ export const personaSettings = {
   forgetMode: setting(
     'FORGET_MODE',
     z.enum(FORGET_MODES, { message: `must be one of ${FORGET_MODES.join(', ')}` }),
-    'keep',
+    DEFAULT_FORGET_MODE,
     `What forgetting does when the person chose nothing: ${FORGET_MODES.join(', ')}.`,
   ),
-  gracePeriodSeconds: setting('GRACE_PERIOD_SECONDS', parse.integer(1, 31_536_000), '604800', 'Grace period before destruction, in seconds (default 7 days).'),
+  gracePeriodSeconds: setting('GRACE_PERIOD_SECONDS', parse.integer(1, 31_536_000), String(DEFAULT_GRACE_PERIOD_SECONDS), 'Grace period before destruction, in seconds (default 7 days).'),
   sweepIntervalSeconds: setting('SWEEP_INTERVAL_SECONDS', parse.integer(1, 86_400), '60', 'How often the sweeper destroys entries whose grace period ended (seconds).'),
   keepReplacedValues: setting('KEEP_REPLACED_VALUES', parse.boolean(), 'false', 'Whether the change log keeps what a change replaced (the person may choose).'),
   pageSize: setting('PAGE_SIZE', parse.integer(1, 1000), '100', 'Largest page of a list, export or change log; a person may lower it.'),
@@ -68,13 +69,11 @@ export const personaSettings = {
   ),
   sharedAccounts: setting(
     'SHARED_ACCOUNTS',
-    parse
-      .list()
-      .refine((items) => items.every((i) => SHARED_ACCOUNT.test(i)), {
-        message: "must be comma-separated <account id>=<shared name> pairs (the account id is the token's sub; the name 1-100 letters, digits, '.', '_', '@' or '-')",
-      })
-      .refine((items) => new Set(items.map((i) => i.split('=')[0])).size === items.length, { message: 'names an account id twice' })
-      .transform((items) => new Map(items.map((i) => i.split('=') as [string, string]))),
+    parse.pairs(
+      SHARED_ACCOUNT,
+      "must be comma-separated <account id>=<shared name> pairs (the account id is the token's sub; the name 1-100 letters, digits, '.', '_', '@' or '-')",
+      'an account id',
+    ),
     undefined,
     "With PostgreSQL: accounts of this machine's identity service whose rows are kept under a name shared with the person's other machines, as <account id>=<name> pairs.",
   ),
@@ -92,7 +91,7 @@ export const personaSettings = {
 export type PersonaConfig = ReturnType<typeof loadPersonaConfig>;
 
 export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
-  const c = loadConfig('PERSONA_', personaSettings, env);
+  const c = loadConfig(PERSONA.prefix, personaSettings, env);
   if ((c.settingsApiBaseUrl === undefined) !== (c.settingsApiToken === undefined)) {
     throw new ConfigError(
       'Set both PERSONA_SETTINGS_API_BASE_URL and PERSONA_SETTINGS_API_TOKEN to read per-person settings, or neither to use this deployment\u2019s configuration.',
