@@ -1,5 +1,5 @@
 import { SERVICE_CATALOGUE, TOKEN_AUDIENCES, tokenAudience } from '../../common/services.ts';
-import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+import { commonSettings, integerSetting, loadConfig, parse, setting } from '../kit/config.ts';
 
 const IDENTITY = SERVICE_CATALOGUE.identity;
 /** The gateway registers its service token under its audience (the supervisor does so for the app's own). */
@@ -15,14 +15,14 @@ export const identitySettings = {
     undefined,
     'Base URL callers use to reach this service; tokens carry it as iss (default http://<HOST>:<PORT>).',
   ),
-  tokenTtlSeconds: setting('TOKEN_TTL_SECONDS', parse.integer(30, 3600), '600', 'Lifetime of a minted service token in seconds (30-3600).'),
+  tokenTtlSeconds: integerSetting('TOKEN_TTL_SECONDS', { min: 30, max: 3600, fallback: 600 }, 'Lifetime of a minted service token in seconds.'),
   sessionTtlSeconds: setting(
     'SESSION_TTL_SECONDS',
     parse.integer(0, 315_360_000).refine((v) => v === 0 || v >= 60, 'must be 0 (never) or 60 to 315360000 seconds'),
     '0',
     'Default lifetime of a new session credential in seconds when none is asked for (0: never expires); the local account\u2019s own credential never expires.',
   ),
-  keyRotationDays: setting('KEY_ROTATION_DAYS', parse.integer(1, 365), '30', 'Days a signing key signs before a new one replaces it.'),
+  keyRotationDays: integerSetting('KEY_ROTATION_DAYS', { min: 1, max: 365, fallback: 30 }, 'Days a signing key signs before a new one replaces it.'),
   serviceTokens: setting(
     'SERVICE_TOKENS',
     parse.pairs(/^[^=\s]+\s*=\s*\S{16,}$/, 'must be comma-separated name=token pairs with tokens of at least 16 characters', 'a service'),

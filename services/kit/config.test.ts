@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, commonSettings, identityUrlSetting, loadConfig, parse, setting } from './config.ts';
+import { ConfigError, commonSettings, identityUrlSetting, integerSetting, loadConfig, parse, setting } from './config.ts';
 
 const settings = {
   ...commonSettings({ name: 'demo', port: 8123 }),
@@ -68,5 +68,14 @@ describe('configuration from prefixed environment variables', () => {
     const c = loadConfig('DEMO_', { identityUrl: identityUrlSetting(8999, 'Identity.') }, {});
     expect(c.identityUrl).toBe('http://127.0.0.1:8999');
     expect(loadConfig('DEMO_', { identityUrl: identityUrlSetting(8999, 'Identity.') }, { DEMO_IDENTITY_URL: 'http://[::1]:7000/' }).identityUrl).toBe('http://[::1]:7000');
+  });
+
+  it('says a whole-number setting’s range and default in its help, from the same numbers that bound it', () => {
+    const limits = { slots: integerSetting('SLOTS', { min: 1, max: 16, fallback: 2 }, 'Runs at once.') };
+    expect(loadConfig('DEMO_', limits, {}).slots).toBe(2);
+    expect(loadConfig('DEMO_', limits, { DEMO_SLOTS: '16' }).slots).toBe(16);
+    for (const bad of ['0', '17', '2.5', 'two']) {
+      expect(() => loadConfig('DEMO_', limits, { DEMO_SLOTS: bad }), bad).toThrow('Runs at once. A whole number 1-16; default 2.');
+    }
   });
 });

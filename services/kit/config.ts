@@ -15,6 +15,12 @@ export function setting<T>(name: string, schema: z.ZodType<T>, fallback: string 
   return { name, schema, fallback, description };
 }
 
+/** A whole-number setting from `min` to `max`; its help text ends with the range and the default, so it cannot disagree with them. */
+export function integerSetting(name: string, range: { min: number; max: number; fallback: number }, description: string): Setting<number> {
+  const { min, max, fallback } = range;
+  return setting(name, parse.integer(min, max), String(fallback), `${description} A whole number ${min}-${max}; default ${fallback}.`);
+}
+
 type Values<S extends Record<string, Setting<unknown>>> = { readonly [K in keyof S]: S[K] extends Setting<infer V> ? V : never };
 
 export class ConfigError extends Error {
