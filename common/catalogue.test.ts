@@ -1,22 +1,24 @@
 /**
- * The service catalogue against what each service itself declares (its config's prefix, default port
- * and data folder, its audience, identity's session file), the tray's rule and the persona store's
- * change-log actions. The layering (this folder imports nothing, the renderer only this folder) is the
+ * The service catalogue against what each service does with it (its config's prefix, default port and
+ * data folder, the settings the supervisor wires, identity's URL and audiences, the gateway's refused
+ * ports), the needs, the hub page's variables, the tray's rule and the persona store's change-log words. The layering (this folder imports nothing, the renderer only this folder) is the
  * lint rule's, tested by test/import-lanes.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../services/kit/config.ts';
-import { IDENTITY_PORT, loadIdentityConfig } from '../services/identity/config.ts';
-import { loadModelProviderConfig, MODEL_PROVIDER_PORT, STREAM_MODES } from '../services/model-provider/config.ts';
+import { ConfigError, type Setting } from '../services/kit/config.ts';
+import { identitySettings, loadIdentityConfig } from '../services/identity/config.ts';
+import { loadModelProviderConfig, modelProviderSettings, STREAM_MODES } from '../services/model-provider/config.ts';
 import { PROVIDER_STREAM_MODES } from './contract.ts';
 import { ACTIONS } from '../services/persona-store/change-log.ts';
-import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE, PERSONA_PORT } from '../services/persona-store/config.ts';
-import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, REPOHOST_PORT } from '../services/repohost-gateway/config.ts';
-import { CHANGE_ACTIONS, FORGET_MODES } from './change-log.ts';
-import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from './services.ts';
+import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE } from '../services/persona-store/config.ts';
+import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, repohostSettings } from '../services/repohost-gateway/config.ts';
+import { personaSettings } from '../services/persona-store/config.ts';
+import { CHANGE_ACTIONS, DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from './change-log.ts';
+import { serviceNeed } from './needs.ts';
+import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICE_PORTS, SERVICES, TOKEN_AUDIENCES, type ServiceName } from './services.ts';
 import { aggregateState, SERVICE_STATES, STATE_ADVICE } from './states.ts';
 import { aggregateState as trayAggregate } from '../main/electron/tray-menu.ts';
 
@@ -31,7 +33,15 @@ const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => { port: number; d
   'model-provider': loadModelProviderConfig,
 };
 
-describe('the service catalogue says what each service says of itself', () => {
+/** The settings each service reads (without its prefix). */
+const SETTINGS: Record<ServiceName, Record<string, Setting<unknown>>> = {
+  identity: identitySettings,
+  'persona-store': personaSettings,
+  'repohost-gateway': repohostSettings,
+  'model-provider': modelProviderSettings,
+};
+
+describe('each service takes its facts from the catalogue', () => {
   it('names the four programs of services/, in the supervisor\u2019s order', () => {
     for (const name of SERVICE_NAMES) {
       expect(SERVICE_CATALOGUE[name].name).toBe(name);
@@ -56,16 +66,50 @@ describe('the service catalogue says what each service says of itself', () => {
     expect(() => LOADERS[name]({ [`${other.prefix}NO_SUCH_SETTING`]: 'x' })).not.toThrow();
   });
 
-  it('the port constants and audiences the services export', () => {
-    expect(SERVICE_CATALOGUE.identity.port).toBe(IDENTITY_PORT);
-    expect(SERVICE_CATALOGUE['persona-store'].port).toBe(PERSONA_PORT);
-    expect(SERVICE_CATALOGUE['repohost-gateway'].port).toBe(REPOHOST_PORT);
-    expect(SERVICE_CATALOGUE['model-provider'].port).toBe(MODEL_PROVIDER_PORT);
-    expect(SERVICE_CATALOGUE['persona-store'].audience).toBe(PERSONA_AUDIENCE);
-    expect(SERVICE_CATALOGUE['repohost-gateway'].audience).toBe(REPOHOST_AUDIENCE);
-    // Identity checks session credentials, the provider nothing: neither verifies a token for an audience.
-    expect(SERVICE_CATALOGUE.identity.audience).toBeNull();
-    expect(SERVICE_CATALOGUE['model-provider'].audience).toBeNull();
+  it.each(SERVICE_NAMES)('%s: reads every setting the supervisor wires for it', (name) => {
+    const names = Object.values(SETTINGS[name]).map((s) => s.name);
+    for (const wired of SERVICE_CATALOGUE[name].wired) expect(names, wired).toContain(wired);
+  });
+
+  it('a service that verifies tokens finds identity at identity’s port by default, and checks its own audience', () => {
+    const identityUrl = `http://127.0.0.1:${SERVICE_CATALOGUE.identity.port}`;
+    expect(loadPersonaConfig({}).identityUrl).toBe(identityUrl);
+    expect(loadRepohostConfig({}).identityUrl).toBe(identityUrl);
+    expect(PERSONA_AUDIENCE).toBe(SERVICE_CATALOGUE['persona-store'].audience);
+    expect(REPOHOST_AUDIENCE).toBe(SERVICE_CATALOGUE['repohost-gateway'].audience);
+  });
+
+  it('identity mints for every audience by default; the gateway refuses every service’s port; the store forgets by the shared defaults', () => {
+    expect(TOKEN_AUDIENCES).toEqual(['persona', 'repohost-api']);
+    expect(loadIdentityConfig({}).hubAudiences).toEqual(TOKEN_AUDIENCES);
+    expect(loadRepohostConfig({}).signalRefusedPorts).toEqual([...SERVICE_PORTS]);
+    expect(SERVICE_PORTS).toHaveLength(SERVICES.length);
+    const store = loadPersonaConfig({});
+    expect([store.forgetMode, store.gracePeriodSeconds]).toEqual([DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS]);
+  });
+
+  it('a caller presents a token exactly to the services with an audience; identity takes the session credential, the provider nothing', () => {
+    for (const s of SERVICES) expect(s.credential === 'token', s.name).toBe(s.audience !== null);
+    expect(SERVICE_CATALOGUE.identity.credential).toBe('session-credential');
+    expect(SERVICE_CATALOGUE['model-provider'].credential).toBe('none');
+  });
+
+  it.each(SERVICE_NAMES)('%s: every check it waits on has a need in words', (name) => {
+    for (const check of SERVICE_CATALOGUE[name].waitsOn) {
+      expect(serviceNeed({ name, state: 'waiting', waitingOn: [check] }), check).toMatchObject({ service: name });
+    }
+  });
+
+  it('the hub page gives each service its base URL, and its audience exactly when it checks tokens, under distinct HUB_ names', () => {
+    const variables = SERVICES.flatMap((s) => s.hubVariables.map(([variable]) => variable));
+    expect(new Set(variables).size).toBe(variables.length);
+    for (const s of SERVICES) {
+      const holds = s.hubVariables.map(([, h]) => h);
+      expect(holds.filter((h) => h === 'base-url'), s.name).toHaveLength(1);
+      expect(holds.includes('audience'), s.name).toBe(s.audience !== null);
+      expect(holds.includes('session-credential'), s.name).toBe(s.credential === 'session-credential');
+      for (const [variable] of s.hubVariables) expect(variable).toMatch(/^HUB_[A-Z_]+$/);
+    }
   });
 
   it('has advice for every state', () => {
@@ -79,9 +123,9 @@ describe('the service catalogue says what each service says of itself', () => {
     }
   });
 
-  it('the persona store logs the shared change-log actions (the same list, not a copy), and its forget modes are these', () => {
+  it('the persona store logs the shared change-log actions and forget modes (the same lists, not copies)', () => {
     expect(ACTIONS).toBe(CHANGE_ACTIONS);
-    expect(FORGET_MODES).toEqual(STORE_FORGET_MODES);
+    expect(STORE_FORGET_MODES).toBe(FORGET_MODES);
   });
 
   it('the console offers exactly the provider\u2019s stream modes', () => {

@@ -29,3 +29,8 @@ export type ChangeTargetKind = (typeof CHANGE_TARGET_KINDS)[number];
 /** The forget modes a person may choose, as the persona store names them. */
 export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
 export type ForgetMode = (typeof FORGET_MODES)[number];
+
+/** What forgetting does when neither the person nor the installation chose (the persona store's PERSONA_FORGET_MODE default). */
+export const DEFAULT_FORGET_MODE: ForgetMode = 'keep';
+/** The grace period before a forgotten entry is destroyed, unless configured: 7 days (PERSONA_GRACE_PERIOD_SECONDS' default). */
+export const DEFAULT_GRACE_PERIOD_SECONDS = 604_800;

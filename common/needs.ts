@@ -3,7 +3,7 @@
  * fixes it: the supervisor's `waiting` state (from the failing /ready checks, by the services' own
  * names) and the overview's cards, headline and tray tooltip. Imports nothing outside this folder.
  */
-import type { ServiceName } from './services.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from './services.ts';
 import { AGGREGATE_WORDS, aggregateState, type AggregateState, type ServiceState } from './states.ts';
 
 export const FIRST_RUN_STEPS = ['cli-sign-in', 'github-connection', 'hub-credential'] as const;
@@ -31,17 +31,6 @@ export interface FailingCheck {
   state?: string;
 }
 
-/**
- * The checks whose failure waits on something outside the service (a person, the network, another
- * service), by service. Anything else failing (its database, a probe still running) is its own start.
- */
-const OUTSIDE: Readonly<Record<ServiceName, readonly string[]>> = {
-  identity: [],
-  'persona-store': ['identity_keys'],
-  'repohost-gateway': ['platform', 'identity_keys', 'service_token'],
-  'model-provider': ['login', 'cli', 'lockdown'],
-};
-
 /** The provider's lockdown while its probe runs (or before a CLI is there) is its own start, not a wait. */
 const STARTING_CHECK_STATES = new Set(['pending', 'unknown']);
 
@@ -53,7 +42,7 @@ const STARTING_CHECK_STATES = new Set(['pending', 'unknown']);
 export function waitsOutside(service: ServiceName, failing: readonly FailingCheck[], identityRunning: boolean): boolean {
   if (failing.length === 0) return false;
   return failing.every((c) => {
-    if (!OUTSIDE[service].includes(c.name)) return false;
+    if (!SERVICE_CATALOGUE[service].waitsOn.includes(c.name)) return false;
     if (c.name === 'identity_keys') return !identityRunning;
     if (c.name === 'lockdown' && c.state !== undefined && STARTING_CHECK_STATES.has(c.state)) return false;
     return true;
@@ -103,7 +92,7 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
 /** The need of a service in the `waiting` state: its first failing outside check, in words. */
 export function serviceNeed(status: { name: ServiceName; state: ServiceState; waitingOn?: readonly string[] }): Need | undefined {
   if (status.state !== 'waiting') return undefined;
-  const check = (status.waitingOn ?? []).find((c) => OUTSIDE[status.name].includes(c) && NEEDS[c]);
+  const check = (status.waitingOn ?? []).find((c) => SERVICE_CATALOGUE[status.name].waitsOn.includes(c) && NEEDS[c]);
   return check ? { service: status.name, ...NEEDS[check]! } : undefined;
 }
 

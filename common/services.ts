@@ -8,6 +8,19 @@
 export const SERVICE_NAMES = ['identity', 'persona-store', 'repohost-gateway', 'model-provider'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
+/** What a caller presents to a service: identity's session credential itself, a token for the service's audience, or nothing. */
+export type CallerCredential = 'session-credential' | 'token' | 'none';
+
+/** What a hub variable holds: the service's base URL for a hub, its audience, a profile of the gateway, identity's session credential. */
+export type HubValue = 'base-url' | 'audience' | 'profile' | 'session-credential';
+
+/**
+ * A setting the supervisor fills in for a service (unless the user set it), by its name after the prefix:
+ * identity's URL, the gateway's service token (and identity's register of it), the ports a signal must
+ * never reach, the provider's stream mode from the app's settings.
+ */
+export type WiredSetting = 'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM';
+
 export interface ServiceFacts {
   /** The program's name: `npm run service -- <name>`, its folder under services/, its data sub-folder. */
   readonly name: ServiceName;
@@ -21,8 +34,18 @@ export interface ServiceFacts {
   readonly port: number;
   /** The `aud` its tokens must carry; null for a service that checks no token. */
   readonly audience: string | null;
-  /** The stem of the variables a hub is configured with for it: `HUB_<stem>_BASE_URL`. */
-  readonly hubStem: string;
+  /** What a caller of its API presents (the console's client, a hub). */
+  readonly credential: CallerCredential;
+  /** The /ready checks whose failure waits on something outside it (a person, the network, another service): the `waiting` state. */
+  readonly waitsOn: readonly string[];
+  /** The settings the supervisor wires for it (see WiredSetting). */
+  readonly wired: readonly WiredSetting[];
+  /** The path a hub's base URL for it ends in (the provider's OpenAI-style `/v1`); empty for its root. */
+  readonly hubPath: string;
+  /** The variables a hub is configured with for it, each with what it holds, in the order the hub page shows them. */
+  readonly hubVariables: readonly (readonly [variable: string, holds: HubValue])[];
+  /** How a hub calls it, one sentence on the hub page. */
+  readonly hubNote: string;
 }
 
 export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
@@ -33,7 +56,16 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     prefix: 'IDENTITY_',
     port: 8001,
     audience: null,
-    hubStem: 'IDENTITY',
+    credential: 'session-credential',
+    waitsOn: [],
+    wired: ['SERVICE_TOKENS'],
+    hubPath: '',
+    hubVariables: [
+      ['HUB_IDENTITY_URL', 'base-url'],
+      ['HUB_SESSION_CREDENTIAL', 'session-credential'],
+    ],
+    hubNote:
+      'The hub trades its session credential for short-lived tokens: POST $HUB_IDENTITY_URL/v1/auth/service-token with "Authorization: Bearer $HUB_SESSION_CREDENTIAL" and {"audience": "\u2026"}.',
   },
   'persona-store': {
     name: 'persona-store',
@@ -42,7 +74,15 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     prefix: 'PERSONA_',
     port: 8004,
     audience: 'persona',
-    hubStem: 'PERSONA',
+    credential: 'token',
+    waitsOn: ['identity_keys'],
+    wired: ['IDENTITY_URL'],
+    hubPath: '',
+    hubVariables: [
+      ['HUB_PERSONA_BASE_URL', 'base-url'],
+      ['HUB_PERSONA_AUDIENCE', 'audience'],
+    ],
+    hubNote: 'Every /v1 call carries "Authorization: Bearer <token>" with a token minted for this audience.',
   },
   'repohost-gateway': {
     name: 'repohost-gateway',
@@ -51,7 +91,17 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     prefix: 'REPOHOST_',
     port: 8011,
     audience: 'repohost-api',
-    hubStem: 'REPOHOST',
+    credential: 'token',
+    waitsOn: ['platform', 'identity_keys', 'service_token'],
+    wired: ['IDENTITY_URL', 'IDENTITY_SERVICE_TOKEN', 'SIGNAL_REFUSED_PORTS'],
+    hubPath: '',
+    hubVariables: [
+      ['HUB_REPOHOST_BASE_URL', 'base-url'],
+      ['HUB_REPOHOST_AUDIENCE', 'audience'],
+      ['HUB_REPOHOST_PROFILE', 'profile'],
+    ],
+    hubNote:
+      'Every /v1 call carries a token for this audience and the header X-Identity-Profile naming a profile whose platform connection it acts under (Platform page).',
   },
   'model-provider': {
     name: 'model-provider',
@@ -60,7 +110,12 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     prefix: 'MODELPROV_',
     port: 8127,
     audience: null,
-    hubStem: 'MODELPROV',
+    credential: 'none',
+    waitsOn: ['login', 'cli', 'lockdown'],
+    wired: ['STREAM'],
+    hubPath: '/v1',
+    hubVariables: [['HUB_MODELPROV_BASE_URL', 'base-url']],
+    hubNote: 'An OpenAI-compatible chat-completions endpoint; it takes no token (an OpenAI client that insists on an API key may send any value).',
   },
 };
 
@@ -72,6 +127,19 @@ export const SERVICE_TITLES: Readonly<Record<ServiceName, string>> = Object.from
 
 /** The file in identity's data folder that holds the local account's session credential (owner-only). */
 export const LOCAL_SESSION_FILE = 'local-session';
+
+/** The audiences of the services that check tokens: what a hub credential mints tokens for unless it names others. */
+export const TOKEN_AUDIENCES: readonly string[] = SERVICES.flatMap((s) => (s.audience === null ? [] : [s.audience]));
+
+/** Every default port of the app's services: a signal is never sent to one. */
+export const SERVICE_PORTS: readonly number[] = SERVICES.map((s) => s.port);
+
+/** The audience of a service that checks tokens; a service that checks none has no audience to ask for. */
+export function tokenAudience(name: ServiceName): string {
+  const { audience, label } = SERVICE_CATALOGUE[name];
+  if (audience === null) throw new Error(`The ${label} checks no token, so it has no audience.`);
+  return audience;
+}
 
 export function isServiceName(value: unknown): value is ServiceName {
   return typeof value === 'string' && (SERVICE_NAMES as readonly string[]).includes(value);

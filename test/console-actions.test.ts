@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ActivityView } from '../common/activity.ts';
 import type { ExportDocument, ForgetPolicy, HubView, NewHubCredential, OverviewView } from '../common/contract.ts';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
-import { SETTLE_MS, SIGNAL_PREFIX, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import type { ConsoleApi } from '../main/console/contract.ts';
+import { SETTLE_MS, SIGNAL_PREFIX, recordingCalls, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
 import { startSignalReceiver, type SignalReceiver } from './support/signal-receiver.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: SETTLE_MS + 60_000 });
@@ -19,25 +19,8 @@ let receiver: SignalReceiver;
 let seeded: Seeded;
 let api: ConsoleApi;
 let credential: string;
-const answers: string[] = [];
 
-async function call(method: string, params?: unknown): Promise<ConsoleResult> {
-  const result = await api.call(params === undefined ? { method } : { method, params });
-  answers.push(JSON.stringify(result));
-  return result;
-}
-
-async function data<T>(method: string, params?: unknown): Promise<T> {
-  const result = await call(method, params);
-  if (!result.ok) throw new Error(`${method} failed: ${result.error.message}`);
-  return result.data as T;
-}
-
-async function failure(method: string, params?: unknown): Promise<{ message: string; status?: number }> {
-  const result = await call(method, params);
-  if (result.ok) throw new Error(`${method} should have failed`);
-  return result.error;
-}
+const { answers, data, failure } = recordingCalls(() => api);
 
 async function http(url: string, init: { method?: string; authorization?: string; body?: unknown } = {}): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url, {

@@ -5,9 +5,9 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi, ConsoleResult, ServiceView } from '../main/console/contract.ts';
+import type { ConsoleApi, ServiceView } from '../main/console/contract.ts';
 import type { LogLine, LogPage, ServiceStatus } from '../main/supervisor/types.ts';
-import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import { SETTLE_MS, recordingCalls, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
 
 // Tests that stop, start and restart real services wait for them to settle; the timeouts are backstops only.
 vi.setConfig({ testTimeout: SETTLE_MS + 30_000, hookTimeout: SETTLE_MS + 60_000 });
@@ -16,26 +16,8 @@ let stack: ConsoleStack;
 let seeded: Seeded;
 let api: ConsoleApi;
 let credential: string;
-/** Every answer the tests saw, checked at the end for tokens and secrets. */
-const answers: string[] = [];
 
-async function call(method: string, params?: unknown): Promise<ConsoleResult> {
-  const result = await api.call(params === undefined ? { method } : { method, params });
-  answers.push(JSON.stringify(result));
-  return result;
-}
-
-async function data<T>(method: string, params?: unknown): Promise<T> {
-  const result = await call(method, params);
-  if (!result.ok) throw new Error(`${method} failed: ${result.error.message}`);
-  return result.data as T;
-}
-
-async function failure(method: string, params?: unknown): Promise<{ message: string; status?: number }> {
-  const result = await call(method, params);
-  if (result.ok) throw new Error(`${method} should have failed`);
-  return result.error;
-}
+const { answers, data, failure } = recordingCalls(() => api);
 
 beforeAll(async () => {
   stack = await startConsoleStack();

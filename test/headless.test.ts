@@ -7,18 +7,7 @@ import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
 import { tempDir } from './support/identity.ts';
-import { ROOT, freePort } from './support/process.ts';
-
-/** Polls for what no event announces (the process table, the stand-in's run records); the timeout is only a backstop. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { ROOT, freePort, waitFor } from './support/process.ts';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

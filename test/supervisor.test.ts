@@ -11,7 +11,7 @@ import { isAlive } from '../main/supervisor/process-tree.ts';
 import { DEFAULT_RESTART_POLICY, backoffDelay } from '../main/supervisor/backoff.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { tempDir } from './support/identity.ts';
-import { ROOT, freePort, spawnService } from './support/process.ts';
+import { ROOT, freePort, spawnService, waitFor } from './support/process.ts';
 
 const supervisors: ServiceSupervisor[] = [];
 afterEach(async () => {
@@ -48,17 +48,6 @@ function nextStatus(supervisor: ServiceSupervisor, test: (s: ServiceStatus) => b
     };
     supervisor.on('status', on);
   });
-}
-
-/** Polls for a state the test cannot be told about (the process table, a log line); the timeout is only a backstop. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 150_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Runs a small script as the service process: a real child process standing in for a service whose behaviour a test controls. */

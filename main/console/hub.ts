@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { HubService, HubView, NewHubCredential, SessionCredentialView } from '../../common/contract.ts';
-import { SERVICES } from '../../common/services.ts';
+import { SERVICES, TOKEN_AUDIENCES, type HubValue, type ServiceFacts } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
 import { method, NoParams, type MethodContext } from './method-spec.ts';
 import { ConsoleError } from './service-client.ts';
@@ -15,63 +15,27 @@ export const CREDENTIAL_PLACEHOLDER = '<make a hub credential above>';
 const SessionId = z.string().regex(/^ses_[A-Za-z0-9_-]{1,64}$/, 'a session credential id starts with ses_');
 const DAY = 86_400;
 
-function hubServices(ctx: MethodContext, profile: string | undefined): HubService[] {
-  return SERVICES.map((s) => {
-    const baseUrl = ctx.supervisor.url(s.name).replace(/\/+$/, '');
-    const v = (suffix: string) => `HUB_${s.hubStem}_${suffix}`;
-    switch (s.name) {
-      case 'identity':
-        return {
-          name: s.name,
-          title: s.title,
-          baseUrl,
-          audience: null,
-          env: [
-            [v('URL'), baseUrl],
-            ['HUB_SESSION_CREDENTIAL', CREDENTIAL_PLACEHOLDER],
-          ],
-          note: `The hub trades its session credential for short-lived tokens: POST ${baseUrl}/v1/auth/service-token with "Authorization: Bearer <credential>" and {"audience": "…"}.`,
-        };
-      case 'model-provider':
-        return {
-          name: s.name,
-          title: s.title,
-          baseUrl: `${baseUrl}/v1`,
-          audience: null,
-          env: [[v('BASE_URL'), `${baseUrl}/v1`]],
-          note: 'An OpenAI-compatible chat-completions endpoint; it takes no token (an OpenAI client that insists on an API key may send any value).',
-        };
-      case 'repohost-gateway':
-        return {
-          name: s.name,
-          title: s.title,
-          baseUrl,
-          audience: s.audience,
-          env: [
-            [v('BASE_URL'), baseUrl],
-            [v('AUDIENCE'), s.audience ?? ''],
-            [v('PROFILE'), profile ?? '<a profile with a platform connection>'],
-          ],
-          note: 'Every /v1 call carries a token for this audience and the header X-Identity-Profile naming a profile whose platform connection it acts under (Platform page).',
-        };
-      default:
-        return {
-          name: s.name,
-          title: s.title,
-          baseUrl,
-          audience: s.audience,
-          env: [
-            [v('BASE_URL'), baseUrl],
-            [v('AUDIENCE'), s.audience ?? ''],
-          ],
-          note: 'Every /v1 call carries "Authorization: Bearer <token>" with a token minted for this audience.',
-        };
-    }
-  });
+/** A hub variable's value: the catalogue says what each holds (common/services.ts). */
+function hubValue(holds: HubValue, s: ServiceFacts, baseUrl: string, profile: string | undefined): string {
+  if (holds === 'base-url') return baseUrl;
+  if (holds === 'audience') return s.audience ?? '';
+  if (holds === 'profile') return profile ?? '<a profile with a platform connection>';
+  return CREDENTIAL_PLACEHOLDER;
 }
 
-/** The audiences a hub credential made here mints tokens for: every service that checks tokens. */
-const HUB_AUDIENCES = SERVICES.flatMap((s) => (s.audience ? [s.audience] : []));
+function hubServices(ctx: MethodContext, profile: string | undefined): HubService[] {
+  return SERVICES.map((s) => {
+    const baseUrl = `${ctx.supervisor.url(s.name).replace(/\/+$/, '')}${s.hubPath}`;
+    return {
+      name: s.name,
+      title: s.title,
+      baseUrl,
+      audience: s.audience,
+      env: s.hubVariables.map(([variable, holds]) => [variable, hubValue(holds, s, baseUrl, profile)] as [string, string]),
+      note: s.hubNote,
+    };
+  });
+}
 
 /** What a credential may do, as the hub page says it. */
 function mayOf(current: boolean, purpose: 'owner' | 'hub', audiences: string[] | null): string {
@@ -130,7 +94,7 @@ export const HUB_METHODS = {
         await ctx.services.call('identity', {
           method: 'POST',
           path: '/v1/session-credentials',
-          body: { label, expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY, audiences: HUB_AUDIENCES },
+          body: { label, expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY, audiences: TOKEN_AUDIENCES },
         })
       ).body as Record<string, unknown>;
       if (typeof body.credential !== 'string') throw new ConsoleError('The identity service made the credential but did not answer its secret; revoke it and make another.', 502);

@@ -5,7 +5,7 @@
  * policy that will apply, so the page can say it before the person confirms.
  */
 import { z } from 'zod';
-import { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
+import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
 import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../common/contract.ts';
 import { urlPath } from '../../common/url-path.ts';
 import { method, Profile, personaPath, type MethodContext } from './method-spec.ts';
@@ -31,9 +31,9 @@ export function forgetPolicy(block: unknown, env: MethodContext['env']): ForgetP
     return { mode: own.mode as ForgetMode, gracePeriodSeconds: typeof own.grace_period_seconds === 'number' ? own.grace_period_seconds : undefined, decidedBy: 'persona-store' };
   }
   const configured = env.PERSONA_FORGET_MODE as ForgetMode | undefined;
-  const mode: ForgetMode = configured && FORGET_MODES.includes(configured) ? configured : 'keep';
-  const grace = Number(env.PERSONA_GRACE_PERIOD_SECONDS ?? 604_800);
-  const gracePeriodSeconds = Number.isInteger(grace) && grace > 0 ? grace : 604_800;
+  const mode: ForgetMode = configured && FORGET_MODES.includes(configured) ? configured : DEFAULT_FORGET_MODE;
+  const grace = Number(env.PERSONA_GRACE_PERIOD_SECONDS ?? DEFAULT_GRACE_PERIOD_SECONDS);
+  const gracePeriodSeconds = Number.isInteger(grace) && grace > 0 ? grace : DEFAULT_GRACE_PERIOD_SECONDS;
   if (env.PERSONA_SETTINGS_API_BASE_URL && env.PERSONA_SETTINGS_API_TOKEN) return { mode, gracePeriodSeconds, decidedBy: 'settings-service' };
   return { mode, gracePeriodSeconds, decidedBy: 'installation' };
 }

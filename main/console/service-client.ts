@@ -88,9 +88,10 @@ export class ServiceClient {
   }
 
   private async authorization(service: ServiceName, audience: string | undefined): Promise<string | undefined> {
-    if (service === 'model-provider') return undefined;
+    const takes = SERVICE_CATALOGUE[service].credential;
+    if (takes === 'none') return undefined;
     const credential = await this.localCredential();
-    if (service === 'identity') return `Bearer ${credential}`;
+    if (takes === 'session-credential') return `Bearer ${credential}`;
     if (!audience) return undefined;
     const cached = this.tokens.get(audience);
     if (cached && cached.expiresAt - Date.now() > TOKEN_MARGIN_MS) return `Bearer ${cached.token}`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../../common/contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
-import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName } from '../../common/services.ts';
+import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName, type WiredSetting } from '../../common/services.ts';
 
 const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
 
@@ -85,6 +85,50 @@ export function settingsFile(dataDir: string): ServiceSettingsStore {
   };
 }
 
+/** What the supervisor wires into the services' environments. */
+export interface Wiring {
+  dataDir: string;
+  identityUrl: string;
+  gatewayToken: string;
+  /** The other ports this app listens on (the headless console's). */
+  appPorts?: Iterable<number>;
+  providerStream?: ProviderStreamMode;
+}
+
+interface WiredContext {
+  /** The service's `<prefix><key>` as the user set it (or undefined). */
+  own: (key: string) => string | undefined;
+  /** Writes `<prefix><key>` where the user did not; `put` whatever the user did (merging is the caller's). */
+  set: (key: string, value: string) => void;
+  put: (key: string, value: string) => void;
+  wiring: Wiring;
+  placements: () => Placement[];
+}
+
+/** The name the gateway's service token is registered under at identity: the gateway's audience. */
+const GATEWAY_REGISTRATION = SERVICE_CATALOGUE['repohost-gateway'].audience;
+
+/** How each wired setting is filled; which service gets which is the catalogue's `wired`. */
+const WIRED: Readonly<Record<WiredSetting, (c: WiredContext) => void>> = {
+  IDENTITY_URL: ({ set, wiring }) => set('IDENTITY_URL', wiring.identityUrl),
+  IDENTITY_SERVICE_TOKEN: ({ set, wiring }) => set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken),
+  // Identity's register gets the gateway's token beside the user's own, unless the user registered the gateway already.
+  SERVICE_TOKENS: ({ own, put, wiring }) => {
+    const pairs = own('SERVICE_TOKENS') ?? '';
+    const registered = pairs.split(',').some((pair) => pair.split('=')[0]?.trim() === GATEWAY_REGISTRATION);
+    if (!registered) put('SERVICE_TOKENS', [pairs, `${GATEWAY_REGISTRATION}=${wiring.gatewayToken}`].filter(Boolean).join(','));
+  },
+  // Signals never go to a port of this app (its services wherever the user moved them, the console); the user's own list is kept beside.
+  SIGNAL_REFUSED_PORTS: ({ own, put, wiring, placements }) => {
+    const theirs = (own('SIGNAL_REFUSED_PORTS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const ours = [...placements().map((p) => p.port), ...(wiring.appPorts ?? [])].map(String);
+    put('SIGNAL_REFUSED_PORTS', [...new Set([...theirs, ...ours])].join(','));
+  },
+  STREAM: ({ set, wiring }) => {
+    if (wiring.providerStream) set('STREAM', wiring.providerStream);
+  },
+};
+
 export interface Placement {
   host: string;
   port: number;
@@ -115,11 +159,7 @@ export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {
  * the gateway's service token, the provider's stream mode from the settings) where the user did not set it.
  * `appPorts` are the other ports this app listens on (the headless console's): signals are refused there too.
  */
-export function serviceEnv(
-  name: ServiceName,
-  parentEnv: NodeJS.ProcessEnv,
-  wiring: { dataDir: string; identityUrl: string; gatewayToken: string; appPorts?: Iterable<number>; providerStream?: ProviderStreamMode },
-): Record<string, string> {
+export function serviceEnv(name: ServiceName, parentEnv: NodeJS.ProcessEnv, wiring: Wiring): Record<string, string> {
   const { prefix } = SERVICE_CATALOGUE[name];
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(parentEnv)) {
@@ -128,27 +168,17 @@ export function serviceEnv(
     env[key] = value;
   }
   const p = placement(name, wiring.dataDir, parentEnv);
+  const own = (key: string) => env[prefix + key];
+  const put = (key: string, value: string) => {
+    env[prefix + key] = value;
+  };
   const set = (key: string, value: string) => {
-    if (!env[prefix + key]) env[prefix + key] = value;
+    if (!own(key)) put(key, value);
   };
   set('HOST', p.host);
   set('PORT', String(p.port));
   set('DATA_DIR', p.dataDir);
-  if (name === 'identity') {
-    const own = env.IDENTITY_SERVICE_TOKENS ?? '';
-    if (!/(^|,)\s*repohost-api\s*=/.test(own)) {
-      env.IDENTITY_SERVICE_TOKENS = [own, `repohost-api=${wiring.gatewayToken}`].filter(Boolean).join(',');
-    }
-  }
-  if (name === 'persona-store') set('IDENTITY_URL', wiring.identityUrl);
-  if (name === 'model-provider' && wiring.providerStream) set('STREAM', wiring.providerStream);
-  if (name === 'repohost-gateway') {
-    set('IDENTITY_URL', wiring.identityUrl);
-    set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken);
-    // Signals never go to a port of this app (its services wherever the user moved them, the console); the user's own list is kept beside.
-    const own = (env.REPOHOST_SIGNAL_REFUSED_PORTS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    const ours = [...SERVICE_NAMES.map((n) => placement(n, wiring.dataDir, parentEnv).port), ...(wiring.appPorts ?? [])].map(String);
-    env.REPOHOST_SIGNAL_REFUSED_PORTS = [...new Set([...own, ...ours])].join(',');
-  }
+  const placements = () => SERVICE_NAMES.map((n) => placement(n, wiring.dataDir, parentEnv));
+  for (const wired of SERVICE_CATALOGUE[name].wired) WIRED[wired]({ own, set, put, wiring, placements });
   return env;
 }

@@ -139,9 +139,10 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   />`;
 }
 
-function HourChart(props: { id: string; what: string; activity: ServiceActivity | undefined; counter: string; one: string; many: string; kind: string; who: string }) {
-  const { id, activity, counter, who } = props;
-  const title = `${props.what}: ${props.many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
+function HourChart(props: { id: string; service: ServiceName; activity: ServiceActivity | undefined; counter: string; one: string; many: string; kind: string }) {
+  const { id, activity, counter } = props;
+  const { title: what, label: who } = SERVICE_CATALOGUE[props.service];
+  const title = `${what}: ${props.many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
     const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
@@ -188,10 +189,10 @@ function Activity() {
           ${MINUTE_CHARTS.filter(([name]) => name === 'persona-store' || name === 'model-provider' || view.services[name]).map(
             ([name, id]) => html`<${MinuteChart} key=${id} id=${id} name=${name} activity=${view.services[name]} />`,
           )}
-          <${HourChart} id="provider-runs" what="Chat-model provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} one="CLI run" many="CLI runs" kind="runs" who="chat-model provider" />
-          <${HourChart} id="provider-tokens" what="Chat-model provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} one="token" many="tokens" kind="tokens" who="chat-model provider" />
-          <${HourChart} id="persona-writes" what="Persona store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} one="write" many="writes" kind="runs" who="persona store" />
-          <${HourChart} id="persona-recalls" what="Persona store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} one="recall" many="recalls" kind="runs" who="persona store" />
+          <${HourChart} id="provider-runs" service="model-provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} one="CLI run" many="CLI runs" kind="runs" />
+          <${HourChart} id="provider-tokens" service="model-provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} one="token" many="tokens" kind="tokens" />
+          <${HourChart} id="persona-writes" service="persona-store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} one="write" many="writes" kind="runs" />
+          <${HourChart} id="persona-recalls" service="persona-store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} one="recall" many="recalls" kind="runs" />
         </div>
         <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}.</p>`}
     />

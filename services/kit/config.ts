@@ -15,6 +15,12 @@ export function setting<T>(name: string, schema: z.ZodType<T>, fallback: string 
   return { name, schema, fallback, description };
 }
 
+/** A whole-number setting from `min` to `max`; its help text ends with the range and the default, so it cannot disagree with them. */
+export function integerSetting(name: string, range: { min: number; max: number; fallback: number }, description: string): Setting<number> {
+  const { min, max, fallback } = range;
+  return setting(name, parse.integer(min, max), String(fallback), `${description} A whole number ${min}-${max}; default ${fallback}.`);
+}
+
 type Values<S extends Record<string, Setting<unknown>>> = { readonly [K in keyof S]: S[K] extends Setting<infer V> ? V : never };
 
 export class ConfigError extends Error {
@@ -69,6 +75,26 @@ export const parse = {
   boolean: () =>
     z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => ['true', '1', 'yes'].includes(v)),
   list: () => z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /** A comma-separated list whose every item `item` reads; `item` answers a string to refuse one, saying why. */
+  listOf: <T extends object | number>(item: (text: string) => T | string) =>
+    parse.list().transform((list, ctx) =>
+      list.flatMap((text) => {
+        const read = item(text);
+        if (typeof read !== 'string') return [read];
+        ctx.addIssue({ code: 'custom', message: read });
+        return [];
+      }),
+    ),
+  /** Comma-separated port numbers (1-65535). */
+  ports: () => parse.listOf((text) => (/^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65_535 ? Number(text) : `"${text}" is not a port (1-65535)`)),
+  /** Comma-separated `<key>=<value>` pairs, each matching `pair` (`message` says the form), no key twice (`key` names one): a Map from key to value. */
+  pairs: (pair: RegExp, message: string, key: string) =>
+    parse
+      .list()
+      .refine((items) => items.every((i) => pair.test(i)), { message })
+      .transform((items) => items.map((i): [string, string] => [i.slice(0, i.indexOf('=')).trim(), i.slice(i.indexOf('=') + 1).trim()]))
+      .refine((pairs) => new Set(pairs.map(([key]) => key)).size === pairs.length, { message: `names ${key} twice` })
+      .transform((pairs) => new Map(pairs)),
   loopbackHost: () =>
     z.string().refine(isLoopbackHost, 'must be a loopback address (127.0.0.1, ::1 or localhost); these services never listen beyond this machine'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -87,12 +113,27 @@ export function appDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_DATA_HOME ?? join(home, '.local', 'share'), 'hub-services');
 }
 
-/** HOST, PORT, DATA_DIR and LOG_LEVEL, which every service reads. */
-export function commonSettings(service: string, defaultPort: number) {
+/**
+ * What the kit needs of a service's entry in the catalogue (common/services.ts, which the kit does not
+ * import): the service passes its entry in, so its name, prefix and default port are written once.
+ */
+export interface ServiceEntry {
+  readonly name: string;
+  readonly prefix: string;
+  readonly port: number;
+}
+
+/** HOST, PORT, DATA_DIR and LOG_LEVEL, which every service reads; its data folder is named after it. */
+export function commonSettings(service: Pick<ServiceEntry, 'name' | 'port'>) {
   return {
     host: setting('HOST', parse.loopbackHost(), '127.0.0.1', 'Address to listen on; loopback only.'),
-    port: setting('PORT', parse.port(), String(defaultPort), `Port to listen on (default ${defaultPort}).`),
-    dataDir: setting('DATA_DIR', parse.text(), join(appDataDir(), service), 'Folder holding this service\u2019s state.'),
+    port: setting('PORT', parse.port(), String(service.port), `Port to listen on (default ${service.port}).`),
+    dataDir: setting('DATA_DIR', parse.text(), join(appDataDir(), service.name), 'Folder holding this service\u2019s state.'),
     logLevel: setting('LOG_LEVEL', parse.logLevel(), 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
   };
+}
+
+/** IDENTITY_URL of a service that verifies identity's tokens: identity on this machine at its default port unless set. */
+export function identityUrlSetting(identityPort: number, description: string) {
+  return setting('IDENTITY_URL', parse.url(), `http://127.0.0.1:${identityPort}`, description);
 }

@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import { commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
+import { SERVICE_CATALOGUE } from '../../common/services.ts';
+import { commonSettings, integerSetting, loadConfig, parse, setting } from '../kit/config.ts';
 import { MODEL_ALIASES } from './models.ts';
 
-export const MODEL_PROVIDER_PORT = 8127;
+const MODEL_PROVIDER = SERVICE_CATALOGUE['model-provider'];
 
 /** MODELPROV_STREAM: `whole` sends a streamed reply at once when the run has ended; `deltas` sends its text as the CLI writes it. */
 export const STREAM_MODES = ['whole', 'deltas'] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const modelProviderSettings = {
-  ...commonSettings('model-provider', MODEL_PROVIDER_PORT),
+  ...commonSettings(MODEL_PROVIDER),
   cliBinary: setting(
     'CLI_BINARY',
     parse.text(),
@@ -22,15 +23,22 @@ export const modelProviderSettings = {
     'sonnet',
     `Model alias used when a request names none; one of ${MODEL_ALIASES.join(', ')}.`,
   ),
-  timeoutSeconds: setting('TIMEOUT_SECONDS', parse.integer(1, 3600), '300', 'Hard limit for one CLI run in seconds (1-3600); past it the run\u2019s process group is killed.'),
-  probeTimeoutSeconds: setting('PROBE_TIMEOUT_SECONDS', parse.integer(1, 120), '120', 'Hard limit for the startup lockdown probe in seconds (1-120).'),
-  maxConcurrent: setting('MAX_CONCURRENT', parse.integer(1, 16), '2', 'CLI runs at once (1-16); keep it small, parallel runs share one login.'),
-  maxQueue: setting('MAX_QUEUE', parse.integer(0, 1000), '16', 'Requests that may wait for a free run slot (0-1000); past it a request is refused with 429.'),
-  failureMemorySeconds: setting(
+  timeoutSeconds: integerSetting(
+    'TIMEOUT_SECONDS',
+    { min: 1, max: 3600, fallback: 300 },
+    'Hard limit for one CLI run in seconds; past it the run\u2019s process group is killed.',
+  ),
+  probeTimeoutSeconds: integerSetting('PROBE_TIMEOUT_SECONDS', { min: 1, max: 120, fallback: 120 }, 'Hard limit for the startup lockdown probe in seconds.'),
+  maxConcurrent: integerSetting('MAX_CONCURRENT', { min: 1, max: 16, fallback: 2 }, 'CLI runs at once; keep it small, parallel runs share one login.'),
+  maxQueue: integerSetting(
+    'MAX_QUEUE',
+    { min: 0, max: 1000, fallback: 16 },
+    'Requests that may wait for a free run slot; past it a request is refused with 429.',
+  ),
+  failureMemorySeconds: integerSetting(
     'FAILURE_MEMORY_SECONDS',
-    parse.integer(0, 3600),
-    '60',
-    'Seconds (0-3600) for which an identical request that just failed with timeout, tool_call_reply, cli_not_found or not_logged_in is answered from that failure without a new run; 0 turns this off.',
+    { min: 0, max: 3600, fallback: 60 },
+    'Seconds for which an identical request that just failed with timeout, tool_call_reply, cli_not_found or not_logged_in is answered from that failure without a new run; 0 turns this off.',
   ),
   stream: setting(
     'STREAM',
@@ -50,5 +58,5 @@ export const modelProviderSettings = {
 export type ModelProviderConfig = ReturnType<typeof loadModelProviderConfig>;
 
 export function loadModelProviderConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig('MODELPROV_', modelProviderSettings, env);
+  return loadConfig(MODEL_PROVIDER.prefix, modelProviderSettings, env);
 }

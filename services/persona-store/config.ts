@@ -1,24 +1,24 @@
-import { ConfigError, commonSettings, loadConfig, parse, setting } from '../kit/config.ts';
 import { z } from 'zod';
+import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from '../../common/change-log.ts';
+import { SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
+import { ConfigError, commonSettings, integerSetting, identityUrlSetting, loadConfig, parse, setting } from '../kit/config.ts';
 
-export const PERSONA_PORT = 8004;
-export const PERSONA_AUDIENCE = 'persona';
+export { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
+
+const PERSONA = SERVICE_CATALOGUE['persona-store'];
+export const PERSONA_AUDIENCE = tokenAudience('persona-store');
 
 export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
 
 /** One pair of PERSONA_SHARED_ACCOUNTS: an account id (a token's sub) and the name its rows go under. */
 const SHARED_ACCOUNT = /^[^=\s,]{1,200}=[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
-export const FORGET_MODES = ['keep', 'destroy_after_grace', 'destroy_now'] as const;
-export type ForgetMode = (typeof FORGET_MODES)[number];
-
 export const personaSettings = {
-  ...commonSettings('persona-store', PERSONA_PORT),
-  identityUrl: setting('IDENTITY_URL', parse.url(), 'http://127.0.0.1:8001', 'Base URL of the identity service whose keys verify tokens (its iss).'),
-  sessionRecheckMs: setting(
+  ...commonSettings(PERSONA),
+  identityUrl: identityUrlSetting(SERVICE_CATALOGUE.identity.port, 'Base URL of the identity service whose keys verify tokens (its iss).'),
+  sessionRecheckMs: integerSetting(
     'SESSION_RECHECK_MS',
-    parse.integer(0, 60_000),
-    '5000',
+    { min: 0, max: 60_000, fallback: 5000 },
     'How often the identity service is asked whether the session credential behind a caller\u2019s token still stands (ms, per session; 0: every request). A revoke reaches this service within this time.',
   ),
   settingsApiBaseUrl: setting(
@@ -28,32 +28,42 @@ export const personaSettings = {
     'Base URL of the settings service; with PERSONA_SETTINGS_API_TOKEN, each request reads the caller\u2019s persona settings from it.',
   ),
   settingsApiToken: setting('SETTINGS_API_TOKEN', parse.text(), undefined, 'Bearer token this service presents to the settings service.'),
-  settingsTimeoutMs: setting('SETTINGS_TIMEOUT_MS', parse.integer(50, 30_000), '2000', 'How long to wait for the settings service (ms) before refusing with 503.'),
+  settingsTimeoutMs: integerSetting(
+    'SETTINGS_TIMEOUT_MS',
+    { min: 50, max: 30_000, fallback: 2000 },
+    'How long to wait for the settings service (ms) before refusing with 503.',
+  ),
   forgetMode: setting(
     'FORGET_MODE',
     z.enum(FORGET_MODES, { message: `must be one of ${FORGET_MODES.join(', ')}` }),
-    'keep',
+    DEFAULT_FORGET_MODE,
     `What forgetting does when the person chose nothing: ${FORGET_MODES.join(', ')}.`,
   ),
-  gracePeriodSeconds: setting('GRACE_PERIOD_SECONDS', parse.integer(1, 31_536_000), '604800', 'Grace period before destruction, in seconds (default 7 days).'),
-  sweepIntervalSeconds: setting('SWEEP_INTERVAL_SECONDS', parse.integer(1, 86_400), '60', 'How often the sweeper destroys entries whose grace period ended (seconds).'),
+  gracePeriodSeconds: integerSetting(
+    'GRACE_PERIOD_SECONDS',
+    { min: 1, max: 31_536_000, fallback: DEFAULT_GRACE_PERIOD_SECONDS },
+    'Grace period before destruction, in seconds (default 7 days).',
+  ),
+  sweepIntervalSeconds: integerSetting(
+    'SWEEP_INTERVAL_SECONDS',
+    { min: 1, max: 86_400, fallback: 60 },
+    'How often the sweeper destroys entries whose grace period ended (seconds).',
+  ),
   keepReplacedValues: setting('KEEP_REPLACED_VALUES', parse.boolean(), 'false', 'Whether the change log keeps what a change replaced (the person may choose).'),
-  pageSize: setting('PAGE_SIZE', parse.integer(1, 1000), '100', 'Largest page of a list, export or change log; a person may lower it.'),
-  pinCapFields: setting('PIN_CAP_FIELDS', parse.integer(0, 1000), '25', 'Most pinned fields per persona; a person may lower it.'),
-  pinCapNotes: setting('PIN_CAP_NOTES', parse.integer(0, 1000), '25', 'Most pinned notes per persona; a person may lower it.'),
-  maxValueBytes: setting('MAX_VALUE_BYTES', parse.integer(16, 1_048_576), '16384', 'Largest field value, as compact JSON in UTF-8 bytes.'),
-  maxNoteChars: setting('MAX_NOTE_CHARS', parse.integer(16, 1_000_000), '8000', 'Longest note content, in characters.'),
-  maxKeyLength: setting('MAX_KEY_LENGTH', parse.integer(8, 256), '64', 'Longest field key after normalisation, in characters.'),
-  verifiedTokensBytes: setting(
+  pageSize: integerSetting('PAGE_SIZE', { min: 1, max: 1000, fallback: 100 }, 'Largest page of a list, export or change log; a person may lower it.'),
+  pinCapFields: integerSetting('PIN_CAP_FIELDS', { min: 0, max: 1000, fallback: 25 }, 'Most pinned fields per persona; a person may lower it.'),
+  pinCapNotes: integerSetting('PIN_CAP_NOTES', { min: 0, max: 1000, fallback: 25 }, 'Most pinned notes per persona; a person may lower it.'),
+  maxValueBytes: integerSetting('MAX_VALUE_BYTES', { min: 16, max: 1_048_576, fallback: 16384 }, 'Largest field value, as compact JSON in UTF-8 bytes.'),
+  maxNoteChars: integerSetting('MAX_NOTE_CHARS', { min: 16, max: 1_000_000, fallback: 8000 }, 'Longest note content, in characters.'),
+  maxKeyLength: integerSetting('MAX_KEY_LENGTH', { min: 8, max: 256, fallback: 64 }, 'Longest field key after normalisation, in characters.'),
+  verifiedTokensBytes: integerSetting(
     'VERIFIED_TOKENS_BYTES',
-    parse.integer(0, 67_108_864),
-    '1048576',
+    { min: 0, max: 67_108_864, fallback: 1048576 },
     'Most memory (bytes) the tokens remembered as verified may take; the least recently used go first (0 remembers none).',
   ),
-  maxImportBytes: setting(
+  maxImportBytes: integerSetting(
     'MAX_IMPORT_BYTES',
-    parse.integer(1024, 1_073_741_824),
-    '67108864',
+    { min: 1024, max: 1_073_741_824, fallback: 67108864 },
     'Largest export file the import command reads, in bytes (64 MiB); an import takes about five times the file\u2019s size in memory.',
   ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '256kb', 'Largest JSON body accepted.'),
@@ -68,17 +78,15 @@ export const personaSettings = {
   ),
   sharedAccounts: setting(
     'SHARED_ACCOUNTS',
-    parse
-      .list()
-      .refine((items) => items.every((i) => SHARED_ACCOUNT.test(i)), {
-        message: "must be comma-separated <account id>=<shared name> pairs (the account id is the token's sub; the name 1-100 letters, digits, '.', '_', '@' or '-')",
-      })
-      .refine((items) => new Set(items.map((i) => i.split('=')[0])).size === items.length, { message: 'names an account id twice' })
-      .transform((items) => new Map(items.map((i) => i.split('=') as [string, string]))),
+    parse.pairs(
+      SHARED_ACCOUNT,
+      "must be comma-separated <account id>=<shared name> pairs (the account id is the token's sub; the name 1-100 letters, digits, '.', '_', '@' or '-')",
+      'an account id',
+    ),
     undefined,
     "With PostgreSQL: accounts of this machine's identity service whose rows are kept under a name shared with the person's other machines, as <account id>=<name> pairs.",
   ),
-  databasePoolSize: setting('DATABASE_POOL_SIZE', parse.integer(1, 100), '10', 'Most connections this copy opens to PostgreSQL at once.'),
+  databasePoolSize: integerSetting('DATABASE_POOL_SIZE', { min: 1, max: 100, fallback: 10 }, 'Most connections this copy opens to PostgreSQL at once.'),
   databaseTls: setting(
     'DATABASE_TLS',
     z.enum(DATABASE_TLS_MODES, { message: `must be one of ${DATABASE_TLS_MODES.join(', ')}` }),
@@ -86,13 +94,17 @@ export const personaSettings = {
     'TLS to PostgreSQL: off, verify (the server certificate is checked against the system CAs or PERSONA_DATABASE_CA_FILE), or require (encrypted, certificate not checked).',
   ),
   databaseCaFile: setting('DATABASE_CA_FILE', parse.text(), undefined, 'PEM file of the CA that signed the PostgreSQL server certificate (with PERSONA_DATABASE_TLS=verify).'),
-  databaseConnectTimeoutMs: setting('DATABASE_CONNECT_TIMEOUT_MS', parse.integer(100, 120_000), '10000', 'How long to wait for a PostgreSQL connection (ms).'),
+  databaseConnectTimeoutMs: integerSetting(
+    'DATABASE_CONNECT_TIMEOUT_MS',
+    { min: 100, max: 120_000, fallback: 10000 },
+    'How long to wait for a PostgreSQL connection (ms).',
+  ),
 };
 
 export type PersonaConfig = ReturnType<typeof loadPersonaConfig>;
 
 export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
-  const c = loadConfig('PERSONA_', personaSettings, env);
+  const c = loadConfig(PERSONA.prefix, personaSettings, env);
   if ((c.settingsApiBaseUrl === undefined) !== (c.settingsApiToken === undefined)) {
     throw new ConfigError(
       'Set both PERSONA_SETTINGS_API_BASE_URL and PERSONA_SETTINGS_API_TOKEN to read per-person settings, or neither to use this deployment\u2019s configuration.',

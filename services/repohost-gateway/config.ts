@@ -1,21 +1,22 @@
-import { commonSettings, ConfigError, loadConfig, parse, setting } from '../kit/config.ts';
+import { SERVICE_CATALOGUE, SERVICE_PORTS, tokenAudience } from '../../common/services.ts';
+import { commonSettings, integerSetting, ConfigError, identityUrlSetting, loadConfig, parse, setting } from '../kit/config.ts';
 import { DEFAULT_ETAG_CACHE_BYTES, ENTRY_OVERHEAD_BYTES } from './platform/etag-cache.ts';
-import { parseSignalPrefix, type SignalPrefix } from './signal-addresses.ts';
+import { parseSignalPrefix } from './signal-addresses.ts';
 
-export const REPOHOST_PORT = 8011;
-export const AUDIENCE = 'repohost-api';
+const REPOHOST = SERVICE_CATALOGUE['repohost-gateway'];
+export const AUDIENCE = tokenAudience('repohost-gateway');
 
 /** Loopback receivers on any port only, unless the installation says otherwise: signals never leave the machine by default. */
 export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1:*,http://localhost:*,http://[::1]:*';
-/** The default ports of this app's four services (identity, persona store, gateway, provider): never a signal's destination. */
-export const DEFAULT_SIGNAL_REFUSED_PORTS = '8001,8004,8011,8127';
+/** The default ports of this app's services (the catalogue's): never a signal's destination. */
+const DEFAULT_SIGNAL_REFUSED_PORTS = SERVICE_PORTS.join(',');
 
 /** 4 GiB: far above anything a desktop service should hold, low enough that a typo of a few digits is caught. */
 const MAX_ETAG_CACHE_BYTES = 4 * 1024 * 1024 * 1024;
 
 export const repohostSettings = {
-  ...commonSettings('repohost-gateway', REPOHOST_PORT),
-  identityUrl: setting('IDENTITY_URL', parse.url(), 'http://127.0.0.1:8001', 'Base URL of the identity service (keys, credential resolution).'),
+  ...commonSettings(REPOHOST),
+  identityUrl: identityUrlSetting(SERVICE_CATALOGUE.identity.port, 'Base URL of the identity service (keys, credential resolution).'),
   platformUrl: setting(
     'PLATFORM_URL',
     parse.url(),
@@ -26,67 +27,51 @@ export const repohostSettings = {
     'IDENTITY_SERVICE_TOKEN',
     z16(),
     undefined,
-    'This service\u2019s own token at the identity service: the value registered as repohost-api=<token> in IDENTITY_SERVICE_TOKENS.',
+    `This service\u2019s own token at the identity service: the value registered as ${AUDIENCE}=<token> in IDENTITY_SERVICE_TOKENS.`,
   ),
   signalUrlPrefixes: setting(
     'SIGNAL_URL_PREFIXES',
-    parse
-      .list()
-      .transform((list, ctx) =>
-        list.map((text) => {
-          const prefix = parseSignalPrefix(text);
-          if (typeof prefix === 'string') ctx.addIssue({ code: 'custom', message: prefix });
-          return prefix as SignalPrefix;
-        }),
-      )
-      .refine((list) => list.length > 0, 'name at least one prefix'),
+    parse.listOf(parseSignalPrefix).refine((list) => list.length > 0, 'name at least one prefix'),
     DEFAULT_SIGNAL_PREFIXES,
     'Comma-separated scheme://host[:port|:*][/path] prefixes a subscription\u2019s signal_url must be under: same scheme, host and port (the scheme\u2019s default when none is written; * for any), path at a segment boundary.',
   ),
   signalRefusedPorts: setting(
     'SIGNAL_REFUSED_PORTS',
-    parse.list().transform((list, ctx) =>
-      list.map((text) => {
-        const port = Number(text);
-        if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65_535) ctx.addIssue({ code: 'custom', message: `"${text}" is not a port (1-65535)` });
-        return port;
-      }),
-    ),
+    parse.ports(),
     DEFAULT_SIGNAL_REFUSED_PORTS,
     'Comma-separated ports a signal is never sent to, whatever the prefixes allow: this app\u2019s own services (the gateway\u2019s own port is always added).',
   ),
-  sweepSeconds: setting('SWEEP_SECONDS', parse.integer(1, 3600), '30', 'Seconds between background sweeps of active subscriptions.'),
-  credentialHoldSeconds: setting(
+  sweepSeconds: integerSetting('SWEEP_SECONDS', { min: 1, max: 3600, fallback: 30 }, 'Seconds between background sweeps of active subscriptions.'),
+  credentialHoldSeconds: integerSetting(
     'CREDENTIAL_HOLD_SECONDS',
-    parse.integer(60, 86_400),
-    '3600',
+    { min: 60, max: 86_400, fallback: 3600 },
     'How long a subscription keeps the caller\u2019s platform credential in memory for background sweeps (never on disk).',
   ),
-  credentialRecheckMs: setting(
+  credentialRecheckMs: integerSetting(
     'CREDENTIAL_RECHECK_MS',
-    parse.integer(0, 300_000),
-    '5000',
+    { min: 0, max: 300_000, fallback: 5000 },
     'A held platform credential is confirmed with the identity service at most this often (and once per sweep) before it is used again; 0: before every use. After a connection is removed or replaced, or the caller\u2019s session credential revoked, the gateway stops using it within this time.',
   ),
-  signalRetryBaseMs: setting('SIGNAL_RETRY_BASE_MS', parse.integer(10, 3_600_000), '5000', 'First retry delay of a failed signal; each further retry waits four times longer.'),
-  signalAttempts: setting('SIGNAL_ATTEMPTS', parse.integer(1, 20), '8', 'Delivery attempts of a signal before it is given up as failed.'),
-  writeSpacingMs: setting(
+  signalRetryBaseMs: integerSetting(
+    'SIGNAL_RETRY_BASE_MS',
+    { min: 10, max: 3_600_000, fallback: 5000 },
+    'First retry delay of a failed signal; each further retry waits four times longer.',
+  ),
+  signalAttempts: integerSetting('SIGNAL_ATTEMPTS', { min: 1, max: 20, fallback: 8 }, 'Delivery attempts of a signal before it is given up as failed.'),
+  writeSpacingMs: integerSetting(
     'WRITE_SPACING_MS',
-    parse.integer(0, 10_000),
-    '1000',
+    { min: 0, max: 10_000, fallback: 1000 },
     'Least time between two writes under one credential (GitHub asks for at least one second).',
   ),
-  platformTimeoutMs: setting(
+  platformTimeoutMs: integerSetting(
     'PLATFORM_TIMEOUT_MS',
-    parse.integer(100, 600_000),
-    '30000',
+    { min: 100, max: 600_000, fallback: 30000 },
     'Longest wait for one platform request (answer and body); past it the caller gets 504 and a background sweep moves on.',
   ),
-  etagCacheBytes: setting(
+  etagCacheBytes: integerSetting(
     'ETAG_CACHE_BYTES',
-    parse.integer(0, MAX_ETAG_CACHE_BYTES),
-    String(DEFAULT_ETAG_CACHE_BYTES),
-    `Bytes of platform answers kept for ETag revalidation, all connections together (0-${MAX_ETAG_CACHE_BYTES}; 0 keeps none): each answer's body, headers and a fixed ${ENTRY_OVERHEAD_BYTES} bytes; an answer over an eighth of it is not kept. Keep it above what one sweep reads, or sweeps spend quota.`,
+    { min: 0, max: MAX_ETAG_CACHE_BYTES, fallback: DEFAULT_ETAG_CACHE_BYTES },
+    `Bytes of platform answers kept for ETag revalidation, all connections together (0 keeps none): each answer's body, headers and a fixed ${ENTRY_OVERHEAD_BYTES} bytes; an answer over an eighth of it is not kept. Keep it above what one sweep reads, or sweeps spend quota.`,
   ),
   bodyLimit: setting('BODY_LIMIT', parse.text(), '2mb', 'Largest JSON body accepted (commits carry file contents).'),
 };
@@ -106,5 +91,5 @@ export function loadRepohostConfig(env: NodeJS.ProcessEnv = process.env) {
         `e.g. 5,000 answers of 6 KB is 30000000).`,
     );
   }
-  return loadConfig('REPOHOST_', repohostSettings, env);
+  return loadConfig(REPOHOST.prefix, repohostSettings, env);
 }

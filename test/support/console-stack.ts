@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { ServiceSupervisor } from '../../main/supervisor/supervisor.ts';
 import type { ServiceStatus } from '../../main/supervisor/types.ts';
+import type { ConsoleApi, ConsoleResult } from '../../main/console/contract.ts';
 import { startGitHubDouble, type GitHubDouble } from '../github-double/double.ts';
 import { tempDir } from './identity.ts';
 import { freePort } from './process.ts';
@@ -173,4 +174,25 @@ export async function seedConsoleData(t: SeedTargets): Promise<Seeded> {
     subscriptionId: opened.id,
     platformToken,
   };
+}
+
+/** Calls the console API as the page does, keeping every answer (`answers`) so a test can check that none carries a secret. */
+export function recordingCalls(api: () => ConsoleApi) {
+  const answers: string[] = [];
+  const call = async (method: string, params?: unknown): Promise<ConsoleResult> => {
+    const result = await api().call(params === undefined ? { method } : { method, params });
+    answers.push(JSON.stringify(result));
+    return result;
+  };
+  const data = async <T>(method: string, params?: unknown): Promise<T> => {
+    const result = await call(method, params);
+    if (!result.ok) throw new Error(`${method} failed: ${result.error.message}`);
+    return result.data as T;
+  };
+  const failure = async (method: string, params?: unknown): Promise<{ message: string; status?: number }> => {
+    const result = await call(method, params);
+    if (result.ok) throw new Error(`${method} should have failed`);
+    return result.error;
+  };
+  return { answers, call, data, failure };
 }

@@ -77,6 +77,17 @@ function release(port: number): void {
   if (filed) rmSync(join(RESERVATIONS, String(port)), { force: true });
 }
 
+/** Polls for what no event announces (the process table, a log line, a run record); the timeout is only a backstop. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 150_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Whether a process with this pid exists (signal 0: ESRCH means gone; EPERM means it is someone else's). */
 export function processExists(pid: number): boolean {
   try {
