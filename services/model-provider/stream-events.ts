@@ -55,15 +55,13 @@ export class DeltaStream {
   }
 
   /**
-   * The bytes `event(textChunk(reply, delta))` gives, split around the content: on the path of every delta
-   * only the text is encoded, not the whole chunk object (streaming.test.ts compares both forms byte for byte).
+   * The bytes `event(textChunk(reply, delta))` gives, written around the content: on the path of every delta
+   * only the text is encoded, not the whole chunk object (streaming.test.ts checks each chunk against it).
    */
   private frame(reply: ReplyId): { first: string; next: string; end: string } {
     if (this.framed?.id === reply.id) return this.framed;
-    const marker = '\u0000';
-    const [first, end] = event(textChunk(reply, { role: 'assistant', content: marker })).split(JSON.stringify(marker)) as [string, string];
-    const [next] = event(textChunk(reply, { content: marker })).split(JSON.stringify(marker)) as [string];
-    this.framed = { id: reply.id, first, next, end };
+    const head = `data: {"id":${JSON.stringify(reply.id)},"object":"chat.completion.chunk","created":${JSON.stringify(reply.created)},"model":${JSON.stringify(reply.model)},"choices":[{"index":0,"delta":{`;
+    this.framed = { id: reply.id, first: `${head}"role":"assistant","content":`, next: `${head}"content":`, end: '},"logprobs":null,"finish_reason":null}]}\n\n' };
     return this.framed;
   }
 
