@@ -31,6 +31,8 @@ export class DeltaStream {
   /** The text sent so far. */
   sent = '';
   private started = false;
+  /** A text chunk's event around its JSON-encoded content, made once per reply (see `frame`). */
+  private framed?: { id: string; first: string; next: string; end: string };
 
   constructor(private readonly res: Response) {}
 
@@ -42,13 +44,25 @@ export class DeltaStream {
   /** A piece of text; the first carries the role, and the status and headers go with it. */
   text(reply: ReplyId, text: string): void {
     if (text === '' || this.res.destroyed) return;
+    const frame = this.frame(reply);
     if (!this.started) {
       this.started = true;
       // Node's own writeHead: on the path from the CLI's first words to the client, Express's header helpers are not needed.
       this.res.writeHead(200, HEADERS);
-      this.res.write(event(textChunk(reply, { role: 'assistant', content: text })));
-    } else this.res.write(event(textChunk(reply, { content: text })));
+      this.res.write(`${frame.first}${JSON.stringify(text)}${frame.end}`);
+    } else this.res.write(`${frame.next}${JSON.stringify(text)}${frame.end}`);
     this.sent += text;
+  }
+
+  /**
+   * The bytes `event(textChunk(reply, delta))` gives, written around the content: on the path of every delta
+   * only the text is encoded, not the whole chunk object (streaming.test.ts checks each chunk against it).
+   */
+  private frame(reply: ReplyId): { first: string; next: string; end: string } {
+    if (this.framed?.id === reply.id) return this.framed;
+    const head = `data: {"id":${JSON.stringify(reply.id)},"object":"chat.completion.chunk","created":${JSON.stringify(reply.created)},"model":${JSON.stringify(reply.model)},"choices":[{"index":0,"delta":{`;
+    this.framed = { id: reply.id, first: `${head}"role":"assistant","content":`, next: `${head}"content":`, end: '},"logprobs":null,"finish_reason":null}]}\n\n' };
+    return this.framed;
   }
 
   /**

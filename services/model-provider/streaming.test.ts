@@ -97,6 +97,19 @@ describe('MODELPROV_STREAM=deltas', () => {
     expect(streamed.at(-1)!.usage).toEqual(wholeChunks.at(-1)!.usage);
   });
 
+  it('sends each text chunk as the chunk object serialized whole would be, byte for byte', async () => {
+    const r = await raw(deltas, 'bytes of each chunk [stand-in:text=12]');
+    expect(r.status).toBe(200);
+    const texts = r.data.slice(0, -3);
+    expect(texts.length).toBeGreaterThan(1);
+    for (const [i, line] of texts.entries()) {
+      const c = JSON.parse(line) as { id: string; created: number; model: string; choices: [{ delta: { content: string } }] };
+      const delta = i === 0 ? { role: 'assistant', content: c.choices[0].delta.content } : { content: c.choices[0].delta.content };
+      const chunk = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] };
+      expect(line).toBe(JSON.stringify(chunk));
+    }
+  });
+
   it('asks the CLI for partial messages in every plain run and in the probe, never for a schema run', async () => {
     await collect(await ask(deltas, 'argv check'));
     expect(runsWith(deltas, 'argv check')[0]!.argv).toContain('--include-partial-messages');
