@@ -8,7 +8,6 @@ import { createProviderApp } from './app.ts';
 import { locateCli } from './cli-binary.ts';
 import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
-import { clientErrorEnvelope } from './errors.ts';
 import { runCounters, type Completion } from './completions.ts';
 import type { PartialReply } from './partial-reply.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
@@ -75,7 +74,6 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     port: config.port,
     logger: log,
     drainMs: 2_000,
-    renderClientError: clientErrorEnvelope,
     onClose: async () => {
       await processes.killAll();
     },
