@@ -100,6 +100,20 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
 }
 
 /**
+ * A service's app on the address its settings name (HOST and PORT, `commonSettings`), logging as the
+ * service; `onClose` releases what it holds once the last request is done.
+ */
+export function serve(
+  app: Express,
+  settings: { host: string; port: number },
+  logger: Logger,
+  onClose: () => Promise<void> | void,
+  options: Pick<ListenOptions, 'drainMs'> = {},
+): Promise<RunningService> {
+  return listen({ app, host: settings.host, port: settings.port, logger, onClose, ...options });
+}
+
+/**
  * The foreground entry of every service: start it, stop cleanly on SIGTERM/SIGINT and exit 0; a
  * configuration error prints one line naming what to fix and exits 78 (EX_CONFIG).
  */
