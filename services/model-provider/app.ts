@@ -12,7 +12,7 @@ import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES, modelEntry, modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
-import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Healthy, Model, ModelList, Ready } from './shapes.ts';
+import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Healthy, Model, ModelList, Readiness } from './shapes.ts';
 import { parseCompletionRequest } from './translate.ts';
 
 /** What the provider's app is built from (the kit's word: `parts`). */
@@ -27,7 +27,7 @@ export interface ProviderAppParts extends CompletionDeps {
 }
 
 /** The readiness body: 200 only when a completion would work right now. */
-export function readiness(parts: Pick<ProviderAppParts, 'lockdown' | 'locate' | 'slots' | 'stream'>): Ready {
+export function readiness(parts: Pick<ProviderAppParts, 'lockdown' | 'locate' | 'slots' | 'stream'>): Readiness {
   const { lockdown } = parts;
   const where = parts.locate();
   // A binary that appeared since the last look (installed, or MODELPROV_CLI_BINARY's path created), or
@@ -53,6 +53,11 @@ export function readiness(parts: Pick<ProviderAppParts, 'lockdown' | 'locate' | 
   const runs = { running: parts.slots.running, queued: parts.slots.queued, cap: parts.slots.cap, max_queue: parts.slots.maxQueue };
   return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs, stream: parts.stream };
 }
+
+/** Named in the document (the shapes themselves are plain, as the console imports them). */
+const READINESS = Readiness.meta({ id: 'Readiness' });
+const MODEL = Model.meta({ id: 'Model' });
+const MODEL_LIST = ModelList.meta({ id: 'ModelList' });
 
 const COMPLETION_ERRORS: Record<number, string> = {
   400: 'invalid_json, invalid_request (`param` names the member), tools_unsupported.',
@@ -103,7 +108,7 @@ export function providerApi(parts: ProviderAppParts): Api {
     auth: false,
     // Any value is accepted (only `login` does anything), as one or several.
     query: z.object({ recheck: z.union([z.string(), z.array(z.string())]).optional().meta({ description: '`login`: probe the sign-in again first.' }) }),
-    responses: { 200: { description: 'A completion would work now.', schema: Ready }, 503: { description: 'Not ready; the checks say why.', schema: Ready } },
+    responses: { 200: { description: 'A completion would work now.', schema: READINESS }, 503: { description: 'Not ready; the checks say why.', schema: READINESS } },
     handler: async ({ query }) => {
       if (query.recheck === 'login') await parts.lockdown.recheckLoginNow();
       const body = readiness(parts);
@@ -117,7 +122,7 @@ export function providerApi(parts: ProviderAppParts): Api {
     summary: 'The four model aliases accepted',
     tags: ['models'],
     auth: false,
-    responses: { 200: { description: 'OpenAI model list.', schema: ModelList } },
+    responses: { 200: { description: 'OpenAI model list.', schema: MODEL_LIST } },
     handler: () => ({ body: modelList(parts.startedAt) }),
   });
   api.route({
@@ -128,7 +133,7 @@ export function providerApi(parts: ProviderAppParts): Api {
     tags: ['models'],
     auth: false,
     params: z.object({ model: z.string() }),
-    responses: { 200: { description: 'OpenAI model.', schema: Model } },
+    responses: { 200: { description: 'OpenAI model.', schema: MODEL } },
     problems: [404],
     problemText: { 404: 'model_not_found.' },
     handler: ({ params }) => {

@@ -86,7 +86,7 @@ describe('the OpenAPI document and /docs', () => {
     expect(create.responses['422']).toBeUndefined();
     expect(Object.keys(doc.components.schemas.ChatCompletionRequest!.properties)).toEqual(expect.arrayContaining(['model', 'messages', 'stream', 'response_format']));
     expect(Object.keys(doc.components.schemas.Error!.properties)).toEqual(['error']);
-    expect(doc.paths['/ready']!.get!.responses['503']!.content['application/json']!.schema.$ref).toBe('#/components/schemas/Ready');
+    expect(doc.paths['/ready']!.get!.responses['503']!.content['application/json']!.schema.$ref).toBe('#/components/schemas/Readiness');
   });
 
   it('serves /docs, whose page may load its own files (same-origin) while other pages stay refused', async () => {
