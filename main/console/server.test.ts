@@ -66,6 +66,14 @@ describe('console paths that name an object\u2019s own property', () => {
 });
 
 describe('the console server\u2019s timeouts (slow clients)', () => {
+  it('answers a request without Host with 421 in the API\u2019s shape, saying where the console answers (not Node\u2019s bare 400)', async () => {
+    const { port } = await start();
+    const answer = await rawExchange(port, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 421 /);
+    // Sent chunked (no Content-Length): the JSON is the one chunk.
+    expect(answer).toContain(JSON.stringify({ ok: false, error: { message: `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`, status: 421 } }));
+  });
+
   it('cuts a client whose headers never finish (Slowloris) with 408 in the API\u2019s shape, and keeps answering others', async () => {
     const { port, secret } = await start({ headersTimeoutMs: 150, requestTimeoutMs: 10_000 });
     const answer = await rawExchange(port, `GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Slow: a`);

@@ -7,17 +7,18 @@
  * a same-origin Origin (other pages in the browser).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { isLoopbackHost } from '../../services/kit/config.ts';
-import { boundConnections } from '../../services/kit/connections.ts';
 import { parseHostHeader } from '../../services/kit/host-check.ts';
+import { httpShell } from '../../services/kit/shell.ts';
 import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../supervisor/build-outputs.ts';
 import { createConsoleApi } from './api.ts';
 import type { ConsoleServer, ConsoleServerParts } from './contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 
 const BODY_LIMIT = 64 * 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
 export const SECRET_HEADER = 'x-console-secret';
 /** A loopback client sends its headers at once and a request of at most 64 KiB in moments; anything slower is stuck or hostile. */
 export const DEFAULT_CONSOLE_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
@@ -52,9 +53,6 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
   if (!isLoopbackHost(host)) {
     throw new Error(`The console listens on loopback only; "${host}" is not a loopback address (127.0.0.1, ::1 or localhost).`);
   }
-  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.headersTimeoutMs;
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.requestTimeoutMs;
-  if (headersTimeoutMs > requestTimeoutMs) throw new Error('headersTimeoutMs must not exceed requestTimeoutMs: the headers are part of the request.');
   // The console as `npm run build` wrote it (npm run serve builds what changed first); never built here.
   const built = readConsoleBuild(targetDir('console'));
   if ('missing' in built) throw new Error(built.missing);
@@ -64,27 +62,21 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
   const secret = newConsoleSecret();
   let port = 0;
 
-  const server = createServer(
-    {
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      // Node looks for late requests only this often (default 30 s, which would stretch a 10 s limit to 40 s).
-      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+  // The services' HTTP shell: its timeouts, connection bound and Node's own refusals, answered in the API's shape.
+  const server = httpShell({
+    handle: (req, res) => {
+      handle(req, res).catch(() => {
+        if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
+        else res.destroy();
+      });
     },
-  );
-  const bound = boundConnections(server, options.maxConnections ?? DEFAULT_CONSOLE_MAX_CONNECTIONS, (res) => {
-    res.setHeader('Retry-After', '1');
-    refuse(res, 503, 'The console has as many connections open as it keeps, all of them busy; try again in a moment.');
+    headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.headersTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_CONSOLE_TIMEOUTS.requestTimeoutMs,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+    maxConnections: options.maxConnections ?? DEFAULT_CONSOLE_MAX_CONNECTIONS,
+    early: (status, message) => ({ type: JSON_TYPE, body: JSON.stringify({ ok: false, error: { message, status } }) }),
+    speaker: 'The console',
   });
-  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (bound.refused(req, res)) return;
-    handle(req, res).catch(() => {
-      if (!res.headersSent) refuse(res, 500, 'The console could not answer; reload the page.');
-      else res.destroy();
-    });
-  });
-  server.on('clientError', answerClientError);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
@@ -119,7 +111,7 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
         return refuse(res, 400, 'The console request is not valid JSON; send {"method": "...", "params": {...}}.');
       }
       const result = await api.call(request as never);
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(result));
+      res.writeHead(200, { 'Content-Type': JSON_TYPE }).end(JSON.stringify(result));
       return;
     }
 
@@ -195,24 +187,7 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
   });
 }
 
-/** What Node refuses before the handler runs (too slow, headers too large, not HTTP), in the API's shape; then the connection closes. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const [status, message]: [number, string] =
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'The request did not arrive in time; send its headers and body at once, without pauses.']
-      : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'The request line and headers are larger than the console reads (16 KB); send a shorter URL and fewer or smaller headers.']
-        : [400, 'The request is not valid HTTP/1.1; send a well-formed request.'];
-  const body = JSON.stringify({ ok: false, error: { message, status } });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-}
-
 /** Refusals answer in the API's own shape. */
 function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify({ ok: false, error: { message, status } }));
+  res.writeHead(status, { 'Content-Type': JSON_TYPE }).end(JSON.stringify({ ok: false, error: { message, status } }));
 }

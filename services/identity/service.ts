@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../kit/logger.ts';
-import { listen, type RunningService } from '../kit/server.ts';
+import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase } from '../kit/sqlite.ts';
 import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { createIdentityApp } from './app.ts';
@@ -65,15 +65,9 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     keys.prepare().catch((err: unknown) => log.error({ err }, 'key rotation failed'));
   }, 3_600_000);
   rotation.unref();
-  const running = await listen({
-    app,
-    host: config.host,
-    port: config.port,
-    logger: log,
-    onClose: async () => {
-      clearInterval(rotation);
-      await database.close();
-    },
+  const running = await serve(app, config, log, async () => {
+    clearInterval(rotation);
+    await database.close();
   });
   issuer ||= running.url;
   return running;

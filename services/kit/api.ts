@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
@@ -37,6 +38,21 @@ export interface ScreenContext {
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** With `stream: true` the route answers server-sent events instead; each event's `data` is one of these (documented as text/event-stream). */
+  events?: z.ZodType;
+}
+
+/**
+ * How a service's errors reach the caller, declared by its Api: the body's schema (every error
+ * response in the document shows it), how a problem is written in it, and the body of an answer given
+ * before any route (Node's refusals, the connection bound). problem+json unless a service's spec fixes
+ * another envelope (the provider: OpenAI's `{"error": {...}}`).
+ */
+export interface ErrorEnvelope {
+  mediaType: string;
+  schema: z.ZodType;
+  render(res: Response, problem: Problem): void;
+  early(status: number, detail: string): { type: string; body: string };
 }
 
 export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, H extends AnyObject> {
@@ -55,8 +71,15 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   headers?: H;
   /** The success responses; every answer's body is parsed through its schema, so no member outside it leaves. */
   responses: Record<number, ResponseSpec>;
-  /** Problem responses this route may answer, documented as problem+json. */
+  /** Error responses this route may answer, documented in the Api's envelope. */
   problems?: number[];
+  /** What an error status means on this route, in the service's words (the kit's generic sentence otherwise). */
+  problemText?: Record<number, string>;
+  /**
+   * false: `body` only documents the request, and the handler checks `req.body` itself, in its own words
+   * (the provider answers 400 naming the member, as OpenAI does, where the kit says 422). Default true.
+   */
+  checkBody?: boolean;
   /**
    * Refusals that come before the route's own validation (the persona store's credential refusal): run
    * once the caller is verified, before the body's nesting check, the media type and the schemas, so
@@ -111,11 +134,15 @@ export class Api {
   private readonly operationIds = new Set<string>();
   private readonly screened = new WeakMap<Request, Screened>();
   private screens = 0;
+  /** How this service's errors are written (problem+json unless the service gives its own). */
+  readonly errors: ErrorEnvelope;
 
   constructor(
     private readonly info: { title: string; version: string; description: string },
     private readonly verifier?: Pick<TokenVerifier, 'verify'>,
+    options: { errors?: ErrorEnvelope } = {},
   ) {
+    this.errors = options.errors ?? PROBLEM_ENVELOPE;
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
   }
 
@@ -128,16 +155,20 @@ export class Api {
 
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
-      responses[status] = r.schema
-        ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
-        : { description: r.description };
+      const content = {
+        ...(r.schema ? { 'application/json': { schema: r.schema } } : {}),
+        ...(r.events ? { 'text/event-stream': { schema: r.events } } : {}),
+      };
+      responses[status] = Object.keys(content).length > 0 ? { description: r.description, content } : { description: r.description };
     }
-    const problemStatuses = new Set([...(spec.problems ?? []), ...(auth ? [401] : []), ...(spec.body ? [400, 413, 415, 422] : [])]);
+    const checkBody = spec.checkBody ?? true;
+    const described = spec.problemText ?? {};
+    const problemStatuses = new Set([...(spec.problems ?? []), ...(auth ? [401] : []), ...(spec.body ? [400, 413, 415, ...(checkBody ? [422] : [])] : [])]);
     if (spec.params || spec.query) problemStatuses.add(422);
     for (const status of [...problemStatuses].sort()) {
       responses[String(status)] = {
-        description: PROBLEM_TEXT[status] ?? 'Problem.',
-        content: { 'application/problem+json': { schema: ProblemSchema } },
+        description: described[status] ?? PROBLEM_TEXT[status] ?? 'Problem.',
+        content: { [this.errors.mediaType]: { schema: this.errors.schema } },
       };
     }
     this.registry.registerPath({
@@ -188,14 +219,15 @@ export class Api {
       const params = parseInput(spec.params, req.params, 'path');
       const query = parseInput(spec.query, req.query, 'query');
       const headers = parseInput(spec.headers, req.headers, 'header');
-      const body = spec.body ? parseInput(spec.body, req.body, 'body') : undefined;
+      const body = spec.body && checkBody ? parseInput(spec.body, req.body, 'body') : undefined;
       const reply = await spec.handler({ params, query, headers, body, principal, req, res } as RouteContext<
         z.infer<P>,
         z.infer<Q>,
         z.infer<B>,
         z.infer<H>
       >);
-      if (res.headersSent) return;
+      // Answered already (a stream), or the caller is gone: nothing more to write.
+      if (res.headersSent || res.destroyed) return;
       const status = reply.status ?? 200;
       if (reply.headers) res.set(reply.headers);
       if (reply.body === undefined) {
@@ -216,6 +248,11 @@ export class Api {
     });
   }
 
+  /** Whether its routes need a token (an Api without a verifier has none that does). */
+  get takesTokens(): boolean {
+    return this.verifier !== undefined;
+  }
+
   /** Whether any route declared a screen (an app whose routes have none skips `screening` altogether). */
   get screensRoutes(): boolean {
     return this.screens > 0;
@@ -230,6 +267,19 @@ export class Api {
     });
   }
 }
+
+/** RFC 9457 problem details, the envelope of every service whose spec fixes no other. */
+export const PROBLEM_ENVELOPE: ErrorEnvelope = {
+  mediaType: 'application/problem+json',
+  schema: ProblemSchema,
+  render(res, p) {
+    if (p.extra.headers) res.set(p.extra.headers);
+    res.status(p.status).type('application/problem+json').send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
+  },
+  early(status, detail) {
+    return { type: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }) };
+  },
+};
 
 function parseInput<S extends z.ZodType | undefined>(schema: S, input: unknown, where: string): unknown {
   if (!schema) return {};

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { Api } from './api.ts';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { PROBLEM_ENVELOPE, type Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
 import { METRICS_PATH, ServiceMetrics } from './metrics.ts';
 import { Problem, problem } from './problem.ts';
 import { documentProbes, mountProbes, type Probes } from './probes.ts';
-import { LISTEN_URL } from './server.ts';
+import { ERROR_ENVELOPE, LISTEN_URL } from './server.ts';
 
 /** What an app is built from (the kit's word for it is `parts`, see the README). */
 export interface AppParts {
@@ -17,10 +17,6 @@ export interface AppParts {
   api?: Api;
   /** Largest JSON body accepted, e.g. "1mb". */
   bodyLimit?: string;
-  /** How an error reaches the caller; problem+json unless a service's spec fixes another envelope. */
-  renderError?: (res: Response, problem: Problem) => void;
-  /** A service's own refusals of every request (the provider's browser rules): after the Host check, before /metrics, the body and any route. */
-  guard?: RequestHandler;
   /** `/healthy` and `/ready` with these checks, documented in the Api's OpenAPI document when there is one; mounted before `extraRoutes`. */
   probes?: Probes;
   /** Routes and middleware that sit outside the Api (a service's own probes, streams, its own refusals); mounted before the API router. */
@@ -53,8 +49,10 @@ export const DEFAULT_MAX_BODY_DEPTH = 128;
  */
 export function createApp(parts: AppParts): Express {
   const { logger } = parts;
-  const renderError = parts.renderError ?? renderProblem;
+  const envelope = parts.api?.errors ?? PROBLEM_ENVELOPE;
   const app = express();
+  // `listen` answers what Node refuses before any route in the same envelope.
+  app.locals[ERROR_ENVELOPE] = envelope;
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
@@ -82,7 +80,8 @@ export function createApp(parts: AppParts): Express {
 
   const publicHost = parts.publicUrl ? [new URL(parts.publicUrl).host] : [];
   app.use(hostCheck([...publicHost, ...(parts.allowedHosts ?? [])]));
-  if (parts.guard) app.use(parts.guard);
+  // Routes that take no token are open to whatever runs on this machine, a browser's pages included: those are refused.
+  if (parts.api && !parts.api.takesTokens) app.use(refuseBrowserPages);
 
   app.get(METRICS_PATH, metrics.handler());
   app.use(express.json({ limit: parts.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
@@ -122,7 +121,8 @@ export function createApp(parts: AppParts): Express {
       res.json(doc);
     });
     mountDocs(app);
-    app.use(api.router);
+    // No route answers OPTIONS (no CORS anywhere): it gets the 404 below, not Express's automatic `Allow` answer.
+    app.use((req, res, next) => (req.method === 'OPTIONS' ? next() : api.router(req, res, next)));
   }
 
   app.use((req) => {
@@ -137,14 +137,31 @@ export function createApp(parts: AppParts): Express {
       res.destroy();
       return;
     }
-    renderError(res, p);
+    envelope.render(res, p);
   });
   return app;
 }
 
 export function renderProblem(res: Response, p: Problem): void {
-  if (p.extra.headers) res.set(p.extra.headers);
-  res.status(p.status).type('application/problem+json').send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
+  PROBLEM_ENVELOPE.render(res, p);
+}
+
+/**
+ * For an app whose routes take no token (the provider): no token stands between a web page and them,
+ * so what a browser marks as sent by a page is refused, before the body is read. An Origin header (a
+ * page's script or form posting, or a CORS preflight; no CORS headers are ever sent), or a
+ * Sec-Fetch-Site other than `none` (typed or bookmarked) and `same-origin` (this service's own /docs
+ * page loading its files and document; a same-origin script that posts still sends an Origin).
+ */
+function refuseBrowserPages(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers.origin !== undefined) {
+    throw coded(problem.forbidden('Requests from web pages (with an Origin header) are refused; call this service from a local program, not a browser.'), 'browser_request_refused');
+  }
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'none' && site !== 'same-origin') {
+    throw coded(problem.forbidden('Cross-site browser requests are refused; call this service from a local program, not a browser.'), 'browser_request_refused');
+  }
+  next();
 }
 
 /** Maps body-parser and unexpected errors to problems; never exposes a stack or an internal message. */

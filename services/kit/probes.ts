@@ -80,20 +80,9 @@ export function mountProbes(app: Express, checks: Record<string, Check>, explain
   });
 }
 
-/** `/healthy`: answers whenever the process is up, checks nothing; `members` join `status` (the provider's spec asks for its version). */
-export function mountHealthy(app: Express, members: Record<string, unknown> = {}): void {
+/** `/healthy`: answers whenever the process is up, checks nothing. */
+function mountHealthy(app: Express): void {
   app.get('/healthy', (_req, res) => {
-    res.json({ status: 'ok', ...members });
-  });
-}
-
-/**
- * `/ready` for a service whose spec fixes the readiness body (the provider): `report` builds it, and the
- * answer is 200 when ready, else 503 with the same body (a state, not an error envelope).
- */
-export function mountReadiness(app: Express, report: () => { ready: boolean; body: object }): void {
-  app.get('/ready', (_req, res) => {
-    const { ready, body } = report();
-    res.status(ready ? 200 : 503).json(body);
+    res.json({ status: 'ok' });
   });
 }

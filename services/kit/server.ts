@@ -1,8 +1,9 @@
-import { STATUS_CODES, createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { PROBLEM_ENVELOPE, type ErrorEnvelope } from './api.ts';
 import { ConfigError } from './config.ts';
-import { boundConnections, DEFAULT_MAX_CONNECTIONS } from './connections.ts';
+import { DEFAULT_MAX_CONNECTIONS } from './connections.ts';
+import { httpShell } from './shell.ts';
 import { errorSummary, type Logger } from './logger.ts';
 
 export interface RunningService {
@@ -33,15 +34,13 @@ export interface ListenOptions {
   keepAliveTimeoutMs?: number;
   /** Connections kept open at most (`DEFAULT_MAX_CONNECTIONS`); past it idle ones are closed first, see connections.ts. */
   maxConnections?: number;
-  /**
-   * The body of an answer Node gives before any route runs (a request that is not HTTP, headers over
-   * 16 KB, a request that took too long to arrive); problem+json unless a service's spec fixes another envelope.
-   */
-  renderClientError?: (status: number, detail: string) => { type: string; body: string };
 }
 
 /** The `app.locals` member where `listen` records the address it listens on (the OpenAPI document's server). */
 export const LISTEN_URL = 'listenUrl';
+
+/** The `app.locals` member where `createApp` records the app's `ErrorEnvelope`, so that `listen` answers early refusals in it. */
+export const ERROR_ENVELOPE = 'errorEnvelope';
 
 /**
  * Ten seconds for headers (a few hundred bytes), a minute for a body (2 MB commits, 4 MB prompts, on
@@ -53,29 +52,17 @@ export const LISTEN_URL = 'listenUrl';
 export const DEFAULT_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000 };
 
 export async function listen(options: ListenOptions): Promise<RunningService> {
-  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUTS.headersTimeoutMs;
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_TIMEOUTS.requestTimeoutMs;
-  if (headersTimeoutMs > requestTimeoutMs) throw new Error('headersTimeoutMs must not exceed requestTimeoutMs: the headers are part of the request.');
-  const server: Server = createServer(
-    {
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      // Node looks for requests past their time only this often (default 30 s, which would stretch a 10 s limit to 40 s).
-      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
-      // A request without Host reaches the app's Host check, which refuses it with a body that says why (Node's own 400 has none).
-      requireHostHeader: false,
-    },
-  );
-  const render = options.renderClientError ?? clientProblem;
-  const bound = boundConnections(server, options.maxConnections ?? DEFAULT_MAX_CONNECTIONS, (res) => {
-    const { type, body } = render(503, 'This service has as many connections open as it keeps, all of them busy; try again in a moment, and reuse one connection for several requests.');
-    res.writeHead(503, { 'Content-Type': type, 'Retry-After': '1' }).end(body);
+  // The app's own envelope (createApp records it); problem+json for an app built otherwise.
+  const envelope = (options.app.locals[ERROR_ENVELOPE] as ErrorEnvelope | undefined) ?? PROBLEM_ENVELOPE;
+  const server = httpShell({
+    handle: options.app,
+    headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_TIMEOUTS.headersTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_TIMEOUTS.requestTimeoutMs,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? DEFAULT_TIMEOUTS.keepAliveTimeoutMs,
+    maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    early: (status, detail) => envelope.early(status, detail),
+    speaker: 'This service',
   });
-  server.on('request', (req, res) => {
-    if (!bound.refused(req, res)) options.app(req, res);
-  });
-  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_TIMEOUTS.keepAliveTimeoutMs;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, render));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
@@ -112,26 +99,18 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
   };
 }
 
-function clientProblem(status: number, detail: string): { type: string; body: string } {
-  return { type: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }) };
-}
-
-/** What Node would answer (400, 408, 431, with no body), with a body that says what to change; then the connection closes. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket, render: (status: number, detail: string) => { type: string; body: string }): void {
-  // A client that went away, or an answer already under way on this connection: nothing more can be said on it.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const [status, detail]: [number, string] =
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'The request did not arrive in time; send its headers and body at once, without pauses.']
-      : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'The request line and headers are larger than this service reads (16 KB); send a shorter URL and fewer or smaller headers.']
-        : [400, 'The request is not valid HTTP/1.1 (request line, header names and values, or body framing); send a well-formed request.'];
-  const { type, body } = render(status, detail);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+/**
+ * A service's app on the address its settings name (HOST and PORT, `commonSettings`), logging as the
+ * service; `onClose` releases what it holds once the last request is done.
+ */
+export function serve(
+  app: Express,
+  settings: { host: string; port: number },
+  logger: Logger,
+  onClose: () => Promise<void> | void,
+  options: Pick<ListenOptions, 'drainMs'> = {},
+): Promise<RunningService> {
+  return listen({ app, host: settings.host, port: settings.port, logger, onClose, ...options });
 }
 
 /**

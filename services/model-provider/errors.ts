@@ -1,13 +1,15 @@
 import { STATUS_CODES } from 'node:http';
 import type { Request, Response } from 'express';
+import type { ErrorEnvelope } from '../kit/api.ts';
 import { Problem } from '../kit/problem.ts';
+import { ProviderErrorBody } from './shapes.ts';
 
 /**
  * The one error type of the provider, rendered in the chat-completions error envelope
  * `{"error": {"message", "type", "param", "code"}}`. `message` always says what the caller can do.
  * `retry` sets `x-should-retry`, which OpenAI clients obey instead of their status-based default
  * (they retry 408, 409, 429 and 5xx): false where another attempt cannot help or costs a full run.
- * A kit Problem, so that the kit's error handler passes it to `renderError` as it is.
+ * A kit Problem, so that the kit's error handler renders it in the envelope as it is.
  */
 export class ProviderError extends Problem {
   override name = 'ProviderError';
@@ -41,7 +43,7 @@ function defaultType(status: number): string {
   return 'invalid_request_error';
 }
 
-const ROUTES = 'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions';
+const ROUTES = 'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions (described at /openapi.json and /docs)';
 
 /**
  * The kit's refusals in this service's words: its Host check (421 there) is 403 `host_not_allowed`
@@ -58,22 +60,27 @@ export function fromProblem(p: Problem, req: Request): ProviderError {
 }
 
 /** The kit's codes this service answers under the same name. */
-const KEPT_CODES: ReadonlySet<string> = new Set(['invalid_json', 'unsupported_media_type', 'internal_error']);
+const KEPT_CODES: ReadonlySet<string> = new Set(['invalid_json', 'unsupported_media_type', 'internal_error', 'browser_request_refused']);
 
-/** What Node refuses before any route (not HTTP/1.1, headers over 16 KB, too slow), in the envelope too: the kit's `renderClientError` hook. */
-export function clientErrorEnvelope(status: number, detail: string): { type: string; body: string } {
-  const code = status === 408 ? 'request_timeout' : status === 431 ? 'headers_too_large' : 'invalid_request';
-  return { type: 'application/json; charset=utf-8', body: JSON.stringify(new ProviderError(status, code, detail).envelope()) };
-}
-
-/** The kit's `renderError` hook: every refusal, the kit's own included, in the chat-completions envelope. */
-export function renderError(res: Response, p: Problem): void {
-  const err = fromProblem(p, res.req);
-  res.locals.refusal = err.code;
-  if (err.options.retry !== undefined) res.set('x-should-retry', String(err.options.retry));
-  if (err.options.retryAfterSeconds !== undefined) res.set('retry-after', String(err.options.retryAfterSeconds));
-  res.status(err.status).json(err.envelope());
-}
+/**
+ * The provider's Api's error envelope: every refusal, the kit's own included, as OpenAI's `{"error": {...}}`;
+ * what Node refuses before any route (not HTTP/1.1, headers over 16 KB, too slow) in it too.
+ */
+export const providerEnvelope: ErrorEnvelope = {
+  mediaType: 'application/json',
+  schema: ProviderErrorBody,
+  render(res: Response, p: Problem): void {
+    const err = fromProblem(p, res.req);
+    res.locals.refusal = err.code;
+    if (err.options.retry !== undefined) res.set('x-should-retry', String(err.options.retry));
+    if (err.options.retryAfterSeconds !== undefined) res.set('retry-after', String(err.options.retryAfterSeconds));
+    res.status(err.status).json(err.envelope());
+  },
+  early(status: number, detail: string) {
+    const code = status === 408 ? 'request_timeout' : status === 431 ? 'headers_too_large' : 'invalid_request';
+    return { type: 'application/json; charset=utf-8', body: JSON.stringify(new ProviderError(status, code, detail).envelope()) };
+  },
+};
 
 /** Every code the service answers with, and its status; the README's table is the same list. */
 export const providerError = {

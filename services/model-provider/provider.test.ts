@@ -356,8 +356,8 @@ describe('errors in the envelope, as the openai client sees them', () => {
     expect([image.status, image.param]).toEqual([400, 'messages.0.content.0.type']);
   });
 
-  it('answers every other route with 404 in the envelope (no docs, no OpenAPI document)', async () => {
-    for (const path of ['/openapi.json', '/docs', '/v1/completions', '/v1/models/sonnet/x', '/']) {
+  it('answers every other route with 404 in the envelope', async () => {
+    for (const path of ['/openapi.json/x', '/docs/nothing', '/v1/completions', '/v1/models/sonnet/x', '/']) {
       const res = await fetch(`${p.url}${path}`);
       expect(res.status).toBe(404);
       const body = (await res.json()) as { error: { code: string; message: string; param: null; type: string } };

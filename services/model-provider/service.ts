@@ -3,12 +3,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { ServiceMetrics } from '../kit/metrics.ts';
-import { listen, type RunningService } from '../kit/server.ts';
+import { serve, type RunningService } from '../kit/server.ts';
 import { createProviderApp } from './app.ts';
 import { locateCli } from './cli-binary.ts';
 import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
-import { clientErrorEnvelope } from './errors.ts';
 import { runCounters, type Completion } from './completions.ts';
 import type { PartialReply } from './partial-reply.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
@@ -69,17 +68,7 @@ export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger
     startedAt: Math.floor(Date.now() / 1000),
   });
   let stopping = false;
-  const running = await listen({
-    app,
-    host: config.host,
-    port: config.port,
-    logger: log,
-    drainMs: 2_000,
-    renderClientError: clientErrorEnvelope,
-    onClose: async () => {
-      await processes.killAll();
-    },
-  });
+  const running = await serve(app, config, log, () => processes.killAll(), { drainMs: 2_000 });
   const probe = lockdown.ensureProbed();
   return {
     url: running.url,

@@ -67,3 +67,38 @@ describe("the kit's /metrics", () => {
     expect([fromPage.status, fromPage.error.code]).toEqual([403, 'browser_request_refused']);
   });
 });
+
+describe('the OpenAPI document and /docs', () => {
+  it('describes the chat-completions route in the OpenAI wire format, its errors in the envelope', async () => {
+    const res = await fetch(`${p.url}/openapi.json`);
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
+    type Op = { requestBody: { content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> };
+    const doc = (await res.json()) as { servers: { url: string }[]; paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    expect(doc.servers).toEqual([{ url: p.url }]);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/healthy', '/ready', '/v1/chat/completions', '/v1/models', '/v1/models/{model}']);
+    const create = doc.paths['/v1/chat/completions']!.post!;
+    expect(create.requestBody.content['application/json']!.schema.$ref).toBe('#/components/schemas/ChatCompletionRequest');
+    expect(create.responses['200']!.content['application/json']!.schema.$ref).toBe('#/components/schemas/ChatCompletion');
+    expect(create.responses['200']!.content['text/event-stream']!.schema.$ref).toBe('#/components/schemas/ChatCompletionChunk');
+    for (const status of ['400', '401', '404', '413', '415', '429', '502', '503', '504']) {
+      expect([status, create.responses[status]!.content['application/json']!.schema.$ref]).toEqual([status, '#/components/schemas/Error']);
+    }
+    expect(create.responses['422']).toBeUndefined();
+    expect(Object.keys(doc.components.schemas.ChatCompletionRequest!.properties)).toEqual(expect.arrayContaining(['model', 'messages', 'stream', 'response_format']));
+    expect(Object.keys(doc.components.schemas.Error!.properties)).toEqual(['error']);
+    expect(doc.paths['/ready']!.get!.responses['503']!.content['application/json']!.schema.$ref).toBe('#/components/schemas/Readiness');
+  });
+
+  it('serves /docs, whose page may load its own files (same-origin) while other pages stay refused', async () => {
+    const page = await fetch(`${p.url}/docs`, { headers: { 'sec-fetch-site': 'none' } });
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(await page.text()).toContain('/docs/assets/swagger-ui-bundle.js');
+    const own = { 'sec-fetch-site': 'same-origin' };
+    expect((await fetch(`${p.url}/docs/assets/swagger-ui.css`, { headers: own })).status).toBe(200);
+    expect((await fetch(`${p.url}/openapi.json`, { headers: own })).status).toBe(200);
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: p.url }] as Record<string, string>[]) {
+      const r = await envelope(await fetch(`${p.url}/openapi.json`, { headers }));
+      expect([r.status, r.error.code]).toEqual([403, 'browser_request_refused']);
+    }
+  });
+});

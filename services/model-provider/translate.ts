@@ -1,41 +1,7 @@
-import { z } from 'zod';
 import { providerError } from './errors.ts';
+import { ChatCompletionRequest, TextPart } from './shapes.ts';
 
-/** The members of a chat-completions request this service reads; others (temperature, seed, ...) are accepted and ignored. */
-const textPart = z.object({ type: z.literal('text'), text: z.string() }).loose();
-const content = z.union([z.string(), z.array(z.object({ type: z.string() }).loose()), z.null()]);
-const message = z
-  .object({
-    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function'], {
-      message: 'must be one of system, developer, user, assistant',
-    }),
-    content: content.optional(),
-    tool_calls: z.unknown().optional(),
-    function_call: z.unknown().optional(),
-  })
-  .loose();
-
-export const completionRequestSchema = z
-  .object({
-    model: z.string().optional(),
-    messages: z.array(message).min(1, 'must hold at least one message'),
-    stream: z.boolean().nullish(),
-    n: z.number().int().nullish(),
-    response_format: z
-      .object({
-        type: z.enum(['text', 'json_object', 'json_schema'], { message: 'must be text, json_object or json_schema' }),
-        json_schema: z.object({ name: z.string().optional(), schema: z.record(z.string(), z.unknown()).optional() }).loose().optional(),
-      })
-      .loose()
-      .nullish(),
-    tools: z.unknown().optional(),
-    tool_choice: z.unknown().optional(),
-    functions: z.unknown().optional(),
-    function_call: z.unknown().optional(),
-  })
-  .loose();
-
-export type CompletionRequest = z.infer<typeof completionRequestSchema>;
+export type CompletionRequest = ChatCompletionRequest;
 
 /** What one CLI run is asked: the system prompt, the prompt (sent on stdin) and an optional JSON schema. */
 export interface Translated {
@@ -52,7 +18,7 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
     throw providerError.invalidRequest('The body must be a JSON object with model and messages.', null);
   }
   refuseTools(body as Record<string, unknown>);
-  const parsed = completionRequestSchema.safeParse(body);
+  const parsed = ChatCompletionRequest.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const param = issue.path.join('.') || null;
@@ -90,7 +56,7 @@ function textOf(content: CompletionRequest['messages'][number]['content'], index
   if (typeof content === 'string') return checkedText(content, `messages.${index}.content`, onArgv);
   return content
     .map((part, j) => {
-      const text = textPart.safeParse(part);
+      const text = TextPart.safeParse(part);
       if (!text.success) {
         throw providerError.invalidRequest(
           `messages.${index}.content.${j}: only text parts are accepted (type "text"); this provider cannot read "${String(part.type).slice(0, 30)}" parts.`,

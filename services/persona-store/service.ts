@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { ServiceMetrics } from '../kit/metrics.ts';
-import { listen, type RunningService } from '../kit/server.ts';
+import { serve, type RunningService } from '../kit/server.ts';
 import { refuseRevokedSessions } from '../kit/revocation.ts';
 import { rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { createPersonaApp } from './app.ts';
@@ -56,15 +56,9 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   // Grace periods that ended while the service was stopped end now.
   await sweep(sql, clock());
   const stopSweeper = startSweeper(sql, config.sweepIntervalSeconds, log, clock);
-  const running = await listen({
-    app,
-    host: config.host,
-    port: config.port,
-    logger: log,
-    onClose: async () => {
-      stopSweeper();
-      await engine.close();
-    },
+  const running = await serve(app, config, log, async () => {
+    stopSweeper();
+    await engine.close();
   });
   return {
     url: running.url,

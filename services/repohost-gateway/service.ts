@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
-import { listen, type RunningService } from '../kit/server.ts';
+import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
 import { DEFAULT_VERIFIED_TOKENS_BYTES, rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { gatewayApp } from './app.ts';
@@ -68,16 +68,10 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
     bodyLimit: config.bodyLimit,
   });
   subscriptions.start();
-  const running = await listen({
-    app,
-    host: config.host,
-    port: config.port,
-    logger: log,
-    onClose: async () => {
-      await subscriptions.stop();
-      await signals.stop();
-      await database.close();
-    },
+  const running = await serve(app, config, log, async () => {
+    await subscriptions.stop();
+    await signals.stop();
+    await database.close();
   });
   signalAddresses.refusedPorts.add(Number(new URL(running.url).port));
   const held = (): GatewayHeld => ({
