@@ -6,7 +6,7 @@ import { errorSummary } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { requireJson } from './browser-guard.ts';
 import type { CliLocation } from './cli-binary.ts';
-import { complete, type Completion, type CompletionDeps } from './completions.ts';
+import { complete, type Completion, type CompletionParts } from './completions.ts';
 import { ProviderError, providerEnvelope, providerError } from './errors.ts';
 import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
@@ -16,7 +16,7 @@ import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Healthy, Mo
 import { parseCompletionRequest } from './translate.ts';
 
 /** What the provider's app is built from (the kit's word: `parts`). */
-export interface ProviderAppParts extends CompletionDeps {
+export interface ProviderAppParts extends CompletionParts {
   /** The app's counters (/metrics), shared with the completions' run counters. */
   metrics?: ServiceMetrics;
   version: string;

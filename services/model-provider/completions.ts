@@ -22,7 +22,7 @@ export interface Completion {
   usage: Usage;
 }
 
-export interface CompletionDeps {
+export interface CompletionParts {
   processes: CliProcesses;
   slots: RunSlots;
   lockdown: Lockdown;
@@ -65,13 +65,13 @@ export function runCounters(metrics: ServiceMetrics): RunCounters {
 }
 
 /** The gate every completion passes before a CLI runs: lockdown proven, binary present. */
-function gate(deps: CompletionDeps): string {
-  const { lockdown } = deps;
+function gate(parts: CompletionParts): string {
+  const { lockdown } = parts;
   if (lockdown.state === 'pending') {
     void lockdown.ensureProbed();
     throw providerError.notLockedDown('The startup lockdown probe has not finished yet; send the request again in a few seconds.', true);
   }
-  const where = deps.locate();
+  const where = parts.locate();
   if (!where.found) throw providerError.cliNotFound(where.detail);
   if (lockdown.noticeBinary(where)) {
     // A binary found only now, or another one than was probed: prove lockdown before it runs.
@@ -90,44 +90,44 @@ function gate(deps: CompletionDeps): string {
  * unless another request waits for it).
  */
 export async function complete(
-  deps: CompletionDeps,
+  parts: CompletionParts,
   request: CompletionRequest,
   caller: string,
   signal: AbortSignal,
   follow?: (reply: PartialReply) => void,
 ): Promise<Completion> {
-  const model = request.model === undefined || request.model === '' ? deps.defaultModel : request.model;
+  const model = request.model === undefined || request.model === '' ? parts.defaultModel : request.model;
   if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
-  const { systemPrompt, prompt, jsonSchema } = translate(request, deps.systemPrompt);
-  const binary = gate(deps);
+  const { systemPrompt, prompt, jsonSchema } = translate(request, parts.systemPrompt);
+  const binary = gate(parts);
   // Where deltas cannot apply (a schema's answer comes whole, at the end) the run is asked for none.
-  const partialMessages = deps.stream === 'deltas' && jsonSchema === undefined;
+  const partialMessages = parts.stream === 'deltas' && jsonSchema === undefined;
   const args = cliArgs({ model, systemPrompt, partialMessages, ...(jsonSchema ? { jsonSchema } : {}) });
   const run: PreparedRun = { model, binary, args, prompt, structured: jsonSchema !== undefined };
 
   const key = requestKey(caller, binary, args, prompt);
-  const remembered = deps.failures.recall(key);
+  const remembered = parts.failures.recall(key);
   // A sign-in since then changes what a run would answer.
-  if (remembered?.code === 'not_logged_in' && deps.lockdown.login === 'signed_in') deps.failures.forget(key);
+  if (remembered?.code === 'not_logged_in' && parts.lockdown.login === 'signed_in') parts.failures.forget(key);
   else if (remembered) {
-    deps.logger.info({ code: remembered.code }, 'identical request failed moments ago; answered from that failure without a run');
+    parts.logger.info({ code: remembered.code }, 'identical request failed moments ago; answered from that failure without a run');
     throw remembered;
   }
-  return deps.sharedRuns.run(
+  return parts.sharedRuns.run(
     key,
     signal,
     async (stop, reply) => {
       try {
-        return await runCompletion(deps, run, stop, reply);
+        return await runCompletion(parts, run, stop, reply);
       } catch (err) {
         // Kept before the run's requests hear of it, so that a retry arriving at once finds it.
-        if (err instanceof ProviderError) deps.failures.remember(key, err);
+        if (err instanceof ProviderError) parts.failures.remember(key, err);
         throw err;
       }
     },
     {
       progress: () => new PartialReply(model),
-      onJoin: () => deps.logger.info({ model }, 'identical request in flight; sharing its run'),
+      onJoin: () => parts.logger.info({ model }, 'identical request in flight; sharing its run'),
       ...(follow ? { follow } : {}),
     },
   );
@@ -146,24 +146,24 @@ interface PreparedRun {
  * The answer is read as soon as the CLI prints its result, and the slot is given back then: the process
  * exits on its own in the background (see CliProcesses).
  */
-async function runCompletion(deps: CompletionDeps, run: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<Completion> {
+async function runCompletion(parts: CompletionParts, run: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<Completion> {
   const { model, structured } = run;
-  const release = await deps.slots.acquire(signal);
+  const release = await parts.slots.acquire(signal);
   let answer: CliAnswer;
   try {
-    answer = await runOnce(deps, run, signal, reply);
+    answer = await runOnce(parts, run, signal, reply);
     if (answer.toolCall) {
       // Words already seen cannot be taken back by another run's different reply.
       if (reply.seen) throw providerError.toolCallReply('after its first words were sent');
-      deps.logger.warn({ model }, 'reply was tool-call syntax; asking once more');
+      parts.logger.warn({ model }, 'reply was tool-call syntax; asking once more');
       reply.restart();
-      answer = await runOnce(deps, run, signal, reply);
+      answer = await runOnce(parts, run, signal, reply);
       if (answer.toolCall) throw providerError.toolCallReply();
     }
   } finally {
     release();
   }
-  deps.lockdown.login = 'signed_in';
+  parts.lockdown.login = 'signed_in';
 
   let content: string;
   if (structured) {
@@ -193,13 +193,13 @@ function showPartial(event: unknown, reply: PartialReply): void {
 }
 
 /** One CLI run; its text deltas (partial messages) go to `reply` once its init event has passed the lockdown check. */
-async function runOnce(deps: CompletionDeps, prepared: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<CliAnswer> {
+async function runOnce(parts: CompletionParts, prepared: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<CliAnswer> {
   const { binary, args, prompt, structured } = prepared;
   const hooks: string[] = [];
   let breach: { loaded: Loaded; what: string } | undefined;
   let lockedDown = false;
-  const run: RunResult = await deps.processes.run(binary, args, prompt, {
-    timeoutMs: deps.timeoutSeconds * 1000,
+  const run: RunResult = await parts.processes.run(binary, args, prompt, {
+    timeoutMs: parts.timeoutSeconds * 1000,
     signal,
     onEvent: (event) => {
       if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
@@ -222,28 +222,28 @@ async function runOnce(deps: CompletionDeps, prepared: PreparedRun, signal: Abor
   });
   if (run.end === 'answered') {
     void run.exited.then((exit) => {
-      if (exit.end === 'timeout') deps.logger.warn({ code: 'timeout' }, 'the CLI printed its answer but did not exit; its process group was stopped');
+      if (exit.end === 'timeout') parts.logger.warn({ code: 'timeout' }, 'the CLI printed its answer but did not exit; its process group was stopped');
     });
   }
   if (breach) {
-    deps.counters?.run('not_locked_down');
-    deps.lockdown.breached(breach.loaded, breach.what);
-    throw providerError.notLockedDown(`This run loaded ${breach.what}; it was stopped before answering. ${deps.lockdown.detail}`, false);
+    parts.counters?.run('not_locked_down');
+    parts.lockdown.breached(breach.loaded, breach.what);
+    throw providerError.notLockedDown(`This run loaded ${breach.what}; it was stopped before answering. ${parts.lockdown.detail}`, false);
   }
   if (run.end === 'aborted') {
-    deps.counters?.run('aborted');
+    parts.counters?.run('aborted');
     throw new ClientGone('client went away during the run');
   }
   try {
-    const answer = readAnswer(run, structured, deps.timeoutSeconds);
-    deps.counters?.run('ok', answer.usage);
+    const answer = readAnswer(run, structured, parts.timeoutSeconds);
+    parts.counters?.run('ok', answer.usage);
     return answer;
   } catch (err) {
     const e = err as ProviderError;
-    deps.counters?.run(e.code === 'timeout' || e.code === 'not_logged_in' ? e.code : 'failed');
-    if (e.code === 'not_logged_in') deps.lockdown.login = 'not_signed_in';
+    parts.counters?.run(e.code === 'timeout' || e.code === 'not_logged_in' ? e.code : 'failed');
+    if (e.code === 'not_logged_in') parts.lockdown.login = 'not_signed_in';
     if (e.code === 'cli_failed' || e.code === 'timeout') {
-      deps.logger.warn({ code: e.code, end: run.end, exitCode: run.exitCode, signal: run.signal, stderr: run.stderr.slice(0, 500) }, 'CLI run failed');
+      parts.logger.warn({ code: e.code, end: run.end, exitCode: run.exitCode, signal: run.signal, stderr: run.stderr.slice(0, 500) }, 'CLI run failed');
     }
     throw err;
   }
