@@ -26,7 +26,7 @@ export class Lockdown {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly deps: {
+    private readonly parts: {
       processes: CliProcesses;
       locate: () => CliLocation;
       model: string;
@@ -67,7 +67,7 @@ export class Lockdown {
     // Not proven for this binary: refuse, whatever the state says, until a probe of it has answered.
     // (A probe already running, such as the login re-check, is let finish; the next call looks again.)
     if (!this.running) {
-      this.deps.logger.warn({ probed: this.probedPath, found: where.path }, 'another CLI binary found; probing it before it runs');
+      this.parts.logger.warn({ probed: this.probedPath, found: where.path }, 'another CLI binary found; probing it before it runs');
       this.state = 'pending';
       this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
       void this.ensureProbed();
@@ -102,12 +102,12 @@ export class Lockdown {
     this.state = 'not_ok';
     this.loaded = loaded;
     this.detail = `A CLI run loaded ${breach}; every completion is refused until that is removed from the CLI's configuration and the service restarted.`;
-    this.deps.logger.error({ lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks }, 'lockdown breached');
+    this.parts.logger.error({ lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks }, 'lockdown breached');
   }
 
   private async probe(): Promise<void> {
-    const { logger } = this.deps;
-    const where = this.deps.locate();
+    const { logger } = this.parts;
+    const where = this.parts.locate();
     if (!where.found) {
       this.state = 'no_cli';
       this.detail = `Not probed: ${where.detail}`;
@@ -122,8 +122,8 @@ export class Lockdown {
     }
     const hooks: string[] = [];
     let init: Loaded | undefined;
-    const run = await this.deps.processes.run(where.path, cliArgs({ model: this.deps.model, systemPrompt: this.deps.systemPrompt, partialMessages: this.deps.partialMessages === true }), PROBE_PROMPT, {
-      timeoutMs: this.deps.timeoutSeconds * 1000,
+    const run = await this.parts.processes.run(where.path, cliArgs({ model: this.parts.model, systemPrompt: this.parts.systemPrompt, partialMessages: this.parts.partialMessages === true }), PROBE_PROMPT, {
+      timeoutMs: this.parts.timeoutSeconds * 1000,
       onEvent: (event) => {
         if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
         if (isInit(event) && !init) {
@@ -139,7 +139,7 @@ export class Lockdown {
       this.state = 'probe_failed';
       const how =
         run.end === 'timeout'
-          ? `did not report what it loaded within ${this.deps.timeoutSeconds} s`
+          ? `did not report what it loaded within ${this.parts.timeoutSeconds} s`
           : run.end === 'spawn_failed'
             ? `could not be started (${run.spawnError?.code ?? 'error'})`
             : `exited (code ${run.exitCode ?? run.signal}) without reporting what it loaded`;
@@ -158,7 +158,7 @@ export class Lockdown {
     this.state = 'ok';
     this.detail = 'The probe run loaded no tools, no MCP servers and no hooks.';
     try {
-      readAnswer(run, false, this.deps.timeoutSeconds);
+      readAnswer(run, false, this.parts.timeoutSeconds);
       this.login = 'signed_in';
     } catch (err) {
       this.login = err instanceof ProviderError && err.code === 'not_logged_in' ? 'not_signed_in' : 'unknown';
