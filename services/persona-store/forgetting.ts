@@ -2,7 +2,7 @@ import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
 import { DESTROYED_FIELD, record, SERVICE_ACTOR } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
-import type { EntryState, FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import type { EntryState, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 

@@ -6,7 +6,7 @@ import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
 import { queryWords } from './recall.ts';
-import type { FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import type { FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 

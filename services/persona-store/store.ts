@@ -1,11 +1,8 @@
 import { sql, type QueryCreator } from 'kysely';
 import type { Db, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
-import { ACTIONS } from './change-log.ts';
+import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
-import type { EventRow, FieldRow, NoteRow, PersonaRow, PersonaTables } from './schema.ts';
-
-/** A change-log entry as written (its id is the database's). */
-export type LogEntry = Omit<EventRow, 'id'>;
+import type { EventRow, FieldRow, LogEntry, NoteRow, PersonaRow, PersonaTables } from './tables.ts';
 
 const FIELD_COLUMNS = [
   'id',
@@ -323,9 +320,9 @@ export class PersonaSql {
     // One statement for every combination of filters, so that no request can make the engine prepare (and
     // keep) more: an absent filter is bound as NULL, and the actions as a fixed number of slots (the known
     // actions asked for, each once, the rest repeating the first).
-    const asked = filter.actions?.length ? ACTIONS.filter((a) => filter.actions!.includes(a)) : undefined;
+    const asked = filter.actions?.length ? CHANGE_ACTIONS.filter((a) => filter.actions!.includes(a)) : undefined;
     if (asked && asked.length === 0) return [];
-    const slots = ACTIONS.map((_, i) => asked?.[i] ?? asked?.[0] ?? null);
+    const slots = CHANGE_ACTIONS.map((_, i) => asked?.[i] ?? asked?.[0] ?? null);
     const text = (v: string | undefined) => sql<string | null>`CAST(${v || null} AS TEXT)`;
     const since = text(filter.since);
     const until = text(filter.until);

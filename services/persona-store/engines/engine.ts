@@ -1,5 +1,5 @@
 import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
-import type { FieldRow, NoteRow, PersonaTables } from '../schema.ts';
+import type { EngineName, FieldRow, NoteRow, PersonaTables } from '../tables.ts';
 
 /** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
 export type Db = Kysely<PersonaTables>;
@@ -44,7 +44,7 @@ export interface Destruction {
 
 /** One engine: the query layer (Kysely) over its database, and the few things only it can do. */
 export interface PersonaEngine {
-  readonly name: 'sqlite' | 'postgres';
+  readonly name: EngineName;
   readonly db: Db;
   readonly fullText: FullText;
   readonly destruction: Destruction;

@@ -1,6 +1,6 @@
 import { Kysely, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
-import { databaseAnswers, openDatabase, type Sqlite } from '../../kit/sqlite.ts';
-import { personaMigrations, type PersonaTables } from '../schema.ts';
+import { databaseAnswers, openDatabase, type Migration, type Sqlite } from '../../kit/sqlite.ts';
+import { MIGRATIONS, type PersonaTables } from '../tables.ts';
 import type { Db, Destruction, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
 
 /** Most distinct statements kept prepared; the store's queries are a fixed set far below it. */
@@ -85,9 +85,12 @@ function sqliteDestruction(sqlite: Sqlite): Destruction {
   };
 }
 
+/** The tables as SQLite has them (tables.ts). */
+export const sqliteMigrations: Migration[] = MIGRATIONS.sqlite.map((text) => (sqlite) => sqlite.exec(text));
+
 /** The embedded default: one SQLite file in the data folder, the only writer of it. */
 export function openSqliteEngine(file: string): PersonaEngine & { readonly sqlite: Sqlite } {
-  const database = openDatabase<PersonaTables>(file, personaMigrations);
+  const database = openDatabase<PersonaTables>(file, sqliteMigrations);
   const sqlite = database.sqlite;
   // Freed pages are zeroed, so destroyed content does not linger in the file.
   sqlite.pragma('secure_delete = ON');
