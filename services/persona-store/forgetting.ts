@@ -4,7 +4,7 @@ import { DESTROYED_FIELD, record, SERVICE_ACTOR } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
 import type { EntryState, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
-import type { PersonaSql } from './store.ts';
+import { rowIdOf, type EntryRow, type EntryTable, type PersonaSql } from './store.ts';
 
 /**
  * Forgetting follows the person's setting: keep (the entry leaves every answer and the index but
@@ -85,30 +85,24 @@ export async function forgetNote(sql: PersonaSql, persona: PersonaRow, row: Note
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
 export async function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string, at: string): Promise<void> {
   if (row.state === 'live') await sql.unindexField(row);
-  await sql.deleteField(row.id);
-  await sql.scrubEvents(persona.account, persona.profile, 'field', row.key, DESTROYED_FIELD);
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'field_destroyed',
-    targetKind: 'field',
-    target: DESTROYED_FIELD,
-    assertedBy,
-    source: null,
-    changes: ['destroyed'],
-  }, at);
+  await destroyed(sql, persona, 'field', row.id, row.key, DESTROYED_FIELD, assertedBy, at);
 }
 
 export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string, at: string): Promise<void> {
   if (row.state === 'live') await sql.unindexNote(row);
-  await sql.deleteNote(row.seq);
-  await sql.scrubEvents(persona.account, persona.profile, 'note', row.id, row.id);
+  await destroyed(sql, persona, 'note', row.seq, row.id, row.id, assertedBy, at);
+}
+
+/** Deletes an entry's row, puts `shownAs` for its name in the change log, and logs the destruction under it. */
+async function destroyed(sql: PersonaSql, persona: PersonaRow, kind: 'field' | 'note', rowId: number, name: string, shownAs: string, assertedBy: string, at: string): Promise<void> {
+  await sql.deleteEntry(kind === 'field' ? 'fields' : 'notes', rowId);
+  await sql.scrubEvents(persona.account, persona.profile, kind, name, shownAs);
   await record(sql, {
     account: persona.account,
     profile: persona.profile,
-    action: 'note_destroyed',
-    targetKind: 'note',
-    target: row.id,
+    action: `${kind}_destroyed`,
+    targetKind: kind,
+    target: shownAs,
     assertedBy,
     source: null,
     changes: ['destroyed'],
@@ -122,31 +116,32 @@ export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: Not
  */
 export async function sweep(sql: PersonaSql, now: Date): Promise<number> {
   const iso = now.toISOString();
-  let destroyed = 0;
-  for (const due of await sql.dueFields(iso)) {
-    const done = await sql.transaction(async (tx) => {
-      const persona = await tx.personaByIdForWrite(due.persona_id);
-      const row = persona && (await tx.fieldById(due.id));
-      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
-      await destroyField(tx, persona, row, SERVICE_ACTOR, iso);
-      return true;
-    });
-    if (done) destroyed++;
-  }
-  for (const due of await sql.dueNotes(iso)) {
-    const done = await sql.transaction(async (tx) => {
-      const persona = await tx.personaByIdForWrite(due.persona_id);
-      const row = persona && (await tx.noteBySeq(due.seq));
-      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
-      await destroyNote(tx, persona, row, SERVICE_ACTOR, iso);
-      return true;
-    });
-    if (done) destroyed++;
-  }
+  const destroyed = (await sweepDue(sql, 'fields', iso, destroyField)) + (await sweepDue(sql, 'notes', iso, destroyNote));
   if (destroyed > 0) {
     // Once for the round rather than per entry: the round returns only after it, and it drops every destroyed entry's terms.
     await sql.transaction((tx) => tx.destroyedInTransaction());
     await sql.afterDestruction();
+  }
+  return destroyed;
+}
+
+/** Destroys the entries of one kind whose grace period ended by `iso`, each as the sweep above says. */
+async function sweepDue<T extends EntryTable>(
+  sql: PersonaSql,
+  table: T,
+  iso: string,
+  destroy: (tx: PersonaSql, persona: PersonaRow, row: EntryRow<T>, assertedBy: string, at: string) => Promise<void>,
+): Promise<number> {
+  let destroyed = 0;
+  for (const due of await sql.due(table, iso)) {
+    const done = await sql.transaction(async (tx) => {
+      const persona = await tx.personaByIdForWrite(due.persona_id);
+      const row = persona && (await tx.entryByRowId(table, rowIdOf(due)));
+      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
+      await destroy(tx, persona, row, SERVICE_ACTOR, iso);
+      return true;
+    });
+    if (done) destroyed++;
   }
   return destroyed;
 }
