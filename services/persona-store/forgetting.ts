@@ -2,9 +2,9 @@ import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
 import { DESTROYED_FIELD, record, SERVICE_ACTOR } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
-import type { EntryState, FieldRow, NoteRow, PersonaRow } from './tables.ts';
+import { rowIdOf, type EntryRow, type EntryState, type EntryTable, type FieldRow, type NoteRow, type PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
-import { rowIdOf, type EntryRow, type EntryTable, type PersonaSql } from './store.ts';
+import type { PersonaSql } from './store.ts';
 
 /**
  * Forgetting follows the person's setting: keep (the entry leaves every answer and the index but

@@ -2,18 +2,10 @@ import { sql, type QueryCreator } from 'kysely';
 import type { Db, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
 import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
-import { columnsOf, type EventRow, type FieldRow, type LogEntry, type NoteRow, type PersonaRow, type PersonaTables } from './tables.ts';
+import { columnsOf, ENTRIES, type EntryRow, type EntryTable, type EventRow, type FieldRow, type LogEntry, type NoteRow, type PersonaRow, type PersonaTables } from './tables.ts';
 
 const FIELD_COLUMNS = columnsOf('fields');
 const NOTE_COLUMNS = columnsOf('notes');
-
-/** A field or a note: the two kinds of entry, alike in state, pinning and forgetting (see tables.ts). */
-export type EntryTable = 'fields' | 'notes';
-export type EntryRow<T extends EntryTable> = { fields: FieldRow; notes: NoteRow }[T];
-/** How a kind of entry is listed (a field by key, a note by seq) and which column names its row. */
-const ENTRIES = { fields: { order: 'key', rowId: 'id' }, notes: { order: 'seq', rowId: 'seq' } } as const;
-/** The row id of an entry: a field's `id`, a note's `seq` (a note's `id` is the name it is known by). */
-export const rowIdOf = (row: FieldRow | NoteRow): number => ('seq' in row ? row.seq : row.id);
 
 /**
  * All data access of the persona store, through Kysely, on either engine. Nothing here decides

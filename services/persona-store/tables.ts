@@ -69,6 +69,14 @@ export interface EventRow {
   replaced: string | null;
 }
 
+/** A field or a note: the two kinds of entry, alike in state, pinning and forgetting (see tables.ts). */
+export type EntryTable = 'fields' | 'notes';
+export type EntryRow<T extends EntryTable> = { fields: FieldRow; notes: NoteRow }[T];
+/** How a kind of entry is listed (a field by key, a note by seq) and which column names its row. */
+export const ENTRIES = { fields: { order: 'key', rowId: 'id' }, notes: { order: 'seq', rowId: 'seq' } } as const;
+/** The row id of an entry: a field's `id`, a note's `seq` (a note's `id` is the name it is known by). */
+export const rowIdOf = (row: FieldRow | NoteRow): number => ('seq' in row ? row.seq : row.id);
+
 /** A change-log entry as written (its id is the database's). */
 export type LogEntry = Omit<EventRow, 'id'>;
 

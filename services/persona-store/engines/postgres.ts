@@ -3,8 +3,8 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
-import { MIGRATIONS as ALL_MIGRATIONS, type PersonaTables } from '../tables.ts';
-import type { Db, Destruction, FieldText, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
+import { ENTRIES, MIGRATIONS as ALL_MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
+import type { Db, Destruction, FieldText, FullText, PersonaEngine, Recall, Recalled } from './engine.ts';
 
 /** The tables as PostgreSQL has them (tables.ts): in the login's own schema (see migrate). */
 const MIGRATIONS = ALL_MIGRATIONS.postgres;
@@ -60,6 +60,18 @@ const FIELD_VECTOR = ([key, description, value]: FieldText) =>
  */
 const QUERY = (words: string[]) => sql.join(words.map((w) => sql`phraseto_tsquery('persona_text', ${wordsOf(w)})`), sql` && `);
 
+/** Recall of one kind of entry by its tsvector: ts_rank_cd, higher for better matches; ties in row order. */
+function recallFrom<T extends EntryTable>(table: T): Recall<T> {
+  const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
+  return async (db, words, account, personaId, limit) => {
+    const { rows } = await sql<Recalled<T> & { search?: unknown }>`SELECT e.*, p.profile AS profile, ts_rank_cd(e.search, q) AS score
+      FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, (SELECT ${QUERY(words)} AS q) query
+      WHERE e.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId}) AND e.state = 'live'
+      ORDER BY score DESC, ${rowId} LIMIT ${limit}`.execute(db);
+    return rows.map(({ search: _search, ...row }) => row as Recalled<T>);
+  };
+}
+
 /**
  * tsvector columns, GIN-indexed, set while the entry is live and NULL otherwise, by the very statement
  * that writes the row (one round trip and one row version per write, where a separate UPDATE would add
@@ -73,20 +85,8 @@ const tsvector: FullText = {
   async unindexField() {},
   async indexNote() {},
   async unindexNote() {},
-  async recallFields(db, words, account, personaId, limit) {
-    const { rows } = await sql<RecalledField & { search?: unknown }>`SELECT f.*, p.profile AS profile, ts_rank_cd(f.search, q) AS score
-      FROM fields f JOIN personas p ON p.id = f.persona_id, (SELECT ${QUERY(words)} AS q) query
-      WHERE f.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR f.persona_id = ${personaId}) AND f.state = 'live'
-      ORDER BY score DESC, f.id LIMIT ${limit}`.execute(db);
-    return rows.map(({ search: _search, ...row }) => row);
-  },
-  async recallNotes(db, words, account, personaId, limit) {
-    const { rows } = await sql<RecalledNote & { search?: unknown }>`SELECT n.*, p.profile AS profile, ts_rank_cd(n.search, q) AS score
-      FROM notes n JOIN personas p ON p.id = n.persona_id, (SELECT ${QUERY(words)} AS q) query
-      WHERE n.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR n.persona_id = ${personaId}) AND n.state = 'live'
-      ORDER BY score DESC, n.seq LIMIT ${limit}`.execute(db);
-    return rows.map(({ search: _search, ...row }) => row);
-  },
+  recallFields: recallFrom('fields'),
+  recallNotes: recallFrom('notes'),
 };
 
 /** How long a rewrite waits for transactions older than the destruction to end (see vacuumDestruction). */
