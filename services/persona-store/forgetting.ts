@@ -1,6 +1,6 @@
 import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
-import { DESTROYED_FIELD, record, SERVICE_ACTOR } from './change-log.ts';
+import { DESTROYED_FIELD, record, SERVICE_ACTOR, type Change } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
 import { rowIdOf, type EntryRow, type EntryState, type EntryTable, type FieldRow, type NoteRow, type PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
@@ -49,16 +49,7 @@ export async function forgetField(sql: PersonaSql, persona: PersonaRow, row: Fie
   if (row.state === 'live') await sql.unindexField(row);
   const pending = outcome === 'pending';
   await sql.updateField({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null, updated_at: now.toISOString() });
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'field_forgotten',
-    targetKind: 'field',
-    target: row.key,
-    assertedBy,
-    source: null,
-    changes: [pending ? 'pending_destruction' : 'kept'],
-  }, now.toISOString());
+  await record(sql, entryChange(persona, 'field', 'forgotten', row.key, assertedBy, [pending ? 'pending_destruction' : 'kept']), now.toISOString());
   return outcome;
 }
 
@@ -69,17 +60,13 @@ export async function forgetNote(sql: PersonaSql, persona: PersonaRow, row: Note
   if (row.state === 'live') await sql.unindexNote(row);
   const pending = outcome === 'pending';
   await sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'note_forgotten',
-    targetKind: 'note',
-    target: row.id,
-    assertedBy,
-    source: null,
-    changes: [pending ? 'pending_destruction' : 'kept'],
-  }, now.toISOString());
+  await record(sql, entryChange(persona, 'note', 'forgotten', row.id, assertedBy, [pending ? 'pending_destruction' : 'kept']), now.toISOString());
   return outcome;
+}
+
+/** The change-log entry of what forgetting did to a field or note (the store's own doing: no source). */
+function entryChange(persona: PersonaRow, kind: 'field' | 'note', what: 'forgotten' | 'destroyed', target: string, assertedBy: string, changes: string[]): Change {
+  return { account: persona.account, profile: persona.profile, action: `${kind}_${what}`, targetKind: kind, target, assertedBy, source: null, changes };
 }
 
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
@@ -97,16 +84,7 @@ export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: Not
 async function destroyed(sql: PersonaSql, persona: PersonaRow, kind: 'field' | 'note', rowId: number, name: string, shownAs: string, assertedBy: string, at: string): Promise<void> {
   await sql.deleteEntry(kind === 'field' ? 'fields' : 'notes', rowId);
   await sql.scrubEvents(persona.account, persona.profile, kind, name, shownAs);
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: `${kind}_destroyed`,
-    targetKind: kind,
-    target: shownAs,
-    assertedBy,
-    source: null,
-    changes: ['destroyed'],
-  }, at);
+  await record(sql, entryChange(persona, kind, 'destroyed', shownAs, assertedBy, ['destroyed']), at);
 }
 
 /**

@@ -21,35 +21,33 @@ export interface PersonaRow {
 
 export type EntryState = 'live' | 'kept' | 'pending';
 
-export interface FieldRow {
+/** What a field and a note have alike (ENTRY_COLUMNS below): who said it, its pin, where it is in its forgetting. */
+export interface EntryFacts {
+  revision: number;
+  source: string;
+  asserted_by: string;
+  pinned: number;
+  state: EntryState;
+  destroy_at: string | null;
+}
+
+export interface FieldRow extends EntryFacts {
   id: number;
   persona_id: number;
   key: string;
   description: string;
   value: string;
   value_type: string;
-  revision: number;
-  source: string;
-  asserted_by: string;
-  pinned: number;
-  state: EntryState;
-  destroy_at: string | null;
   created_at: string;
   updated_at: string;
 }
 
-export interface NoteRow {
+export interface NoteRow extends EntryFacts {
   seq: number;
   id: string;
   persona_id: number;
   kind: string;
   content: string;
-  revision: number;
-  source: string;
-  asserted_by: string;
-  pinned: number;
-  state: EntryState;
-  destroy_at: string | null;
   idempotency_key: string | null;
   written_at: string;
   revised_at: string;
