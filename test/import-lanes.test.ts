@@ -38,7 +38,7 @@ const CASES: Array<[string, string, boolean]> = [
   ['services/persona-store/store.ts', 'electron', false],
   ['services/persona-store/store.ts', '../kit/config.ts', true],
   ['services/persona-store/store.ts', '../../common/services.ts', true],
-  ['services/persona-store/store.ts', './schema.ts', true],
+  ['services/persona-store/store.ts', './tables.ts', true],
   ['services/repohost-gateway/routes/reads.ts', '../../model-provider/config.ts', false],
   ['services/repohost-gateway/routes/reads.ts', '../../kit/api.ts', true],
   ['services/repohost-gateway/routes/reads.ts', '../platform.ts', true],

@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/persona-store/detector.ts        (or: npm run bench -- persona-store)
  */
-import { findCredential, worthSecretlint, type WrittenString } from '../../services/persona-store/credentials.ts';
+import { findCredential, worthSecretlint, type WrittenString } from '../../services/persona-store/credential-screen.ts';
 import { readBody } from '../../services/persona-store/write-gate.ts';
 import { ordinaryCorpus } from '../../services/persona-store/test-support/ordinary-corpus.ts';
 import { summarize } from '../stats.ts';

@@ -3,7 +3,7 @@ import { createApp } from '../kit/app.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
 import type { Logger } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
-import { fastShape, worthSecretlint } from './credentials.ts';
+import { fastShape, worthSecretlint } from './credential-screen.ts';
 import type { PersonaCounters } from './metrics.ts';
 import type { Personas } from './personas.ts';
 import { personaApi } from './routes.ts';

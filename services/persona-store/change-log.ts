@@ -1,6 +1,6 @@
 import { CHANGE_ACTIONS, type ChangeAction, type ChangeTargetKind } from '../../common/change-log.ts';
-import type { EventRow } from './schema.ts';
-import type { LogEntry, PersonaSql } from './store.ts';
+import type { PersonaSql } from './store.ts';
+import type { EventRow, LogEntry } from './tables.ts';
 
 /** Every kind of change the log records, one entry per change: the words the console shares (common/). */
 export const ACTIONS = CHANGE_ACTIONS;

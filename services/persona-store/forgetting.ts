@@ -1,8 +1,8 @@
 import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
-import { DESTROYED_FIELD, record, SERVICE_ACTOR } from './change-log.ts';
+import { DESTROYED_FIELD, record, SERVICE_ACTOR, type Change } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
-import type { EntryState, FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import { rowIdOf, type EntryRow, type EntryState, type EntryTable, type FieldRow, type NoteRow, type PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 
@@ -49,16 +49,7 @@ export async function forgetField(sql: PersonaSql, persona: PersonaRow, row: Fie
   if (row.state === 'live') await sql.unindexField(row);
   const pending = outcome === 'pending';
   await sql.updateField({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null, updated_at: now.toISOString() });
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'field_forgotten',
-    targetKind: 'field',
-    target: row.key,
-    assertedBy,
-    source: null,
-    changes: [pending ? 'pending_destruction' : 'kept'],
-  }, now.toISOString());
+  await record(sql, entryChange(persona, 'field', 'forgotten', row.key, assertedBy, [pending ? 'pending_destruction' : 'kept']), now.toISOString());
   return outcome;
 }
 
@@ -69,50 +60,31 @@ export async function forgetNote(sql: PersonaSql, persona: PersonaRow, row: Note
   if (row.state === 'live') await sql.unindexNote(row);
   const pending = outcome === 'pending';
   await sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'note_forgotten',
-    targetKind: 'note',
-    target: row.id,
-    assertedBy,
-    source: null,
-    changes: [pending ? 'pending_destruction' : 'kept'],
-  }, now.toISOString());
+  await record(sql, entryChange(persona, 'note', 'forgotten', row.id, assertedBy, [pending ? 'pending_destruction' : 'kept']), now.toISOString());
   return outcome;
+}
+
+/** The change-log entry of what forgetting did to a field or note (the store's own doing: no source). */
+function entryChange(persona: PersonaRow, kind: 'field' | 'note', what: 'forgotten' | 'destroyed', target: string, assertedBy: string, changes: string[]): Change {
+  return { account: persona.account, profile: persona.profile, action: `${kind}_${what}`, targetKind: kind, target, assertedBy, source: null, changes };
 }
 
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
 export async function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string, at: string): Promise<void> {
   if (row.state === 'live') await sql.unindexField(row);
-  await sql.deleteField(row.id);
-  await sql.scrubEvents(persona.account, persona.profile, 'field', row.key, DESTROYED_FIELD);
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'field_destroyed',
-    targetKind: 'field',
-    target: DESTROYED_FIELD,
-    assertedBy,
-    source: null,
-    changes: ['destroyed'],
-  }, at);
+  await destroyed(sql, persona, 'field', row.id, row.key, DESTROYED_FIELD, assertedBy, at);
 }
 
 export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string, at: string): Promise<void> {
   if (row.state === 'live') await sql.unindexNote(row);
-  await sql.deleteNote(row.seq);
-  await sql.scrubEvents(persona.account, persona.profile, 'note', row.id, row.id);
-  await record(sql, {
-    account: persona.account,
-    profile: persona.profile,
-    action: 'note_destroyed',
-    targetKind: 'note',
-    target: row.id,
-    assertedBy,
-    source: null,
-    changes: ['destroyed'],
-  }, at);
+  await destroyed(sql, persona, 'note', row.seq, row.id, row.id, assertedBy, at);
+}
+
+/** Deletes an entry's row, puts `shownAs` for its name in the change log, and logs the destruction under it. */
+async function destroyed(sql: PersonaSql, persona: PersonaRow, kind: 'field' | 'note', rowId: number, name: string, shownAs: string, assertedBy: string, at: string): Promise<void> {
+  await sql.deleteEntry(kind === 'field' ? 'fields' : 'notes', rowId);
+  await sql.scrubEvents(persona.account, persona.profile, kind, name, shownAs);
+  await record(sql, entryChange(persona, kind, 'destroyed', shownAs, assertedBy, ['destroyed']), at);
 }
 
 /**
@@ -122,31 +94,32 @@ export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: Not
  */
 export async function sweep(sql: PersonaSql, now: Date): Promise<number> {
   const iso = now.toISOString();
-  let destroyed = 0;
-  for (const due of await sql.dueFields(iso)) {
-    const done = await sql.transaction(async (tx) => {
-      const persona = await tx.personaByIdForWrite(due.persona_id);
-      const row = persona && (await tx.fieldById(due.id));
-      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
-      await destroyField(tx, persona, row, SERVICE_ACTOR, iso);
-      return true;
-    });
-    if (done) destroyed++;
-  }
-  for (const due of await sql.dueNotes(iso)) {
-    const done = await sql.transaction(async (tx) => {
-      const persona = await tx.personaByIdForWrite(due.persona_id);
-      const row = persona && (await tx.noteBySeq(due.seq));
-      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
-      await destroyNote(tx, persona, row, SERVICE_ACTOR, iso);
-      return true;
-    });
-    if (done) destroyed++;
-  }
+  const destroyed = (await sweepDue(sql, 'fields', iso, destroyField)) + (await sweepDue(sql, 'notes', iso, destroyNote));
   if (destroyed > 0) {
     // Once for the round rather than per entry: the round returns only after it, and it drops every destroyed entry's terms.
     await sql.transaction((tx) => tx.destroyedInTransaction());
     await sql.afterDestruction();
+  }
+  return destroyed;
+}
+
+/** Destroys the entries of one kind whose grace period ended by `iso`, each as the sweep above says. */
+async function sweepDue<T extends EntryTable>(
+  sql: PersonaSql,
+  table: T,
+  iso: string,
+  destroy: (tx: PersonaSql, persona: PersonaRow, row: EntryRow<T>, assertedBy: string, at: string) => Promise<void>,
+): Promise<number> {
+  let destroyed = 0;
+  for (const due of await sql.due(table, iso)) {
+    const done = await sql.transaction(async (tx) => {
+      const persona = await tx.personaByIdForWrite(due.persona_id);
+      const row = persona && (await tx.entryByRowId(table, rowIdOf(due)));
+      if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
+      await destroy(tx, persona, row, SERVICE_ACTOR, iso);
+      return true;
+    });
+    if (done) destroyed++;
   }
   return destroyed;
 }

@@ -2,7 +2,8 @@ import { METRIC_NAMES } from '../../common/activity.ts';
 import type { Db, PersonaEngine } from './engines/engine.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { ACTIONS, type Action } from './change-log.ts';
-import { PersonaSql, type LogEntry } from './store.ts';
+import { PersonaSql } from './store.ts';
+import type { LogEntry } from './tables.ts';
 
 /** What a recall searched: one persona (`recall`) or every persona of the caller (`recall_all`). */
 export const RECALL_SCOPES = ['persona', 'all'] as const;

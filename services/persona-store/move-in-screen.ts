@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { Problem } from '../kit/problem.ts';
 import { ACTIONS } from './change-log.ts';
-import { findCredential, type WrittenString } from './credentials.ts';
+import { findCredential, type WrittenString } from './credential-screen.ts';
 import { fieldKey } from './field-key.ts';
-import type { PersonaCopy, SourceData } from './move-in.ts';
 import { NOTE_KINDS, SOURCES, valueType, type Limits } from './personas.ts';
-import type { EventRow } from './schema.ts';
+import type { EventRow, PersonaCopy, SourceData } from './tables.ts';
 import { CreatePersona } from './shapes.ts';
 import { readBody } from './write-gate.ts';
 

@@ -6,7 +6,7 @@ import type { Db, PersonaEngine } from './engines/engine.ts';
 import { RowRefused, screenSource } from './move-in-screen.ts';
 import type { Limits } from './personas.ts';
 import { fieldIndexText } from './recall.ts';
-import { personaMigrations, type EventRow, type FieldRow, type NoteRow, type PersonaRow, type PersonaTables } from './schema.ts';
+import { MIGRATIONS, type EventRow, type FieldRow, type NoteRow, type PersonaCopy, type PersonaTables, type SourceData } from './tables.ts';
 import { DATABASE_FILE } from './service.ts';
 
 /**
@@ -20,23 +20,6 @@ import { DATABASE_FILE } from './service.ts';
 /** A refusal that says what to do; nothing was written. */
 export class MoveInRefused extends Error {
   override name = 'MoveInRefused';
-}
-
-export type Card = Omit<PersonaRow, 'live_fields' | 'live_notes'>;
-
-/** One persona and every row that hangs off it; ids absent where the target is to number them. */
-export interface PersonaCopy {
-  persona: Omit<Card, 'id'> & { id?: number };
-  fields: (Omit<FieldRow, 'id' | 'persona_id'> & { id?: number })[];
-  notes: (Omit<NoteRow, 'seq' | 'persona_id'> & { seq?: number })[];
-  events: (Omit<EventRow, 'id' | 'account' | 'profile'> & { id?: number })[];
-}
-
-/** What a SQLite persona database holds: its personas, and the change log of personas deleted there (one persona_deleted entry each). */
-export interface SourceData {
-  file: string;
-  personas: PersonaCopy[];
-  deletedLogs: EventRow[];
 }
 
 /** The persona database a --from names: the file itself, or the data folder that holds persona-store.db. */
@@ -77,8 +60,8 @@ export async function readSource(file: string): Promise<SourceData> {
     if (version === 0 || tables.length < 4) {
       throw new MoveInRefused(`${file} is not a persona store database (it has no personas, fields, notes and events tables); --from takes the persona store's data folder or its ${DATABASE_FILE}.`);
     }
-    if (version > personaMigrations.length) {
-      throw new MoveInRefused(`${file} was written by a newer version of the app (schema ${version}, this one knows ${personaMigrations.length}); update the app, then move in.`);
+    if (version > MIGRATIONS.sqlite.length) {
+      throw new MoveInRefused(`${file} was written by a newer version of the app (schema ${version}, this one knows ${MIGRATIONS.sqlite.length}); update the app, then move in.`);
     }
     return await db.transaction().execute(async (tx) => {
       const cards = await tx.selectFrom('personas').select(CARD_COLUMNS).orderBy('id').execute();

@@ -6,7 +6,7 @@ import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
 import { queryWords } from './recall.ts';
-import type { FieldRow, NoteRow, PersonaRow } from './schema.ts';
+import type { FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 
@@ -234,8 +234,8 @@ export class Personas {
     const p = await this.requirePersona(account, profile);
     return {
       persona: cardView(p),
-      fields: (await this.sql.pinnedFields(p.id, policy.pinCapFields)).map((f) => fieldView(f)),
-      notes: (await this.sql.pinnedNotes(p.id, policy.pinCapNotes)).map(noteView),
+      fields: (await this.sql.pinned('fields', p.id, policy.pinCapFields)).map((f) => fieldView(f)),
+      notes: (await this.sql.pinned('notes', p.id, policy.pinCapNotes)).map(noteView),
       field_count: p.live_fields,
       note_count: p.live_notes,
       pin_caps: { fields: policy.pinCapFields, notes: policy.pinCapNotes },
@@ -267,7 +267,7 @@ export class Personas {
         existing = undefined;
       }
       const live = existing?.state === 'live' ? existing : undefined;
-      if (pinned && !live?.pinned && await sql.countPinnedFields(p.id) >= policy.pinCapFields) {
+      if (pinned && !live?.pinned && await sql.countPinned('fields', p.id) >= policy.pinCapFields) {
         throw problem.conflict(
           `Persona "${profile}" already has ${policy.pinCapFields} pinned fields, the most allowed (pin cap ${policy.pinCapFields}); unpin one first or send pinned false.`,
         );
@@ -333,11 +333,31 @@ export class Personas {
 
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
   async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): Promise<{ outcome: ForgetOutcome }> {
+    return this.forgetEntry(
+      principal,
+      profile,
+      async (sql, p) => {
+        const row = await sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
+        return row && forgetField(sql, p, row, policy, principal.audience, this.clock());
+      },
+      (sql, p) => this.liveField(p, rawKey, sql),
+    );
+  }
+
+  /**
+   * One forgetting in the persona's write transaction: `forget` finds the entry and applies the setting;
+   * where there was nothing to forget, `missing` throws the 404 of a missing entry.
+   */
+  private async forgetEntry(
+    principal: Principal,
+    profile: string,
+    forget: (sql: PersonaSql, persona: PersonaRow) => Promise<ForgetOutcome | undefined>,
+    missing: (sql: PersonaSql, persona: PersonaRow) => Promise<unknown>,
+  ): Promise<{ outcome: ForgetOutcome }> {
     const outcome = await this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      const row = await sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
-      const outcome = row && await forgetField(sql, p, row, policy, principal.audience, this.clock());
-      if (!outcome) await this.liveField(p, rawKey, sql); // throws the same 404 as a missing field
+      const outcome = await forget(sql, p);
+      if (!outcome) await missing(sql, p);
       if (outcome === 'destroyed') await sql.destroyedInTransaction();
       return outcome!;
     });
@@ -359,7 +379,7 @@ export class Personas {
         if (first) return { note: noteView(first), replayed: true };
       }
       const pinned = input.pinned ? 1 : 0;
-      if (pinned && await sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
+      if (pinned && await sql.countPinned('notes', p.id) >= policy.pinCapNotes) {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`);
       }
       const now = this.clock().toISOString();
@@ -421,7 +441,7 @@ export class Personas {
       };
       const changed = (['content', 'kind', 'source', 'pinned', 'asserted_by'] as const).filter((m) => n[m] !== next[m]);
       if (changed.length === 0) return noteView(n);
-      if (next.pinned && !n.pinned && await sql.countPinnedNotes(p.id) >= policy.pinCapNotes) {
+      if (next.pinned && !n.pinned && await sql.countPinned('notes', p.id) >= policy.pinCapNotes) {
         throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`);
       }
       const now = this.clock().toISOString();
@@ -448,16 +468,15 @@ export class Personas {
 
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
   async forgetNote(principal: Principal, policy: Policy, profile: string, id: string): Promise<{ outcome: ForgetOutcome }> {
-    const outcome = await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      const row = await sql.note(p.id, id);
-      const outcome = row && await forgetNote(sql, p, row, policy, principal.audience, this.clock());
-      if (!outcome) await this.liveNote(p, id, sql); // throws the same 404 as a missing note
-      if (outcome === 'destroyed') await sql.destroyedInTransaction();
-      return outcome!;
-    });
-    if (outcome === 'destroyed') await this.sql.afterDestruction();
-    return { outcome };
+    return this.forgetEntry(
+      principal,
+      profile,
+      async (sql, p) => {
+        const row = await sql.note(p.id, id);
+        return row && forgetNote(sql, p, row, policy, principal.audience, this.clock());
+      },
+      (sql, p) => this.liveNote(p, id, sql),
+    );
   }
 
   private checkNoteSize(content: string): void {

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { describe, expect, it } from 'vitest';
-import { findCredential } from './credentials.ts';
+import { findCredential } from './credential-screen.ts';
 
 describe('screening with secretlint', () => {
   it('leaves no performance mark, measure or profiler entry behind, however many writes it reads', async () => {

@@ -1,44 +1,11 @@
 import { sql, type QueryCreator } from 'kysely';
 import type { Db, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
-import { ACTIONS } from './change-log.ts';
+import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
-import type { EventRow, FieldRow, NoteRow, PersonaRow, PersonaTables } from './schema.ts';
+import { columnsOf, ENTRIES, type EntryRow, type EntryTable, type EventRow, type FieldRow, type LogEntry, type NoteRow, type PersonaRow, type PersonaTables } from './tables.ts';
 
-/** A change-log entry as written (its id is the database's). */
-export type LogEntry = Omit<EventRow, 'id'>;
-
-const FIELD_COLUMNS = [
-  'id',
-  'persona_id',
-  'key',
-  'description',
-  'value',
-  'value_type',
-  'revision',
-  'source',
-  'asserted_by',
-  'pinned',
-  'state',
-  'destroy_at',
-  'created_at',
-  'updated_at',
-] as const;
-const NOTE_COLUMNS = [
-  'seq',
-  'id',
-  'persona_id',
-  'kind',
-  'content',
-  'revision',
-  'source',
-  'asserted_by',
-  'pinned',
-  'state',
-  'destroy_at',
-  'idempotency_key',
-  'written_at',
-  'revised_at',
-] as const;
+const FIELD_COLUMNS = columnsOf('fields');
+const NOTE_COLUMNS = columnsOf('notes');
 
 /**
  * All data access of the persona store, through Kysely, on either engine. Nothing here decides
@@ -109,53 +76,63 @@ export class PersonaSql {
   }
   /** The persona's rows leave the full-text index first (a contentless FTS5 index cannot cascade by itself). */
   async deletePersona(personaId: number): Promise<void> {
-    const fields = await this.db.selectFrom('fields').select(FIELD_COLUMNS).where('persona_id', '=', personaId).where('state', '=', 'live').execute();
-    for (const row of fields) await this.unindexField(row);
-    const notes = await this.db.selectFrom('notes').select(NOTE_COLUMNS).where('persona_id', '=', personaId).where('state', '=', 'live').execute();
-    for (const row of notes) await this.unindexNote(row);
+    for (const row of await this.live('fields', personaId)) await this.unindexField(row);
+    for (const row of await this.live('notes', personaId)) await this.unindexNote(row);
     await this.db.deleteFrom('personas').where('id', '=', personaId).execute();
+  }
+
+  // Fields and notes alike
+  /** The rows of a kind of entry, its columns selected (never PostgreSQL's `search`): `rows` are of that kind. */
+  private selectEntries<T extends EntryTable>(table: T) {
+    return this.db.selectFrom(table as EntryTable).select(columnsOf(table as EntryTable));
+  }
+  private async live<T extends EntryTable>(table: T, personaId: number): Promise<EntryRow<T>[]> {
+    return (await this.selectEntries(table).where('persona_id', '=', personaId).where('state', '=', 'live').execute()) as EntryRow<T>[];
+  }
+  async pinned<T extends EntryTable>(table: T, personaId: number, limit: number): Promise<EntryRow<T>[]> {
+    const rows = await this.selectEntries(table)
+      .where('persona_id', '=', personaId)
+      .where('state', '=', 'live')
+      .where('pinned', '=', 1)
+      .orderBy(ENTRIES[table].order)
+      .limit(limit)
+      .execute();
+    return rows as EntryRow<T>[];
+  }
+  async countPinned(table: EntryTable, personaId: number): Promise<number> {
+    const { n } = await this.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('persona_id', '=', personaId)
+      .where('state', '=', 'live')
+      .where('pinned', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  }
+  async deleteEntry(table: EntryTable, rowId: number): Promise<void> {
+    await this.db.deleteFrom(table).where(ENTRIES[table].rowId, '=', rowId).execute();
+  }
+  /** Pending entries whose grace period ended by `now`, a batch at a time (the sweeper). */
+  async due<T extends EntryTable>(table: T, now: string): Promise<EntryRow<T>[]> {
+    return (await this.selectEntries(table).where('state', '=', 'pending').where('destroy_at', '<=', now).limit(500).execute()) as EntryRow<T>[];
+  }
+  async entryByRowId<T extends EntryTable>(table: T, rowId: number): Promise<EntryRow<T> | undefined> {
+    return (await this.selectEntries(table).where(ENTRIES[table].rowId, '=', rowId).executeTakeFirst()) as EntryRow<T> | undefined;
   }
 
   // Fields
   async field(personaId: number, key: string): Promise<FieldRow | undefined> {
     return this.db.selectFrom('fields').select(FIELD_COLUMNS).where('persona_id', '=', personaId).where('key', '=', key).executeTakeFirst();
   }
+  /** The persona's live fields after `afterKey`, a page in key order; the caller selects what it needs of them. */
+  private liveFieldsAfter(personaId: number, afterKey: string, limit: number) {
+    return this.db.selectFrom('fields').where('persona_id', '=', personaId).where('state', '=', 'live').where('key', '>', afterKey).orderBy('key').limit(limit);
+  }
   async fields(personaId: number, afterKey: string, limit: number): Promise<FieldRow[]> {
-    return this.db
-      .selectFrom('fields')
-      .select(FIELD_COLUMNS)
-      .where('persona_id', '=', personaId)
-      .where('state', '=', 'live')
-      .where('key', '>', afterKey)
-      .orderBy('key')
-      .limit(limit)
-      .execute();
-  }
-  /** Every field of the persona in any state (kept and pending too), by key: for copying a persona whole. */
-  async allFields(personaId: number): Promise<FieldRow[]> {
-    return this.db.selectFrom('fields').select(FIELD_COLUMNS).where('persona_id', '=', personaId).orderBy('key').execute();
-  }
-  async pinnedFields(personaId: number, limit: number): Promise<FieldRow[]> {
-    return this.db
-      .selectFrom('fields')
-      .select(FIELD_COLUMNS)
-      .where('persona_id', '=', personaId)
-      .where('state', '=', 'live')
-      .where('pinned', '=', 1)
-      .orderBy('key')
-      .limit(limit)
-      .execute();
+    return this.liveFieldsAfter(personaId, afterKey, limit).select(FIELD_COLUMNS).execute();
   }
   async schema(personaId: number, afterKey: string, limit: number): Promise<{ key: string; description: string }[]> {
-    return this.db
-      .selectFrom('fields')
-      .select(['key', 'description'])
-      .where('persona_id', '=', personaId)
-      .where('state', '=', 'live')
-      .where('key', '>', afterKey)
-      .orderBy('key')
-      .limit(limit)
-      .execute();
+    return this.liveFieldsAfter(personaId, afterKey, limit).select(['key', 'description']).execute();
   }
   /** `value` is the row's value already parsed, when the caller has it (as for indexField); `entry` its change-log entry (see logged). */
   async insertField(row: Omit<FieldRow, 'id'>, value?: unknown, entry?: LogEntry): Promise<FieldRow> {
@@ -180,9 +157,6 @@ export class PersonaSql {
         .executeTakeFirstOrThrow(),
     );
   }
-  async deleteField(id: number): Promise<void> {
-    await this.db.deleteFrom('fields').where('id', '=', id).execute();
-  }
   /** `value` is the row's value already parsed, when the caller has it. */
   async indexField(row: FieldRow, value?: unknown): Promise<void> {
     await this.engine.fullText.indexField(this.db, row, fieldIndexText(row, value));
@@ -191,17 +165,6 @@ export class PersonaSql {
   async unindexField(row: FieldRow): Promise<void> {
     await this.engine.fullText.unindexField(this.db, row, fieldIndexText(row));
   }
-  async countPinnedFields(personaId: number): Promise<number> {
-    const { n } = await this.db
-      .selectFrom('fields')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('persona_id', '=', personaId)
-      .where('state', '=', 'live')
-      .where('pinned', '=', 1)
-      .executeTakeFirstOrThrow();
-    return Number(n);
-  }
-
   // Notes
   async note(personaId: number, id: string): Promise<NoteRow | undefined> {
     return this.db.selectFrom('notes').select(NOTE_COLUMNS).where('persona_id', '=', personaId).where('id', '=', id).executeTakeFirst();
@@ -217,21 +180,6 @@ export class PersonaSql {
       .where('state', '=', 'live')
       .$if(kind !== undefined, (q) => q.where('kind', '=', kind!))
       .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
-  }
-  /** Every note of the persona in any state, oldest first: for copying a persona whole. */
-  async allNotes(personaId: number): Promise<NoteRow[]> {
-    return this.db.selectFrom('notes').select(NOTE_COLUMNS).where('persona_id', '=', personaId).orderBy('seq').execute();
-  }
-  async pinnedNotes(personaId: number, limit: number): Promise<NoteRow[]> {
-    return this.db
-      .selectFrom('notes')
-      .select(NOTE_COLUMNS)
-      .where('persona_id', '=', personaId)
-      .where('state', '=', 'live')
-      .where('pinned', '=', 1)
       .orderBy('seq')
       .limit(limit)
       .execute();
@@ -258,9 +206,6 @@ export class PersonaSql {
         .executeTakeFirstOrThrow(),
     );
   }
-  async deleteNote(seq: number): Promise<void> {
-    await this.db.deleteFrom('notes').where('seq', '=', seq).execute();
-  }
   async indexNote(row: NoteRow): Promise<void> {
     await this.engine.fullText.indexNote(this.db, row);
   }
@@ -268,31 +213,6 @@ export class PersonaSql {
   async unindexNote(row: NoteRow): Promise<void> {
     await this.engine.fullText.unindexNote(this.db, row);
   }
-  async countPinnedNotes(personaId: number): Promise<number> {
-    const { n } = await this.db
-      .selectFrom('notes')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('persona_id', '=', personaId)
-      .where('state', '=', 'live')
-      .where('pinned', '=', 1)
-      .executeTakeFirstOrThrow();
-    return Number(n);
-  }
-
-  // Forgetting
-  async dueFields(now: string): Promise<FieldRow[]> {
-    return this.db.selectFrom('fields').select(FIELD_COLUMNS).where('state', '=', 'pending').where('destroy_at', '<=', now).limit(500).execute();
-  }
-  async dueNotes(now: string): Promise<NoteRow[]> {
-    return this.db.selectFrom('notes').select(NOTE_COLUMNS).where('state', '=', 'pending').where('destroy_at', '<=', now).limit(500).execute();
-  }
-  async fieldById(id: number): Promise<FieldRow | undefined> {
-    return this.db.selectFrom('fields').select(FIELD_COLUMNS).where('id', '=', id).executeTakeFirst();
-  }
-  async noteBySeq(seq: number): Promise<NoteRow | undefined> {
-    return this.db.selectFrom('notes').select(NOTE_COLUMNS).where('seq', '=', seq).executeTakeFirst();
-  }
-
   // Recall
   recallFields(words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledField[]> {
     return this.engine.fullText.recallFields(this.db, words, account, personaId, limit);
@@ -323,9 +243,9 @@ export class PersonaSql {
     // One statement for every combination of filters, so that no request can make the engine prepare (and
     // keep) more: an absent filter is bound as NULL, and the actions as a fixed number of slots (the known
     // actions asked for, each once, the rest repeating the first).
-    const asked = filter.actions?.length ? ACTIONS.filter((a) => filter.actions!.includes(a)) : undefined;
+    const asked = filter.actions?.length ? CHANGE_ACTIONS.filter((a) => filter.actions!.includes(a)) : undefined;
     if (asked && asked.length === 0) return [];
-    const slots = ACTIONS.map((_, i) => asked?.[i] ?? asked?.[0] ?? null);
+    const slots = CHANGE_ACTIONS.map((_, i) => asked?.[i] ?? asked?.[0] ?? null);
     const text = (v: string | undefined) => sql<string | null>`CAST(${v || null} AS TEXT)`;
     const since = text(filter.since);
     const until = text(filter.until);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Problem } from '../kit/problem.ts';
-import type { WrittenString } from './credentials.ts';
+import type { WrittenString } from './credential-screen.ts';
 import { searchableText } from './recall.ts';
 import { Client, field, forEachEngine, note, startTestbed, type Answer, type Testbed } from './test-support/harness.ts';
 import { MAX_DEPTH, readBody } from './write-gate.ts';

@@ -1,6 +1,6 @@
 import type { ScreenContext } from '../kit/api.ts';
 import { problem, type Problem } from '../kit/problem.ts';
-import { fastShape, refuseCredentials, SECRET_MEMBER, worthSecretlint, type WrittenString } from './credentials.ts';
+import { fastShape, refuseCredentials, SECRET_MEMBER, worthSecretlint, type WrittenString } from './credential-screen.ts';
 
 /**
  * What every write passes before its route validates anything (the write routes' screen), in one walk

@@ -1,11 +1,16 @@
 import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
-import type { FieldRow, NoteRow, PersonaTables } from '../schema.ts';
+import type { EngineName, EntryRow, EntryTable, FieldRow, NoteRow, PersonaTables } from '../tables.ts';
 
 /** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
 export type Db = Kysely<PersonaTables>;
 
-export type RecalledField = FieldRow & { profile: string; score: number };
-export type RecalledNote = NoteRow & { profile: string; score: number };
+/** An entry recall found: its row, its persona's profile, and its score (higher is better). */
+export type Recalled<T extends EntryTable> = EntryRow<T> & { profile: string; score: number };
+export type RecalledField = Recalled<'fields'>;
+export type RecalledNote = Recalled<'notes'>;
+
+/** What FullText's recall of one kind of entry does: live entries holding every word, of one persona or of all the account's; best first. */
+export type Recall<T extends EntryTable> = (db: Db, words: string[], account: string, personaId: number | null, limit: number) => Promise<Recalled<T>[]>;
 
 /** A field's text as the index takes it: key, description, value. */
 export type FieldText = [key: string, description: string, value: string];
@@ -28,9 +33,8 @@ export interface FullText {
   unindexField(db: Db, row: FieldRow, text: FieldText): Promise<void>;
   indexNote(db: Db, row: NoteRow): Promise<void>;
   unindexNote(db: Db, row: NoteRow): Promise<void>;
-  /** Live fields holding every word, of one persona or of all the account's; best first, `score` higher is better. */
-  recallFields(db: Db, words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledField[]>;
-  recallNotes(db: Db, words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledNote[]>;
+  recallFields: Recall<'fields'>;
+  recallNotes: Recall<'notes'>;
 }
 
 /**
@@ -44,7 +48,7 @@ export interface Destruction {
 
 /** One engine: the query layer (Kysely) over its database, and the few things only it can do. */
 export interface PersonaEngine {
-  readonly name: 'sqlite' | 'postgres';
+  readonly name: EngineName;
   readonly db: Db;
   readonly fullText: FullText;
   readonly destruction: Destruction;

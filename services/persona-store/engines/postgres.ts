@@ -3,134 +3,11 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
-import type { PersonaTables } from '../schema.ts';
-import type { Db, Destruction, FieldText, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
+import { ENTRIES, MIGRATIONS as ALL_MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
+import type { Db, Destruction, FieldText, FullText, PersonaEngine, Recall, Recalled } from './engine.ts';
 
-/**
- * The tables on PostgreSQL, in the schema named after the login (see migrate): the same columns as on
- * SQLite (times as ISO 8601 text, so that they compare and page the same way), plus a `search` tsvector on
- * fields and notes, set only while the entry is live. Columns that hold content carry no planner
- * statistics (SET STATISTICS 0): ANALYZE would otherwise copy sample values of them into pg_statistic,
- * where destroying the row would not reach them. The text search configuration `persona_text` is
- * PostgreSQL's English one with the Snowball stemmer and no stop words, so that every word counts, as
- * in FTS5 (English's stop list holds "not", "and", "or", which a person may well search for).
- */
-const MIGRATIONS: string[] = [
-  `
-  CREATE TEXT SEARCH DICTIONARY persona_stem (TEMPLATE = pg_catalog.snowball, LANGUAGE = english);
-  CREATE TEXT SEARCH CONFIGURATION persona_text (COPY = pg_catalog.english);
-  ALTER TEXT SEARCH CONFIGURATION persona_text
-    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH persona_stem;
-  CREATE TABLE personas (
-    id BIGSERIAL PRIMARY KEY,
-    account TEXT NOT NULL,
-    profile TEXT NOT NULL,
-    display_name TEXT NOT NULL,
-    pronouns TEXT,
-    language TEXT,
-    tone TEXT,
-    verbosity TEXT,
-    speaking_style TEXT,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    live_fields INTEGER NOT NULL DEFAULT 0,
-    live_notes INTEGER NOT NULL DEFAULT 0,
-    UNIQUE (account, profile)
-  );
-  CREATE TABLE fields (
-    id BIGSERIAL PRIMARY KEY,
-    persona_id BIGINT NOT NULL REFERENCES personas(id) ON DELETE CASCADE,
-    key TEXT NOT NULL,
-    description TEXT NOT NULL,
-    value TEXT NOT NULL,
-    value_type TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    source TEXT NOT NULL,
-    asserted_by TEXT NOT NULL,
-    pinned INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('live', 'kept', 'pending')),
-    destroy_at TEXT,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    search TSVECTOR,
-    UNIQUE (persona_id, key)
-  );
-  CREATE INDEX fields_pending ON fields (destroy_at) WHERE state = 'pending';
-  CREATE INDEX fields_pinned ON fields (persona_id, key) WHERE state = 'live' AND pinned = 1;
-  CREATE INDEX fields_search ON fields USING GIN (search);
-  CREATE TABLE notes (
-    seq BIGSERIAL PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    persona_id BIGINT NOT NULL REFERENCES personas(id) ON DELETE CASCADE,
-    kind TEXT NOT NULL,
-    content TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    source TEXT NOT NULL,
-    asserted_by TEXT NOT NULL,
-    pinned INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('live', 'kept', 'pending')),
-    destroy_at TEXT,
-    idempotency_key TEXT,
-    written_at TEXT NOT NULL,
-    revised_at TEXT NOT NULL,
-    search TSVECTOR,
-    UNIQUE (persona_id, idempotency_key)
-  );
-  CREATE INDEX notes_by_persona ON notes (persona_id, state, seq);
-  CREATE INDEX notes_pending ON notes (destroy_at) WHERE state = 'pending';
-  CREATE INDEX notes_pinned ON notes (persona_id, seq) WHERE state = 'live' AND pinned = 1;
-  CREATE INDEX notes_search ON notes USING GIN (search);
-  CREATE TABLE events (
-    id BIGSERIAL PRIMARY KEY,
-    account TEXT NOT NULL,
-    profile TEXT NOT NULL,
-    at TEXT NOT NULL,
-    action TEXT NOT NULL,
-    target_kind TEXT NOT NULL,
-    target TEXT NOT NULL,
-    asserted_by TEXT NOT NULL,
-    source TEXT,
-    changes TEXT NOT NULL,
-    replaced TEXT
-  );
-  CREATE INDEX events_by_persona ON events (account, profile, id);
-
-  ALTER TABLE personas ALTER COLUMN display_name SET STATISTICS 0, ALTER COLUMN pronouns SET STATISTICS 0,
-    ALTER COLUMN tone SET STATISTICS 0, ALTER COLUMN speaking_style SET STATISTICS 0;
-  ALTER TABLE fields ALTER COLUMN key SET STATISTICS 0, ALTER COLUMN description SET STATISTICS 0,
-    ALTER COLUMN value SET STATISTICS 0, ALTER COLUMN search SET STATISTICS 0;
-  ALTER TABLE notes ALTER COLUMN content SET STATISTICS 0, ALTER COLUMN search SET STATISTICS 0;
-  ALTER TABLE events ALTER COLUMN target SET STATISTICS 0, ALTER COLUMN replaced SET STATISTICS 0;
-
-  -- Live counts on the persona row, as on SQLite, so the identity block need not count.
-  CREATE FUNCTION persona_live_count() RETURNS trigger LANGUAGE plpgsql AS $$
-  DECLARE delta INTEGER := 0; persona BIGINT;
-  BEGIN
-    IF TG_OP = 'INSERT' THEN persona := NEW.persona_id; IF NEW.state = 'live' THEN delta := 1; END IF;
-    ELSIF TG_OP = 'DELETE' THEN persona := OLD.persona_id; IF OLD.state = 'live' THEN delta := -1; END IF;
-    ELSE persona := NEW.persona_id;
-      IF (OLD.state = 'live') <> (NEW.state = 'live') THEN delta := CASE WHEN NEW.state = 'live' THEN 1 ELSE -1 END; END IF;
-    END IF;
-    IF delta <> 0 THEN
-      IF TG_TABLE_NAME = 'fields' THEN UPDATE personas SET live_fields = live_fields + delta WHERE id = persona;
-      ELSE UPDATE personas SET live_notes = live_notes + delta WHERE id = persona; END IF;
-    END IF;
-    RETURN NULL;
-  END $$;
-  CREATE TRIGGER fields_live AFTER INSERT OR DELETE OR UPDATE OF state ON fields FOR EACH ROW EXECUTE FUNCTION persona_live_count();
-  CREATE TRIGGER notes_live AFTER INSERT OR DELETE OR UPDATE OF state ON notes FOR EACH ROW EXECUTE FUNCTION persona_live_count();
-  `,
-  // GIN's fast update keeps new entries in an unsorted pending list that every search reads through until
-  // a vacuum, or 4 MB of them, merges it into the index: after a few thousand writes, recall across
-  // personas took 15-20 ms more until autovacuum came by. Without the list, each write puts its entries
-  // in the index itself, which made a PUT about 1.5 ms slower. A list of at most 64 kB (the least
-  // PostgreSQL takes) keeps both: a write adds to the list, and the write that fills it merges it.
-  `
-  ALTER INDEX fields_search SET (gin_pending_list_limit = 64);
-  ALTER INDEX notes_search SET (gin_pending_list_limit = 64);
-  SELECT gin_clean_pending_list('fields_search'::regclass), gin_clean_pending_list('notes_search'::regclass);
-  `,
-];
+/** The tables as PostgreSQL has them (tables.ts): in the login's own schema (see migrate). */
+const MIGRATIONS = ALL_MIGRATIONS.postgres;
 
 /**
  * Applies pending migrations once, whichever copy of the app starts first (an advisory lock serialises
@@ -183,6 +60,18 @@ const FIELD_VECTOR = ([key, description, value]: FieldText) =>
  */
 const QUERY = (words: string[]) => sql.join(words.map((w) => sql`phraseto_tsquery('persona_text', ${wordsOf(w)})`), sql` && `);
 
+/** Recall of one kind of entry by its tsvector: ts_rank_cd, higher for better matches; ties in row order. */
+function recallFrom<T extends EntryTable>(table: T): Recall<T> {
+  const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
+  return async (db, words, account, personaId, limit) => {
+    const { rows } = await sql<Recalled<T> & { search?: unknown }>`SELECT e.*, p.profile AS profile, ts_rank_cd(e.search, q) AS score
+      FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, (SELECT ${QUERY(words)} AS q) query
+      WHERE e.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId}) AND e.state = 'live'
+      ORDER BY score DESC, ${rowId} LIMIT ${limit}`.execute(db);
+    return rows.map(({ search: _search, ...row }) => row as Recalled<T>);
+  };
+}
+
 /**
  * tsvector columns, GIN-indexed, set while the entry is live and NULL otherwise, by the very statement
  * that writes the row (one round trip and one row version per write, where a separate UPDATE would add
@@ -196,20 +85,8 @@ const tsvector: FullText = {
   async unindexField() {},
   async indexNote() {},
   async unindexNote() {},
-  async recallFields(db, words, account, personaId, limit) {
-    const { rows } = await sql<RecalledField & { search?: unknown }>`SELECT f.*, p.profile AS profile, ts_rank_cd(f.search, q) AS score
-      FROM fields f JOIN personas p ON p.id = f.persona_id, (SELECT ${QUERY(words)} AS q) query
-      WHERE f.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR f.persona_id = ${personaId}) AND f.state = 'live'
-      ORDER BY score DESC, f.id LIMIT ${limit}`.execute(db);
-    return rows.map(({ search: _search, ...row }) => row);
-  },
-  async recallNotes(db, words, account, personaId, limit) {
-    const { rows } = await sql<RecalledNote & { search?: unknown }>`SELECT n.*, p.profile AS profile, ts_rank_cd(n.search, q) AS score
-      FROM notes n JOIN personas p ON p.id = n.persona_id, (SELECT ${QUERY(words)} AS q) query
-      WHERE n.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR n.persona_id = ${personaId}) AND n.state = 'live'
-      ORDER BY score DESC, n.seq LIMIT ${limit}`.execute(db);
-    return rows.map(({ search: _search, ...row }) => row);
-  },
+  recallFields: recallFrom('fields'),
+  recallNotes: recallFrom('notes'),
 };
 
 /** How long a rewrite waits for transactions older than the destruction to end (see vacuumDestruction). */

@@ -1,7 +1,7 @@
 import { Kysely, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
-import { databaseAnswers, openDatabase, type Sqlite } from '../../kit/sqlite.ts';
-import { personaMigrations, type PersonaTables } from '../schema.ts';
-import type { Db, Destruction, FullText, PersonaEngine, RecalledField, RecalledNote } from './engine.ts';
+import { databaseAnswers, openDatabase, type Migration, type Sqlite } from '../../kit/sqlite.ts';
+import { ENTRIES, MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
+import type { Db, Destruction, FullText, PersonaEngine, Recall, Recalled } from './engine.ts';
 
 /** Most distinct statements kept prepared; the store's queries are a fixed set far below it. */
 const MAX_STATEMENTS = 256;
@@ -34,6 +34,19 @@ function keepingStatements(sqlite: Sqlite): SqliteDatabase & { prepared: () => n
 /** Each FTS5 query word quoted as a phrase (a quote inside doubled), so operators are words to find. */
 const matchOf = (words: string[]) => words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' ');
 
+/** Recall of one kind of entry from its FTS5 index: bm25 (FTS5's rank) is lower for better matches; the answer's score is its negation. */
+function recallFrom<T extends EntryTable>(table: T): Recall<T> {
+  const index = sql.table(`${table}_fts`);
+  const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
+  return async (db, words, account, personaId, limit) => {
+    const { rows } = await sql<Recalled<T>>`SELECT e.*, p.profile AS profile, -fts.rank AS score FROM ${index} fts
+      JOIN ${sql.table(table)} e ON ${rowId} = fts.rowid JOIN personas p ON p.id = e.persona_id
+      WHERE ${index} MATCH ${matchOf(words)} AND p.account = ${account} AND (${personaId} IS NULL OR e.persona_id = ${personaId}) AND e.state = 'live'
+      ORDER BY fts.rank LIMIT ${limit}`.execute(db);
+    return rows;
+  };
+}
+
 /** FTS5 with the porter stemmer, contentless: entries leave through its 'delete' command with the text they were indexed with. */
 const fts5: FullText = {
   // The index is a table of its own: nothing on the rows.
@@ -51,21 +64,8 @@ const fts5: FullText = {
   async unindexNote(db, row) {
     await sql`INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', ${row.seq}, ${row.content})`.execute(db);
   },
-  // bm25 (FTS5's rank) is lower for better matches; the answer's score is its negation.
-  async recallFields(db, words, account, personaId, limit) {
-    const { rows } = await sql<RecalledField>`SELECT f.*, p.profile AS profile, -fts.rank AS score FROM fields_fts fts
-      JOIN fields f ON f.id = fts.rowid JOIN personas p ON p.id = f.persona_id
-      WHERE fields_fts MATCH ${matchOf(words)} AND p.account = ${account} AND (${personaId} IS NULL OR f.persona_id = ${personaId}) AND f.state = 'live'
-      ORDER BY fts.rank LIMIT ${limit}`.execute(db);
-    return rows;
-  },
-  async recallNotes(db, words, account, personaId, limit) {
-    const { rows } = await sql<RecalledNote>`SELECT n.*, p.profile AS profile, -fts.rank AS score FROM notes_fts fts
-      JOIN notes n ON n.seq = fts.rowid JOIN personas p ON p.id = n.persona_id
-      WHERE notes_fts MATCH ${matchOf(words)} AND p.account = ${account} AND (${personaId} IS NULL OR n.persona_id = ${personaId}) AND n.state = 'live'
-      ORDER BY fts.rank LIMIT ${limit}`.execute(db);
-    return rows;
-  },
+  recallFields: recallFrom('fields'),
+  recallNotes: recallFrom('notes'),
 };
 
 /**
@@ -85,9 +85,12 @@ function sqliteDestruction(sqlite: Sqlite): Destruction {
   };
 }
 
+/** The tables as SQLite has them (tables.ts). */
+export const sqliteMigrations: Migration[] = MIGRATIONS.sqlite.map((text) => (sqlite) => sqlite.exec(text));
+
 /** The embedded default: one SQLite file in the data folder, the only writer of it. */
 export function openSqliteEngine(file: string): PersonaEngine & { readonly sqlite: Sqlite } {
-  const database = openDatabase<PersonaTables>(file, personaMigrations);
+  const database = openDatabase<PersonaTables>(file, sqliteMigrations);
   const sqlite = database.sqlite;
   // Freed pages are zeroed, so destroyed content does not linger in the file.
   sqlite.pragma('secure_delete = ON');

@@ -153,7 +153,7 @@ forEachEngine(() => {
 
   describe('the detector', () => {
     it('uses secretlint for the shapes its own regexes do not list, with and without digits', async () => {
-      const { fastShape, findCredential } = await import('./credentials.ts');
+      const { fastShape, findCredential } = await import('./credential-screen.ts');
       const random = seededRandom(2);
       const onlySecretlint = VARIANTS.flatMap((variant) => credentialCorpus(random, variant)).filter((e) => SECRETLINT_ONLY.includes(e.provider));
       expect(new Set(onlySecretlint.map((e) => `${e.provider} ${e.variant}`)).size).toBe(SECRETLINT_ONLY.length * VARIANTS.length);
@@ -164,7 +164,7 @@ forEachEngine(() => {
     });
 
     it('finds a token whose random part has no digit, which it once skipped without asking secretlint', async () => {
-      const { findCredential } = await import('./credentials.ts');
+      const { findCredential } = await import('./credential-screen.ts');
       const letters = 'kQmZxTrwPLbnVcaHdEsYgUfJiOlMpNqR';
       for (const secret of [`figd_${letters}${letters.slice(0, 16)}`, `hvs.${letters.repeat(3)}`, `glsa_${letters}_abcdefab`, `vcp_${letters}${letters.slice(0, 8)}`]) {
         expect(await findCredential([{ where: 'body.content', text: secret }]), secret.slice(0, 5)).toEqual({ kind: 'a credential', where: 'body.content' });
@@ -172,7 +172,7 @@ forEachEngine(() => {
     });
 
     it('refuses a password assigned without a digit, quoted or not, under any name that ends in a secret\u2019s name', async () => {
-      const { fastShape } = await import('./credentials.ts');
+      const { fastShape } = await import('./credential-screen.ts');
       for (const text of [
         'password = "kQmZxTrwPLbnVcaH"',
         "api_key: 'correcthorsebatterystaple'",
@@ -188,7 +188,7 @@ forEachEngine(() => {
     });
 
     it('accepts what is assigned to a secret\u2019s name when it is a placeholder or a name in code, not a secret', async () => {
-      const { fastShape } = await import('./credentials.ts');
+      const { fastShape } = await import('./credential-screen.ts');
       for (const text of [
         'const apiKey = getApiKeyFromVault();',
         'access_token = fetchAccessToken(client)',
@@ -225,7 +225,7 @@ forEachEngine(() => {
 
 describe('the detector, over many seeded draws of the corpus', () => {
   it('finds every credential shape in 100 draws of the corpus, each with digits, without digits and with letters only', async () => {
-    const { findCredential } = await import('./credentials.ts');
+    const { findCredential } = await import('./credential-screen.ts');
     const random = seededRandom(3);
     const misses: string[] = [];
     for (let draw = 0; draw < 100; draw++) {

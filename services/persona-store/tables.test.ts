@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postgresUnavailable, startPostgres, type PostgresServer } from '../../test/support/postgres.ts';
+import { tempDir } from '../../test/support/identity.ts';
+import { openPostgresEngine } from './engines/postgres.ts';
+import { openSqliteEngine } from './engines/sqlite.ts';
+import { MIGRATIONS, TABLES } from './tables.ts';
+
+/**
+ * The tables are defined once (tables.ts) and rendered per engine: both engines must end up with the
+ * same columns in the same order (PostgreSQL's `search` besides) and the same indexes, and the schema
+ * versions existing databases carry must stay what they are.
+ */
+const names = Object.keys(TABLES) as (keyof typeof TABLES)[];
+const columns = (table: keyof typeof TABLES) => Object.keys(TABLES[table].columns);
+const indexes = (table: keyof typeof TABLES) => TABLES[table].indexes.map((index) => index.split(' ')[0]!);
+
+describe('the tables on SQLite', () => {
+  it('has every column of the definition in order, its indexes, and schema version 2', async () => {
+    const engine = openSqliteEngine(join(tempDir('tables'), 'persona-store.db'));
+    try {
+      for (const table of names) {
+        const info = engine.sqlite.pragma(`table_info(${table})`) as { name: string }[];
+        expect(info.map((c) => c.name), table).toEqual(columns(table));
+        const made = (engine.sqlite.pragma(`index_list(${table})`) as { name: string; origin: string }[]).filter((i) => i.origin === 'c').map((i) => i.name);
+        expect(made.sort(), table).toEqual(indexes(table).sort());
+      }
+      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(2);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('a file of schema 1 with rows in it is migrated: the live counts are counted from its rows', async () => {
+    const file = join(tempDir('tables'), 'persona-store.db');
+    const old = new Database(file);
+    old.exec(MIGRATIONS.sqlite[0]!);
+    old.pragma('user_version = 1');
+    old.prepare(`INSERT INTO personas (id, account, profile, display_name, created_at, updated_at) VALUES (1, 'a', 'p', 'P', 't', 't')`).run();
+    const field = old.prepare(
+      `INSERT INTO fields (persona_id, key, description, value, value_type, revision, source, asserted_by, pinned, state, created_at, updated_at) VALUES (1, ?, 'd', '1', 'number', 1, 's', 'x', 0, ?, 't', 't')`,
+    );
+    field.run('one', 'live');
+    field.run('two', 'live');
+    field.run('three', 'kept');
+    old.close();
+    const engine = openSqliteEngine(file);
+    try {
+      const persona = await engine.db.selectFrom('personas').select(['live_fields', 'live_notes']).executeTakeFirstOrThrow();
+      expect(persona).toEqual({ live_fields: 2, live_notes: 0 });
+      await engine.db.updateTable('fields').set({ state: 'kept' }).where('key', '=', 'one').execute();
+      expect((await engine.db.selectFrom('personas').select('live_fields').executeTakeFirstOrThrow()).live_fields).toBe(1);
+      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(2);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+const unavailable = postgresUnavailable();
+if (unavailable) console.warn(`the tables on PostgreSQL skipped: ${unavailable}`);
+
+describe.skipIf(unavailable !== undefined)('the tables on PostgreSQL', () => {
+  let server: PostgresServer | undefined;
+  afterAll(async () => server?.stop());
+
+  it('has every column of the definition in order (and the tsvector of searched tables), its indexes, and schema version 2', async () => {
+    server = await startPostgres();
+    const engine = await openPostgresEngine({ url: await server.createDatabase(), poolSize: 2, ssl: false, connectTimeoutMs: 30_000 });
+    try {
+      for (const table of names) {
+        const { rows } = await sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns
+          WHERE table_schema = current_user AND table_name = ${table} ORDER BY ordinal_position`.execute(engine.db);
+        expect(rows.map((r) => r.name), table).toEqual([...columns(table), ...(TABLES[table].searched ? ['search'] : [])]);
+        const made = await sql<{ name: string }>`SELECT indexname AS name FROM pg_indexes
+          WHERE schemaname = current_user AND tablename = ${table} AND indexdef LIKE 'CREATE INDEX%'`.execute(engine.db);
+        expect(made.rows.map((r) => r.name).sort(), table).toEqual([...indexes(table), ...(TABLES[table].searched ? [`${table}_search`] : [])].sort());
+      }
+      const { rows } = await sql<{ version: number }>`SELECT version FROM persona_schema`.execute(engine.db);
+      expect(rows).toEqual([{ version: 2 }]);
+    } finally {
+      await engine.close();
+    }
+  });
+});
