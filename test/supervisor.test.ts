@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProcessLauncher } from '../main/supervisor/launcher.ts';
 import { ServiceSupervisor, type SupervisorParts } from '../main/supervisor/supervisor.ts';
@@ -190,7 +190,7 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
       expect(status.state).toBe('gave-up');
       // The holder is this test's own process, so /proc names it.
       expect(status.lastError).toBe(
-        `Port ${port} on 127.0.0.1 is already in use by a program that is not one of these services (process ${process.pid}, ${readFileSync('/proc/self/comm', 'utf8').trim()}), ` +
+        `Port ${port} on 127.0.0.1 is already in use by a program that is not one of these services (process ${process.pid}, ${basename(readlinkSync('/proc/self/exe'))}), ` +
           'so the identity service was not started. Stop that program, or set IDENTITY_PORT to a free port. Nothing was killed.',
       );
       expect(holder.listening).toBe(true);

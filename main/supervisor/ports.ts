@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { basename } from 'node:path';
 import { SERVICE_CATALOGUE, SERVICES, type ServiceName } from '../../common/services.ts';
 
 /** True when nothing listens on host:port (we could bind it a moment ago). */
@@ -80,8 +81,7 @@ export function portHolder(port: number): { pid: number; command: string } | und
         }
         const m = /^socket:\[(\d+)\]$/.exec(target);
         if (m && inodes.has(m[1]!)) {
-          const command = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-          return { pid: Number(entry), command };
+          return { pid: Number(entry), command: programName(entry) };
         }
       }
     }
@@ -89,6 +89,15 @@ export function portHolder(port: number): { pid: number; command: string } | und
     /* fall through: unknown holder */
   }
   return undefined;
+}
+
+/** The program a process runs: its executable's name (Node 24 names its main thread, and so `comm`, "MainThread"). */
+function programName(pid: string): string {
+  try {
+    return basename(readlinkSync(`/proc/${pid}/exe`));
+  } catch {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  }
 }
 
 /** How a sentence names a service: "the persona store". */
