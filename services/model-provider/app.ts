@@ -11,6 +11,7 @@ import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES, modelEntry, modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
+import type { ModelList, Readiness } from './shapes.ts';
 import { parseCompletionRequest } from './translate.ts';
 
 export interface ProviderAppDeps extends CompletionDeps {
@@ -23,15 +24,15 @@ export interface ProviderAppDeps extends CompletionDeps {
   locate: () => CliLocation;
 }
 
-/** The readiness body: 200 only when a completion would work right now. */
-export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots' | 'stream'>) {
+/** The readiness body (its shape: shapes.ts): 200 only when a completion would work right now. */
+export function readiness(deps: Pick<ProviderAppDeps, 'lockdown' | 'locate' | 'slots' | 'stream'>): Readiness {
   const { lockdown } = deps;
   const where = deps.locate();
   // A binary that appeared since the last look (installed, or MODELPROV_CLI_BINARY's path created), or
   // another one than was probed, is probed now; until that probe answers, the state is pending and readiness 503.
   lockdown.noticeBinary(where);
   lockdown.recheckLogin();
-  const cli = where.found ? { ok: true, path: where.path, source: where.source } : { ok: false, path: null, detail: where.detail };
+  const cli: Readiness['checks']['cli'] = where.found ? { ok: true, path: where.path, source: where.source } : { ok: false, path: null, detail: where.detail };
   const lockdownCheck = {
     ok: lockdown.ok,
     state: lockdown.state,
@@ -77,7 +78,7 @@ export function createProviderApp(deps: ProviderAppDeps): Express {
         return { ready: body.ready, body };
       });
       app.get('/v1/models', (_req, res) => {
-        res.json(modelList(deps.startedAt));
+        res.json(modelList(deps.startedAt) satisfies ModelList);
       });
       app.get('/v1/models/:model', (req, res) => {
         const model = req.params.model;
