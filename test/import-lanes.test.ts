@@ -19,7 +19,7 @@ async function laneErrors(path: string, specifier: string, kind: 'value' | 'type
 // [where the file is, what it imports, whether that stays in its lane]
 const CASES: Array<[string, string, boolean]> = [
   ['renderer/src/page.ts', '../../services/persona-store/change-log.ts', false],
-  ['renderer/src/page.ts', '../../main/console/contract.ts', false],
+  ['renderer/src/page.ts', '../../main/console/server-options.ts', false],
   ['renderer/src/page.ts', '../../main/supervisor/types.ts', false],
   ['renderer/src/page.ts', '../../services/persona-store/shapes.ts', false],
   ['renderer/src/page.ts', '../../main/console/answers.ts', false],

@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { boundConnections } from '../../services/kit/connections.ts';
 import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../build/outputs.ts';
 import { createConsoleApi } from './api.ts';
-import type { ConsoleServer, ConsoleServerOptions } from './contract.ts';
+import type { ConsoleServer, ConsoleServerOptions } from './server-options.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
