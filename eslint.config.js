@@ -17,15 +17,33 @@ const A_SERVICE = {
   regex: `(^|/)services/(?!kit/)|(^|/)(${SERVICES.join('|')})/`,
   message: 'A service is a program of its own: talk to it over HTTP; shared facts live in common/.',
 };
+/**
+ * A service's wire shapes: the one declaration of each answer, whose types its consumers take with `import type`
+ * (nothing of it is bundled). The gateway's file is models.ts.
+ */
+const SHAPES = `(^|/)services/(${SERVICES.join('|')})/shapes\\.ts$`;
+const SHAPE_TYPES = {
+  regex: SHAPES,
+  allowTypeImports: true,
+  message: 'Take a service\'s answer types with `import type` from its shapes file: its schemas and code stay out of this layer.',
+};
+/** The console's answers that carry a service's shape: the page takes their types too, nothing else of main/. */
+const CONSOLE_ANSWERS = {
+  regex: '(^|/)main/console/answers\\.ts$',
+  allowTypeImports: true,
+  message: 'The page takes the console\'s answer types with `import type` from main/console/answers.ts; everything else comes through the console API.',
+};
 
 /**
  * Each layer's imports, in its lane (no-restricted-imports matches the import's text, relative paths included):
- * common/ imports nothing; the renderer's page only common/; the kit no service, nothing of main/ and not common/;
- * a service the kit, common/ and itself; the supervisor and the console no Electron (and the supervisor
- * no renderer); the shell, the entry points and the build anything of main but no service's code.
+ * common/ imports nothing; the renderer's page only common/ (and types from the services' shapes and the console's
+ * answers); the kit no service, nothing of main/ and not common/; a service the kit, common/ and itself; the
+ * supervisor no Electron and no renderer; the console no Electron and of a service only the types of its shapes;
+ * the shell, the entry points and the build anything of main but no service's code.
  */
 function lane(files, ...patterns) {
-  return { files, ignores: FREE, rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  // typescript-eslint's version of the rule: a pattern may let `import type` through (allowTypeImports).
+  return { files, ignores: FREE, rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } };
 }
 
 export default tseslint.config(
@@ -44,10 +62,15 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', document: 'readonly', window: 'readonly', fetch: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
   },
   lane(['common/**'], { regex: '^(?!\\./)', message: 'common/ imports nothing outside itself (no node:, no package): every layer, the renderer included, reads it.' }),
-  lane(['renderer/src/**'], {
-    regex: '^(?!\\./|(\\.\\./)+common/|preact(/|$)|htm(/|$))',
-    message: 'The console page imports only common/ (and preact, htm): everything else comes through the console API.',
-  }),
+  lane(
+    ['renderer/src/**'],
+    {
+      regex: `^(?!\\./|(\\.\\./)+common/|preact(/|$)|htm(/|$)|.*${SHAPES}|.*${CONSOLE_ANSWERS.regex})`,
+      message: 'The console page imports only common/ (and preact, htm), and types with `import type` from the services\' shapes and main/console/answers.ts: everything else comes through the console API.',
+    },
+    SHAPE_TYPES,
+    CONSOLE_ANSWERS,
+  ),
   lane(['services/kit/**'], A_SERVICE, { regex: '(^|/)(main|common)/', message: 'The kit is the services\' own: nothing of main/, not even common/.' }, RENDERER, ELECTRON),
   ...SERVICES.map((name) =>
     lane(
@@ -60,7 +83,7 @@ export default tseslint.config(
   ),
   lane(['services/*.*'], MAIN, RENDERER, ELECTRON),
   lane(['main/supervisor/**'], ELECTRON, RENDERER),
-  lane(['main/console/**'], ELECTRON),
+  lane(['main/console/**'], ELECTRON, { ...A_SERVICE, regex: `^(?!.*${SHAPES}).*(${A_SERVICE.regex})` }, SHAPE_TYPES),
   lane(['main/electron/**', 'main/build/**', 'main/*.*'], A_SERVICE),
   {
     files: ['main/console/**', 'main/supervisor/**', 'services/**'],

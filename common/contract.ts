@@ -88,43 +88,6 @@ export interface ForgetPolicy {
   decidedBy: 'persona-store' | 'installation' | 'settings-service';
 }
 
-/** What forgetting a field or a note did, as the persona store answered. */
-export interface ForgetOutcome {
-  outcome: 'kept' | 'pending' | 'destroyed';
-}
-
-/** `personas.export`: the persona store's export format, every page joined (both cursors null). */
-export interface ExportDocument {
-  format: string;
-  persona: Record<string, unknown>;
-  fields: Record<string, unknown>[];
-  notes: Record<string, unknown>[];
-  fields_next_after: null;
-  notes_next_after: null;
-}
-
-/** A session credential of the local account, as identity lists it (never its secret). */
-export interface SessionCredentialView {
-  id: string;
-  label: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  expires_at: string | null;
-  /** The credential this app itself uses (the console's, the tray's): revoking it cuts the app off until identity restarts. */
-  current: boolean;
-  /** `owner`: manages credentials and connections (revoked at the command line only); `hub`: mints tokens for `audiences` only. */
-  purpose: 'owner' | 'hub';
-  /** The audiences a hub credential mints tokens for; null for an owner credential (any). */
-  audiences: string[] | null;
-  /** What it may do, in a sentence for a person. */
-  may: string;
-}
-
-/** `hub.createCredential`: the new credential, with its secret; the only answer of the console that carries one, shown once. */
-export interface NewHubCredential extends SessionCredentialView {
-  credential: string;
-}
-
 /** One service as a hub must be configured to reach it. */
 export interface HubService {
   name: string;
@@ -136,14 +99,6 @@ export interface HubService {
   env: [string, string][];
   /** A sentence on what else the hub needs for it. */
   note: string;
-}
-
-/** `hub.get`: how a hub connects, and the local account's session credentials. */
-export interface HubView {
-  services: HubService[];
-  credentials: SessionCredentialView[];
-  /** Where the credentials could not be listed (identity down), the sentence saying so. */
-  credentialsError?: string;
 }
 
 /** A count on the overview: a number, or why it is not known. */

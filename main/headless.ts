@@ -9,7 +9,7 @@ import { appDataDir } from '../services/kit/config.ts';
 import { build, buildErrors } from './build/build.ts';
 import type { ServiceStatus } from '../common/contract.ts';
 import { SERVICES } from '../common/services.ts';
-import type { ConsoleServer } from './console/contract.ts';
+import type { ConsoleServer } from './console/server-parts.ts';
 import { startConsoleServer } from './console/server.ts';
 import { ServiceSupervisor } from './supervisor/supervisor.ts';
 

@@ -19,7 +19,7 @@ describe('a subscription in detail', () => {
   });
 
   it('an expired one sends nothing, and says so', () => {
-    const s = { state: 'expired', event: null, ended_at: at, signal: 'none' } as const;
+    const s = { state: 'expired', event: null, ended_at: at, signal: 'none', signal_next_at: null } as const;
     expect(endedBy(s)).toBe('its expiry: no one cancelled it and its event did not happen in time');
     expect(signalWords(s)).toBe('none: an expired subscription sends no signal');
     expect(nextAttempt(s)).toBe('\u2014');
@@ -34,7 +34,7 @@ describe('a subscription in detail', () => {
   });
 
   it('a signal given up (even without an attempt, when its address is no longer allowed) says the hub was not told', () => {
-    const s = { state: 'cancelled', signal: 'failed', signal_attempts: 0, signal_last_status: null, signal_last_error: 'its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS): not sent', signal_last_at: at } as const;
+    const s = { state: 'cancelled', signal: 'failed', signal_attempts: 0, signal_last_status: null, signal_last_error: 'its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS): not sent', signal_last_at: at, signal_next_at: null } as const;
     expect(signalWords(s)).toBe('given up after every attempt: the hub was not told that it was cancelled');
     expect(lastDelivery(s)).toBe(`its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS): not sent at ${formatTime(at)}`);
     expect(nextAttempt(s)).toBe('none: given up');

@@ -6,9 +6,9 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ActivityView } from '../common/activity.ts';
-import type { ExportDocument, ForgetPolicy, HubView, NewHubCredential, OverviewView } from '../common/contract.ts';
+import type { ConsoleApi, ForgetPolicy, OverviewView } from '../common/contract.ts';
+import type { HubView, NewHubCredential, WholeExport } from '../main/console/answers.ts';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi } from '../main/console/contract.ts';
 import { SETTLE_MS, SIGNAL_PREFIX, recordingCalls, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
 import { startSignalReceiver, type SignalReceiver } from './support/signal-receiver.ts';
 
@@ -199,7 +199,7 @@ describe('acting on a persona', () => {
   });
 
   it('exports the whole persona in the store\u2019s format, every page joined', async () => {
-    const doc = await data<ExportDocument>('personas.export', { profile: seeded.profile });
+    const doc = await data<WholeExport>('personas.export', { profile: seeded.profile });
     expect(doc.format).toBe('persona-export/1');
     expect(doc.persona).toMatchObject({ profile: seeded.profile });
     expect(doc.fields.map((f) => f.key).sort()).toEqual([...seeded.fieldKeys].sort());
@@ -211,7 +211,7 @@ describe('acting on a persona', () => {
     expect(await data('personas.forgetField', { profile: seeded.profile, key: 'ignore_previous_instructions' })).toEqual({ outcome: 'kept' });
     const notes = await data<{ notes: { id: string }[] }>('personas.notes', { profile: seeded.profile });
     expect(await data('personas.forgetNote', { profile: seeded.profile, id: notes.notes[1]!.id })).toEqual({ outcome: 'kept' });
-    const doc = await data<ExportDocument>('personas.export', { profile: seeded.profile });
+    const doc = await data<WholeExport>('personas.export', { profile: seeded.profile });
     expect(doc.fields.map((f) => f.key)).not.toContain('ignore_previous_instructions');
     expect(doc.notes).toHaveLength(1);
     const log = await allEvents(seeded.profile);

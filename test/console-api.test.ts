@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi, ServiceView } from '../main/console/contract.ts';
+import type { ConsoleApi, ServiceView } from '../common/contract.ts';
 import type { LogLine, LogPage, ServiceStatus } from '../main/supervisor/types.ts';
 import { SETTLE_MS, recordingCalls, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
 

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi, ConsoleResult } from '../main/console/contract.ts';
+import type { ConsoleApi, ConsoleResult } from '../common/contract.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';

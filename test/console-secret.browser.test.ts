@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ConsoleServer } from '../main/console/contract.ts';
+import type { ConsoleServer } from '../main/console/server-parts.ts';
 import { startConsoleServer } from '../main/console/server.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';

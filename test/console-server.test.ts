@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startConsoleServer } from '../main/console/server.ts';
-import type { ConsoleServer } from '../main/console/contract.ts';
+import type { ConsoleServer } from '../main/console/server-parts.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';

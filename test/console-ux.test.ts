@@ -9,9 +9,8 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CliSignInStep, ConnectionTest, FirstRunView, OverviewView, ServiceStatus, TerminalOpened } from '../common/contract.ts';
+import type { CliSignInStep, ConnectionTest, ConsoleApi, FirstRunView, OverviewView, ServiceStatus, TerminalOpened } from '../common/contract.ts';
 import { createConsoleApi } from '../main/console/api.ts';
-import type { ConsoleApi } from '../main/console/contract.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { SETTLE_MS, startConsoleStack, type ConsoleStack } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';

@@ -13,14 +13,17 @@ const eslint = new ESLint({ cwd: ROOT });
 async function laneErrors(path: string, specifier: string, kind: 'value' | 'type' = 'value'): Promise<string[]> {
   const source = kind === 'type' ? `import type { X } from '${specifier}';\nexport type Y = X;\n` : `import * as x from '${specifier}';\nexport const y = x;\n`;
   const [result] = await eslint.lintText(source, { filePath: join(ROOT, path) });
-  return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return result!.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports' || m.ruleId === 'no-restricted-imports').map((m) => m.message);
 }
 
 // [where the file is, what it imports, whether that stays in its lane]
 const CASES: Array<[string, string, boolean]> = [
   ['renderer/src/page.ts', '../../services/persona-store/change-log.ts', false],
-  ['renderer/src/page.ts', '../../main/console/contract.ts', false],
+  ['renderer/src/page.ts', '../../main/console/server-parts.ts', false],
   ['renderer/src/page.ts', '../../main/supervisor/types.ts', false],
+  ['renderer/src/page.ts', '../../services/persona-store/shapes.ts', false],
+  ['renderer/src/page.ts', '../../main/console/answers.ts', false],
+  ['renderer/src/page.ts', 'zod', false],
   ['renderer/src/page.ts', 'node:fs', false],
   ['renderer/src/page.ts', '../../common/services.ts', true],
   ['renderer/src/page.ts', './app.ts', true],
@@ -52,6 +55,9 @@ const CASES: Array<[string, string, boolean]> = [
   ['main/console/api.ts', 'electron', false],
   ['main/console/api.ts', '../electron/ipc.ts', false],
   ['main/console/api.ts', '../supervisor/types.ts', true],
+  ['main/console/api.ts', '../../services/persona-store/store.ts', false],
+  ['main/console/api.ts', '../../services/model-provider/shapes.ts', false],
+  ['main/console/server.ts', '../../services/kit/connections.ts', true],
   ['main/electron/desktop.ts', '../../services/persona-store/store.ts', false],
   ['main/electron/desktop.ts', '../../services/kit/config.ts', true],
   ['main/electron/desktop.ts', '../console/api.ts', true],
@@ -70,8 +76,27 @@ describe('each layer imports only what its lane allows (npm run lint)', { timeou
   });
 
   it('a type-only import crosses no lane either, and the error says what to do instead', async () => {
-    const [message] = await laneErrors('renderer/src/page.ts', '../../main/console/contract.ts', 'type');
+    const [message] = await laneErrors('renderer/src/page.ts', '../../main/console/api.ts', 'type');
     expect(message).toContain('imports only common/');
     expect(await laneErrors('main/supervisor/launcher.ts', 'electron', 'type')).toEqual([expect.stringContaining('Electron stays in main/electron/')]);
+    expect(await laneErrors('main/console/api.ts', '../../services/persona-store/store.ts', 'type')).toEqual([expect.stringContaining('talk to it over HTTP')]);
+  });
+
+  // [where the file is, the service's shapes file]: the page and the console take a service's answer types, never its code.
+  it.each([
+    ['renderer/src/page.ts', '../../services/persona-store/shapes.ts'],
+    ['renderer/src/page.ts', '../../services/model-provider/shapes.ts'],
+    ['renderer/src/page.ts', '../../services/repohost-gateway/shapes.ts'],
+    ['main/console/overview.ts', '../../services/identity/shapes.ts'],
+    ['main/console/overview.ts', '../../services/model-provider/shapes.ts'],
+  ])('%s may import type from %s, and a value import says to use import type', async (path, specifier) => {
+    expect(await laneErrors(path, specifier, 'type')).toEqual([]);
+    expect(await laneErrors(path, specifier)).toEqual([expect.stringContaining('`import type`')]);
+  });
+
+  it('the page takes the console\u2019s answer types from main/console/answers.ts, and nothing else of main/', async () => {
+    expect(await laneErrors('renderer/src/page.ts', '../../main/console/answers.ts', 'type')).toEqual([]);
+    expect(await laneErrors('renderer/src/page.ts', '../../main/console/methods.ts', 'type')).toEqual([expect.stringContaining('imports only common/')]);
+    expect(await laneErrors('renderer/src/page.ts', '../../services/model-provider/app.ts', 'type')).toHaveLength(1);
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { PathSegmentError } from '../../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
-import type { ConsoleApi, ConsoleRequest, ConsoleResult } from './contract.ts';
+import type { ConsoleApi, ConsoleRequest, ConsoleResult } from '../../common/contract.ts';
 import { ActivityHistory } from './activity.ts';
 import { rememberCrashes } from './crashes.ts';
 import type { FirstRunSettings, OpenTerminal } from './first-run.ts';

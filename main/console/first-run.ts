@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import type { ConnectionTest, CliSignInStep, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened, TokenPermission } from '../../common/contract.ts';
+import type { ConnectionList, SessionCredentialList } from '../../services/identity/shapes.ts';
+import type { Readiness } from '../../services/model-provider/shapes.ts';
+import type { Me } from '../../services/repohost-gateway/shapes.ts';
 import { method, NoParams, Profile, type MethodContext } from './method-spec.ts';
 import { ConsoleError } from './service-client.ts';
 
@@ -32,46 +35,37 @@ export interface FirstRunSettings {
 /** Opens a terminal running a command; given by the desktop app only (a browser tab must not start programs). */
 export type OpenTerminal = (command: string) => Promise<TerminalOpened>;
 
-interface ProviderReady {
-  checks?: { cli?: { ok?: boolean; path?: string | null }; login?: { state?: string } };
-}
-
 const SIGN_IN = '/login';
 
-function signInStep(ready: ProviderReady | undefined, error: string | undefined, canOpenTerminal: boolean): CliSignInStep {
-  const command = ready?.checks?.cli?.path || 'claude';
+function signInStep(ready: Readiness | undefined, error: string | undefined, canOpenTerminal: boolean): CliSignInStep {
+  const command = ready?.checks.cli.path || 'claude';
   const base = { id: 'cli-sign-in' as const, command, then: SIGN_IN, canOpenTerminal };
   if (!ready) return { ...base, done: false, text: 'The chat-model provider could not be asked whether the CLI is signed in.', ...(error ? { error } : {}) };
-  if (ready.checks?.cli?.ok === false) return { ...base, done: false, text: 'The provider finds no CLI: install it (or set MODELPROV_CLI_BINARY), then sign in.' };
-  const state = ready.checks?.login?.state;
+  if (!ready.checks.cli.ok) return { ...base, done: false, text: 'The provider finds no CLI: install it (or set MODELPROV_CLI_BINARY), then sign in.' };
+  const state = ready.checks.login.state;
   if (state === 'signed_in') return { ...base, done: true, text: 'The CLI is signed in.' };
   if (state === 'not_signed_in') return { ...base, done: false, text: `The CLI is not signed in: run ${command} in a terminal, type ${SIGN_IN} and follow it, then re-check.` };
   return { ...base, done: false, text: 'The provider is still checking the CLI; re-check in a moment.' };
 }
 
-async function providerReady(ctx: MethodContext, recheck: boolean): Promise<{ ready?: ProviderReady; error?: string }> {
+async function providerReady(ctx: MethodContext, recheck: boolean): Promise<{ ready?: Readiness; error?: string }> {
   try {
-    const answer = await ctx.services.call('model-provider', { path: '/ready', query: recheck ? { recheck: 'login' } : {}, acceptStatus: [503] });
-    return { ready: answer.body as ProviderReady };
+    const answer = await ctx.services.call<Readiness>('model-provider', { path: '/ready', query: recheck ? { recheck: 'login' } : {}, acceptStatus: [503] });
+    return { ready: answer.body };
   } catch (err) {
     return { error: (err as Error).message };
   }
 }
 
 async function connectionProfiles(ctx: MethodContext): Promise<string[]> {
-  const body = (await ctx.services.call('identity', { path: '/v1/connections' })).body as { connections?: { profile: string }[] };
-  return (body.connections ?? []).map((c) => c.profile);
+  return (await ctx.services.call<ConnectionList>('identity', { path: '/v1/connections' })).body.connections.map((c) => c.profile);
 }
 
 /** `GET /v1/me` through the gateway under a profile: the connection works end to end (identity, gateway, platform). */
 export async function testConnection(ctx: MethodContext, profile: string): Promise<ConnectionTest> {
   try {
-    const me = (await ctx.services.call('repohost-gateway', { path: '/v1/me', headers: { 'x-identity-profile': profile } })).body as {
-      login?: string;
-      kind?: string;
-      repositories?: number | null;
-    };
-    return { ok: true, profile, login: me.login ?? '', kind: me.kind ?? 'token', repositories: typeof me.repositories === 'number' ? me.repositories : null };
+    const me = (await ctx.services.call<Me>('repohost-gateway', { path: '/v1/me', headers: { 'x-identity-profile': profile } })).body;
+    return { ok: true, profile, login: me.login, kind: me.kind, repositories: me.repositories };
   } catch (err) {
     if (err instanceof ConsoleError) return { ok: false, profile, message: err.message };
     throw err;
@@ -95,9 +89,9 @@ async function githubStep(ctx: MethodContext): Promise<GithubConnectionStep> {
 async function hubCredentialStep(ctx: MethodContext): Promise<HubCredentialStep> {
   const base = { id: 'hub-credential' as const };
   try {
-    const body = (await ctx.services.call('identity', { path: '/v1/session-credentials' })).body as { credentials?: { current?: boolean; expires_at?: string | null }[] };
+    const body = (await ctx.services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
     const now = Date.now();
-    const credentials = (body.credentials ?? []).filter((c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
+    const credentials = body.credentials.filter((c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
     return credentials > 0
       ? { ...base, credentials, done: true, text: credentials === 1 ? 'A hub credential is ready for your hub.' : `${credentials} hub credentials are valid.` }
       : { ...base, credentials, done: false, text: 'No hub credential yet: make one on the Hub page and give it to your hub.' };

@@ -4,7 +4,8 @@
  * person makes one for the hub (its secret answered once, never kept by the console) and revokes it.
  */
 import { z } from 'zod';
-import type { HubService, HubView, NewHubCredential, SessionCredentialView } from '../../common/contract.ts';
+import type { HubService } from '../../common/contract.ts';
+import type { HubView, NewHubCredential, SessionCredentialView } from './answers.ts';
 import { SERVICES, TOKEN_AUDIENCES, type HubValue, type ServiceFacts } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
 import { method, NoParams, type MethodContext } from './method-spec.ts';

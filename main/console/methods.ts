@@ -5,8 +5,12 @@
 import { z } from 'zod';
 import { SERVICE_NAMES } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
-import type { ServiceView } from './contract.ts';
-import { PROVIDER_STREAM_MODES, type ProviderStreamView } from '../../common/contract.ts';
+import { PROVIDER_STREAM_MODES, type ProviderStreamView, type ServiceView } from '../../common/contract.ts';
+import type { ConnectionList, ConnectionSummary } from '../../services/identity/shapes.ts';
+import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
+import type { IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
+import type { Subscription, SubscriptionList } from '../../services/repohost-gateway/shapes.ts';
+import type { ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
 import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method-spec.ts';
 import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
@@ -29,8 +33,7 @@ async function control<T>(action: () => Promise<T>): Promise<T> {
 }
 
 async function firstProfile(services: ServiceClient): Promise<string | undefined> {
-  const body = (await services.call('identity', { path: '/v1/connections' })).body as { connections?: { profile: string }[] };
-  return body.connections?.[0]?.profile;
+  return (await services.call<ConnectionList>('identity', { path: '/v1/connections' })).body.connections[0]?.profile;
 }
 
 /**
@@ -41,15 +44,15 @@ async function firstProfile(services: ServiceClient): Promise<string | undefined
 const SUBSCRIPTION_MEMBERS = [
   'id', 'kind', 'repo', 'target', 'profile', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts',
   'event', 'signal_last_status', 'signal_last_error', 'signal_last_at', 'signal_next_at',
-];
+] as const satisfies readonly (keyof SubscriptionView)[];
 const SubscriptionId = z.string().regex(/^sub_[A-Za-z0-9_-]{1,64}$/, 'a subscription id starts with sub_');
 
 /** The profile the gateway acts under for an account-wide read: the one asked for, else the first connection's. */
 async function gatewayProfile(services: ServiceClient, asked: string | undefined): Promise<string> {
   return asked ?? (await firstProfile(services)) ?? 'default';
 }
-function subscriptionView(item: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(SUBSCRIPTION_MEMBERS.filter((m) => m in item).map((m) => [m, item[m]]));
+function subscriptionView(item: Subscription): SubscriptionView {
+  return Object.fromEntries(SUBSCRIPTION_MEMBERS.filter((m) => m in item).map((m) => [m, item[m]])) as SubscriptionView;
 }
 
 type Query = Record<string, string | number | undefined> & { limit?: number };
@@ -71,14 +74,14 @@ async function personaPage(services: ServiceClient, path: string, query: Query):
 
 /** Members that carry secrets are dropped from platform answers, whatever a service sends. */
 const SECRET_MEMBERS = new Set(['token', 'secret', 'password', 'private_key', 'authorization', 'credential']);
-export function withoutSecrets(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutSecrets);
+export function withoutSecrets<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutSecrets) as T;
   if (value && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>)
+      Object.entries(value)
         .filter(([k]) => !SECRET_MEMBERS.has(k.toLowerCase()))
         .map(([k, v]) => [k, withoutSecrets(v)]),
-    );
+    ) as T;
   }
   return value;
 }
@@ -138,7 +141,7 @@ export const METHODS = {
   ),
   'personas.get': method(
     z.object({ profile: Profile }).strict(),
-    async ({ profile }, { services }) => (await services.call('persona-store', { path: personaPath(profile) })).body,
+    async ({ profile }, { services }) => (await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body,
   ),
   'personas.fields': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
@@ -169,16 +172,16 @@ export const METHODS = {
   'personas.recall': method(
     z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
     async ({ q, profile }, { services }) =>
-      (await services.call('persona-store', { path: profile ? urlPath`/v1/personas/${profile}/recall` : '/v1/recall', query: { q } })).body,
+      (await services.call<RecallResult>('persona-store', { path: profile ? urlPath`/v1/personas/${profile}/recall` : '/v1/recall', query: { q } })).body,
   ),
 
   // Platform connections (identity, with the session credential) and subscriptions (gateway).
-  'connections.list': method(NoParams, async (_p, { services }) => withoutSecrets((await services.call('identity', { path: '/v1/connections' })).body)),
+  'connections.list': method(NoParams, async (_p, { services }) => withoutSecrets((await services.call<ConnectionList>('identity', { path: '/v1/connections' })).body)),
   'connections.put': method(
     z.object({ profile: Profile, token: z.string().trim().min(20, 'a personal access token is at least 20 characters').max(500) }).strict(),
     async ({ profile, token }, { services }) =>
       withoutSecrets(
-        (await services.call('identity', { method: 'PUT', path: urlPath`/v1/connections/${profile}`, body: { kind: 'token', token } })).body,
+        (await services.call<ConnectionSummary>('identity', { method: 'PUT', path: urlPath`/v1/connections/${profile}`, body: { kind: 'token', token } })).body,
       ),
   ),
   'connections.remove': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => {
@@ -189,30 +192,29 @@ export const METHODS = {
   // names the one asked for, else the first connection's (any valid name serves when there is none).
   'subscriptions.list': method(
     z.object({ profile: Profile.optional(), state: z.enum(['active', 'ended', 'cancelled', 'expired']).optional(), limit: z.number().int().min(1).max(100).optional() }).strict().optional(),
-    async (p, { services }) => {
+    async (p, { services }): Promise<SubscriptionListView> => {
       const profile = await gatewayProfile(services, p?.profile);
-      const answer = await services.call('repohost-gateway', {
+      const answer = await services.call<SubscriptionList>('repohost-gateway', {
         path: '/v1/subscriptions',
         headers: { 'x-identity-profile': profile },
         query: { state: p?.state, limit: p?.limit ?? 100 },
       });
-      const body = answer.body as { total?: number; items?: Record<string, unknown>[] };
-      return { profile, total: body.total ?? 0, items: (body.items ?? []).map(subscriptionView) };
+      return { profile, total: answer.body.total, items: answer.body.items.map(subscriptionView) };
     },
   ),
 
   'subscriptions.get': method(z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(), async ({ id, profile }, { services }) => {
-    const answer = await services.call('repohost-gateway', {
+    const answer = await services.call<Subscription>('repohost-gateway', {
       path: urlPath`/v1/subscriptions/${id}`,
       headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
     });
-    return subscriptionView(answer.body as Record<string, unknown>);
+    return subscriptionView(answer.body);
   }),
   // The gateway cancels only under the profile a subscription was opened with (X-Identity-Profile), so the
   // caller names it; it ends as cancelled and the hub gets its one signal saying so (data.state and
   // data.event cancelled). One that already ended, expired or was cancelled comes back as it is, nothing sent.
   'subscriptions.cancel': method(z.object({ id: SubscriptionId, profile: Profile }).strict(), async ({ id, profile }, { services }) => {
-    const answer = await services.call('repohost-gateway', {
+    const answer = await services.call<Subscription>('repohost-gateway', {
       method: 'DELETE',
       path: urlPath`/v1/subscriptions/${id}`,
       headers: { 'x-identity-profile': profile },
@@ -224,21 +226,21 @@ export const METHODS = {
         404,
       );
     }
-    return subscriptionView(answer.body as Record<string, unknown>);
+    return subscriptionView(answer.body);
   }),
 
   // The provider: readiness (CLI, login, lockdown), models and the stream mode. Its /ready answers 503 with the same body.
-  'provider.status': method(NoParams, async (_p, ctx) => {
+  'provider.status': method(NoParams, async (_p, ctx): Promise<ProviderStatus> => {
     const [ready, models] = await Promise.all([
-      ctx.services.call('model-provider', { path: '/ready', acceptStatus: [503] }),
-      ctx.services.call('model-provider', { path: '/v1/models' }),
+      ctx.services.call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] }),
+      ctx.services.call<ModelList>('model-provider', { path: '/v1/models' }),
     ]);
     return { ready: ready.body, models: models.body, stream: streamView(ctx, ready.body) };
   }),
   // Kept in the app's settings; the provider gets it as MODELPROV_STREAM when it next starts.
   'provider.setStream': method(z.object({ mode: z.enum(PROVIDER_STREAM_MODES) }).strict(), async ({ mode }, ctx) => {
     ctx.supervisor.settings.set({ providerStream: mode });
-    const ready = await ctx.services.call('model-provider', { path: '/ready', acceptStatus: [503] }).catch(() => undefined);
+    const ready = await ctx.services.call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] }).catch(() => undefined);
     return streamView(ctx, ready?.body);
   }),
   ...PERSONA_ACTIONS,
@@ -250,11 +252,10 @@ export const METHODS = {
 export type MethodName = keyof typeof METHODS;
 
 /** The stream mode kept in the settings beside the one the running provider reports in its readiness body. */
-function streamView(ctx: MethodContext, ready: unknown): ProviderStreamView {
-  const running = (ready as { stream?: unknown } | undefined)?.stream;
+function streamView(ctx: MethodContext, ready: Readiness | undefined): ProviderStreamView {
   return {
     setting: ctx.supervisor.settings.get().providerStream,
-    running: running === 'whole' || running === 'deltas' ? running : null,
+    running: ready?.stream ?? null,
     fromEnvironment: Boolean(ctx.env.MODELPROV_STREAM),
   };
 }

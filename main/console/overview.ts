@@ -13,6 +13,10 @@ import { z } from 'zod';
 import { MINUTES_KEPT } from './activity.ts';
 import { method, NoParams, personaPath, type MethodContext } from './method-spec.ts';
 import type { ServiceClient } from './service-client.ts';
+import type { ConnectionList, SessionCredentialList } from '../../services/identity/shapes.ts';
+import type { Readiness } from '../../services/model-provider/shapes.ts';
+import type { IdentityBlock, PersonaPage } from '../../services/persona-store/shapes.ts';
+import type { SubscriptionList } from '../../services/repohost-gateway/shapes.ts';
 
 /** Pages of personas read for the counts (at the store's page size); a person with more sees "at least". */
 const PERSONA_PAGES = 5;
@@ -33,11 +37,8 @@ async function personaProfiles(services: ServiceClient): Promise<{ profiles: str
   const profiles: string[] = [];
   let after: string | undefined;
   for (let page = 0; page < PERSONA_PAGES; page++) {
-    const body = (await services.call('persona-store', { path: '/v1/personas', query: { after } })).body as {
-      personas?: { profile: string }[];
-      next_after?: string | null;
-    };
-    profiles.push(...(body.personas ?? []).map((p) => p.profile));
+    const body = (await services.call<PersonaPage>('persona-store', { path: '/v1/personas', query: { after } })).body;
+    profiles.push(...body.personas.map((p) => p.profile));
     if (!body.next_after) return { profiles, more: false };
     after = body.next_after;
   }
@@ -50,29 +51,25 @@ async function entryCounts(services: ServiceClient, profiles: string[]): Promise
   await Promise.all(
     Array.from({ length: BLOCKS_AT_ONCE }, async () => {
       for (let profile = queue.shift(); profile !== undefined; profile = queue.shift()) {
-        const block = (await services.call('persona-store', { path: personaPath(profile) })).body as { field_count?: number; note_count?: number };
-        totals.fields += block.field_count ?? 0;
-        totals.notes += block.note_count ?? 0;
+        const block = (await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body;
+        totals.fields += block.field_count;
+        totals.notes += block.note_count;
       }
     }),
   );
   return totals;
 }
 
-interface ProviderReadiness {
-  checks?: { cli?: { ok?: boolean; detail?: string }; lockdown?: { ok?: boolean; state?: string; detail?: string }; login?: { state?: string } };
-}
-
 /** What the provider's /ready says a person must fix: no CLI, not signed in, lockdown not proven. */
-export function providerAttention(ready: ProviderReadiness): Attention[] {
+export function providerAttention(ready: Pick<Readiness, 'checks'>): Attention[] {
   const out: Attention[] = [];
-  const { cli, lockdown, login } = ready.checks ?? {};
-  if (cli && cli.ok === false) out.push({ severity: 'error', text: `The chat-model provider finds no CLI: ${cli.detail ?? 'install it or set MODELPROV_CLI_BINARY'}.`, place: 'provider' });
-  if (login?.state === 'not_signed_in') {
+  const { cli, lockdown, login } = ready.checks;
+  if (!cli.ok) out.push({ severity: 'error', text: `The chat-model provider finds no CLI: ${cli.detail}.`, place: 'provider' });
+  if (login.state === 'not_signed_in') {
     out.push({ severity: 'error', text: 'The CLI is not signed in, so the provider cannot answer: run it once in a terminal and sign in (/login).', place: 'provider' });
   }
-  if (lockdown && lockdown.ok === false && lockdown.state !== 'pending' && lockdown.state !== 'no_cli') {
-    out.push({ severity: 'error', text: `The provider is not locked down, so it runs nothing: ${lockdown.detail ?? 'see the Provider page'}.`, place: 'provider' });
+  if (!lockdown.ok && lockdown.state !== 'pending' && lockdown.state !== 'no_cli') {
+    out.push({ severity: 'error', text: `The provider is not locked down, so it runs nothing: ${lockdown.detail}.`, place: 'provider' });
   }
   return out;
 }
@@ -93,16 +90,11 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   const current = supervisor.status();
   const personas = personaProfiles(services);
   const blocks = personas.then((p) => entryCounts(services, p.profiles));
-  const subscriptions = services
-    .call('identity', { path: '/v1/connections' })
-    .then((a) => (a.body as { connections?: { profile: string }[] }).connections ?? []);
+  const subscriptions = services.call<ConnectionList>('identity', { path: '/v1/connections' }).then((a) => a.body.connections);
   const profile = subscriptions.then((c) => c[0]?.profile ?? 'default').catch(() => 'default');
   const listed = profile.then(
     async (p) =>
-      (await services.call('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { limit: 100 } })).body as {
-        total?: number;
-        items?: { state?: string; signal?: string; signal_attempts?: number }[];
-      },
+      (await services.call<SubscriptionList>('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { limit: 100 } })).body,
   );
   const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] = await Promise.all([
     count(async () => {
@@ -119,19 +111,16 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     }),
     count(async () => {
       const p = await profile;
-      const body = (await services.call('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { state: 'active', limit: 1 } })).body as { total?: number };
-      return body.total ?? 0;
+      return (await services.call<SubscriptionList>('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { state: 'active', limit: 1 } })).body.total;
     }),
     count(async () => (await subscriptions).length),
     count(async () => {
-      const body = (await services.call('identity', { path: '/v1/session-credentials' })).body as {
-        credentials?: { current?: boolean; purpose?: string; expires_at?: string | null }[];
-      };
+      const body = (await services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
       const now = Date.now();
-      return (body.credentials ?? []).filter((c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
+      return body.credentials.filter((c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
     }),
     listed.catch(() => undefined),
-    services.call('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body as ProviderReadiness).catch(() => undefined),
+    services.call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body).catch(() => undefined),
   ]);
 
   // A gateway that is up with no connection acts for nobody: it waits for the person too.
@@ -145,7 +134,7 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   const needs: Need[] = statuses.flatMap((s) => (s.need ? [s.need] : []));
   const attention: Attention[] = statuses.map(serviceAttention).filter((a): a is Attention => a !== undefined);
   // A signal whose delivery failed and is being tried again needs attention now, not only once it gives up.
-  const retrying = (signals?.items ?? []).filter((s) => s.signal === 'pending' && (s.signal_attempts ?? 0) > 0).length;
+  const retrying = (signals?.items ?? []).filter((s) => s.signal === 'pending' && s.signal_attempts > 0).length;
   if (retrying > 0) {
     attention.push({
       severity: 'warning',

@@ -6,8 +6,10 @@
  */
 import { z } from 'zod';
 import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
-import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../common/contract.ts';
+import type { ForgetPolicy } from '../../common/contract.ts';
 import { urlPath } from '../../common/url-path.ts';
+import type { Card, Export, Field, ForgetResult, IdentityBlock, Note } from '../../services/persona-store/shapes.ts';
+import type { WholeExport } from './answers.ts';
 import { method, Profile, personaPath, type MethodContext } from './method-spec.ts';
 import { ConsoleError, type ServiceClient } from './service-client.ts';
 
@@ -25,8 +27,8 @@ const notePath = (profile: string, id: string) => urlPath`/v1/personas/${profile
  * own `forget` member when the store sends one; otherwise this installation's configuration
  * (PERSONA_FORGET_MODE, PERSONA_GRACE_PERIOD_SECONDS), unless a settings service decides per person.
  */
-export function forgetPolicy(block: unknown, env: MethodContext['env']): ForgetPolicy {
-  const own = (block as { forget?: { mode?: unknown; grace_period_seconds?: unknown } } | undefined)?.forget;
+export function forgetPolicy(block: Partial<IdentityBlock> | undefined, env: MethodContext['env']): ForgetPolicy {
+  const own = block?.forget as { mode?: unknown; grace_period_seconds?: unknown } | undefined;
   if (own && FORGET_MODES.includes(own.mode as ForgetMode)) {
     return { mode: own.mode as ForgetMode, gracePeriodSeconds: typeof own.grace_period_seconds === 'number' ? own.grace_period_seconds : undefined, decidedBy: 'persona-store' };
   }
@@ -38,9 +40,9 @@ export function forgetPolicy(block: unknown, env: MethodContext['env']): ForgetP
   return { mode, gracePeriodSeconds, decidedBy: 'installation' };
 }
 
-async function forget(services: ServiceClient, path: string): Promise<ForgetOutcome> {
-  const body = (await services.call('persona-store', { method: 'DELETE', path })).body as { outcome?: unknown } | undefined;
-  const outcome = body?.outcome;
+async function forget(services: ServiceClient, path: string): Promise<ForgetResult> {
+  // Checked, not trusted: the person is told what happened only as the store said it.
+  const outcome: unknown = (await services.call<Partial<ForgetResult> | undefined>('persona-store', { method: 'DELETE', path })).body?.outcome;
   if (outcome !== 'kept' && outcome !== 'pending' && outcome !== 'destroyed') {
     throw new ConsoleError('The persona store forgot the entry but did not say how; see its change log.', 502);
   }
@@ -48,13 +50,13 @@ async function forget(services: ServiceClient, path: string): Promise<ForgetOutc
 }
 
 /** Every page of the export, joined into one document of the same format, with both cursors null. */
-async function wholeExport(services: ServiceClient, profile: string): Promise<ExportDocument> {
+async function wholeExport(services: ServiceClient, profile: string): Promise<WholeExport> {
   let fieldsAfter: string | null | undefined;
-  let notesAfter: string | number | null | undefined;
-  let document: ExportDocument | undefined;
+  let notesAfter: string | null | undefined;
+  let document: WholeExport | undefined;
   for (let page = 0; page < EXPORT_PAGES; page++) {
     const body = (
-      await services.call('persona-store', {
+      await services.call<Export>('persona-store', {
         path: urlPath`/v1/personas/${profile}/export`,
         query: {
           fields_after: fieldsAfter ?? undefined,
@@ -64,7 +66,7 @@ async function wholeExport(services: ServiceClient, profile: string): Promise<Ex
           notes_limit: notesAfter === null ? 1 : undefined,
         },
       })
-    ).body as ExportDocument & { fields_next_after: string | null; notes_next_after: string | null };
+    ).body;
     if (!document) document = { ...body, fields: [], notes: [], fields_next_after: null, notes_next_after: null };
     if (fieldsAfter !== null) document.fields.push(...body.fields);
     if (notesAfter !== null) document.notes.push(...body.notes);
@@ -89,7 +91,7 @@ const CardEdit = z
 
 export const PERSONA_ACTIONS = {
   'personas.forgetPolicy': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services, env }) =>
-    forgetPolicy((await services.call('persona-store', { path: personaPath(profile) })).body, env),
+    forgetPolicy((await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body, env),
   ),
   'personas.export': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => wholeExport(services, profile)),
   'personas.forgetField': method(z.object({ profile: Profile, key: FieldKey }).strict(), async ({ profile, key }, { services }) =>
@@ -106,9 +108,9 @@ export const PERSONA_ACTIONS = {
   }),
   // A field is written whole: the stored description, value and source (the writer's claim stays theirs), with the pin changed.
   'personas.pinField': method(z.object({ profile: Profile, key: FieldKey, pinned: z.boolean() }).strict(), async ({ profile, key, pinned }, { services }) => {
-    const field = (await services.call('persona-store', { path: fieldPath(profile, key) })).body as { key: string; description: string; value: unknown; source: string };
+    const field = (await services.call<Field>('persona-store', { path: fieldPath(profile, key) })).body;
     return (
-      await services.call('persona-store', {
+      await services.call<Field>('persona-store', {
         method: 'PUT',
         path: fieldPath(profile, field.key),
         body: { description: field.description, value: field.value, source: field.source, pinned },
@@ -116,11 +118,11 @@ export const PERSONA_ACTIONS = {
     ).body;
   }),
   'personas.pinNote': method(z.object({ profile: Profile, id: NoteId, pinned: z.boolean() }).strict(), async ({ profile, id, pinned }, { services }) =>
-    (await services.call('persona-store', { method: 'PATCH', path: notePath(profile, id), body: { pinned } })).body,
+    (await services.call<Note>('persona-store', { method: 'PATCH', path: notePath(profile, id), body: { pinned } })).body,
   ),
   'personas.update': method(z.object({ profile: Profile, card: CardEdit }).strict(), async ({ profile, card }, { services }) => {
     // An emptied optional member is cleared (null), as the store's PATCH takes it.
     const body = Object.fromEntries(Object.entries(card).map(([k, v]) => [k, v === '' ? null : v]));
-    return (await services.call('persona-store', { method: 'PATCH', path: personaPath(profile), body })).body;
+    return (await services.call<Card>('persona-store', { method: 'PATCH', path: personaPath(profile), body })).body;
   }),
 };

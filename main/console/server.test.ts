@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/identity.ts';
 import { ServiceSupervisor } from '../supervisor/supervisor.ts';
-import type { ConsoleServer } from './contract.ts';
+import type { ConsoleServer } from './server-parts.ts';
 import { startConsoleServer, type ConsoleTimeouts } from './server.ts';
 
 const running: Array<{ server: ConsoleServer; supervisor: ServiceSupervisor; dataDir: string }> = [];

@@ -14,7 +14,7 @@ import { parseHostHeader } from '../../services/kit/host-check.ts';
 import { httpShell } from '../../services/kit/shell.ts';
 import { CONTENT_SECURITY_POLICY, readConsoleBuild, targetDir } from '../supervisor/build-outputs.ts';
 import { createConsoleApi } from './api.ts';
-import type { ConsoleServer, ConsoleServerParts } from './contract.ts';
+import type { ConsoleServer, ConsoleServerParts } from './server-parts.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 
 const BODY_LIMIT = 64 * 1024;

@@ -36,9 +36,10 @@ export interface ServiceRequest {
   acceptStatus?: number[];
 }
 
-export interface ServiceAnswer {
+/** `T`: the body's type as the service's shapes declare it (a test checks the real answers against those schemas). */
+export interface ServiceAnswer<T = unknown> {
   status: number;
-  body: unknown;
+  body: T;
 }
 
 /** Why a service does not answer, by its state, and what the person can do about it. */
@@ -61,7 +62,7 @@ export class ServiceClient {
   constructor(private readonly supervisor: Supervisor) {}
 
   /** Calls a service with the credential it expects: a minted token, the session credential (identity) or none. */
-  async call(service: ServiceName, request: ServiceRequest): Promise<ServiceAnswer> {
+  async call<T = unknown>(service: ServiceName, request: ServiceRequest): Promise<ServiceAnswer<T>> {
     const audience = SERVICE_CATALOGUE[service].audience ?? undefined;
     let answer = await this.send(service, request, await this.authorization(service, audience));
     if (answer.status === 401 && audience) {
@@ -69,7 +70,7 @@ export class ServiceClient {
       this.tokens.delete(audience);
       answer = await this.send(service, request, await this.authorization(service, audience));
     }
-    if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status)) return answer;
+    if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status)) return answer as ServiceAnswer<T>;
     throw new ConsoleError(`The ${labelOf(service)} answered ${answer.status}: ${reasonOf(answer.body)}`, answer.status);
   }
 

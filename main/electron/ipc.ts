@@ -5,7 +5,7 @@
  */
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
 import { z } from 'zod';
-import type { ConsoleApi, ConsoleResult } from '../console/contract.ts';
+import type { ConsoleApi, ConsoleResult } from '../../common/contract.ts';
 import { isConsoleUrl } from './security.ts';
 
 export const CONSOLE_CHANNEL = 'console:call';

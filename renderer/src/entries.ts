@@ -9,50 +9,15 @@
 import { html } from 'htm/preact';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import type { Field, Note } from '../../services/persona-store/shapes.ts';
 import { formatTime } from './states.ts';
 
-export interface FieldEntry {
-  key: string;
-  description?: string;
-  value: unknown;
-  value_type?: string;
-  revision?: number;
-  source?: string;
-  asserted_by?: string;
-  pinned?: boolean;
-  updated_at?: string;
-  /** The persona the entry belongs to: Recall's hits carry it, a persona's own pages do not. */
-  profile?: string;
-}
-
-export interface NoteEntry {
-  id?: string;
-  note_id?: string;
-  kind?: string;
-  content?: string;
-  text?: string;
-  body?: string;
-  source?: string;
-  asserted_by?: string;
-  pinned?: boolean;
-  written_at?: string;
-  created_at?: string;
-  profile?: string;
-}
+/** A field or a note as the persona store answers it; Recall's hits also name their persona (`profile`). */
+export type FieldEntry = Field & { profile?: string };
+export type NoteEntry = Note & { profile?: string };
 
 /** `source` is the writer's own claim, so it is reported as such. */
-function writer(source: string | undefined): string {
-  switch (source) {
-    case 'owner':
-      return 'You (as owner)';
-    case 'assistant':
-      return 'The assistant';
-    case 'service':
-      return 'A service';
-    default:
-      return 'An unnamed writer';
-  }
-}
+const WRITERS: Record<Field['source'], string> = { owner: 'You (as owner)', assistant: 'The assistant', service: 'A service' };
 
 function valueText(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -60,7 +25,7 @@ function valueText(value: unknown): string {
 }
 
 export function noteText(note: NoteEntry): string {
-  return note.content ?? note.text ?? note.body ?? '';
+  return note.content;
 }
 
 export type ValueKind = 'text' | 'number' | 'boolean' | 'null' | 'json';
@@ -86,15 +51,15 @@ export function entryMatches(filter: string, entry: FieldEntry | NoteEntry): boo
   if (words.length === 0) return true;
   const haystack = ('key' in entry
     ? [entry.key, valueText(entry.value), entry.description ?? '']
-    : [noteText(entry), entry.kind ?? '']
+    : [noteText(entry), entry.kind]
   ).join('\n').toLowerCase();
   return words.every((w) => haystack.includes(w));
 }
 
-function Provenance({ source, assertedBy, children }: { source: string | undefined; assertedBy: string | undefined; children?: ComponentChildren }) {
+function Provenance({ source, assertedBy, children }: { source: Field['source']; assertedBy: string; children?: ComponentChildren }) {
   return html`<dl class="provenance">
-    <dt>Written by (claimed)</dt><dd>${writer(source)}${source ? html` <span class="muted">(source: ${source})</span>` : null}</dd>
-    <dt title="the audience of the token that made the write, checked by the persona store">Via (verified)</dt><dd>${assertedBy ?? 'an unknown client'}</dd>
+    <dt>Written by (claimed)</dt><dd>${WRITERS[source]} <span class="muted">(source: ${source})</span></dd>
+    <dt title="the audience of the token that made the write, checked by the persona store">Via (verified)</dt><dd>${assertedBy}</dd>
     ${children}
   </dl>`;
 }
@@ -151,8 +116,8 @@ export function FieldTable({ fields, inPersona = false, actions }: { fields: Fie
           ${shown
             ? html`<tr key=${`${key}-details`} class="detail-row" id=${id}><td></td><td colspan=${span}>
                 <${Provenance} source=${f.source} assertedBy=${f.asserted_by}>
-                  <dt>Type</dt><dd>${f.value_type ?? valueKind(f.value)}</dd>
-                  <dt>Revision</dt><dd>${f.revision ?? '—'}</dd>
+                  <dt>Type</dt><dd>${f.value_type}</dd>
+                  <dt>Revision</dt><dd>${f.revision}</dd>
                   ${f.description ? html`<dt>What it is for (its writer says)</dt><dd>${f.description}</dd>` : null}
                 <//>
                 ${valueKind(f.value) === 'json' || (typeof f.value === 'string' && f.value.length > 80)
@@ -171,8 +136,8 @@ export function NoteTable({ notes, inPersona = false, actions }: { notes: NoteEn
   return html`<table class="entries notes">
     <${Heads} inPersona=${inPersona} actions=${actions !== undefined} names=${['Note', 'Kind', 'Written']} />
     <tbody>
-      ${notes.map((n, i) => {
-        const noteId = n.id ?? n.note_id ?? String(i);
+      ${notes.map((n) => {
+        const noteId = n.id;
         const key = rowKey(inPersona ? (n.profile ?? '') : undefined, noteId);
         const id = rowId('note', key);
         const shown = open === key;
@@ -180,8 +145,8 @@ export function NoteTable({ notes, inPersona = false, actions }: { notes: NoteEn
             <td class="narrow"><${DetailsButton} open=${shown} toggle=${() => setOpen(shown ? undefined : key)} label=${`Details of note: ${noteText(n).slice(0, 40)}`} controls=${id} /></td>
             ${inPersona ? html`<${PersonaCell} profile=${n.profile} />` : null}
             <td class="note-text">${noteText(n)}${n.pinned ? html` <span class="pin" title="In the identity block the hub reads first">pinned</span>` : null}</td>
-            <td>${n.kind ?? '—'}</td>
-            <td class="when">${formatTime(n.written_at ?? n.created_at)}</td>
+            <td>${n.kind}</td>
+            <td class="when">${formatTime(n.written_at)}</td>
             ${actions ? html`<td class="actions">${actions(n)}</td>` : null}
           </tr>
           ${shown

@@ -5,7 +5,8 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { HubService, HubView, NewHubCredential, SessionCredentialView } from '../../common/contract.ts';
+import type { HubService } from '../../common/contract.ts';
+import type { HubView, NewHubCredential, SessionCredentialView } from '../../main/console/answers.ts';
 import { Dialog } from './dialog.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';

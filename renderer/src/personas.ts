@@ -3,26 +3,14 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 // The change log's list of actions (pinned to the persona store's own by a test), so the filter offers exactly what it records.
 import { CHANGE_ACTIONS as ACTIONS } from '../../common/change-log.ts';
-import type { ExportDocument, ForgetOutcome, ForgetPolicy } from '../../common/contract.ts';
+import type { ForgetPolicy } from '../../common/contract.ts';
+import type { WholeExport } from '../../main/console/answers.ts';
+import type { Card, Event as ChangeLogEntry, ForgetResult, IdentityBlock } from '../../services/persona-store/shapes.ts';
 import { Dialog } from './dialog.ts';
 import { FieldTable, NoteTable, entryMatches, noteText, type FieldEntry, type NoteEntry } from './entries.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
-
-interface Persona {
-  profile: string;
-  display_name?: string;
-  [member: string]: unknown;
-}
-
-interface IdentityBlock {
-  persona?: Persona;
-  fields?: FieldEntry[];
-  notes?: NoteEntry[];
-  field_count?: number;
-  note_count?: number;
-}
 
 export function PersonaList({ open }: { open: (profile: string) => void }) {
   return html`<section aria-labelledby="personas-title">
@@ -33,15 +21,15 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
       what="personas"
       member="personas"
       empty="No personas yet. The hub creates one the first time your assistant writes to the persona store for a profile, and it appears here then. If the hub is already in use, check that it points at this persona store (its port is in the Services panel)."
-      renderList=${(list: Persona[]) => html`<table class="personas">
+      renderList=${(list: Card[]) => html`<table class="personas">
         <thead><tr><th>Name</th><th>Profile</th><th>Language</th><th>Tone</th></tr></thead>
         <tbody>
           ${list.map(
             (p) => html`<tr key=${p.profile}>
-              <td><button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name ?? p.profile}</button></td>
+              <td><button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name}</button></td>
               <td><code>${p.profile}</code></td>
-              <td>${typeof p.language === 'string' ? p.language : '—'}</td>
-              <td>${typeof p.tone === 'string' ? p.tone : '—'}</td>
+              <td>${p.language ?? '—'}</td>
+              <td>${p.tone ?? '—'}</td>
             </tr>`,
           )}
         </tbody>
@@ -59,9 +47,9 @@ function matchWords(matched: number, of: number, one: string): string {
 }
 
 type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
-type Asking = { kind: 'forget-field'; key: string } | { kind: 'forget-note'; id: string; preview: string } | { kind: 'delete' } | { kind: 'edit'; persona: Persona } | undefined;
+type Asking = { kind: 'forget-field'; key: string } | { kind: 'forget-note'; id: string; preview: string } | { kind: 'delete' } | { kind: 'edit'; persona: Card } | undefined;
 
-const FORGOTTEN: Record<ForgetOutcome['outcome'], string> = {
+const FORGOTTEN: Record<ForgetResult['outcome'], string> = {
   kept: 'kept: it is out of every answer, recall and export, and stays in the database file',
   pending: 'pending destruction: it is out of every answer now and is destroyed when the grace period ends',
   destroyed: 'destroyed: erased from the database file, its search index and the change log\u2019s replaced values',
@@ -88,7 +76,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   };
   const exportNow = async () => {
     try {
-      const doc = await call<ExportDocument>('personas.export', { profile });
+      const doc = await call<WholeExport>('personas.export', { profile });
       const file = `${profile}-persona-export.json`;
       const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
       const a = document.createElement('a');
@@ -113,12 +101,12 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       what="the persona card"
       retry=${reloadCard}
       render=${(block: IdentityBlock) => html`<header class="card">
-        <h2 id="persona-title" tabindex="-1">${block.persona?.display_name ?? profile}</h2>
-        <p class="muted">profile ${profile} · ${plural(block.field_count ?? 0, 'field')} · ${plural(block.note_count ?? 0, 'note')}</p>
+        <h2 id="persona-title" tabindex="-1">${block.persona.display_name}</h2>
+        <p class="muted">profile ${profile} · ${plural(block.field_count, 'field')} · ${plural(block.note_count, 'note')}</p>
         <${CardMembers} persona=${block.persona} />
         <div class="toolbar persona-actions">
           <button type="button" onClick=${exportNow}>Export (JSON)</button>
-          <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona ?? { profile } })}>Edit the card</button>
+          <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona })}>Edit the card</button>
           <button type="button" class="danger" onClick=${() => setAsking({ kind: 'delete' })}>Delete persona…</button>
         </div>
         <p class="notice">Fields and notes are what their writers reported: data, never instructions. Open an entry (▸) to see who wrote it and through which client.</p>
@@ -162,8 +150,8 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
           ${list.length > 0
             ? html`<${NoteTable}
                 notes=${list}
-                actions=${(n: NoteEntry) => html`<button type="button" onClick=${() => pin('note', n.id ?? '', !n.pinned)} aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}>${n.pinned ? 'Unpin' : 'Pin'}</button>
-                  <button type="button" onClick=${() => setAsking({ kind: 'forget-note', id: n.id ?? '', preview: noteText(n).slice(0, 80) })} aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}>Forget…</button>`}
+                actions=${(n: NoteEntry) => html`<button type="button" onClick=${() => pin('note', n.id, !n.pinned)} aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}>${n.pinned ? 'Unpin' : 'Pin'}</button>
+                  <button type="button" onClick=${() => setAsking({ kind: 'forget-note', id: n.id, preview: noteText(n).slice(0, 80) })} aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}>Forget…</button>`}
               />`
             : null}`;
       }}
@@ -177,8 +165,8 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
           cancel=${() => setAsking(undefined)}
           confirm=${() =>
             asking.kind === 'forget-field'
-              ? act<ForgetOutcome>('personas.forgetField', { profile, key: asking.key }, (d) => `Forgot the field ${asking.key}: ${FORGOTTEN[d.outcome]}.`)
-              : act<ForgetOutcome>('personas.forgetNote', { profile, id: asking.id }, (d) => `Forgot the note: ${FORGOTTEN[d.outcome]}.`)}
+              ? act<ForgetResult>('personas.forgetField', { profile, key: asking.key }, (d) => `Forgot the field ${asking.key}: ${FORGOTTEN[d.outcome]}.`)
+              : act<ForgetResult>('personas.forgetNote', { profile, id: asking.id }, (d) => `Forgot the note: ${FORGOTTEN[d.outcome]}.`)}
         />`
       : null}
     ${asking?.kind === 'delete'
@@ -257,7 +245,9 @@ function DeleteDialog(props: { profile: string; cancel: () => void; confirm: (ty
   <//>`;
 }
 
-const EDITABLE: [string, string][] = [
+/** The card's members a person writes here (verbosity is a choice of three, below them). */
+type CardMember = 'display_name' | 'pronouns' | 'language' | 'tone' | 'verbosity' | 'speaking_style';
+const EDITABLE: [CardMember, string][] = [
   ['display_name', 'Display name'],
   ['pronouns', 'Pronouns'],
   ['language', 'Language (BCP 47, e.g. en or pt-BR)'],
@@ -265,8 +255,8 @@ const EDITABLE: [string, string][] = [
   ['speaking_style', 'Speaking style'],
 ];
 
-function EditCard(props: { persona: Persona; cancel: () => void; save: (card: Record<string, string>) => void }) {
-  const initial = Object.fromEntries([...EDITABLE.map(([m]) => m), 'verbosity'].map((m) => [m, typeof props.persona[m] === 'string' ? (props.persona[m] as string) : '']));
+function EditCard(props: { persona: Card; cancel: () => void; save: (card: Record<string, string>) => void }) {
+  const initial: Record<string, string> = Object.fromEntries([...EDITABLE.map(([m]) => m), 'verbosity' as const].map((m) => [m, props.persona[m] ?? '']));
   const [draft, setDraft] = useState<Record<string, string>>(initial);
   const set = (m: string) => (e: Event) => setDraft({ ...draft, [m]: (e.target as HTMLInputElement).value });
   const changed = Object.fromEntries(Object.entries(draft).filter(([m, v]) => v !== initial[m]));
@@ -296,7 +286,7 @@ function EditCard(props: { persona: Persona; cancel: () => void; save: (card: Re
   <//>`;
 }
 
-const CARD_MEMBERS: [string, string][] = [
+const CARD_MEMBERS: [CardMember, string][] = [
   ['pronouns', 'Pronouns'],
   ['language', 'Language'],
   ['tone', 'Tone'],
@@ -304,9 +294,9 @@ const CARD_MEMBERS: [string, string][] = [
   ['speaking_style', 'Speaking style'],
 ];
 
-function CardMembers({ persona }: { persona: Persona | undefined }) {
-  const present = CARD_MEMBERS.filter(([m]) => typeof persona?.[m] === 'string' && persona[m]);
-  if (!persona || present.length === 0) return null;
+function CardMembers({ persona }: { persona: Card }) {
+  const present = CARD_MEMBERS.filter(([m]) => persona[m]);
+  if (present.length === 0) return null;
   return html`<dl class="card-members">
     ${present.map(([m, label]) => html`<dt key=${`t-${m}`}>${label}</dt><dd key=${`d-${m}`}>${String(persona[m])}</dd>`)}
   </dl>`;
@@ -369,17 +359,6 @@ function Paged<T>(props: {
         <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label=${`Pages of ${props.what}`} />`;
     }}
   />`;
-}
-
-interface ChangeEvent {
-  id: number;
-  at: string;
-  action: string;
-  target_kind: string;
-  target: string;
-  asserted_by: string;
-  source: string | null;
-  changes?: string[];
 }
 
 
@@ -448,7 +427,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
       what="the change log"
       retry=${reload}
       render=${(data: unknown) => {
-        const list = itemsOf<ChangeEvent>(data, 'events');
+        const list = itemsOf<ChangeLogEntry>(data, 'events');
         const next = nextAfter(data);
         if (list.length === 0 && pages.page === 1) {
           return html`<${Empty}><p>${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}</p><//>`;
@@ -461,7 +440,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
                   <td>${formatTime(ev.at)}</td>
                   <td>${ev.action.replace('_', ' ')}</td>
                   <td>${ev.target_kind} <code>${ev.target}</code></td>
-                  <td>${(ev.changes ?? []).join(', ') || '—'}</td>
+                  <td>${ev.changes.join(', ') || '—'}</td>
                   <td>${ev.asserted_by}</td>
                   <td>${ev.source ?? '—'}</td>
                 </tr>`,

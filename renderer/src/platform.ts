@@ -1,30 +1,11 @@
 /** The gateway's subscriptions, and platform connections per profile (kept by the identity service). */
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SubscriptionListView, SubscriptionView as Subscription } from '../../main/console/answers.ts';
+import type { ConnectionList } from '../../services/identity/shapes.ts';
 import { Dialog } from './dialog.ts';
-import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts';
+import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
-
-interface Subscription {
-  id: string;
-  kind: string;
-  repo: string;
-  target: string;
-  /** The connection it was opened under: the gateway cancels it only under this profile. */
-  profile?: string;
-  state: 'active' | 'ended' | 'expired' | 'cancelled';
-  created_at: string;
-  expires_at: string;
-  ended_at: string | null;
-  signal: 'none' | 'pending' | 'sent' | 'failed';
-  signal_attempts: number;
-  /** What ended it, the last delivery attempt, the next one. */
-  event?: string | null;
-  signal_last_status?: number | null;
-  signal_last_error?: string | null;
-  signal_last_at?: string | null;
-  signal_next_at?: string | null;
-}
 
 const KIND_LABELS: Record<string, string> = {
   checks_settled: 'checks settling',
@@ -162,7 +143,7 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
           <dt>Delivery attempts</dt><dd data-member="attempts">${s.signal_attempts}</dd>
           <dt>Last delivery</dt><dd data-member="last">${lastDelivery(s)}</dd>
           <dt>Next attempt</dt><dd data-member="next">${nextAttempt(s)}</dd>
-          <dt>Profile</dt><dd data-member="profile">${s.profile ?? '\u2014'}</dd>
+          <dt>Profile</dt><dd data-member="profile">${s.profile}</dd>
           <dt>Opened</dt><dd>${formatTime(s.created_at)}</dd>
           <dt>Expires</dt><dd>${formatTime(s.expires_at)}</dd>
         </dl>
@@ -184,7 +165,7 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
 }
 
 export function Subscriptions() {
-  const [load, reload] = useCall<{ total: number; items: Subscription[] }>('subscriptions.list', undefined, 'subscriptions', 10_000);
+  const [load, reload] = useCall<SubscriptionListView>('subscriptions.list', undefined, 'subscriptions', 10_000);
   const [open, setOpen] = useState<string | undefined>();
   return html`<section aria-labelledby="subscriptions-title">
     <h2 id="subscriptions-title" tabindex="-1">Gateway subscriptions</h2>
@@ -192,8 +173,8 @@ export function Subscriptions() {
       load=${load}
       what="subscriptions"
       retry=${reload}
-      render=${(data: { total: number; items: Subscription[] }) => {
-        const list = itemsOf<Subscription>(data, 'items');
+      render=${(data: SubscriptionListView) => {
+        const list = data.items;
         if (list.length === 0) {
           return html`<${Empty}><p>No subscriptions. The hub opens one when it waits for checks, a merge, a review or a run; each ends with one signal (when its event happens or it is cancelled) or expires within a week.</p><//>`;
         }
@@ -221,18 +202,11 @@ export function Subscriptions() {
   </section>`;
 }
 
-interface Connection {
-  profile: string;
-  kind: string;
-  created_at?: string;
-  updated_at?: string;
-}
-
 /** Moves the focus to the safe choice of an inline question when it appears (a stable ref: only on mount). */
 const focusOnMount = (el: HTMLElement | null) => el?.focus();
 
 export function Connections() {
-  const [load, reload] = useCall<unknown>('connections.list', undefined, 'connections');
+  const [load, reload] = useCall<ConnectionList>('connections.list', undefined, 'connections');
   const [profile, setProfile] = useState('');
   const [token, setToken] = useState('');
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
@@ -268,8 +242,8 @@ export function Connections() {
       load=${load}
       what="connections"
       retry=${reload}
-      render=${(data: unknown) => {
-        const list = itemsOf<Connection>(data, 'connections');
+      render=${(data: ConnectionList) => {
+        const list = data.connections;
         if (list.length === 0) return html`<${Empty}><p>No connections. Add a GitHub fine-grained personal access token below so the gateway can act for you.</p><//>`;
         return html`<table class="connections">
           <thead><tr><th>Profile</th><th>Kind</th><th>Updated</th><th><span class="visually-hidden">Actions</span></th></tr></thead>

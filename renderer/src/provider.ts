@@ -2,49 +2,32 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import type { ProviderStreamMode, ProviderStreamView } from '../../common/contract.ts';
-import { Empty, Failed, Loaded, formatTime, itemsOf, useCall } from './states.ts';
+import type { ProviderStatus } from '../../main/console/answers.ts';
+import type { LockdownCheck, LoginCheck } from '../../services/model-provider/shapes.ts';
+import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
-
-interface Lockdown {
-  ok?: boolean;
-  state?: string;
-  tools?: string[];
-  mcp_servers?: string[];
-  hooks?: string[];
-  probed_at?: string | null;
-  detail?: string;
-}
-
-interface Readiness {
-  ready?: boolean;
-  checks?: {
-    cli?: { ok?: boolean; path?: string | null; detail?: string };
-    lockdown?: Lockdown;
-    login?: { ok?: boolean; state?: string; detail?: string };
-  };
-}
 
 const PROBE_RUNNING = 'the startup probe is still running. It can take up to two minutes; this page refreshes by itself.';
 
-function lockdownText(lockdown: Lockdown | undefined): string {
-  if (lockdown?.ok) return 'on: no tools, no MCP servers, no hooks';
-  if (lockdown?.state === 'pending') return `not confirmed yet: ${PROBE_RUNNING}`;
-  return `not confirmed (${lockdown?.state ?? 'unknown'}). ${lockdown?.detail ?? 'See the provider\u2019s log in the Services panel.'}`;
+function lockdownText(lockdown: LockdownCheck): string {
+  if (lockdown.ok) return 'on: no tools, no MCP servers, no hooks';
+  if (lockdown.state === 'pending') return `not confirmed yet: ${PROBE_RUNNING}`;
+  return `not confirmed (${lockdown.state}). ${lockdown.detail}`;
 }
 
-function loginText(login: { state?: string; detail?: string } | undefined, lockdown: Lockdown | undefined): string {
-  if (login?.state === 'signed_in') return 'yes';
-  if (login?.state === 'not_signed_in') {
+function loginText(login: LoginCheck, lockdown: LockdownCheck): string {
+  if (login.state === 'signed_in') return 'yes';
+  if (login.state === 'not_signed_in') {
     return `no. ${login.detail ?? 'Run the CLI once in a terminal and sign in (/login).'} The provider notices within a minute once you have.`;
   }
-  if (lockdown?.state === 'pending') return `not known yet: ${PROBE_RUNNING}`;
-  if (lockdown?.state === 'no_cli') return 'not known: there is no CLI to ask (see above).';
-  if (lockdown?.state === 'not_ok') return 'not known: the probe stopped when the CLI loaded what it must not (see Lockdown).';
+  if (lockdown.state === 'pending') return `not known yet: ${PROBE_RUNNING}`;
+  if (lockdown.state === 'no_cli') return 'not known: there is no CLI to ask (see above).';
+  if (lockdown.state === 'not_ok') return 'not known: the probe stopped when the CLI loaded what it must not (see Lockdown).';
   return 'not known: the probe could not tell; see the provider\u2019s log in the Services panel.';
 }
 
-function List({ items, none }: { items: string[] | undefined; none: string }) {
-  if (!items || items.length === 0) return html`<span class="ok-text">${none}</span>`;
+function List({ items, none }: { items: string[]; none: string }) {
+  if (items.length === 0) return html`<span class="ok-text">${none}</span>`;
   return html`<ul class="loaded-list">${items.map((t) => html`<li key=${t}><code>${t}</code></li>`)}</ul>`;
 }
 
@@ -87,35 +70,33 @@ function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () =
 }
 
 export function Provider() {
-  const [load, reload] = useCall<{ ready: Readiness; models: unknown; stream: ProviderStreamView }>('provider.status', undefined, 'provider', 15_000);
+  const [load, reload] = useCall<ProviderStatus>('provider.status', undefined, 'provider', 15_000);
   return html`<section aria-labelledby="provider-title">
     <h2 id="provider-title" tabindex="-1">Chat-model provider</h2>
     <${Loaded}
       load=${load}
       what="the provider's status"
       retry=${reload}
-      render=${({ ready, models, stream }: { ready: Readiness; models: unknown; stream: ProviderStreamView }) => {
-        const cli = ready.checks?.cli;
-        const lockdown = ready.checks?.lockdown;
-        const login = ready.checks?.login;
-        const modelIds = itemsOf<{ id: string }>(models, 'data').map((m) => m.id);
+      render=${({ ready, models, stream }: ProviderStatus) => {
+        const { cli, lockdown, login } = ready.checks;
+        const modelIds = models.data.map((m) => m.id);
         return html`<dl class="provider">
             <dt>Ready</dt>
             <dd data-check="ready">${ready.ready ? 'yes: completions work now' : 'no: see the checks below'}</dd>
             <dt>CLI</dt>
-            <dd data-check="cli">${cli?.ok ? html`found at <code>${cli.path ?? ''}</code>` : html`not found. ${cli?.detail ?? 'Install the CLI or set MODELPROV_CLI_BINARY.'}`}</dd>
+            <dd data-check="cli">${cli.ok ? html`found at <code>${cli.path}</code>` : html`not found. ${cli.detail}`}</dd>
             <dt>Signed in</dt>
             <dd data-check="login">${loginText(login, lockdown)}</dd>
             <dt>Lockdown</dt>
             <dd data-check="lockdown">${lockdownText(lockdown)}</dd>
             <dt>Tools loaded</dt>
-            <dd data-check="tools"><${List} items=${lockdown?.tools} none="none" /></dd>
+            <dd data-check="tools"><${List} items=${lockdown.tools} none="none" /></dd>
             <dt>MCP servers loaded</dt>
-            <dd data-check="mcp"><${List} items=${lockdown?.mcp_servers} none="none" /></dd>
+            <dd data-check="mcp"><${List} items=${lockdown.mcp_servers} none="none" /></dd>
             <dt>Hooks run</dt>
-            <dd data-check="hooks"><${List} items=${lockdown?.hooks} none="none" /></dd>
+            <dd data-check="hooks"><${List} items=${lockdown.hooks} none="none" /></dd>
             <dt>Probed</dt>
-            <dd>${lockdown?.probed_at ? formatTime(lockdown.probed_at) : 'not yet'}</dd>
+            <dd>${lockdown.probed_at ? formatTime(lockdown.probed_at) : 'not yet'}</dd>
             <dt>Streamed replies</dt>
             <${StreamMode} view=${stream} changed=${reload} />
           </dl>

@@ -4,18 +4,12 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { FieldTable, NoteTable, type FieldEntry, type NoteEntry } from './entries.ts';
-import { Empty, Failed, Loading, itemsOf } from './states.ts';
+import type { RecallResult } from '../../services/persona-store/shapes.ts';
+import { FieldTable, NoteTable } from './entries.ts';
+import { Empty, Failed, Loading } from './states.ts';
 import { call } from './transport.ts';
 
-type Hit<T> = T & { profile?: string; entry?: T; field?: T; note?: T };
-type Search = { state: 'idle' } | { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; q: string; data: unknown };
-
-/** Recall items may be the entry itself or wrap it; take the entry either way, with the hit's persona. */
-function entryOf<T>(hit: Hit<T>, member: 'field' | 'note'): T & { profile?: string } {
-  const entry = (hit[member] ?? hit.entry ?? hit) as T & { profile?: string };
-  return { ...entry, profile: hit.profile ?? entry.profile };
-}
+type Search = { state: 'idle' } | { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; q: string; data: RecallResult };
 
 export function Recall() {
   const [q, setQ] = useState('');
@@ -30,7 +24,7 @@ export function Recall() {
     }
     setSearch({ state: 'loading' });
     try {
-      const data = await call('personas.recall', profile.trim() ? { q, profile: profile.trim() } : { q });
+      const data = await call<RecallResult>('personas.recall', profile.trim() ? { q, profile: profile.trim() } : { q });
       setSearch({ state: 'done', q, data });
     } catch (err) {
       setSearch({ state: 'error', message: (err as Error).message });
@@ -53,9 +47,8 @@ export function Recall() {
   </section>`;
 }
 
-function Results({ data, q }: { data: unknown; q: string }) {
-  const fields = itemsOf<Hit<FieldEntry>>((data as Record<string, unknown>)?.fields, 'fields').map((h) => entryOf(h, 'field'));
-  const notes = itemsOf<Hit<NoteEntry>>((data as Record<string, unknown>)?.notes, 'notes').map((h) => entryOf(h, 'note'));
+function Results({ data, q }: { data: RecallResult; q: string }) {
+  const { fields, notes } = data;
   if (fields.length === 0 && notes.length === 0) {
     return html`<${Empty}><p>Nothing matches “${q}”. Try fewer or other words.</p><//>`;
   }

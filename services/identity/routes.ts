@@ -8,7 +8,7 @@ import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincip
 import { AUDIENCE } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
-import { ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredential, SessionId, TokenStatus } from './shapes.ts';
+import { ConnectionList, ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredentialList, SessionId, TokenStatus } from './shapes.ts';
 
 export interface IdentityParts {
   issuer: () => string;
@@ -131,7 +131,7 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/session-credentials',
     operationId: 'list_session_credentials',
     summary: 'Your account\u2019s session credentials, without their secrets',
-    responses: { 200: { description: 'Oldest first.', schema: z.object({ credentials: z.array(SessionCredential) }).meta({ id: 'SessionCredentialList' }) } },
+    responses: { 200: { description: 'Oldest first.', schema: SessionCredentialList } },
     problems: [403],
     screen: ({ principal }) => requireOwner(principal, 'Listing credentials'),
     handler: async ({ principal }) => {
@@ -237,7 +237,7 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/connections',
     operationId: 'list_connections',
     summary: 'Your platform connections, by profile, without secrets',
-    responses: { 200: { description: 'The connections.', schema: z.object({ connections: z.array(ConnectionSummary) }) } },
+    responses: { 200: { description: 'The connections.', schema: ConnectionList } },
     problems: [403],
     screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ principal }) => {

@@ -18,6 +18,7 @@ export const ServiceToken = z
 export const ConnectionSummary = z
   .object({ profile: z.string(), kind: z.enum(['token', 'app']), created_at: z.string(), updated_at: z.string() })
   .meta({ id: 'ConnectionSummary', description: 'A connection without its secret, which is never shown again.' });
+export const ConnectionList = z.object({ connections: z.array(ConnectionSummary) });
 export const ResolvedCredential = z
   .object({
     profile: z.string(),
@@ -69,3 +70,11 @@ export const SessionCredential = z
 export const NewSessionCredential = SessionCredential.extend({
   credential: z.string().meta({ description: 'The secret itself: shown this once, stored only as a hash. Present it as "Authorization: Bearer <credential>".' }),
 }).meta({ id: 'NewSessionCredential' });
+export const SessionCredentialList = z.object({ credentials: z.array(SessionCredential) }).meta({ id: 'SessionCredentialList' });
+
+/** The answers' types, for the console and its page (imported with `import type`: nothing of this file is bundled there). */
+export type ConnectionSummary = z.infer<typeof ConnectionSummary>;
+export type ConnectionList = z.infer<typeof ConnectionList>;
+export type SessionCredential = z.infer<typeof SessionCredential>;
+export type NewSessionCredential = z.infer<typeof NewSessionCredential>;
+export type SessionCredentialList = z.infer<typeof SessionCredentialList>;

@@ -12,16 +12,19 @@ import {
   AddNote,
   Card,
   CreatePersona,
-  Event,
+  EventPage,
   EventsQuery,
   Export,
   ExportQuery,
   Field,
+  FieldPage,
   ForgetResult,
   IdentityBlock,
   Note,
+  NotePage,
   NotesQuery,
   PageQuery,
+  PersonaPage,
   Profile,
   PutField,
   RecallQuery,
@@ -103,7 +106,7 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Your personas',
     tags: ['personas'],
     query: PageQuery,
-    responses: { 200: { description: 'A page of your personas by profile.', schema: z.object({ personas: z.array(Card), next_after: z.string().nullable() }) } },
+    responses: { 200: { description: 'A page of your personas by profile.', schema: PersonaPage } },
     handler: async ({ principal, policy, query }) => {
       return { body: await personas.listPersonas(principal.account, query.after ?? '', pageOf(policy, query.limit)) };
     },
@@ -222,7 +225,7 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     tags: ['fields'],
     params: ProfileParams,
     query: PageQuery,
-    responses: { 200: { description: 'A page of fields.', schema: z.object({ fields: z.array(Field), next_after: z.string().nullable() }) } },
+    responses: { 200: { description: 'A page of fields.', schema: FieldPage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       return { body: await personas.listFields(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
@@ -268,7 +271,7 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     tags: ['notes'],
     params: ProfileParams,
     query: NotesQuery,
-    responses: { 200: { description: 'A page of notes.', schema: z.object({ notes: z.array(Note), next_after: z.string().nullable() }) } },
+    responses: { 200: { description: 'A page of notes.', schema: NotePage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       return { body: await personas.listNotes(principal.account, params.profile, query.after ?? 0, pageOf(policy, query.limit), query.kind) };
@@ -378,7 +381,7 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     tags: ['personas'],
     params: ProfileParams,
     query: EventsQuery,
-    responses: { 200: { description: 'A page of entries, oldest first unless order=newest.', schema: z.object({ events: z.array(Event), next_after: z.number().int().nullable() }) } },
+    responses: { 200: { description: 'A page of entries, oldest first unless order=newest.', schema: EventPage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);

@@ -167,6 +167,26 @@ export const Event = z
   })
   .meta({ id: 'Event' });
 
+/** The list answers: a page of at most `limit` items and the `after` of the next page (null: the last). */
+export const PersonaPage = z.object({ personas: z.array(Card), next_after: z.string().nullable() });
+export const FieldPage = z.object({ fields: z.array(Field), next_after: z.string().nullable() });
+export const NotePage = z.object({ notes: z.array(Note), next_after: z.string().nullable() });
+export const EventPage = z.object({ events: z.array(Event), next_after: z.number().int().nullable() });
+
+/** The answers' types, for the console and its page (imported with `import type`: nothing of this file is bundled there). */
+export type Card = z.infer<typeof Card>;
+export type Field = z.infer<typeof Field>;
+export type Note = z.infer<typeof Note>;
+export type IdentityBlock = z.infer<typeof IdentityBlock>;
+export type ForgetResult = z.infer<typeof ForgetResult>;
+export type RecallResult = z.infer<typeof RecallResult>;
+export type Export = z.infer<typeof Export>;
+export type Event = z.infer<typeof Event>;
+export type PersonaPage = z.infer<typeof PersonaPage>;
+export type FieldPage = z.infer<typeof FieldPage>;
+export type NotePage = z.infer<typeof NotePage>;
+export type EventPage = z.infer<typeof EventPage>;
+
 /** A page's `limit`: at least 1 (the kit's rule); its ceiling is the person's page size, applied by the route (pageOf). */
 const Limit = (member = 'limit') =>
   pageLimit({ member }).meta({

@@ -253,3 +253,10 @@ export const Limit = z.coerce
   .max(100, 'limit must be 1 to 100')
   .default(20)
   .meta({ description: 'How many items to return, 1 to 100 (default 20).' });
+
+export const SubscriptionList = listOf(Subscription, 'SubscriptionList');
+
+/** The answers' types, for the console and its page (imported with `import type`: nothing of this file is bundled there). */
+export type Me = z.infer<typeof Me>;
+export type Subscription = z.infer<typeof Subscription>;
+export type SubscriptionList = z.infer<typeof SubscriptionList>;

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ConsoleServer } from '../../main/console/contract.ts';
+import type { ConsoleServer } from '../../main/console/server-parts.ts';
 import { METHOD_NAMES } from '../../main/console/methods.ts';
 import { startConsoleServer } from '../../main/console/server.ts';
 import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from '../support/console-stack.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { ServiceSupervisor } from '../../main/supervisor/supervisor.ts';
 import type { ServiceStatus } from '../../main/supervisor/types.ts';
-import type { ConsoleApi, ConsoleResult } from '../../main/console/contract.ts';
+import type { ConsoleApi, ConsoleResult } from '../../common/contract.ts';
 import { startGitHubDouble, type GitHubDouble } from '../github-double/double.ts';
 import { tempDir } from './identity.ts';
 import { freePort } from './process.ts';

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
-import { listOf, OpenedSubscription, Subscription, SUBSCRIPTION_STATES, SubscriptionKind } from '../shapes.ts';
+import { OpenedSubscription, Subscription, SubscriptionList, SUBSCRIPTION_STATES, SubscriptionKind } from '../shapes.ts';
 import { MAX_LIFETIME_SECONDS } from '../subscriptions.ts';
 import { type GatewayParts, Number_, Ref, RepoFullName, routesOf, sessionOf } from './common.ts';
 
-const SubscriptionList = listOf(Subscription, 'SubscriptionList');
 const SubscriptionParams = z.object({ id: z.string().regex(/^sub_[A-Za-z0-9_-]{16}$/, 'id is a subscription id (sub_...)') });
 
 export function subscriptionRoutes(api: Api, parts: GatewayParts): void {

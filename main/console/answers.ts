@@ -1,0 +1,45 @@
+/**
+ * The console API's answers that carry a service's shape, as types only: each service member's type is
+ * inferred from the service's zod schema (services/<name>/shapes.ts), so the console
+ * and its page read one declaration. The page imports this file with `import type`; answers of the
+ * console's own (states, logs, overview, first run) are in common/contract.ts.
+ */
+import type { HubService, ProviderStreamView } from '../../common/contract.ts';
+import type { NewSessionCredential, SessionCredential } from '../../services/identity/shapes.ts';
+import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
+import type { Export } from '../../services/persona-store/shapes.ts';
+import type { Subscription } from '../../services/repohost-gateway/shapes.ts';
+
+/** A subscription as the console shows it: the gateway's, without its `signal_url` (a hub may put its own secret there). */
+export type SubscriptionView = Omit<Subscription, 'signal_url'>;
+
+/** `subscriptions.list`: every subscription of the account, and the profile the gateway acted under to list them. */
+export interface SubscriptionListView {
+  profile: string;
+  total: number;
+  items: SubscriptionView[];
+}
+
+/** `provider.status`: the provider's `/ready` body (200 or 503) and `/v1/models` as it answered them, and the stream mode. */
+export interface ProviderStatus {
+  ready: Readiness;
+  models: ModelList;
+  stream: ProviderStreamView;
+}
+
+/** `personas.export`: the persona store's export, every page joined (both cursors null). */
+export type WholeExport = Export & { fields_next_after: null; notes_next_after: null };
+
+/** A session credential of the local account as identity lists it (never its secret), with what it may do in a sentence. */
+export type SessionCredentialView = SessionCredential & { may: string };
+
+/** `hub.createCredential`: the new credential, with its secret; the only answer of the console that carries one, shown once. */
+export type NewHubCredential = NewSessionCredential & { may: string };
+
+/** `hub.get`: how a hub connects, and the local account's session credentials. */
+export interface HubView {
+  services: HubService[];
+  credentials: SessionCredentialView[];
+  /** Where the credentials could not be listed (identity down), the sentence saying so. */
+  credentialsError?: string;
+}
