@@ -10,9 +10,19 @@ const SERVICES = readdirSync(new URL('./services/', import.meta.url), { withFile
 /** Tests, their support code and benchmarks may import anything: crossing layers is their job. */
 const FREE = ['**/*.test.ts', '**/test-support/**', 'test/**', 'bench/**'];
 
-const ELECTRON = { regex: '^(electron|electron-store)(/|$)|^@electron/|(^|/)electron/', message: 'Electron stays in main/electron/: this code also runs in plain Node (npm run serve, the tests).' };
-const RENDERER = { regex: '(^|/)renderer/', message: 'The renderer is a web page: reach it through the console API, never by import.' };
-const MAIN = { regex: '(^|/)main/', message: 'Nothing of main/ is shared with this layer: shared facts live in common/ (the catalogue, states, contract).' };
+const ELECTRON = {
+  regex: '^(electron|electron-store)(/|$)|^@electron/|(^|/)electron/',
+  message: 'Electron stays in main/electron/: this code also runs in plain Node (npm run serve, the tests).',
+};
+const RENDERER = {
+  regex: '(^|/)renderer/',
+  message: 'The renderer is a web page: reach it through the console API, never by import.',
+};
+const MAIN = {
+  regex: '(^|/)main/',
+  message:
+    'Nothing of main/ is shared with this layer: shared facts live in common/ (the catalogue, states, contract).',
+};
 const A_SERVICE = {
   regex: `(^|/)services/(?!kit/)|(^|/)(${SERVICES.join('|')})/`,
   message: 'A service is a program of its own: talk to it over HTTP; shared facts live in common/.',
@@ -25,13 +35,15 @@ const SHAPES = `(^|/)services/(${SERVICES.join('|')})/shapes\\.ts$`;
 const SHAPE_TYPES = {
   regex: SHAPES,
   allowTypeImports: true,
-  message: 'Take a service\'s answer types with `import type` from its shapes file: its schemas and code stay out of this layer.',
+  message:
+    "Take a service's answer types with `import type` from its shapes file: its schemas and code stay out of this layer.",
 };
 /** The console's answers that carry a service's shape: the page takes their types too, nothing else of main/. */
 const CONSOLE_ANSWERS = {
   regex: '(^|/)main/console/answers\\.ts$',
   allowTypeImports: true,
-  message: 'The page takes the console\'s answer types with `import type` from main/console/answers.ts; everything else comes through the console API.',
+  message:
+    "The page takes the console's answer types with `import type` from main/console/answers.ts; everything else comes through the console API.",
 };
 
 /**
@@ -43,7 +55,11 @@ const CONSOLE_ANSWERS = {
  */
 function lane(files, ...patterns) {
   // typescript-eslint's version of the rule: a pattern may let `import type` through (allowTypeImports).
-  return { files, ignores: FREE, rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } };
+  return {
+    files,
+    ignores: FREE,
+    rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+  };
 }
 
 export default tseslint.config(
@@ -59,19 +75,40 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', document: 'readonly', window: 'readonly', fetch: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        document: 'readonly',
+        window: 'readonly',
+        fetch: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+      },
+    },
   },
-  lane(['common/**'], { regex: '^(?!\\./)', message: 'common/ imports nothing outside itself (no node:, no package): every layer, the renderer included, reads it.' }),
+  lane(['common/**'], {
+    regex: '^(?!\\./)',
+    message:
+      'common/ imports nothing outside itself (no node:, no package): every layer, the renderer included, reads it.',
+  }),
   lane(
     ['renderer/src/**'],
     {
       regex: `^(?!\\./|(\\.\\./)+common/|preact(/|$)|htm(/|$)|.*${SHAPES}|.*${CONSOLE_ANSWERS.regex})`,
-      message: 'The console page imports only common/ (and preact, htm), and types with `import type` from the services\' shapes and main/console/answers.ts: everything else comes through the console API.',
+      message:
+        "The console page imports only common/ (and preact, htm), and types with `import type` from the services' shapes and main/console/answers.ts: everything else comes through the console API.",
     },
     SHAPE_TYPES,
     CONSOLE_ANSWERS,
   ),
-  lane(['services/kit/**'], A_SERVICE, { regex: '(^|/)(main|common)/', message: 'The kit is the services\' own: nothing of main/, not even common/.' }, RENDERER, ELECTRON),
+  lane(
+    ['services/kit/**'],
+    A_SERVICE,
+    { regex: '(^|/)(main|common)/', message: "The kit is the services' own: nothing of main/, not even common/." },
+    RENDERER,
+    ELECTRON,
+  ),
   ...SERVICES.map((name) =>
     lane(
       [`services/${name}/**`],
@@ -91,7 +128,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-globals': [
         'error',
-        { name: 'encodeURIComponent', message: 'Build a path from input with urlPath (common/url-path.ts): it refuses "." and ".." segments. Queries go in URLSearchParams.' },
+        {
+          name: 'encodeURIComponent',
+          message:
+            'Build a path from input with urlPath (common/url-path.ts): it refuses "." and ".." segments. Queries go in URLSearchParams.',
+        },
       ],
     },
   },

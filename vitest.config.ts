@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['common/**/*.test.ts', 'services/**/*.test.ts', 'main/**/*.test.ts', 'renderer/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'common/**/*.test.ts',
+      'services/**/*.test.ts',
+      'main/**/*.test.ts',
+      'renderer/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
     // Builds what changed (main/build/) once per run: tests run the app as `npm run build` leaves it.
     globalSetup: ['main/build/test-setup.ts'],
     // electron-store loads `electron`; inlined, it gets a test's stand-in for Electron (main/electron/settings.test.ts).

@@ -44,13 +44,19 @@ export function encodePng(size: number, pixel: (x: number, y: number) => Rgba): 
   header.writeUInt32BE(size, 0);
   header.writeUInt32BE(size, 4);
   header.set([8, 6, 0, 0, 0], 8); // 8-bit RGBA
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** Coverage of a pixel by a disc, sampled 4x4 for smooth edges. */
 function disc(x: number, y: number, cx: number, cy: number, r: number): number {
   let hit = 0;
-  for (let i = 0; i < 4; i++) for (let j = 0; j < 4; j++) if ((x + (i + 0.5) / 4 - cx) ** 2 + (y + (j + 0.5) / 4 - cy) ** 2 <= r * r) hit++;
+  for (let i = 0; i < 4; i++)
+    for (let j = 0; j < 4; j++) if ((x + (i + 0.5) / 4 - cx) ** 2 + (y + (j + 0.5) / 4 - cy) ** 2 <= r * r) hit++;
   return hit / 16;
 }
 
@@ -77,7 +83,10 @@ function trayIcon(size: number, [r, g, b]: readonly [number, number, number]): B
 
 function appIcon(size: number): Buffer {
   const c = size / 2;
-  const dots: Array<[number, number]> = [0, 1, 2, 3].map((k) => [c + Math.cos((k * Math.PI) / 2 + Math.PI / 4) * size * 0.24, c + Math.sin((k * Math.PI) / 2 + Math.PI / 4) * size * 0.24]);
+  const dots: Array<[number, number]> = [0, 1, 2, 3].map((k) => [
+    c + Math.cos((k * Math.PI) / 2 + Math.PI / 4) * size * 0.24,
+    c + Math.sin((k * Math.PI) / 2 + Math.PI / 4) * size * 0.24,
+  ]);
   return encodePng(size, (x, y) => {
     const half = size * 0.44;
     const corner = size * 0.12;
@@ -88,7 +97,12 @@ function appIcon(size: number): Buffer {
     const spokes = Math.max(...dots.map(([dx, dy]) => disc(x, y, dx, dy, size * 0.08)));
     const white = Math.max(hub, spokes);
     const base: Rgba = [36, 41, 47, Math.round(255 * inside)];
-    return [Math.round(base[0] + (240 - base[0]) * white), Math.round(base[1] + (246 - base[1]) * white), Math.round(base[2] + (252 - base[2]) * white), base[3]];
+    return [
+      Math.round(base[0] + (240 - base[0]) * white),
+      Math.round(base[1] + (246 - base[1]) * white),
+      Math.round(base[2] + (252 - base[2]) * white),
+      base[3],
+    ];
   });
 }
 

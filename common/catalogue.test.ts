@@ -13,12 +13,27 @@ import { identitySettings, loadIdentityConfig } from '../services/identity/confi
 import { loadModelProviderConfig, modelProviderSettings, STREAM_MODES } from '../services/model-provider/config.ts';
 import { PROVIDER_STREAM_MODES } from './contract.ts';
 import { ACTIONS } from '../services/persona-store/change-log.ts';
-import { FORGET_MODES as STORE_FORGET_MODES, loadPersonaConfig, PERSONA_AUDIENCE } from '../services/persona-store/config.ts';
-import { AUDIENCE as REPOHOST_AUDIENCE, loadRepohostConfig, repohostSettings } from '../services/repohost-gateway/config.ts';
+import {
+  FORGET_MODES as STORE_FORGET_MODES,
+  loadPersonaConfig,
+  PERSONA_AUDIENCE,
+} from '../services/persona-store/config.ts';
+import {
+  AUDIENCE as REPOHOST_AUDIENCE,
+  loadRepohostConfig,
+  repohostSettings,
+} from '../services/repohost-gateway/config.ts';
 import { personaSettings } from '../services/persona-store/config.ts';
 import { CHANGE_ACTIONS, DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from './change-log.ts';
 import { serviceNeed } from './needs.ts';
-import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICE_PORTS, SERVICES, TOKEN_AUDIENCES, type ServiceName } from './services.ts';
+import {
+  SERVICE_CATALOGUE,
+  SERVICE_NAMES,
+  SERVICE_PORTS,
+  SERVICES,
+  TOKEN_AUDIENCES,
+  type ServiceName,
+} from './services.ts';
 import { aggregateState, SERVICE_STATES, STATE_ADVICE } from './states.ts';
 import { aggregateState as trayAggregate } from '../main/electron/tray-menu.ts';
 
@@ -105,7 +120,10 @@ describe('each service takes its facts from the catalogue', () => {
     expect(new Set(variables).size).toBe(variables.length);
     for (const s of SERVICES) {
       const holds = s.hubVariables.map(([, h]) => h);
-      expect(holds.filter((h) => h === 'base-url'), s.name).toHaveLength(1);
+      expect(
+        holds.filter((h) => h === 'base-url'),
+        s.name,
+      ).toHaveLength(1);
       expect(holds.includes('audience'), s.name).toBe(s.audience !== null);
       expect(holds.includes('session-credential'), s.name).toBe(s.credential === 'session-credential');
       for (const [variable] of s.hubVariables) expect(variable).toMatch(/^HUB_[A-Z_]+$/);
@@ -117,10 +135,17 @@ describe('each service takes its facts from the catalogue', () => {
   });
 
   it('the tray icon\u2019s state is the tray\u2019s own rule, for every mix of four states', () => {
-    for (const a of SERVICE_STATES) for (const b of SERVICE_STATES) for (const c of SERVICE_STATES) for (const d of SERVICE_STATES) {
-      const states = [a, b, c, d];
-      expect(aggregateState(states)).toBe(trayAggregate(states.map((state, i) => ({ name: SERVICE_NAMES[i]!, state, port: 1, url: '', restarts: 0 }))));
-    }
+    for (const a of SERVICE_STATES)
+      for (const b of SERVICE_STATES)
+        for (const c of SERVICE_STATES)
+          for (const d of SERVICE_STATES) {
+            const states = [a, b, c, d];
+            expect(aggregateState(states)).toBe(
+              trayAggregate(
+                states.map((state, i) => ({ name: SERVICE_NAMES[i]!, state, port: 1, url: '', restarts: 0 })),
+              ),
+            );
+          }
   });
 
   it('the persona store logs the shared change-log actions and forget modes (the same lists, not copies)', () => {

@@ -120,7 +120,14 @@ export interface OverviewView {
   services: (ServiceView & { advice: string; need?: Need })[];
   /** Every need, in service order: what the services wait for and the action that gives it. */
   needs: Need[];
-  counts: { personas: Count; fields: Count; notes: Count; openSubscriptions: Count; connections: Count; hubCredentials: Count };
+  counts: {
+    personas: Count;
+    fields: Count;
+    notes: Count;
+    openSubscriptions: Count;
+    connections: Count;
+    hubCredentials: Count;
+  };
   attention: Attention[];
 }
 
@@ -197,7 +204,9 @@ export interface FirstRunView {
 }
 
 /** `firstRun.testConnection`: the gateway acting under a connection (`GET /v1/me`). */
-export type ConnectionTest = { ok: true; profile: string; login: string; kind: string; repositories: number | null } | { ok: false; profile: string; message: string };
+export type ConnectionTest =
+  | { ok: true; profile: string; login: string; kind: string; repositories: number | null }
+  | { ok: false; profile: string; message: string };
 
 /** `firstRun.openTerminal`. */
 export interface TerminalOpened {

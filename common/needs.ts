@@ -9,7 +9,14 @@ import { AGGREGATE_WORDS, aggregateState, type AggregateState, type ServiceState
 export const FIRST_RUN_STEPS = ['cli-sign-in', 'github-connection', 'hub-credential'] as const;
 export type FirstRunStepId = (typeof FIRST_RUN_STEPS)[number];
 
-export type NeedKind = 'cli-sign-in' | 'cli-missing' | 'provider-lockdown' | 'platform-unreachable' | 'github-connection' | 'identity-service' | 'configuration';
+export type NeedKind =
+  | 'cli-sign-in'
+  | 'cli-missing'
+  | 'provider-lockdown'
+  | 'platform-unreachable'
+  | 'github-connection'
+  | 'identity-service'
+  | 'configuration';
 
 /** Something a service waits for, and the one thing that gives it. */
 export interface Need {
@@ -39,7 +46,11 @@ const STARTING_CHECK_STATES = new Set(['pending', 'unknown']);
  * one. A wait on identity's keys is the service's own start while identity runs (its keys are on their
  * way), and a wait for the person only once identity is not running.
  */
-export function waitsOutside(service: ServiceName, failing: readonly FailingCheck[], identityRunning: boolean): boolean {
+export function waitsOutside(
+  service: ServiceName,
+  failing: readonly FailingCheck[],
+  identityRunning: boolean,
+): boolean {
   if (failing.length === 0) return false;
   return failing.every((c) => {
     if (!SERVICE_CATALOGUE[service].waitsOn.includes(c.name)) return false;
@@ -90,7 +101,11 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
 };
 
 /** The need of a service in the `waiting` state: its first failing outside check, in words. */
-export function serviceNeed(status: { name: ServiceName; state: ServiceState; waitingOn?: readonly string[] }): Need | undefined {
+export function serviceNeed(status: {
+  name: ServiceName;
+  state: ServiceState;
+  waitingOn?: readonly string[];
+}): Need | undefined {
   if (status.state !== 'waiting') return undefined;
   const check = (status.waitingOn ?? []).find((c) => SERVICE_CATALOGUE[status.name].waitsOn.includes(c) && NEEDS[c]);
   return check ? { service: status.name, ...NEEDS[check]! } : undefined;
@@ -111,7 +126,10 @@ export const CONNECTION_NEED: Need = {
  * waits for the person, the sentence lists the actions. `needs` may include what the states cannot
  * show (a gateway without a connection), which turns an all-ready headline into "waiting" too.
  */
-export function headline(states: readonly ServiceState[], needs: readonly Need[]): { state: AggregateState; text: string } {
+export function headline(
+  states: readonly ServiceState[],
+  needs: readonly Need[],
+): { state: AggregateState; text: string } {
   const aggregate = aggregateState(states);
   const waiting = needs.length > 0 && (aggregate === 'ready' || aggregate === 'waiting' || aggregate === 'starting');
   if (!waiting) return { state: aggregate, text: `${AGGREGATE_WORDS[aggregate]}.` };

@@ -13,11 +13,26 @@ export interface SecretFormat {
 
 export const SECRET_FORMATS = {
   /** identity: a session credential (the app's own, a hub's), also inside the `HUB_SESSION_CREDENTIAL=` line the hub page shows. */
-  sessionCredential: { kind: 'a session credential of this app\u2019s identity service', prefix: 'hubs_', bytes: 32, encoding: 'base64url' },
+  sessionCredential: {
+    kind: 'a session credential of this app\u2019s identity service',
+    prefix: 'hubs_',
+    bytes: 32,
+    encoding: 'base64url',
+  },
   /** repohost-gateway: a subscription's signal secret (Standard Webhooks). */
-  signalSecret: { kind: 'a signal secret of this app\u2019s repository gateway', prefix: 'whsec_', bytes: 24, encoding: 'base64' },
+  signalSecret: {
+    kind: 'a signal secret of this app\u2019s repository gateway',
+    prefix: 'whsec_',
+    bytes: 24,
+    encoding: 'base64',
+  },
   /** the supervisor: the gateway's service token towards identity. */
-  gatewayServiceToken: { kind: 'the service token of this app\u2019s repository gateway', prefix: 'hubsvc_', bytes: 32, encoding: 'base64url' },
+  gatewayServiceToken: {
+    kind: 'the service token of this app\u2019s repository gateway',
+    prefix: 'hubsvc_',
+    bytes: 32,
+    encoding: 'base64url',
+  },
   /** the console: the per-launch secret of the headless console. */
   consoleSecret: { kind: 'the console secret of this app', prefix: 'hubcon_', bytes: 32, encoding: 'base64url' },
 } as const satisfies Record<string, SecretFormat>;
@@ -38,7 +53,10 @@ export function secretPattern(format: SecretFormat): RegExp {
   return new RegExp(`${escaped(format.prefix)}${bodyPattern(format)}`);
 }
 
-const PATTERNS = Object.values(SECRET_FORMATS).map((format) => ({ format: format as SecretFormat, pattern: secretPattern(format) }));
+const PATTERNS = Object.values(SECRET_FORMATS).map((format) => ({
+  format: format as SecretFormat,
+  pattern: secretPattern(format),
+}));
 
 /** base64's own characters as a URL's query writes them (a signal secret pasted from a link). */
 const ENCODED = /%(2B|2F|3D)/gi;

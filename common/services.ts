@@ -19,7 +19,8 @@ export type HubValue = 'base-url' | 'audience' | 'profile' | 'session-credential
  * identity's URL, the gateway's service token (and identity's register of it), the ports a signal must
  * never reach, the provider's stream mode from the app's settings.
  */
-export type WiredSetting = 'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM';
+export type WiredSetting =
+  'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM';
 
 export interface ServiceFacts {
   /** The program's name: `npm run service -- <name>`, its folder under services/, its data sub-folder. */
@@ -115,7 +116,8 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     wired: ['STREAM'],
     hubPath: '/v1',
     hubVariables: [['HUB_MODELPROV_BASE_URL', 'base-url']],
-    hubNote: 'An OpenAI-compatible chat-completions endpoint; it takes no token (an OpenAI client that insists on an API key may send any value).',
+    hubNote:
+      'An OpenAI-compatible chat-completions endpoint; it takes no token (an OpenAI client that insists on an API key may send any value).',
   },
 };
 
@@ -123,7 +125,9 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
 export const SERVICES: readonly ServiceFacts[] = SERVICE_NAMES.map((name) => SERVICE_CATALOGUE[name]);
 
 /** Titles by name, for menus and headings. */
-export const SERVICE_TITLES: Readonly<Record<ServiceName, string>> = Object.fromEntries(SERVICES.map((s) => [s.name, s.title])) as Record<ServiceName, string>;
+export const SERVICE_TITLES: Readonly<Record<ServiceName, string>> = Object.fromEntries(
+  SERVICES.map((s) => [s.name, s.title]),
+) as Record<ServiceName, string>;
 
 /** The file in identity's data folder that holds the local account's session credential (owner-only). */
 export const LOCAL_SESSION_FILE = 'local-session';

@@ -8,7 +8,18 @@
  * `waiting`: up, and its /ready says it waits for something outside it: a person (sign in to the CLI),
  * the network (the platform), or another service (identity); `waitingOn` names the checks.
  */
-export const SERVICE_STATES = ['stopped', 'starting', 'live', 'waiting', 'ready', 'degraded', 'backing-off', 'crashed', 'gave-up', 'stopping'] as const;
+export const SERVICE_STATES = [
+  'stopped',
+  'starting',
+  'live',
+  'waiting',
+  'ready',
+  'degraded',
+  'backing-off',
+  'crashed',
+  'gave-up',
+  'stopping',
+] as const;
 export type ServiceState = (typeof SERVICE_STATES)[number];
 
 export const STATE_WORDS: Readonly<Record<ServiceState, string>> = {
@@ -39,7 +50,14 @@ export const STATE_ADVICE: Readonly<Record<ServiceState, string>> = {
 };
 
 /** States in which the service's process runs (Stop applies, Start does not). */
-export const RUNNING_STATES: ReadonlySet<ServiceState> = new Set(['starting', 'live', 'waiting', 'ready', 'degraded', 'backing-off']);
+export const RUNNING_STATES: ReadonlySet<ServiceState> = new Set([
+  'starting',
+  'live',
+  'waiting',
+  'ready',
+  'degraded',
+  'backing-off',
+]);
 
 /** States that need a person's attention on the overview. */
 export const TROUBLE_STATES: ReadonlySet<ServiceState> = new Set(['degraded', 'backing-off', 'crashed', 'gave-up']);

@@ -3,7 +3,9 @@ import { PathSegmentError, urlPath } from './url-path.ts';
 
 describe('urlPath', () => {
   it('encodes each value as one segment', () => {
-    expect(urlPath`/v1/personas/${'household'}/fields/${'favourite tea'}`).toBe('/v1/personas/household/fields/favourite%20tea');
+    expect(urlPath`/v1/personas/${'household'}/fields/${'favourite tea'}`).toBe(
+      '/v1/personas/household/fields/favourite%20tea',
+    );
     expect(urlPath`/v1/personas/${'a/..'}/notes/${'%2e%2e'}`).toBe('/v1/personas/a%2F../notes/%252e%252e');
     expect(urlPath`/v1/x/${'?q=1#f'}`).toBe('/v1/x/%3Fq%3D1%23f');
     expect(urlPath`/v1/recall`).toBe('/v1/recall');

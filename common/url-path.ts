@@ -18,12 +18,14 @@ export class PathSegmentError extends Error {
  * Unicode (a lone surrogate). Encoded: everything else that is not a letter, digit or one of -_.!~*'().
  */
 export function urlPath(literal: TemplateStringsArray, ...values: readonly (string | number)[]): UrlPath {
-  if (!literal[0]!.startsWith('/') || literal[0]!.startsWith('//')) throw new TypeError('urlPath: a path starts with one "/".');
+  if (!literal[0]!.startsWith('/') || literal[0]!.startsWith('//'))
+    throw new TypeError('urlPath: a path starts with one "/".');
   let path = literal[0]!;
   values.forEach((value, i) => {
     const after = literal[i + 1]!;
     // Each value is a whole segment, so no two values (or a value and fixed text) can make a dot segment together.
-    if (!path.endsWith('/') || !(after === '' || after.startsWith('/'))) throw new TypeError('urlPath: a value must be a whole segment between slashes.');
+    if (!path.endsWith('/') || !(after === '' || after.startsWith('/')))
+      throw new TypeError('urlPath: a value must be a whole segment between slashes.');
     path += segment(String(value)) + after;
   });
   return path as UrlPath;
@@ -31,10 +33,15 @@ export function urlPath(literal: TemplateStringsArray, ...values: readonly (stri
 
 function segment(value: string): string {
   if (value === '') throw new PathSegmentError('A name in the address is empty; give it at least one character.');
-  if (value === '.' || value === '..') throw new PathSegmentError('A name in the address may not be "." or ".." (it would name another place); choose another.');
+  if (value === '.' || value === '..')
+    throw new PathSegmentError(
+      'A name in the address may not be "." or ".." (it would name another place); choose another.',
+    );
   try {
     return encodeURIComponent(value);
   } catch {
-    throw new PathSegmentError('A name in the address is not valid Unicode text (it holds a lone surrogate); send it as ordinary text.');
+    throw new PathSegmentError(
+      'A name in the address is not valid Unicode text (it holds a lone surrogate); send it as ordinary text.',
+    );
   }
 }

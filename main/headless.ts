@@ -29,7 +29,11 @@ async function main(): Promise<void> {
   let args;
   try {
     args = parseArgs({
-      options: { 'data-dir': { type: 'string' }, 'console-port': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        'data-dir': { type: 'string' },
+        'console-port': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
     }).values;
   } catch (err) {
@@ -47,11 +51,14 @@ async function main(): Promise<void> {
   }
   const dataDir = resolve(args['data-dir'] ?? appDataDir());
   const built = await build({ targets: ['console', 'services'] });
-  const fresh = Object.entries(built).filter(([, r]) => r.built).map(([t]) => t);
+  const fresh = Object.entries(built)
+    .filter(([, r]) => r.built)
+    .map(([t]) => t);
   if (fresh.length) process.stdout.write(`Built ${fresh.join(' and ')} (only what changed).\n`);
   const errors = buildErrors(built);
   // A service that does not compile then fails from source with the same error in its log.
-  if (errors) process.stderr.write(`The build failed:\n${errors}\nServices whose bundles are out of date run from source.\n`);
+  if (errors)
+    process.stderr.write(`The build failed:\n${errors}\nServices whose bundles are out of date run from source.\n`);
   const supervisor = new ServiceSupervisor({ dataDir });
   process.stdout.write(`Data folder: ${dataDir}\nStarting ${supervisor.services().join(', ')}...\n`);
 
@@ -62,7 +69,9 @@ async function main(): Promise<void> {
     if (stopping) {
       // Ctrl-C reaches npm and us at once, and npm passes it on too: only a later press forces the exit.
       if (Date.now() - stoppingSince < 1_000) return;
-      process.stdout.write('Stopping already; exiting now. The services end by themselves when this process is gone.\n');
+      process.stdout.write(
+        'Stopping already; exiting now. The services end by themselves when this process is gone.\n',
+      );
       process.exit(130);
     }
     stopping = true;
@@ -79,7 +88,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   supervisor.on('status', (s: ServiceStatus) => {
-    if (!stopping && ['ready', 'degraded', 'backing-off', 'gave-up'].includes(s.state)) process.stdout.write(`${line(s)}\n`);
+    if (!stopping && ['ready', 'degraded', 'backing-off', 'gave-up'].includes(s.state))
+      process.stdout.write(`${line(s)}\n`);
   });
 
   // The console first: its port must be known before the gateway starts, which refuses signals to it.
@@ -99,10 +109,14 @@ async function main(): Promise<void> {
   const statuses = await supervisor.waitUntilSettled(undefined, 20_000).catch(() => supervisor.status());
   if (stopping) return;
   const ready = statuses.filter((s) => s.state === 'ready').length;
-  process.stdout.write(`\n${ready === statuses.length ? 'All services are ready' : `${ready} of ${statuses.length} services are ready`}:\n`);
+  process.stdout.write(
+    `\n${ready === statuses.length ? 'All services are ready' : `${ready} of ${statuses.length} services are ready`}:\n`,
+  );
   for (const s of statuses) process.stdout.write(`${line(s)}\n`);
   if (statuses.some((s) => s.state === 'starting' || s.state === 'live')) {
-    process.stdout.write('Services not ready yet are still being checked; each is printed here when it becomes ready.\n');
+    process.stdout.write(
+      'Services not ready yet are still being checked; each is printed here when it becomes ready.\n',
+    );
   }
   process.stdout.write(`${consoleLine}\nLogs: ${join(dataDir, 'logs')}\nPress Ctrl-C to stop.\n`);
 }

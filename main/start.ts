@@ -21,7 +21,8 @@ if (reason) {
     process.exit(1);
   }
   const errors = buildErrors(built);
-  if (errors) process.stderr.write(`The build failed:\n${errors}\nServices whose bundles are out of date run from source.\n`);
+  if (errors)
+    process.stderr.write(`The build failed:\n${errors}\nServices whose bundles are out of date run from source.\n`);
   const child = spawn(electronBinary()!, [PROJECT_ROOT, ...process.argv.slice(2)], {
     stdio: 'inherit',
     cwd: PROJECT_ROOT,

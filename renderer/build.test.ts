@@ -23,7 +23,11 @@ describe('the renderer build', () => {
     const { files } = await buildRenderer();
     const html = files['index.html']!.body.toString();
     expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}" />`);
-    const directives = Object.fromEntries(CONTENT_SECURITY_POLICY.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+    const directives = Object.fromEntries(
+      CONTENT_SECURITY_POLICY.split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...values]) => [name, values]),
+    );
     expect(directives['default-src']).toEqual(["'none'"]);
     for (const name of ['script-src', 'style-src', 'connect-src']) expect(directives[name]).toEqual(["'self'"]);
     expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe');
@@ -35,7 +39,8 @@ describe('the renderer build', () => {
     try {
       const { files } = await buildRenderer({ outDir: out });
       expect(readdirSync(out).sort()).toEqual(Object.keys(files).sort());
-      for (const [name, file] of Object.entries(files)) expect(readFileSync(join(out, name)).equals(file.body)).toBe(true);
+      for (const [name, file] of Object.entries(files))
+        expect(readFileSync(join(out, name)).equals(file.body)).toBe(true);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -46,7 +51,15 @@ describe('the renderer build', () => {
     expect(sources.length).toBeGreaterThan(5);
     for (const file of sources) {
       const text = readFileSync(join(SRC, file), 'utf8');
-      for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'dangerouslySetInnerHTML', 'document.write', 'eval(', 'new Function']) {
+      for (const sink of [
+        'innerHTML',
+        'outerHTML',
+        'insertAdjacentHTML',
+        'dangerouslySetInnerHTML',
+        'document.write',
+        'eval(',
+        'new Function',
+      ]) {
         expect(text.includes(sink), `${file} uses ${sink}`).toBe(false);
       }
     }

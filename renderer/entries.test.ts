@@ -10,7 +10,15 @@ const at = '2026-03-01T10:00:00.000Z';
 const written = { source: 'assistant', asserted_by: 'persona', pinned: false, revision: 1 } as const;
 /** A field as the persona store answers it. */
 function field(key: string, value: unknown, description: string): FieldEntry {
-  return { ...written, key, value, description, value_type: Array.isArray(value) ? 'list' : 'string', created_at: at, updated_at: at };
+  return {
+    ...written,
+    key,
+    value,
+    description,
+    value_type: Array.isArray(value) ? 'list' : 'string',
+    created_at: at,
+    updated_at: at,
+  };
 }
 
 describe('a persona entry on one line', () => {
@@ -26,7 +34,14 @@ describe('a persona entry on one line', () => {
   it('keeps the entries that hold every word of the filter, case aside', () => {
     const tea = field('favourite_tea', 'Assam, strong', 'The tea the household likes best');
     const kids = field('kids_names', ['Ada', 'Linus'], 'Names of the children');
-    const walk: NoteEntry = { ...written, id: 'n1', content: 'The family walked the dog by the river.', kind: 'episode', written_at: at, revised_at: at };
+    const walk: NoteEntry = {
+      ...written,
+      id: 'n1',
+      content: 'The family walked the dog by the river.',
+      kind: 'episode',
+      written_at: at,
+      revised_at: at,
+    };
     expect(entryMatches('', tea)).toBe(true);
     expect(entryMatches('ASSAM', tea)).toBe(true);
     expect(entryMatches('household best', tea)).toBe(true);

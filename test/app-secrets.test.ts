@@ -56,7 +56,12 @@ describe.each(names)('the %s this app issues', (name) => {
     for (let i = 0; i < 10; i++) {
       const secret = await ISSUERS[name]();
       const inLink = `http://127.0.0.1:9000/hook?secret=${encodeURIComponent(secret)}`;
-      for (const content of [secret, `HUB_SESSION_CREDENTIAL=${secret}`, `the hub's settings:\nHUB_SECRET=${secret}\nHUB_BASE_URL=http://127.0.0.1:8004`, inLink]) {
+      for (const content of [
+        secret,
+        `HUB_SESSION_CREDENTIAL=${secret}`,
+        `the hub's settings:\nHUB_SECRET=${secret}\nHUB_BASE_URL=http://127.0.0.1:8004`,
+        inLink,
+      ]) {
         const r = await bed.owner.call('POST', '/v1/personas/ada/notes', note(content));
         expect(r.status, `${name} in a note`).toBe(422);
         expect(r.body.type).toBe('urn:persona-store:credential-refused');
@@ -72,7 +77,11 @@ describe.each(names)('the %s this app issues', (name) => {
     const asValue = await bed.owner.call('PUT', '/v1/personas/ada/fields/hub', field({ env: [`KEY=${secret}`] }));
     expect(asValue.status).toBe(422);
     expect(asValue.body.member).toBe('body.value.env[0]');
-    const asDescription = await bed.owner.call('PUT', '/v1/personas/ada/fields/hub', field(1, { description: `use ${secret}` }));
+    const asDescription = await bed.owner.call(
+      'PUT',
+      '/v1/personas/ada/fields/hub',
+      field(1, { description: `use ${secret}` }),
+    );
     expect(asDescription.status).toBe(422);
     expect(asDescription.body.member).toBe('body.description');
   });
@@ -86,11 +95,36 @@ describe.each(names)('the %s this app issues', (name) => {
       const at = '2026-11-01T00:00:00.000Z';
       const doc = {
         format: 'persona-export/1',
-        persona: { profile: 'bob', display_name: 'Bob', pronouns: null, language: null, tone: null, verbosity: null, speaking_style: null, created_at: at, updated_at: at },
+        persona: {
+          profile: 'bob',
+          display_name: 'Bob',
+          pronouns: null,
+          language: null,
+          tone: null,
+          verbosity: null,
+          speaking_style: null,
+          created_at: at,
+          updated_at: at,
+        },
         fields: [],
-        notes: [{ id: 'n1', kind: 'lesson', content: `keep ${secret}`, source: 'owner', asserted_by: 'persona', pinned: false, revision: 1, written_at: at, revised_at: at }],
+        notes: [
+          {
+            id: 'n1',
+            kind: 'lesson',
+            content: `keep ${secret}`,
+            source: 'owner',
+            asserted_by: 'persona',
+            pinned: false,
+            revision: 1,
+            written_at: at,
+            revised_at: at,
+          },
+        ],
       };
-      const refused = await importExport(doc, engine, { account: 'acct', limits: { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 } }).catch((err: unknown) => err);
+      const refused = await importExport(doc, engine, {
+        account: 'acct',
+        limits: { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 },
+      }).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(ImportRefused);
       expect((refused as Error).message).toContain('notes[0].content');
       expect((refused as Error).message).toContain(SECRET_FORMATS[name].kind);
@@ -106,7 +140,11 @@ describe('near misses and old files', () => {
   it('a prefix with too short a random part, or none, is ordinary text', async () => {
     for (const format of Object.values(SECRET_FORMATS)) {
       expect(appSecretIn(`${format.prefix}${'a'.repeat(20)}`)).toBeUndefined();
-      const r = await bed.owner.call('POST', '/v1/personas/ada/notes', note(`our tokens start with ${format.prefix} and then random text`));
+      const r = await bed.owner.call(
+        'POST',
+        '/v1/personas/ada/notes',
+        note(`our tokens start with ${format.prefix} and then random text`),
+      );
       expect(r.status, r.text).toBe(201);
     }
   });

@@ -9,7 +9,15 @@ import type { ActivityView } from '../common/activity.ts';
 import type { ConsoleApi, ForgetPolicy, OverviewView } from '../common/contract.ts';
 import type { HubView, NewHubCredential, WholeExport } from '../main/console/answers.ts';
 import { createConsoleApi } from '../main/console/api.ts';
-import { SETTLE_MS, SIGNAL_PREFIX, recordingCalls, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import {
+  SETTLE_MS,
+  SIGNAL_PREFIX,
+  recordingCalls,
+  seedConsoleData,
+  startConsoleStack,
+  type ConsoleStack,
+  type Seeded,
+} from './support/console-stack.ts';
 import { startSignalReceiver, type SignalReceiver } from './support/signal-receiver.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: SETTLE_MS + 60_000 });
@@ -22,10 +30,16 @@ let credential: string;
 
 const { answers, data, failure } = recordingCalls(() => api);
 
-async function http(url: string, init: { method?: string; authorization?: string; body?: unknown } = {}): Promise<{ status: number; body: unknown }> {
+async function http(
+  url: string,
+  init: { method?: string; authorization?: string; body?: unknown } = {},
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url, {
     method: init.method ?? 'GET',
-    headers: { ...(init.authorization ? { authorization: init.authorization } : {}), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(init.authorization ? { authorization: init.authorization } : {}),
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   const text = await res.text();
@@ -40,7 +54,10 @@ async function allEvents(profile: string): Promise<{ action: string; target: str
   const all: { action: string; target: string }[] = [];
   let after: number | undefined;
   for (;;) {
-    const page = await data<{ events: { action: string; target: string }[]; next_after: number | null }>('personas.events', { profile, ...(after === undefined ? {} : { after }) });
+    const page = await data<{ events: { action: string; target: string }[]; next_after: number | null }>(
+      'personas.events',
+      { profile, ...(after === undefined ? {} : { after }) },
+    );
     all.push(...page.events);
     if (page.next_after === null || page.next_after === undefined) return all;
     after = page.next_after;
@@ -50,10 +67,22 @@ async function allEvents(profile: string): Promise<{ action: string; target: str
 beforeAll(async () => {
   // The hub's signal endpoint, beside the seeded address where nothing listens.
   receiver = await startSignalReceiver();
-  stack = await startConsoleStack({ PERSONA_PAGE_SIZE: '3', REPOHOST_SIGNAL_URL_PREFIXES: `${SIGNAL_PREFIX},${receiver.prefix}` });
-  expect(stack.settled.map((s) => s.state), JSON.stringify(stack.settled)).toEqual(['ready', 'ready', 'ready', 'ready']);
+  stack = await startConsoleStack({
+    PERSONA_PAGE_SIZE: '3',
+    REPOHOST_SIGNAL_URL_PREFIXES: `${SIGNAL_PREFIX},${receiver.prefix}`,
+  });
+  expect(
+    stack.settled.map((s) => s.state),
+    JSON.stringify(stack.settled),
+  ).toEqual(['ready', 'ready', 'ready', 'ready']);
   credential = await stack.supervisor.localCredential();
-  seeded = await seedConsoleData({ identityUrl: identity(), personaUrl: persona(), gatewayUrl: stack.supervisor.url('repohost-gateway'), credential, platform: stack.platform });
+  seeded = await seedConsoleData({
+    identityUrl: identity(),
+    personaUrl: persona(),
+    gatewayUrl: stack.supervisor.url('repohost-gateway'),
+    credential,
+    platform: stack.platform,
+  });
   api = createConsoleApi({ supervisor: stack.supervisor, env: stack.env });
 });
 
@@ -84,13 +113,24 @@ describe('the overview', () => {
 
   it('counts the persona store\u2019s requests and refusals per minute from its /metrics', async () => {
     const before = await data<ActivityView>('overview.activity');
-    for (const name of ['identity', 'persona-store', 'repohost-gateway'] as const) expect(before.services[name]!.reading.ok, name).toBe(true);
-    const total = (view: ActivityView, member: 'requests' | 'refused' | 'errors') => view.services['persona-store']!.minutes.reduce((sum, m) => sum + m[member], 0);
+    for (const name of ['identity', 'persona-store', 'repohost-gateway'] as const)
+      expect(before.services[name]!.reading.ok, name).toBe(true);
+    const total = (view: ActivityView, member: 'requests' | 'refused' | 'errors') =>
+      view.services['persona-store']!.minutes.reduce((sum, m) => sum + m[member], 0);
     expect(before.services['persona-store']!.minutes).toHaveLength(60);
     expect(before.services['persona-store']!.hours).toHaveLength(24);
     // Three answered requests and one refused (no token), made straight to the store as a hub would; probes are not charted.
-    const token = ((await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${credential}`, body: { audience: 'persona' } })).body as { token: string }).token;
-    for (let i = 0; i < 3; i++) expect((await http(`${persona()}/v1/personas`, { authorization: `Bearer ${token}` })).status).toBe(200);
+    const token = (
+      (
+        await http(`${identity()}/v1/auth/service-token`, {
+          method: 'POST',
+          authorization: `Bearer ${credential}`,
+          body: { audience: 'persona' },
+        })
+      ).body as { token: string }
+    ).token;
+    for (let i = 0; i < 3; i++)
+      expect((await http(`${persona()}/v1/personas`, { authorization: `Bearer ${token}` })).status).toBe(200);
     expect((await http(`${persona()}/v1/personas`)).status).toBe(401);
     expect((await http(`${persona()}/healthy`)).status).toBe(200);
     const after = await data<ActivityView>('overview.activity');
@@ -105,13 +145,20 @@ describe('the overview', () => {
     const provider = (view: ActivityView) => view.services['model-provider']!;
     expect(provider(before).reading.ok).toBe(true);
     const hour = (view: ActivityView, counter: string) => provider(view).hours.at(-1)!.counts[counter] ?? 0;
-    const answer = await http(`${stack.supervisor.url('model-provider')}/v1/chat/completions`, { method: 'POST', body: { model: 'sonnet', messages: [{ role: 'user', content: 'Say hello.' }] } });
+    const answer = await http(`${stack.supervisor.url('model-provider')}/v1/chat/completions`, {
+      method: 'POST',
+      body: { model: 'sonnet', messages: [{ role: 'user', content: 'Say hello.' }] },
+    });
     expect(answer.status).toBe(200);
     const usage = (answer.body as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
     const after = await data<ActivityView>('overview.activity');
     expect(hour(after, 'modelprov_cli_runs_total:ok') - hour(before, 'modelprov_cli_runs_total:ok')).toBe(1);
-    expect(hour(after, 'modelprov_tokens_total') - hour(before, 'modelprov_tokens_total')).toBe(usage.prompt_tokens + usage.completion_tokens);
-    expect(provider(after).counters).toEqual(expect.arrayContaining(['modelprov_cli_runs_total', 'modelprov_tokens_total', 'http_requests_total']));
+    expect(hour(after, 'modelprov_tokens_total') - hour(before, 'modelprov_tokens_total')).toBe(
+      usage.prompt_tokens + usage.completion_tokens,
+    );
+    expect(provider(after).counters).toEqual(
+      expect.arrayContaining(['modelprov_cli_runs_total', 'modelprov_tokens_total', 'http_requests_total']),
+    );
     const requests = (view: ActivityView) => provider(view).minutes.reduce((sum, m) => sum + m.requests, 0);
     expect(requests(after) - requests(before)).toBe(1);
   });
@@ -137,9 +184,15 @@ describe('connecting a hub', () => {
     const made = await data<NewHubCredential>('hub.createCredential', { label: 'hub', expiresInDays: null });
     expect(made.label).toBe('hub');
     expect(made.credential.length).toBeGreaterThan(20);
-    const minted = await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${made.credential}`, body: { audience: 'persona' } });
+    const minted = await http(`${identity()}/v1/auth/service-token`, {
+      method: 'POST',
+      authorization: `Bearer ${made.credential}`,
+      body: { audience: 'persona' },
+    });
     expect(minted.status).toBe(200);
-    const list = await http(`${persona()}/v1/personas`, { authorization: `Bearer ${(minted.body as { token: string }).token}` });
+    const list = await http(`${persona()}/v1/personas`, {
+      authorization: `Bearer ${(minted.body as { token: string }).token}`,
+    });
     expect(list.status).toBe(200);
     expect((list.body as { personas: { profile: string }[] }).personas.map((p) => p.profile)).toContain(seeded.profile);
     // Listed afterwards without its secret; counted on the overview.
@@ -151,16 +204,33 @@ describe('connecting a hub', () => {
       audiences: ['persona', 'repohost-api'],
       may: 'Mints tokens for persona, repohost-api; nothing else.',
     });
-    expect(hub.credentials.find((c) => c.current)).toMatchObject({ purpose: 'owner', audiences: null, may: expect.stringMatching(/^This app\u2019s own/) });
+    expect(hub.credentials.find((c) => c.current)).toMatchObject({
+      purpose: 'owner',
+      audiences: null,
+      may: expect.stringMatching(/^This app\u2019s own/),
+    });
     // It mints tokens and nothing else: it cannot touch the app's other credentials or the platform connections.
-    expect((await http(`${identity()}/v1/session-credentials?keep_current=true`, { method: 'DELETE', authorization: `Bearer ${made.credential}` })).status).toBe(403);
-    expect((await http(`${identity()}/v1/connections`, { authorization: `Bearer ${made.credential}` })).status).toBe(403);
+    expect(
+      (
+        await http(`${identity()}/v1/session-credentials?keep_current=true`, {
+          method: 'DELETE',
+          authorization: `Bearer ${made.credential}`,
+        })
+      ).status,
+    ).toBe(403);
+    expect((await http(`${identity()}/v1/connections`, { authorization: `Bearer ${made.credential}` })).status).toBe(
+      403,
+    );
     expect((await data<HubView>('hub.get')).credentialsError).toBeUndefined();
     expect(JSON.stringify(hub)).not.toContain(made.credential);
     expect((await data<OverviewView>('overview.get')).counts.hubCredentials).toEqual({ value: 1 });
 
     expect(await data('hub.revokeCredential', { id: made.id })).toEqual({ revoked: made.id });
-    const refused = await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${made.credential}`, body: { audience: 'persona' } });
+    const refused = await http(`${identity()}/v1/auth/service-token`, {
+      method: 'POST',
+      authorization: `Bearer ${made.credential}`,
+      body: { audience: 'persona' },
+    });
     expect(refused.status).toBe(401);
   });
 
@@ -175,25 +245,54 @@ describe('connecting a hub', () => {
 describe('acting on a persona', () => {
   it('says which forget mode applies before anything is forgotten', async () => {
     // The store reports the person's policy in the identity block (its `forget` member), so it is the one that decides.
-    expect(await data<ForgetPolicy>('personas.forgetPolicy', { profile: seeded.profile })).toEqual({ mode: 'keep', gracePeriodSeconds: 604_800, decidedBy: 'persona-store' });
+    expect(await data<ForgetPolicy>('personas.forgetPolicy', { profile: seeded.profile })).toEqual({
+      mode: 'keep',
+      gracePeriodSeconds: 604_800,
+      decidedBy: 'persona-store',
+    });
   });
 
   it('pins and unpins a field and a note, keeping the writer\u2019s claim', async () => {
-    const pinned = await data<{ key: string; pinned: boolean; source: string; value: unknown }>('personas.pinField', { profile: seeded.profile, key: 'kids_names', pinned: true });
+    const pinned = await data<{ key: string; pinned: boolean; source: string; value: unknown }>('personas.pinField', {
+      profile: seeded.profile,
+      key: 'kids_names',
+      pinned: true,
+    });
     expect(pinned).toMatchObject({ key: 'kids_names', pinned: true, source: 'assistant', value: ['Ada', 'Linus'] });
     const notes = await data<{ notes: { id: string }[] }>('personas.notes', { profile: seeded.profile });
-    const note = await data<{ pinned: boolean }>('personas.pinNote', { profile: seeded.profile, id: notes.notes[0]!.id, pinned: true });
+    const note = await data<{ pinned: boolean }>('personas.pinNote', {
+      profile: seeded.profile,
+      id: notes.notes[0]!.id,
+      pinned: true,
+    });
     expect(note.pinned).toBe(true);
-    expect((await data<{ pinned: boolean }>('personas.pinNote', { profile: seeded.profile, id: notes.notes[0]!.id, pinned: false })).pinned).toBe(false);
+    expect(
+      (
+        await data<{ pinned: boolean }>('personas.pinNote', {
+          profile: seeded.profile,
+          id: notes.notes[0]!.id,
+          pinned: false,
+        })
+      ).pinned,
+    ).toBe(false);
     const log = await allEvents(seeded.profile);
     expect(log.map((e) => e.action)).toEqual(expect.arrayContaining(['field_pinned', 'note_pinned', 'note_unpinned']));
   });
 
   it('edits the card, and a refused edit says why', async () => {
-    const card = await data<{ tone: string; pronouns: string | null }>('personas.update', { profile: seeded.profile, card: { tone: 'calm', pronouns: 'she/her' } });
+    const card = await data<{ tone: string; pronouns: string | null }>('personas.update', {
+      profile: seeded.profile,
+      card: { tone: 'calm', pronouns: 'she/her' },
+    });
     expect(card).toMatchObject({ tone: 'calm', pronouns: 'she/her' });
-    expect((await data<{ pronouns: string | null }>('personas.update', { profile: seeded.profile, card: { pronouns: '' } })).pronouns).toBeNull();
-    const bad = await failure('personas.update', { profile: seeded.profile, card: { language: 'not a language tag!' } });
+    expect(
+      (await data<{ pronouns: string | null }>('personas.update', { profile: seeded.profile, card: { pronouns: '' } }))
+        .pronouns,
+    ).toBeNull();
+    const bad = await failure('personas.update', {
+      profile: seeded.profile,
+      card: { language: 'not a language tag!' },
+    });
     expect(bad.message).toMatch(/^The persona store answered 422: .*BCP 47/);
     expect((await allEvents(seeded.profile)).filter((e) => e.action === 'persona_updated')).toHaveLength(2);
   });
@@ -208,23 +307,54 @@ describe('acting on a persona', () => {
   });
 
   it('forgets a field and a note with the outcome the store answers, logged', async () => {
-    expect(await data('personas.forgetField', { profile: seeded.profile, key: 'ignore_previous_instructions' })).toEqual({ outcome: 'kept' });
+    expect(
+      await data('personas.forgetField', { profile: seeded.profile, key: 'ignore_previous_instructions' }),
+    ).toEqual({ outcome: 'kept' });
     const notes = await data<{ notes: { id: string }[] }>('personas.notes', { profile: seeded.profile });
-    expect(await data('personas.forgetNote', { profile: seeded.profile, id: notes.notes[1]!.id })).toEqual({ outcome: 'kept' });
+    expect(await data('personas.forgetNote', { profile: seeded.profile, id: notes.notes[1]!.id })).toEqual({
+      outcome: 'kept',
+    });
     const doc = await data<WholeExport>('personas.export', { profile: seeded.profile });
     expect(doc.fields.map((f) => f.key)).not.toContain('ignore_previous_instructions');
     expect(doc.notes).toHaveLength(1);
     const log = await allEvents(seeded.profile);
-    expect(log).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'field_forgotten', target: 'ignore_previous_instructions' }), expect.objectContaining({ action: 'note_forgotten' })]));
-    const gone = await failure('personas.forgetField', { profile: seeded.profile, key: 'ignore_previous_instructions' });
+    expect(log).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ action: 'field_forgotten', target: 'ignore_previous_instructions' }),
+        expect.objectContaining({ action: 'note_forgotten' }),
+      ]),
+    );
+    const gone = await failure('personas.forgetField', {
+      profile: seeded.profile,
+      key: 'ignore_previous_instructions',
+    });
     expect(gone.status).toBe(404);
   });
 
   it('deletes a persona only when its profile is typed exactly', async () => {
-    const token = ((await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${credential}`, body: { audience: 'persona' } })).body as { token: string }).token;
-    expect((await http(`${persona()}/v1/personas`, { method: 'POST', authorization: `Bearer ${token}`, body: { profile: 'scratch', display_name: 'Scratch' } })).status).toBe(201);
+    const token = (
+      (
+        await http(`${identity()}/v1/auth/service-token`, {
+          method: 'POST',
+          authorization: `Bearer ${credential}`,
+          body: { audience: 'persona' },
+        })
+      ).body as { token: string }
+    ).token;
+    expect(
+      (
+        await http(`${persona()}/v1/personas`, {
+          method: 'POST',
+          authorization: `Bearer ${token}`,
+          body: { profile: 'scratch', display_name: 'Scratch' },
+        })
+      ).status,
+    ).toBe(201);
     const wrong = await failure('personas.delete', { profile: 'scratch', confirm: 'Scratch' });
-    expect(wrong).toEqual({ status: 422, message: 'Type the profile "scratch" exactly to delete this persona; nothing was deleted.' });
+    expect(wrong).toEqual({
+      status: 422,
+      message: 'Type the profile "scratch" exactly to delete this persona; nothing was deleted.',
+    });
     expect((await data<{ persona: unknown }>('personas.get', { profile: 'scratch' })).persona).toBeDefined();
     expect(await data('personas.delete', { profile: 'scratch', confirm: 'scratch' })).toEqual({ deleted: 'scratch' });
     expect((await failure('personas.get', { profile: 'scratch' })).status).toBe(404);
@@ -270,16 +400,39 @@ describe('subscriptions in detail', () => {
   it('cancels under the profile it was opened with: it ends as cancelled and the hub gets one signal saying so', async () => {
     // A second connection that sorts after the first, so the profile the console names by default is not this one's.
     const side = 'zephyr';
-    expect((await http(`${identity()}/v1/connections/${side}`, { method: 'PUT', authorization: `Bearer ${credential}`, body: { kind: 'token', token: seeded.platformToken } })).status).toBe(200);
+    expect(
+      (
+        await http(`${identity()}/v1/connections/${side}`, {
+          method: 'PUT',
+          authorization: `Bearer ${credential}`,
+          body: { kind: 'token', token: seeded.platformToken },
+        })
+      ).status,
+    ).toBe(200);
     try {
-      expect((await data<{ connections: { profile: string }[] }>('connections.list')).connections.map((c) => c.profile)).toEqual([seeded.connectionProfile, side]);
+      expect(
+        (await data<{ connections: { profile: string }[] }>('connections.list')).connections.map((c) => c.profile),
+      ).toEqual([seeded.connectionProfile, side]);
       const seededSub = await data<{ target: string }>('subscriptions.get', { id: seeded.subscriptionId });
-      const token = ((await http(`${identity()}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${credential}`, body: { audience: 'repohost-api' } })).body as { token: string }).token;
+      const token = (
+        (
+          await http(`${identity()}/v1/auth/service-token`, {
+            method: 'POST',
+            authorization: `Bearer ${credential}`,
+            body: { audience: 'repohost-api' },
+          })
+        ).body as { token: string }
+      ).token;
       // Opened as a hub opens one, under the second connection, with the signal going to the hub's endpoint.
       const res = await fetch(`${gateway()}/v1/subscriptions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-identity-profile': side },
-        body: JSON.stringify({ kind: 'review_landed', repo: 'octo/hello', pull: Number(seededSub.target.split('/')[1]), signal_url: receiver.url }),
+        body: JSON.stringify({
+          kind: 'review_landed',
+          repo: 'octo/hello',
+          pull: Number(seededSub.target.split('/')[1]),
+          signal_url: receiver.url,
+        }),
       });
       expect(res.status).toBe(201);
       const opened = (await res.json()) as { id: string; secret: string };
@@ -302,32 +455,77 @@ describe('subscriptions in detail', () => {
 
       // The hub's one signal, signed with the subscription's own secret, says cancelled.
       const [signal] = await receiver.arrived(opened.id);
-      const payload = new Webhook(opened.secret).verify(signal!.body, signal!.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+      const payload = new Webhook(opened.secret).verify(signal!.body, signal!.headers as Record<string, string>) as {
+        type: string;
+        data: Record<string, unknown>;
+      };
       expect(payload.type).toBe('subscription.ended');
-      expect(payload.data).toMatchObject({ subscription: opened.id, kind: 'review_landed', repo: 'octo/hello', state: 'cancelled', event: 'cancelled' });
+      expect(payload.data).toMatchObject({
+        subscription: opened.id,
+        kind: 'review_landed',
+        repo: 'octo/hello',
+        state: 'cancelled',
+        event: 'cancelled',
+      });
 
       // The console shows the delivery once the gateway recorded the receiver's 200.
-      await expect.poll(async () => (await data<SubscriptionView>('subscriptions.get', { id: opened.id })).signal, { timeout: 60_000, interval: 250 }).toBe('sent');
+      await expect
+        .poll(async () => (await data<SubscriptionView>('subscriptions.get', { id: opened.id })).signal, {
+          timeout: 60_000,
+          interval: 250,
+        })
+        .toBe('sent');
       const delivered = await data<SubscriptionView>('subscriptions.get', { id: opened.id });
-      expect(delivered).toMatchObject({ state: 'cancelled', event: 'cancelled', signal: 'sent', signal_attempts: 1, signal_last_status: 200, signal_last_error: null, signal_next_at: null });
+      expect(delivered).toMatchObject({
+        state: 'cancelled',
+        event: 'cancelled',
+        signal: 'sent',
+        signal_attempts: 1,
+        signal_last_status: 200,
+        signal_last_error: null,
+        signal_next_at: null,
+      });
       expect(delivered.signal_last_at).toEqual(expect.any(String));
 
       // A second cancel answers it as it is, and nothing more is sent.
-      expect(await data<SubscriptionView>('subscriptions.cancel', { id: opened.id, profile: side })).toMatchObject({ state: 'cancelled', signal: 'sent', signal_attempts: 1 });
-      const ids = async (state?: string) => (await data<{ items: { id: string }[] }>('subscriptions.list', state ? { state } : undefined)).items.map((i) => i.id);
+      expect(await data<SubscriptionView>('subscriptions.cancel', { id: opened.id, profile: side })).toMatchObject({
+        state: 'cancelled',
+        signal: 'sent',
+        signal_attempts: 1,
+      });
+      const ids = async (state?: string) =>
+        (await data<{ items: { id: string }[] }>('subscriptions.list', state ? { state } : undefined)).items.map(
+          (i) => i.id,
+        );
       expect(await ids('cancelled')).toEqual([opened.id]);
       expect(await ids('active')).not.toContain(opened.id);
       expect(receiver.of(opened.id)).toHaveLength(1);
     } finally {
-      expect((await http(`${identity()}/v1/connections/${side}`, { method: 'DELETE', authorization: `Bearer ${credential}` })).status).toBeLessThan(300);
+      expect(
+        (
+          await http(`${identity()}/v1/connections/${side}`, {
+            method: 'DELETE',
+            authorization: `Bearer ${credential}`,
+          })
+        ).status,
+      ).toBeLessThan(300);
     }
   });
 
   it('a signal no hub takes is retried: the console shows the last attempt\u2019s reason and when the next is due', async () => {
-    const cancelled = await data<SubscriptionView>('subscriptions.cancel', { id: seeded.subscriptionId, profile: seeded.connectionProfile });
+    const cancelled = await data<SubscriptionView>('subscriptions.cancel', {
+      id: seeded.subscriptionId,
+      profile: seeded.connectionProfile,
+    });
     expect(cancelled).toMatchObject({ state: 'cancelled', event: 'cancelled' });
     // No hub answers at the seeded address (port 9, which fetch does not even try): the attempt fails, the next is scheduled.
-    await expect.poll(async () => (await data<SubscriptionView>('subscriptions.get', { id: seeded.subscriptionId })).signal_last_error, { timeout: 60_000, interval: 250 }).toMatch(/^no answer from the receiver/);
+    await expect
+      .poll(
+        async () =>
+          (await data<SubscriptionView>('subscriptions.get', { id: seeded.subscriptionId })).signal_last_error,
+        { timeout: 60_000, interval: 250 },
+      )
+      .toMatch(/^no answer from the receiver/);
     const retrying = await data<SubscriptionView>('subscriptions.get', { id: seeded.subscriptionId });
     expect(retrying).toMatchObject({ state: 'cancelled', signal: 'pending', signal_last_status: null });
     expect(retrying.signal_attempts).toBeGreaterThanOrEqual(1);
@@ -347,9 +545,18 @@ describe('the overview when a service is down', () => {
     await stack.supervisor.stop('persona-store');
     try {
       const view = await data<OverviewView>('overview.get');
-      expect(view.services.find((s) => s.name === 'persona-store')).toMatchObject({ state: 'stopped', advice: 'Start it (Services), or Start all.' });
-      expect(view.attention).toContainEqual({ severity: 'warning', place: 'services', text: 'Persona store is stopped. Start it (Services), or Start all.' });
-      expect(view.counts.personas).toEqual({ error: 'The persona store is not answering (it is stopped). Start it in the Services panel, then try again.' });
+      expect(view.services.find((s) => s.name === 'persona-store')).toMatchObject({
+        state: 'stopped',
+        advice: 'Start it (Services), or Start all.',
+      });
+      expect(view.attention).toContainEqual({
+        severity: 'warning',
+        place: 'services',
+        text: 'Persona store is stopped. Start it (Services), or Start all.',
+      });
+      expect(view.counts.personas).toEqual({
+        error: 'The persona store is not answering (it is stopped). Start it in the Services panel, then try again.',
+      });
       // The other services' counts are still read.
       expect(view.counts.connections).toEqual({ value: 1 });
       const activity = await data<ActivityView>('overview.activity');

@@ -31,8 +31,18 @@ async function store(method: string, path: string, body?: unknown): Promise<numb
 
 beforeAll(async () => {
   const dir = tempDir('console-paths');
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', IDENTITY_PORT: String(await freePort()), PERSONA_PORT: String(await freePort()) };
-  supervisor = new ServiceSupervisor({ dataDir: join(dir, 'data'), env, services: ['identity', 'persona-store'], ...STACK_TIMING });
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    IDENTITY_PORT: String(await freePort()),
+    PERSONA_PORT: String(await freePort()),
+  };
+  supervisor = new ServiceSupervisor({
+    dataDir: join(dir, 'data'),
+    env,
+    services: ['identity', 'persona-store'],
+    ...STACK_TIMING,
+  });
   await supervisor.startAll();
   await supervisor.waitUntilSettled(undefined, SETTLE_MS);
   const credential = await supervisor.localCredential();
@@ -43,7 +53,13 @@ beforeAll(async () => {
   });
   persona = `Bearer ${((await minted.json()) as { token: string }).token}`;
   expect(await store('POST', '/v1/personas', { profile, display_name: 'Juniper' })).toBe(201);
-  expect(await store('PUT', `/v1/personas/${profile}/fields/favourite_tea`, { description: 'tea', value: 'Assam', source: 'owner' })).toBe(200);
+  expect(
+    await store('PUT', `/v1/personas/${profile}/fields/favourite_tea`, {
+      description: 'tea',
+      value: 'Assam',
+      source: 'owner',
+    }),
+  ).toBe(200);
   api = createConsoleApi({ supervisor });
 });
 

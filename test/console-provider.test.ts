@@ -40,7 +40,12 @@ async function providerOnly(cliBinary: string) {
   const supervisor = new ServiceSupervisor({
     dataDir: join(dir, 'data'),
     services: ['model-provider'],
-    env: { PATH: process.env.PATH, HOME: dir, MODELPROV_PORT: String(await freePort()), MODELPROV_CLI_BINARY: cliBinary },
+    env: {
+      PATH: process.env.PATH,
+      HOME: dir,
+      MODELPROV_PORT: String(await freePort()),
+      MODELPROV_CLI_BINARY: cliBinary,
+    },
     ...STACK_TIMING,
   });
   cleanup.push(async () => {
@@ -75,7 +80,14 @@ async function providerPanel(supervisor: ServiceSupervisor) {
   const context = await chromium.launchPersistentContext(browserDir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
   cleanup.push(async () => {
     await context.close();
@@ -101,18 +113,30 @@ describe('the provider panel when completions would not work', () => {
     const api = createConsoleApi({ supervisor });
     const status = await probedStatus(api);
     expect(status.ready.ready).toBe(false);
-    expect(status.ready.checks.lockdown).toMatchObject({ ok: false, tools: ['Bash', 'WebFetch'], mcp_servers: ['github'], hooks: ['SessionStart:startup'] });
+    expect(status.ready.checks.lockdown).toMatchObject({
+      ok: false,
+      tools: ['Bash', 'WebFetch'],
+      mcp_servers: ['github'],
+      hooks: ['SessionStart:startup'],
+    });
     expect(status.models.data.length).toBeGreaterThan(0);
 
     const { page, dl } = await providerPanel(supervisor);
     expect(await dl.locator('[data-check="ready"]').innerText()).toBe('no: see the checks below');
     // The provider's own sentence says what to do: remove them from the CLI's configuration, then restart.
-    expect(await dl.locator('[data-check="lockdown"]').innerText()).toMatch(/^not confirmed \(not_ok\)\. .*remove them from the CLI's configuration/);
+    expect(await dl.locator('[data-check="lockdown"]').innerText()).toMatch(
+      /^not confirmed \(not_ok\)\. .*remove them from the CLI's configuration/,
+    );
     expect(await dl.locator('[data-check="tools"] li').allInnerTexts()).toEqual(['Bash', 'WebFetch']);
     expect(await dl.locator('[data-check="mcp"] li').allInnerTexts()).toEqual(['github']);
     expect(await dl.locator('[data-check="hooks"] li').allInnerTexts()).toEqual(['SessionStart:startup']);
-    expect(await dl.locator('[data-check="login"]').innerText()).toBe('not known: the probe stopped when the CLI loaded what it must not (see Lockdown).');
-    await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-not-locked-down.png'), fullPage: true });
+    expect(await dl.locator('[data-check="login"]').innerText()).toBe(
+      'not known: the probe stopped when the CLI loaded what it must not (see Lockdown).',
+    );
+    await page.screenshot({
+      path: join(ROOT, 'test-artifacts', 'console', 'provider-not-locked-down.png'),
+      fullPage: true,
+    });
   });
 
   it('the real CLI package without a login shows "not signed in" with what to do', async () => {
@@ -124,9 +148,14 @@ describe('the provider panel when completions would not work', () => {
     expect(status.ready.ready).toBe(false);
 
     const { page, dl } = await providerPanel(supervisor);
-    expect(await dl.locator('[data-check="login"]').innerText()).toMatch(/^no\. .*run it once in a terminal and sign in.*The provider notices within a minute once you have\.$/);
+    expect(await dl.locator('[data-check="login"]').innerText()).toMatch(
+      /^no\. .*run it once in a terminal and sign in.*The provider notices within a minute once you have\.$/,
+    );
     expect(await dl.locator('[data-check="hooks"]').innerText()).toBe('none');
-    await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-not-signed-in.png'), fullPage: true });
+    await page.screenshot({
+      path: join(ROOT, 'test-artifacts', 'console', 'provider-not-signed-in.png'),
+      fullPage: true,
+    });
   });
 });
 
@@ -141,26 +170,41 @@ describe('the provider panel: how streamed replies are sent', () => {
 
     const { page, dl } = await providerPanel(supervisor);
     const stream = dl.locator('[data-check="stream"]');
-    expect(await stream.locator('p').first().innerText()).toBe('Sends the whole reply at once, when the CLI has finished.');
+    expect(await stream.locator('p').first().innerText()).toBe(
+      'Sends the whole reply at once, when the CLI has finished.',
+    );
     await stream.getByRole('button', { name: 'Send the words as the CLI writes them' }).click();
     await stream.getByText('it applies when the provider restarts').waitFor();
     // Kept in the app's settings (headless: the data folder's settings.json) before any restart.
-    expect(JSON.parse(readFileSync(join(supervisor.dataDir, 'settings.json'), 'utf8'))).toEqual({ providerStream: 'deltas' });
+    expect(JSON.parse(readFileSync(join(supervisor.dataDir, 'settings.json'), 'utf8'))).toEqual({
+      providerStream: 'deltas',
+    });
     await stream.getByRole('button', { name: 'Restart the provider now' }).click();
     await stream.getByText('Sends the words as the CLI writes them.').waitFor();
-    await page.screenshot({ path: join(ROOT, 'test-artifacts', 'console', 'provider-stream-deltas.png'), fullPage: true });
+    await page.screenshot({
+      path: join(ROOT, 'test-artifacts', 'console', 'provider-stream-deltas.png'),
+      fullPage: true,
+    });
 
     // The restarted provider got MODELPROV_STREAM=deltas: a streamed reply comes in more pieces than the whole one's four events.
     const res = await fetch(`${supervisor.url('model-provider')}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'stream after the restart' }], stream: true }),
+      body: JSON.stringify({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'stream after the restart' }],
+        stream: true,
+      }),
     });
     const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: '));
     expect(events.length).toBeGreaterThan(4);
     expect(events.at(-1)).toBe('data: [DONE]');
     const after = await api.call({ method: 'provider.status' });
-    expect(after.ok && (after.data as { stream: unknown }).stream).toEqual({ setting: 'deltas', running: 'deltas', fromEnvironment: false });
+    expect(after.ok && (after.data as { stream: unknown }).stream).toEqual({
+      setting: 'deltas',
+      running: 'deltas',
+      fromEnvironment: false,
+    });
   });
 
   it('refuses a mode that does not exist, naming the member', async () => {
@@ -168,8 +212,17 @@ describe('the provider panel: how streamed replies are sent', () => {
     cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
     const supervisor = new ServiceSupervisor({ dataDir: dir, services: ['model-provider'] });
     cleanup.push(() => supervisor.close());
-    const answer = await createConsoleApi({ supervisor }).call({ method: 'provider.setStream', params: { mode: 'tokens' } });
-    expect(answer).toMatchObject({ ok: false, error: { status: 422, message: expect.stringMatching(/^The provider\.setStream request is not right: params\.mode: /) as unknown } });
+    const answer = await createConsoleApi({ supervisor }).call({
+      method: 'provider.setStream',
+      params: { mode: 'tokens' },
+    });
+    expect(answer).toMatchObject({
+      ok: false,
+      error: {
+        status: 422,
+        message: expect.stringMatching(/^The provider\.setStream request is not right: params\.mode: /) as unknown,
+      },
+    });
     expect(supervisor.settings.get().providerStream).toBe('whole');
   });
 });

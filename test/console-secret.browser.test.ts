@@ -31,12 +31,18 @@ let otherUrl: string;
 const received: { url: string; headers: Record<string, string | string[] | undefined> }[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
   dir = tempDir('console-secret');
   supervisor = new ServiceSupervisor({
     dataDir: join(dir, 'data'),
     services: ['identity'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      IDENTITY_PORT: String(await freePort()),
+      IDENTITY_LOG_LEVEL: 'warn',
+    },
     ...STACK_TIMING,
   });
   await supervisor.startAll();
@@ -45,14 +51,25 @@ beforeAll(async () => {
   secret = /secret=([A-Za-z0-9_-]+)/.exec(server.url)![1]!;
   other = createServer((req, res) => {
     received.push({ url: req.url ?? '', headers: req.headers });
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>another local server</title><p>another local server</p><img src="/pixel.png" alt="">');
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        '<!doctype html><title>another local server</title><p>another local server</p><img src="/pixel.png" alt="">',
+      );
   });
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', () => resolve()));
   otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
   context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
 });
 
@@ -90,7 +107,9 @@ describe('the console secret in a browser', () => {
     await consoleTab.getByText('another local server').waitFor();
     expect(received.length).toBeGreaterThanOrEqual(2);
     expect(JSON.stringify(received)).not.toContain(secret);
-    const seen = await page.evaluate(() => JSON.stringify({ cookie: document.cookie, session: { ...sessionStorage }, local: { ...localStorage } }));
+    const seen = await page.evaluate(() =>
+      JSON.stringify({ cookie: document.cookie, session: { ...sessionStorage }, local: { ...localStorage } }),
+    );
     expect(seen).not.toContain(secret);
   });
 
@@ -99,7 +118,10 @@ describe('the console secret in a browser', () => {
       received.map(async ({ headers }) => {
         const res = await fetch(`${new URL(server.url).origin}/api/call`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(typeof headers.cookie === 'string' ? { cookie: headers.cookie } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            ...(typeof headers.cookie === 'string' ? { cookie: headers.cookie } : {}),
+          },
           body: JSON.stringify({ method: 'hub.get' }),
         });
         await res.text();

@@ -27,21 +27,31 @@ interface Answer {
 }
 
 /** node:http, not fetch, so that Host and Origin can be set to what a hostile page would send. */
-function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+function send(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
 }
 
 const apiCall = (body: unknown, headers: Record<string, string>) =>
-  send('/api/call', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  send('/api/call', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 // Identity starts as a real process; on a loaded machine that can take a while (a backstop, not a window).
 vi.setConfig({ hookTimeout: SETTLE_MS + 30_000 });
@@ -51,7 +61,12 @@ beforeAll(async () => {
   supervisor = new ServiceSupervisor({
     dataDir,
     services: ['identity'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      IDENTITY_PORT: String(await freePort()),
+      IDENTITY_LOG_LEVEL: 'warn',
+    },
     ...STACK_TIMING,
   });
   await supervisor.startAll();
@@ -96,7 +111,11 @@ describe('the console URL and its secret', () => {
   });
 
   it('a secret in the query or a cookie opens nothing: only the X-Console-Secret header does', async () => {
-    const query = await send(`/api/call?secret=${secret}`, { method: 'POST', headers: { host: `127.0.0.1:${port}`, 'content-type': 'application/json' }, body: '{"method":"services.list"}' });
+    const query = await send(`/api/call?secret=${secret}`, {
+      method: 'POST',
+      headers: { host: `127.0.0.1:${port}`, 'content-type': 'application/json' },
+      body: '{"method":"services.list"}',
+    });
     expect(query.status).toBe(401);
     expect(JSON.parse(query.body).error.message).toContain('npm run serve');
     for (const cookie of [`hub_console_${port}=${secret}`, `secret=${secret}`]) {
@@ -120,7 +139,15 @@ describe('the API behind the secret', () => {
   });
 
   it('answers the page\u2019s own origin, which sends the secret as a header', async () => {
-    const res = await apiCall({ method: 'connections.list' }, { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'sec-fetch-site': 'same-origin', 'x-console-secret': secret });
+    const res = await apiCall(
+      { method: 'connections.list' },
+      {
+        host: `localhost:${port}`,
+        origin: `http://localhost:${port}`,
+        'sec-fetch-site': 'same-origin',
+        'x-console-secret': secret,
+      },
+    );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ ok: true, data: { connections: [] } });
   });
@@ -130,36 +157,65 @@ describe('the API behind the secret', () => {
     // One character changed, always to another one (a secret ending in "A" made this "wrong" secret the right one, 1 run in 64).
     const wrongSecret = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
     expect(wrongSecret).not.toBe(secret);
-    const wrong = await apiCall({ method: 'services.list' }, { host: `127.0.0.1:${port}`, 'x-console-secret': wrongSecret });
+    const wrong = await apiCall(
+      { method: 'services.list' },
+      { host: `127.0.0.1:${port}`, 'x-console-secret': wrongSecret },
+    );
     expect(wrong.status).toBe(401);
     expect(JSON.parse(wrong.body).error.message).toContain('npm run serve');
   });
 
   it('refuses a Host that is not loopback (DNS rebinding), even with the secret', async () => {
-    const res = await apiCall({ method: 'services.list' }, { host: `attacker.example:${port}`, 'x-console-secret': secret });
+    const res = await apiCall(
+      { method: 'services.list' },
+      { host: `attacker.example:${port}`, 'x-console-secret': secret },
+    );
     expect(res.status).toBe(421);
     expect(JSON.parse(res.body).error.message).toContain(`http://127.0.0.1:${port}`);
-    expect((await apiCall({ method: 'services.list' }, { host: '127.0.0.1:1', 'x-console-secret': secret })).status).toBe(421);
+    expect(
+      (await apiCall({ method: 'services.list' }, { host: '127.0.0.1:1', 'x-console-secret': secret })).status,
+    ).toBe(421);
   });
 
   it('refuses another page\u2019s Origin and cross-site fetches, even with the secret', async () => {
     const own = { 'x-console-secret': secret };
-    const foreign = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: 'https://evil.example', ...own });
+    const foreign = await apiCall(
+      { method: 'services.stopAll' },
+      { host: `127.0.0.1:${port}`, origin: 'https://evil.example', ...own },
+    );
     expect(foreign.status).toBe(403);
-    const otherPort = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port + 1}`, ...own });
+    const otherPort = await apiCall(
+      { method: 'services.stopAll' },
+      { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port + 1}`, ...own },
+    );
     expect(otherPort.status).toBe(403);
-    const crossSite = await apiCall({ method: 'services.stopAll' }, { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site', ...own });
+    const crossSite = await apiCall(
+      { method: 'services.stopAll' },
+      { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site', ...own },
+    );
     expect(crossSite.status).toBe(403);
     expect(supervisor.status()[0]!.state).toBe('ready');
   });
 
   it('takes only JSON of a bounded size (no form posts from other pages)', async () => {
     const headers = { host: `127.0.0.1:${port}`, 'x-console-secret': secret };
-    const form = await send('/api/call', { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: '{"method":"services.stopAll"}' });
+    const form = await send('/api/call', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'text/plain' },
+      body: '{"method":"services.stopAll"}',
+    });
     expect(form.status).toBe(415);
-    const big = await send('/api/call', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ method: 'x', params: 'y'.repeat(70_000) }) });
+    const big = await send('/api/call', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'x', params: 'y'.repeat(70_000) }),
+    });
     expect(big.status).toBe(413);
-    const broken = await send('/api/call', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"method":' });
+    const broken = await send('/api/call', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{"method":',
+    });
     expect(broken.status).toBe(400);
     const get = await send('/api/call', { headers });
     expect(get.status).toBe(405);

@@ -9,7 +9,15 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CliSignInStep, ConnectionTest, ConsoleApi, FirstRunView, OverviewView, ServiceStatus, TerminalOpened } from '../common/contract.ts';
+import type {
+  CliSignInStep,
+  ConnectionTest,
+  ConsoleApi,
+  FirstRunView,
+  OverviewView,
+  ServiceStatus,
+  TerminalOpened,
+} from '../common/contract.ts';
 import { createConsoleApi } from '../main/console/api.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { SETTLE_MS, startConsoleStack, type ConsoleStack } from './support/console-stack.ts';
@@ -48,7 +56,12 @@ afterAll(async () => {
 
 describe('a CLI that is not signed in', () => {
   it('leaves the provider waiting (not starting), naming the login check', () => {
-    expect(stack.settled.map((s) => `${s.name}:${s.state}`)).toEqual(['identity:ready', 'persona-store:ready', 'repohost-gateway:ready', 'model-provider:waiting']);
+    expect(stack.settled.map((s) => `${s.name}:${s.state}`)).toEqual([
+      'identity:ready',
+      'persona-store:ready',
+      'repohost-gateway:ready',
+      'model-provider:waiting',
+    ]);
     expect(statusOf('model-provider').waitingOn).toContain('login');
   });
 
@@ -57,9 +70,17 @@ describe('a CLI that is not signed in', () => {
     expect(view.headline.state).toBe('waiting');
     expect(view.headline.text).toBe('Waiting for you: Connect GitHub; sign in to the CLI.');
     const provider = view.services.find((s) => s.name === 'model-provider')!;
-    expect(provider.need).toMatchObject({ kind: 'cli-sign-in', action: 'Sign in to the CLI', place: 'first-run', step: 'cli-sign-in' });
+    expect(provider.need).toMatchObject({
+      kind: 'cli-sign-in',
+      action: 'Sign in to the CLI',
+      place: 'first-run',
+      step: 'cli-sign-in',
+    });
     // No connection yet: the gateway is up and acts for nobody.
-    expect(view.services.find((s) => s.name === 'repohost-gateway')!.need).toMatchObject({ kind: 'github-connection', step: 'github-connection' });
+    expect(view.services.find((s) => s.name === 'repohost-gateway')!.need).toMatchObject({
+      kind: 'github-connection',
+      step: 'github-connection',
+    });
     expect(view.needs.map((n) => n.kind)).toEqual(['github-connection', 'cli-sign-in']);
     // The sign-in is said once, as the provider's need, not again under "needs attention".
     expect(view.attention.filter((a) => /signed in/.test(a.text))).toEqual([]);
@@ -69,8 +90,19 @@ describe('a CLI that is not signed in', () => {
     const view = await data<FirstRunView>('firstRun.get');
     expect(view.done).toBe(false);
     const [cli, github, hub] = view.steps;
-    expect(cli).toMatchObject({ id: 'cli-sign-in', done: false, command: stack.env.MODELPROV_CLI_BINARY, then: '/login', canOpenTerminal: false });
-    expect(github).toMatchObject({ id: 'github-connection', done: false, connections: [], tokenUrl: 'https://github.com/settings/personal-access-tokens/new' });
+    expect(cli).toMatchObject({
+      id: 'cli-sign-in',
+      done: false,
+      command: stack.env.MODELPROV_CLI_BINARY,
+      then: '/login',
+      canOpenTerminal: false,
+    });
+    expect(github).toMatchObject({
+      id: 'github-connection',
+      done: false,
+      connections: [],
+      tokenUrl: 'https://github.com/settings/personal-access-tokens/new',
+    });
     expect(github.permissions.map((p) => `${p.name}: ${p.access}`)).toContain('Pull requests: read and write');
     expect(hub).toMatchObject({ id: 'hub-credential', done: false, credentials: 0 });
     const terminal = await data<TerminalOpened>('firstRun.openTerminal');
@@ -133,7 +165,10 @@ describe('a platform that stops answering', () => {
     expect(status.waitingOn).toEqual(['platform']);
     const view = await data<OverviewView>('overview.get');
     expect(view.headline.state).toBe('waiting');
-    expect(view.services.find((s) => s.name === 'repohost-gateway')!.need).toMatchObject({ kind: 'platform-unreachable', place: 'services' });
+    expect(view.services.find((s) => s.name === 'repohost-gateway')!.need).toMatchObject({
+      kind: 'platform-unreachable',
+      place: 'services',
+    });
     const tested = await data<ConnectionTest>('firstRun.testConnection', { profile: 'work' });
     expect(tested.ok).toBe(false);
   });

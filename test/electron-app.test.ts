@@ -45,7 +45,9 @@ function packagedExecutable(): string | undefined {
   if (process.platform === 'linux') return join(release, 'linux-unpacked', 'hub-services');
   if (process.platform === 'win32') return join(release, 'win-unpacked', 'Hub services.exe');
   if (process.platform === 'darwin') {
-    const folder = readdirSync(release).find((name) => /^mac/.test(name) && existsSync(join(release, name, 'Hub services.app')));
+    const folder = readdirSync(release).find(
+      (name) => /^mac/.test(name) && existsSync(join(release, name, 'Hub services.app')),
+    );
     return folder ? join(release, folder, 'Hub services.app', 'Contents', 'MacOS', 'Hub services') : undefined;
   }
   return undefined;
@@ -56,13 +58,16 @@ function appUnderTest(): AppUnderTest | { skipped: string } {
   const display = process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY;
   if (named && named !== 'development') {
     // Named on purpose (CI): a missing app is a failure, not a skip.
-    if (!existsSync(named)) throw new Error(`HUB_SERVICES_APP names ${named}, which does not exist; run \`npm run dist\` first.`);
-    if (display) return { skipped: 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run under Xvfb (xvfb-run)' };
+    if (!existsSync(named))
+      throw new Error(`HUB_SERVICES_APP names ${named}, which does not exist; run \`npm run dist\` first.`);
+    if (display)
+      return { skipped: 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run under Xvfb (xvfb-run)' };
     return { kind: 'packaged', executable: named, args: [] };
   }
   const packaged = named === 'development' ? undefined : packagedExecutable();
   if (packaged && existsSync(packaged)) {
-    if (display) return { skipped: 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run under Xvfb (xvfb-run)' };
+    if (display)
+      return { skipped: 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run under Xvfb (xvfb-run)' };
     return { kind: 'packaged', executable: packaged, args: [] };
   }
   const reason = whyNoDesktop();
@@ -73,11 +78,17 @@ function appUnderTest(): AppUnderTest | { skipped: string } {
 const target = appUnderTest();
 const skipped = 'skipped' in target ? target.skipped : undefined;
 if (skipped) process.stdout.write(`[electron-app.test] skipped: ${skipped}.\n`);
-else process.stdout.write(`[electron-app.test] testing the ${(target as AppUnderTest).kind} app: ${(target as AppUnderTest).executable}\n`);
+else
+  process.stdout.write(
+    `[electron-app.test] testing the ${(target as AppUnderTest).kind} app: ${(target as AppUnderTest).executable}\n`,
+  );
 
 /** The stand-in CLI is a POSIX shell script: on Windows the provider runs without a CLI and stays live, not ready. */
 const providerCanBeReady = process.platform !== 'win32';
-if (!providerCanBeReady) process.stdout.write('[electron-app.test] the model provider is expected live, not ready: the stand-in CLI is a shell script, which Windows cannot run.\n');
+if (!providerCanBeReady)
+  process.stdout.write(
+    '[electron-app.test] the model provider is expected live, not ready: the stand-in CLI is a shell script, which Windows cannot run.\n',
+  );
 
 type Line = Record<string, unknown>;
 
@@ -129,7 +140,10 @@ class RunningApp {
   private hooks?: Socket;
   exited?: { code: number | null; signal: string | null };
 
-  constructor(readonly child: ChildProcess, hooks?: Promise<Socket>) {
+  constructor(
+    readonly child: ChildProcess,
+    hooks?: Promise<Socket>,
+  ) {
     void hooks?.then((socket) => {
       this.hooks = socket;
       let buffered = '';
@@ -169,7 +183,10 @@ class RunningApp {
     for (;;) {
       const found = find();
       if (found !== undefined) return found;
-      if (this.exited) throw new Error(`the app exited (${this.exited.code ?? this.exited.signal}) before ${what}.\nstderr:\n${this.stderr.slice(-4000)}`);
+      if (this.exited)
+        throw new Error(
+          `the app exited (${this.exited.code ?? this.exited.signal}) before ${what}.\nstderr:\n${this.stderr.slice(-4000)}`,
+        );
       await new Promise<void>((wake) => this.waiters.push(wake));
     }
   }
@@ -187,7 +204,10 @@ class RunningApp {
   }
 
   devToolsEndpoint(): Promise<string> {
-    return this.until(() => /DevTools listening on (ws:\/\/\S+)/.exec(this.stderr)?.[1], 'Chromium printed its DevTools endpoint');
+    return this.until(
+      () => /DevTools listening on (ws:\/\/\S+)/.exec(this.stderr)?.[1],
+      'Chromium printed its DevTools endpoint',
+    );
   }
 
   exit(): Promise<{ code: number | null; signal: string | null }> {
@@ -211,7 +231,13 @@ function answers(port: number): Promise<boolean> {
 function allUp(services: ServiceView[]): boolean {
   return (
     services.length === SERVICE_NAMES.length &&
-    services.every((s) => s.state === 'ready' || (!providerCanBeReady && s.name === 'model-provider' && (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded')))
+    services.every(
+      (s) =>
+        s.state === 'ready' ||
+        (!providerCanBeReady &&
+          s.name === 'model-provider' &&
+          (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded')),
+    )
   );
 }
 
@@ -255,21 +281,42 @@ describe('the desktop app in Electron (the packaged app where one was built, els
         HUB_SERVICES_NODE: process.execPath,
       };
       // macOS: Chromium's mock keychain, not the temporary HOME's (which would prompt or fail).
-      const launchArgs = [...args, `--user-data-dir=${userData}`, ...(process.platform === 'darwin' ? ['--use-mock-keychain'] : [])];
-      app = new RunningApp(spawn(executable, [...launchArgs, '--remote-debugging-port=0'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), hooks.nextConnection(0));
+      const launchArgs = [
+        ...args,
+        `--user-data-dir=${userData}`,
+        ...(process.platform === 'darwin' ? ['--use-mock-keychain'] : []),
+      ];
+      app = new RunningApp(
+        spawn(executable, [...launchArgs, '--remote-debugging-port=0'], { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+        hooks.nextConnection(0),
+      );
       await app.event((l) => l.event === 'hooks-ready', 'its test hooks were ready');
 
       // The console window: the built console on its own origin, hardened.
-      const shown = (await app.event((l) => l.event === 'window' && (l.window as WindowView | undefined)?.visible === true, 'the console window was shown')).window as WindowView;
+      const shown = (
+        await app.event(
+          (l) => l.event === 'window' && (l.window as WindowView | undefined)?.visible === true,
+          'the console window was shown',
+        )
+      ).window as WindowView;
       expect(shown.url).toBe('app://console/index.html');
-      expect(shown.webPreferences).toEqual({ contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true });
+      expect(shown.webPreferences).toEqual({
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        webSecurity: true,
+      });
       const { chromium } = await import('playwright-core');
       browser = await chromium.connectOverCDP(await app.devToolsEndpoint());
       const context = browser.contexts()[0]!;
-      const page: Page = context.pages().find((p) => p.url().startsWith('app://console/')) ?? (await context.waitForEvent('page', { predicate: (p) => p.url().startsWith('app://console/') }));
+      const page: Page =
+        context.pages().find((p) => p.url().startsWith('app://console/')) ??
+        (await context.waitForEvent('page', { predicate: (p) => p.url().startsWith('app://console/') }));
       await page.waitForLoadState('load');
       expect(await page.evaluate(() => typeof (globalThis as { require?: unknown }).require)).toBe('undefined');
-      expect(await page.evaluate(() => Object.keys((window as unknown as { consoleBridge?: object }).consoleBridge ?? {}))).toEqual(['call']);
+      expect(
+        await page.evaluate(() => Object.keys((window as unknown as { consoleBridge?: object }).consoleBridge ?? {})),
+      ).toEqual(['call']);
       expect(
         await page.evaluate(() => {
           try {
@@ -279,7 +326,11 @@ describe('the desktop app in Electron (the packaged app where one was built, els
           }
         }),
       ).toBe('blocked');
-      const listed = (await page.evaluate(() => (window as unknown as { consoleBridge: { call(r: unknown): Promise<unknown> } }).consoleBridge.call({ method: 'services.list' }))) as {
+      const listed = (await page.evaluate(() =>
+        (window as unknown as { consoleBridge: { call(r: unknown): Promise<unknown> } }).consoleBridge.call({
+          method: 'services.list',
+        }),
+      )) as {
         ok: boolean;
         data: Array<{ name: string }>;
       };
@@ -287,10 +338,18 @@ describe('the desktop app in Electron (the packaged app where one was built, els
       expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
 
       // Every service reaches ready, in the process the app chose for it, and answers on its port.
-      const upEvent = await app.event((l) => l.event === 'services' && allUp(l.services as ServiceView[]), 'every service was ready');
+      const upEvent = await app.event(
+        (l) => l.event === 'services' && allUp(l.services as ServiceView[]),
+        'every service was ready',
+      );
       const up = upEvent.services as ServiceView[];
-      if (providerCanBeReady) expect(upEvent.tooltip).toBe(`Hub services: ${SERVICE_NAMES.length} of ${SERVICE_NAMES.length} ready`);
-      for (const [name, variable] of [['identity', 'IDENTITY_PORT'], ['persona-store', 'PERSONA_PORT'], ['repohost-gateway', 'REPOHOST_PORT']] as const) {
+      if (providerCanBeReady)
+        expect(upEvent.tooltip).toBe(`Hub services: ${SERVICE_NAMES.length} of ${SERVICE_NAMES.length} ready`);
+      for (const [name, variable] of [
+        ['identity', 'IDENTITY_PORT'],
+        ['persona-store', 'PERSONA_PORT'],
+        ['repohost-gateway', 'REPOHOST_PORT'],
+      ] as const) {
         expect(up.find((s) => s.name === name)!.port).toBe(Number(services[variable]));
         expect((await fetch(`http://127.0.0.1:${services[variable]}/ready`)).status, `${name} /ready`).toBe(200);
       }
@@ -299,30 +358,57 @@ describe('the desktop app in Electron (the packaged app where one was built, els
       // The tray menu: each service with its state and port, then the app's own items.
       const menu = (await app.command('menu')).menu as TrayItemView[];
       expect(menu.map((i) => i.id).filter(Boolean)).toEqual(
-        expect.arrayContaining(['open-console', ...SERVICE_NAMES.map((n) => `service:${n}`), 'start-all', 'stop-all', 'close-to-tray', 'launch-at-login', 'quit']),
+        expect.arrayContaining([
+          'open-console',
+          ...SERVICE_NAMES.map((n) => `service:${n}`),
+          'start-all',
+          'stop-all',
+          'close-to-tray',
+          'launch-at-login',
+          'quit',
+        ]),
       );
       for (const name of SERVICE_NAMES) {
         const item = menu.find((i) => i.id === `service:${name}`)!;
-        expect(item.submenu!.find((i) => i.id === `service:${name}:port`)!.label).toBe(`Port ${up.find((s) => s.name === name)!.port}`);
+        expect(item.submenu!.find((i) => i.id === `service:${name}:port`)!.label).toBe(
+          `Port ${up.find((s) => s.name === name)!.port}`,
+        );
       }
       expect(menu.find((i) => i.id === 'launch-at-login')!.checked).toBe(false);
 
       // Closing the window hides it to the tray once that is chosen; the tray's "Open console" brings it back.
-      if (!menu.find((i) => i.id === 'close-to-tray')!.checked) expect((await app.command('click', { item: 'close-to-tray' })).clicked).toBe(true);
+      if (!menu.find((i) => i.id === 'close-to-tray')!.checked)
+        expect((await app.command('click', { item: 'close-to-tray' })).clicked).toBe(true);
       let mark = app.lines.length;
       expect((await app.command('close-window')).closed).toBe(true);
-      await app.event((l) => l.event === 'window' && (l.window as WindowView).visible === false, 'the window was hidden', mark);
+      await app.event(
+        (l) => l.event === 'window' && (l.window as WindowView).visible === false,
+        'the window was hidden',
+        mark,
+      );
       mark = app.lines.length;
       expect((await app.command('click', { item: 'open-console' })).clicked).toBe(true);
-      await app.event((l) => l.event === 'window' && (l.window as WindowView).visible === true, 'the tray brought the window back', mark);
+      await app.event(
+        (l) => l.event === 'window' && (l.window as WindowView).visible === true,
+        'the tray brought the window back',
+        mark,
+      );
 
       // A second launch does not start a second app: it brings the first one's window back and exits.
       mark = app.lines.length;
       expect((await app.command('close-window')).closed).toBe(true);
-      await app.event((l) => l.event === 'window' && (l.window as WindowView).visible === false, 'the window was hidden again', mark);
+      await app.event(
+        (l) => l.event === 'window' && (l.window as WindowView).visible === false,
+        'the window was hidden again',
+        mark,
+      );
       mark = app.lines.length;
       const second = new RunningApp(spawn(executable, launchArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
-      const focused = await app.event((l) => l.event === 'second-instance', 'the first app heard of the second launch', mark);
+      const focused = await app.event(
+        (l) => l.event === 'second-instance',
+        'the first app heard of the second launch',
+        mark,
+      );
       expect((focused.window as WindowView).visible).toBe(true);
       expect((await second.exit()).code).toBe(0);
       // The second launch never got as far as its hooks: only the first app ever connected.

@@ -12,7 +12,9 @@ async function loadYaml(text: string): Promise<unknown> {
 
 describe('electron-builder.yml', () => {
   it('is valid against electron-builder\u2019s own JSON schema', async () => {
-    const schema = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'app-builder-lib', 'scheme.json'), 'utf8')) as object;
+    const schema = JSON.parse(
+      readFileSync(join(ROOT, 'node_modules', 'app-builder-lib', 'scheme.json'), 'utf8'),
+    ) as object;
     const config = await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'));
     const ajv = new Ajv({ allErrors: true, strict: false });
     const validate = ajv.compile(schema);
@@ -41,11 +43,23 @@ describe('electron-builder.yml', () => {
     expect(config.asarUnpack).toEqual(['**/*.node']);
     expect(config.npmRebuild).toBe(true);
     expect(config.buildDependenciesFromSource).toBe(true);
-    expect(config.electronFuses).toMatchObject({ runAsNode: false, enableNodeOptionsEnvironmentVariable: false, enableNodeCliInspectArguments: false, onlyLoadAppFromAsar: true });
+    expect(config.electronFuses).toMatchObject({
+      runAsNode: false,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      onlyLoadAppFromAsar: true,
+    });
     // With no signing identity nothing signs the macOS app after the flip; Apple silicon kills it unless it is re-signed ad hoc.
     expect(config.electronFuses.resetAdHocDarwinSignature).toBe(true);
     // What is packed of our own: package.json, the build and the icons; never sources.
-    expect(config.files.filter((f) => !f.startsWith('!')).sort()).toEqual(['assets/icon.png', 'assets/tray-*.png', 'out/main/**/*', 'out/renderer/**/*', 'out/services/**/*', 'package.json']);
+    expect(config.files.filter((f) => !f.startsWith('!')).sort()).toEqual([
+      'assets/icon.png',
+      'assets/tray-*.png',
+      'out/main/**/*',
+      'out/renderer/**/*',
+      'out/services/**/*',
+      'package.json',
+    ]);
     expect(config.extraMetadata).toBeUndefined();
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { main: string };
     expect(pkg.main).toBe('out/main/app.mjs');

@@ -15,126 +15,157 @@ afterEach(async () => {
 });
 
 describe('npm run serve (headless)', () => {
-  it('`npm run serve` starts every service to ready, prints the URLs, and Ctrl-C exits 0 leaving no process behind', { timeout: 300_000 }, async () => {
-    const dataDir = tempDir('headless-');
-    const standIn = standInBinary(tempDir('headless-cli-'));
-    const ports = { IDENTITY_PORT: await freePort(), PERSONA_PORT: await freePort(), REPOHOST_PORT: await freePort(), MODELPROV_PORT: await freePort() };
-    // The gateway is ready only when its platform answers; here that is the GitHub double on loopback.
-    const platform: GitHubDouble = await startGitHubDouble();
-    cleanups.push(() => platform.close());
-    // Through npm, as a person runs it, in a process group of its own so that Ctrl-C can be sent to the whole group as a terminal does.
-    const serve = spawn('npm', ['run', 'serve', '--', '--data-dir', dataDir], {
-      cwd: ROOT,
-      detached: true,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: tempDir('headless-home-'),
-        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-        MODELPROV_CLI_BINARY: standIn.binary,
-        REPOHOST_PLATFORM_URL: platform.url,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    cleanups.push(() => {
-      if (serve.exitCode === null) process.kill(-serve.pid!, 'SIGKILL');
-    });
-    let out = '';
-    const exited = new Promise<number | string>((resolve) => serve.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-    const listeners: Array<() => void> = [];
-    const take = (d: Buffer) => {
-      out += d.toString();
-      for (const l of [...listeners]) l();
-    };
-    serve.stdout!.on('data', take);
-    serve.stderr!.on('data', take);
-    /** Resolves when the output so far passes `test`, or when the program has ended (the caller then checks the exit). */
-    const printed = (test: (text: string) => boolean) =>
-      new Promise<void>((resolve) => {
-        const check = () => {
-          if (test(out)) resolve();
-        };
-        listeners.push(check);
-        void exited.then(() => resolve());
-        check();
+  it(
+    '`npm run serve` starts every service to ready, prints the URLs, and Ctrl-C exits 0 leaving no process behind',
+    { timeout: 300_000 },
+    async () => {
+      const dataDir = tempDir('headless-');
+      const standIn = standInBinary(tempDir('headless-cli-'));
+      const ports = {
+        IDENTITY_PORT: await freePort(),
+        PERSONA_PORT: await freePort(),
+        REPOHOST_PORT: await freePort(),
+        MODELPROV_PORT: await freePort(),
+      };
+      // The gateway is ready only when its platform answers; here that is the GitHub double on loopback.
+      const platform: GitHubDouble = await startGitHubDouble();
+      cleanups.push(() => platform.close());
+      // Through npm, as a person runs it, in a process group of its own so that Ctrl-C can be sent to the whole group as a terminal does.
+      const serve = spawn('npm', ['run', 'serve', '--', '--data-dir', dataDir], {
+        cwd: ROOT,
+        detached: true,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: tempDir('headless-home-'),
+          ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+          MODELPROV_CLI_BINARY: standIn.binary,
+          REPOHOST_PLATFORM_URL: platform.url,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-    await printed((text) => text.includes('Press Ctrl-C to stop.'));
-    expect(serve.exitCode, out).toBeNull();
+      cleanups.push(() => {
+        if (serve.exitCode === null) process.kill(-serve.pid!, 'SIGKILL');
+      });
+      let out = '';
+      const exited = new Promise<number | string>((resolve) =>
+        serve.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+      );
+      const listeners: Array<() => void> = [];
+      const take = (d: Buffer) => {
+        out += d.toString();
+        for (const l of [...listeners]) l();
+      };
+      serve.stdout!.on('data', take);
+      serve.stderr!.on('data', take);
+      /** Resolves when the output so far passes `test`, or when the program has ended (the caller then checks the exit). */
+      const printed = (test: (text: string) => boolean) =>
+        new Promise<void>((resolve) => {
+          const check = () => {
+            if (test(out)) resolve();
+          };
+          listeners.push(check);
+          void exited.then(() => resolve());
+          check();
+        });
+      await printed((text) => text.includes('Press Ctrl-C to stop.'));
+      expect(serve.exitCode, out).toBeNull();
 
-    const portOf: Record<string, number> = {
-      identity: ports.IDENTITY_PORT,
-      'persona-store': ports.PERSONA_PORT,
-      'repohost-gateway': ports.REPOHOST_PORT,
-      'model-provider': ports.MODELPROV_PORT,
-    };
-    const expected = SERVICE_NAMES.map((name) => new RegExp(`${name}\\s+ready\\s+http://127\\.0\\.0\\.1:${portOf[name]}`));
-    // The summary comes after 20 s at the latest; a service ready later (a loaded machine) is printed when it is.
-    await printed((text) => expected.every((e) => e.test(text)));
-    expect(serve.exitCode, out).toBeNull();
-    for (const name of SERVICE_NAMES) expect((await fetch(`http://127.0.0.1:${portOf[name]}/ready`)).status).toBe(200);
-    const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/#secret=\S+)/.exec(out)?.[1];
-    expect(consoleUrl, out).toBeDefined();
-    // The printed console sees the same supervisor: every service in the state the summary printed.
-    const url = new URL(consoleUrl!);
-    const answer = await fetch(new URL('/api/call', url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-console-secret': new URLSearchParams(url.hash.slice(1)).get('secret')! },
-      body: JSON.stringify({ method: 'services.list' }),
-    });
-    const listed = (await answer.json()) as { ok: boolean; data: Array<{ name: string; state: string }> };
-    expect(listed.ok).toBe(true);
-    expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
-    for (const s of listed.data) expect(s.state).toBe('ready');
-    expect(out).toContain(`Data folder: ${dataDir}`);
+      const portOf: Record<string, number> = {
+        identity: ports.IDENTITY_PORT,
+        'persona-store': ports.PERSONA_PORT,
+        'repohost-gateway': ports.REPOHOST_PORT,
+        'model-provider': ports.MODELPROV_PORT,
+      };
+      const expected = SERVICE_NAMES.map(
+        (name) => new RegExp(`${name}\\s+ready\\s+http://127\\.0\\.0\\.1:${portOf[name]}`),
+      );
+      // The summary comes after 20 s at the latest; a service ready later (a loaded machine) is printed when it is.
+      await printed((text) => expected.every((e) => e.test(text)));
+      expect(serve.exitCode, out).toBeNull();
+      for (const name of SERVICE_NAMES)
+        expect((await fetch(`http://127.0.0.1:${portOf[name]}/ready`)).status).toBe(200);
+      const consoleUrl = /Console: (http:\/\/127\.0\.0\.1:\d+\/#secret=\S+)/.exec(out)?.[1];
+      expect(consoleUrl, out).toBeDefined();
+      // The printed console sees the same supervisor: every service in the state the summary printed.
+      const url = new URL(consoleUrl!);
+      const answer = await fetch(new URL('/api/call', url), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-console-secret': new URLSearchParams(url.hash.slice(1)).get('secret')!,
+        },
+        body: JSON.stringify({ method: 'services.list' }),
+      });
+      const listed = (await answer.json()) as { ok: boolean; data: Array<{ name: string; state: string }> };
+      expect(listed.ok).toBe(true);
+      expect(listed.data.map((s) => s.name)).toEqual([...SERVICE_NAMES]);
+      for (const s of listed.data) expect(s.state).toBe('ready');
+      expect(out).toContain(`Data folder: ${dataDir}`);
 
-    // Signals never go to the console's port: the gateway refuses it at opening, before any connection is made.
-    const credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
-    const identityUrl = `http://127.0.0.1:${ports.IDENTITY_PORT}`;
-    const platformToken = `github_pat_${'Hh5'.repeat(10)}`;
-    platform.addUser('octo');
-    platform.addToken(platformToken, 'octo');
-    const connected = await fetch(`${identityUrl}/v1/connections/work`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'token', token: platformToken }),
-    });
-    expect(connected.status, await connected.text()).toBeLessThan(300);
-    const minted = await fetch(`${identityUrl}/v1/auth/service-token`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ audience: 'repohost-api' }),
-    });
-    const gatewayToken = ((await minted.json()) as { token: string }).token;
-    const aimed = await fetch(`http://127.0.0.1:${ports.REPOHOST_PORT}/v1/subscriptions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${gatewayToken}`, 'x-identity-profile': 'work', 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'pull_merged', repo: 'octo/hello', pull: 1, signal_url: `http://127.0.0.1:${url.port}/api/call` }),
-    });
-    expect(aimed.status).toBe(422);
-    expect(((await aimed.json()) as { detail: string }).detail).toContain(`port ${url.port} is one of this app\u2019s own`);
+      // Signals never go to the console's port: the gateway refuses it at opening, before any connection is made.
+      const credential = readFileSync(join(dataDir, 'identity', 'local-session'), 'utf8').trim();
+      const identityUrl = `http://127.0.0.1:${ports.IDENTITY_PORT}`;
+      const platformToken = `github_pat_${'Hh5'.repeat(10)}`;
+      platform.addUser('octo');
+      platform.addToken(platformToken, 'octo');
+      const connected = await fetch(`${identityUrl}/v1/connections/work`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'token', token: platformToken }),
+      });
+      expect(connected.status, await connected.text()).toBeLessThan(300);
+      const minted = await fetch(`${identityUrl}/v1/auth/service-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ audience: 'repohost-api' }),
+      });
+      const gatewayToken = ((await minted.json()) as { token: string }).token;
+      const aimed = await fetch(`http://127.0.0.1:${ports.REPOHOST_PORT}/v1/subscriptions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${gatewayToken}`,
+          'x-identity-profile': 'work',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          kind: 'pull_merged',
+          repo: 'octo/hello',
+          pull: 1,
+          signal_url: `http://127.0.0.1:${url.port}/api/call`,
+        }),
+      });
+      expect(aimed.status).toBe(422);
+      expect(((await aimed.json()) as { detail: string }).detail).toContain(
+        `port ${url.port} is one of this app\u2019s own`,
+      );
 
-    // A CLI run in flight when Ctrl-C arrives must die with the provider.
-    const hanging = fetch(`http://127.0.0.1:${ports.MODELPROV_PORT}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'wait [stand-in:hang]' }] }),
-    }).catch((e: unknown) => e);
-    await waitFor('the CLI run to start', () => standIn.runs().some((r) => r.stdin.includes('wait')));
-    const family = descendants(serve.pid!);
-    const cliRuns = standIn.runs().flatMap((r) => [r.pid, ...(r.grandchildPid ? [r.grandchildPid] : [])]);
-    expect(family.length).toBeGreaterThanOrEqual(1);
-    expect(cliRuns.filter(isAlive).length).toBeGreaterThan(0);
+      // A CLI run in flight when Ctrl-C arrives must die with the provider.
+      const hanging = fetch(`http://127.0.0.1:${ports.MODELPROV_PORT}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'wait [stand-in:hang]' }] }),
+      }).catch((e: unknown) => e);
+      await waitFor('the CLI run to start', () => standIn.runs().some((r) => r.stdin.includes('wait')));
+      const family = descendants(serve.pid!);
+      const cliRuns = standIn.runs().flatMap((r) => [r.pid, ...(r.grandchildPid ? [r.grandchildPid] : [])]);
+      expect(family.length).toBeGreaterThanOrEqual(1);
+      expect(cliRuns.filter(isAlive).length).toBeGreaterThan(0);
 
-    // Ctrl-C in a terminal: SIGINT to npm and everything in its group at once.
-    process.kill(-serve.pid!, 'SIGINT');
-    expect(await exited, out).toBe(0);
-    expect(out).toContain('Stopped.');
-    await hanging;
-    await waitFor('every process to be gone', () => [...family, ...cliRuns].every((p) => !isAlive(p)));
-    expect([...family, ...cliRuns].filter(isAlive)).toEqual([]);
-  });
+      // Ctrl-C in a terminal: SIGINT to npm and everything in its group at once.
+      process.kill(-serve.pid!, 'SIGINT');
+      expect(await exited, out).toBe(0);
+      expect(out).toContain('Stopped.');
+      await hanging;
+      await waitFor('every process to be gone', () => [...family, ...cliRuns].every((p) => !isAlive(p)));
+      expect([...family, ...cliRuns].filter(isAlive)).toEqual([]);
+    },
+  );
 
   it('refuses an unknown option with the usage', async () => {
-    const run = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--datadir', '/tmp/x'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--datadir', '/tmp/x'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     run.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise((resolve) => run.once('exit', resolve));

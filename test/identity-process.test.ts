@@ -12,17 +12,26 @@ import { freePort, ROOT, spawnService } from './support/process.ts';
  */
 const npm = (args: string[], env: Record<string, string>) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile('npm', ['run', '--silent', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ status: code, stdout, stderr });
-    });
+    execFile(
+      'npm',
+      ['run', '--silent', ...args],
+      { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ status: code, stdout, stderr });
+      },
+    );
   });
 
 describe('npm run service -- identity, as a process', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`starts, answers, and on ${signal} stops cleanly with exit code 0`, async () => {
       const port = await freePort();
-      const proc = await spawnService('identity', { IDENTITY_DATA_DIR: tempDir('identity-proc'), IDENTITY_PORT: String(port) }, port);
+      const proc = await spawnService(
+        'identity',
+        { IDENTITY_DATA_DIR: tempDir('identity-proc'), IDENTITY_PORT: String(port) },
+        port,
+      );
       expect((await fetch(`${proc.url}/ready`)).status).toBe(200);
       expect(await proc.stop(signal)).toBe(0);
       expect(proc.output()).toMatch(/"msg":"stopped"/);
@@ -47,7 +56,11 @@ describe('npm run service -- identity, as a process', () => {
       npmRun.stderr!.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise<number | null>((r) => npmRun.once('exit', (code) => r(code)));
       const deadline = Date.now() + 30_000;
-      while (!(await fetch(`http://127.0.0.1:${port}/healthy`).then((r) => r.ok).catch(() => false))) {
+      while (
+        !(await fetch(`http://127.0.0.1:${port}/healthy`)
+          .then((r) => r.ok)
+          .catch(() => false))
+      ) {
         if (Date.now() > deadline) throw new Error(`the service did not start:\n${output}`);
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -56,7 +69,12 @@ describe('npm run service -- identity, as a process', () => {
       send(npmRun.pid!);
       expect(await exited).toBe(0);
       expect(output).toMatch(/"msg":"stopped"/);
-      expect(await fetch(`http://127.0.0.1:${port}/healthy`).then(() => 'answered', () => 'refused')).toBe('refused');
+      expect(
+        await fetch(`http://127.0.0.1:${port}/healthy`).then(
+          () => 'answered',
+          () => 'refused',
+        ),
+      ).toBe('refused');
       // npm has exited; its children are gone by then or moments later (reaped): wait for that, not for a set time.
       const gone = Date.now() + 10_000;
       while (family.some(isAlive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 20));
@@ -65,7 +83,10 @@ describe('npm run service -- identity, as a process', () => {
   }
 
   it('refuses to start with an unknown IDENTITY_ variable, naming it, exit code 78', async () => {
-    const r = await npm(['service', '--', 'identity'], { IDENTITY_DATA_DIR: tempDir('identity-typo'), IDENTITY_PROT: '9999' });
+    const r = await npm(['service', '--', 'identity'], {
+      IDENTITY_DATA_DIR: tempDir('identity-typo'),
+      IDENTITY_PROT: '9999',
+    });
     expect(r.status).toBe(78);
     expect(r.stderr).toMatch(/IDENTITY_PROT/);
   });
@@ -115,13 +136,19 @@ describe('npm run identity -- session and account commands', () => {
     expect(second.stdout.trim().split('\n')).toHaveLength(1);
     const secondId = /session credential (ses_[0-9a-f]{24}) for dave/.exec(second.stderr)?.[1];
     expect(secondId).toBeDefined();
-    const listed = (await cli('session', 'list', 'dave')).stdout.trim().split('\n').map((l) => l.split('\t'));
+    const listed = (await cli('session', 'list', 'dave')).stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     expect(listed.map((l) => l[1])).toEqual(['laptop', 'hub']);
     const days = (Date.parse(listed[0]![4]!) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     expect(listed[1]![4]).toBe('never');
-    expect(listed.map((l) => l[5])).toEqual(['owner: manages credentials and connections', 'hub: mints tokens for persona, repohost-api']);
+    expect(listed.map((l) => l[5])).toEqual([
+      'owner: manages credentials and connections',
+      'hub: mints tokens for persona, repohost-api',
+    ]);
     expect(listed.flat().join(' ')).not.toContain(second.stdout.trim());
     const bad = await cli('session', 'add', 'dave', '--expires-in', 'soon');
     expect(bad.status).toBe(1);

@@ -11,9 +11,14 @@ const eslint = new ESLint({ cwd: ROOT });
 
 /** The lane errors ESLint reports for `import ... from '<specifier>'` in a file at `path`. */
 async function laneErrors(path: string, specifier: string, kind: 'value' | 'type' = 'value'): Promise<string[]> {
-  const source = kind === 'type' ? `import type { X } from '${specifier}';\nexport type Y = X;\n` : `import * as x from '${specifier}';\nexport const y = x;\n`;
+  const source =
+    kind === 'type'
+      ? `import type { X } from '${specifier}';\nexport type Y = X;\n`
+      : `import * as x from '${specifier}';\nexport const y = x;\n`;
   const [result] = await eslint.lintText(source, { filePath: join(ROOT, path) });
-  return result!.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports' || m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return result!.messages
+    .filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports' || m.ruleId === 'no-restricted-imports')
+    .map((m) => m.message);
 }
 
 // [where the file is, what it imports, whether that stays in its lane]
@@ -78,8 +83,12 @@ describe('each layer imports only what its lane allows (npm run lint)', { timeou
   it('a type-only import crosses no lane either, and the error says what to do instead', async () => {
     const [message] = await laneErrors('renderer/src/page.ts', '../../main/console/api.ts', 'type');
     expect(message).toContain('imports only common/');
-    expect(await laneErrors('main/supervisor/launcher.ts', 'electron', 'type')).toEqual([expect.stringContaining('Electron stays in main/electron/')]);
-    expect(await laneErrors('main/console/api.ts', '../../services/persona-store/store.ts', 'type')).toEqual([expect.stringContaining('talk to it over HTTP')]);
+    expect(await laneErrors('main/supervisor/launcher.ts', 'electron', 'type')).toEqual([
+      expect.stringContaining('Electron stays in main/electron/'),
+    ]);
+    expect(await laneErrors('main/console/api.ts', '../../services/persona-store/store.ts', 'type')).toEqual([
+      expect.stringContaining('talk to it over HTTP'),
+    ]);
   });
 
   // [where the file is, the service's shapes file]: the page and the console take a service's answer types, never its code.
@@ -96,7 +105,9 @@ describe('each layer imports only what its lane allows (npm run lint)', { timeou
 
   it('the page takes the console\u2019s answer types from main/console/answers.ts, and nothing else of main/', async () => {
     expect(await laneErrors('renderer/src/page.ts', '../../main/console/answers.ts', 'type')).toEqual([]);
-    expect(await laneErrors('renderer/src/page.ts', '../../main/console/methods.ts', 'type')).toEqual([expect.stringContaining('imports only common/')]);
+    expect(await laneErrors('renderer/src/page.ts', '../../main/console/methods.ts', 'type')).toEqual([
+      expect.stringContaining('imports only common/'),
+    ]);
     expect(await laneErrors('renderer/src/page.ts', '../../services/model-provider/app.ts', 'type')).toHaveLength(1);
   });
 });

@@ -26,7 +26,9 @@ function prose(text: string): string {
 function anchors(file: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  for (const [, heading] of readFileSync(file, 'utf8').replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.+)$/gm)) {
+  for (const [, heading] of readFileSync(file, 'utf8')
+    .replace(/^```[\s\S]*?^```/gm, '')
+    .matchAll(/^#{1,6}\s+(.+)$/gm)) {
     const slug = heading!
       .trim()
       .toLowerCase()
@@ -56,7 +58,8 @@ describe('links between Markdown files', () => {
         const to = path === '' ? file : join(dirname(file), decodeURIComponent(path));
         const where = `${relative(ROOT, file)} → ${target}`;
         if (!existsSync(to)) broken.push(`${where}: no such file`);
-        else if (anchor !== undefined && statSync(to).isFile() && to.endsWith('.md') && !anchors(to).has(anchor)) broken.push(`${where}: no such heading`);
+        else if (anchor !== undefined && statSync(to).isFile() && to.endsWith('.md') && !anchors(to).has(anchor))
+          broken.push(`${where}: no such heading`);
       }
     }
     expect(broken).toEqual([]);

@@ -14,7 +14,10 @@ import { readManifest, targetDir, type Manifest } from '../main/supervisor/build
 import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { ROOT } from './support/process.ts';
 
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 const manifests = new Map<string, Manifest>();
 
 beforeAll(async () => {
@@ -28,7 +31,8 @@ function runtimeImports(): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (const [target, manifest] of manifests) {
     for (const [output, packages] of Object.entries(manifest.externals)) {
-      for (const name of packages) if (!(PROVIDED_BY_ELECTRON as readonly string[]).includes(name)) pairs.push([`out/${target}/${output}`, name]);
+      for (const name of packages)
+        if (!(PROVIDED_BY_ELECTRON as readonly string[]).includes(name)) pairs.push([`out/${target}/${output}`, name]);
     }
   }
   return pairs;
@@ -37,19 +41,33 @@ function runtimeImports(): Array<[string, string]> {
 describe('production dependencies', () => {
   it('the build recorded the imports of the main process, the preload and every service', () => {
     expect(Object.keys(manifests.get('main')!.externals).sort()).toEqual(['app.mjs', 'preload.cjs']);
-    expect(Object.keys(manifests.get('services')!.externals).sort()).toEqual(SERVICE_NAMES.map((n) => `${n}.mjs`).sort());
+    expect(Object.keys(manifests.get('services')!.externals).sort()).toEqual(
+      SERVICE_NAMES.map((n) => `${n}.mjs`).sort(),
+    );
   });
 
   it('hold every package a built output loads at run time', () => {
     const undeclared = runtimeImports().filter(([, name]) => !Object.hasOwn(pkg.dependencies, name));
-    expect(undeclared.map(([output, name]) => `${output} loads ${name}, which is not a production dependency`)).toEqual([]);
+    expect(undeclared.map(([output, name]) => `${output} loads ${name}, which is not a production dependency`)).toEqual(
+      [],
+    );
   });
 
   it('hold nothing that no built output loads (test, bench and build tools are devDependencies)', () => {
     const loaded = new Set(runtimeImports().map(([, name]) => name));
     expect(Object.keys(pkg.dependencies).filter((name) => !loaded.has(name))).toEqual([]);
     expect(Object.keys(pkg.dependencies).sort()).toEqual([...RUNTIME_PACKAGES].sort());
-    for (const tool of ['tsx', 'esbuild', 'typescript', 'vitest', 'electron', 'electron-builder', 'electron-store', 'conf', 'playwright-core']) {
+    for (const tool of [
+      'tsx',
+      'esbuild',
+      'typescript',
+      'vitest',
+      'electron',
+      'electron-builder',
+      'electron-store',
+      'conf',
+      'playwright-core',
+    ]) {
       expect(Object.hasOwn(pkg.devDependencies, tool), `${tool} is a devDependency`).toBe(true);
     }
   });
@@ -85,8 +103,25 @@ describe('what counts as a run-time import (runtimePackages)', () => {
       ].join('\n'),
     );
     // As pg loads pg-native: a CommonJS require inside a try block, of a package that is not installed.
-    writeFileSync(join(dir, 'optional.cjs'), "let native; try { native = require('pg-native-not-installed'); } catch {}\nmodule.exports = native;\n");
-    const result = await esbuild({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', write: false, metafile: true, logLevel: 'silent', external: [...RUNTIME_PACKAGES], outdir: dir, absWorkingDir: ROOT });
-    expect(runtimePackages(result.metafile, result.outputFiles[0]!.text)).toEqual({ required: ['pino', 'swagger-ui-dist'], optional: ['pg-native-not-installed'] });
+    writeFileSync(
+      join(dir, 'optional.cjs'),
+      "let native; try { native = require('pg-native-not-installed'); } catch {}\nmodule.exports = native;\n",
+    );
+    const result = await esbuild({
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      external: [...RUNTIME_PACKAGES],
+      outdir: dir,
+      absWorkingDir: ROOT,
+    });
+    expect(runtimePackages(result.metafile, result.outputFiles[0]!.text)).toEqual({
+      required: ['pino', 'swagger-ui-dist'],
+      optional: ['pg-native-not-installed'],
+    });
   });
 });

@@ -18,9 +18,11 @@ import { ROOT } from './support/process.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'packaging-mac-'));
 const app = join(work, 'release', 'mac-arm64', 'Hub services.app');
-const framework = (appPath: string) => join(appPath, 'Contents', 'Frameworks', 'Electron Framework.framework', 'Electron Framework');
+const framework = (appPath: string) =>
+  join(appPath, 'Contents', 'Frameworks', 'Electron Framework.framework', 'Electron Framework');
 /** The stand-in codesign is a POSIX shell script. */
-const skipped = process.platform === 'win32' ? 'the stand-in codesign is a shell script, which Windows cannot run' : undefined;
+const skipped =
+  process.platform === 'win32' ? 'the stand-in codesign is a shell script, which Windows cannot run' : undefined;
 if (skipped) process.stdout.write(`[packaging-mac.test] skipped: ${skipped}.\n`);
 
 let log = '';
@@ -38,7 +40,13 @@ beforeAll(async () => {
   );
   // A .icns of the app's icon: electron-builder would otherwise download its converter to make one from the PNG.
   const png = readFileSync(join(ROOT, 'assets', 'icon.png'));
-  const icns = Buffer.concat([Buffer.from('icns'), u32(png.length + 16), Buffer.from('ic10'), u32(png.length + 8), png]);
+  const icns = Buffer.concat([
+    Buffer.from('icns'),
+    u32(png.length + 16),
+    Buffer.from('ic10'),
+    u32(png.length + 8),
+    png,
+  ]);
   writeFileSync(join(work, 'icon.icns'), icns);
   const args = [
     join(ROOT, 'node_modules', 'electron-builder', 'cli.js'),
@@ -52,7 +60,12 @@ beforeAll(async () => {
     `-c.mac.icon=${join(work, 'icon.icns')}`,
     `-c.directories.output=${join(work, 'release')}`,
   ];
-  const env = { ...process.env, CI: '1', CSC_IDENTITY_AUTO_DISCOVERY: 'false', PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
+  const env = {
+    ...process.env,
+    CI: '1',
+    CSC_IDENTITY_AUTO_DISCOVERY: 'false',
+    PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+  };
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (d: Buffer) => (log += d.toString()));
@@ -72,17 +85,30 @@ function u32(n: number): Buffer {
 }
 
 describe('the macOS app without a signing identity (electron-builder --mac dir --arm64, stand-in Electron.app)', () => {
-  it.skipIf(skipped !== undefined)('is re-signed ad hoc, as a whole, after the fuses are flipped, and signed by nothing after that', async () => {
-    const recorded = join(work, 'codesign-args');
-    const calls = existsSync(recorded) ? readFileSync(recorded, 'utf8').trimEnd().split('\n') : [];
-    expect(calls).toEqual(['--sign', '-', '--force', '--preserve-metadata=entitlements,requirements,flags,runtime', '--deep', app]);
-    // When codesign ran, the framework already carried the flipped fuses: the signature covers the final bytes.
-    const signed = (await getCurrentFuseWire(join(work, 'framework-when-signed'))) as unknown as Record<number, number>;
-    expect(signed[FuseV1Options.RunAsNode]).toBe(FuseState.DISABLE);
-    expect(signed[FuseV1Options.EnableNodeCliInspectArguments]).toBe(FuseState.DISABLE);
-    expect(signed[FuseV1Options.EnableCookieEncryption]).toBe(FuseState.ENABLE);
-    expect(ELECTRON_DEFAULT_FUSES[FuseV1Options.RunAsNode]).toBe(FuseState.ENABLE);
-    // Nothing changed the framework after it was signed, and nothing else called codesign (the one call above).
-    expect(readFileSync(framework(app)).equals(readFileSync(join(work, 'framework-when-signed')))).toBe(true);
-  });
+  it.skipIf(skipped !== undefined)(
+    'is re-signed ad hoc, as a whole, after the fuses are flipped, and signed by nothing after that',
+    async () => {
+      const recorded = join(work, 'codesign-args');
+      const calls = existsSync(recorded) ? readFileSync(recorded, 'utf8').trimEnd().split('\n') : [];
+      expect(calls).toEqual([
+        '--sign',
+        '-',
+        '--force',
+        '--preserve-metadata=entitlements,requirements,flags,runtime',
+        '--deep',
+        app,
+      ]);
+      // When codesign ran, the framework already carried the flipped fuses: the signature covers the final bytes.
+      const signed = (await getCurrentFuseWire(join(work, 'framework-when-signed'))) as unknown as Record<
+        number,
+        number
+      >;
+      expect(signed[FuseV1Options.RunAsNode]).toBe(FuseState.DISABLE);
+      expect(signed[FuseV1Options.EnableNodeCliInspectArguments]).toBe(FuseState.DISABLE);
+      expect(signed[FuseV1Options.EnableCookieEncryption]).toBe(FuseState.ENABLE);
+      expect(ELECTRON_DEFAULT_FUSES[FuseV1Options.RunAsNode]).toBe(FuseState.ENABLE);
+      // Nothing changed the framework after it was signed, and nothing else called codesign (the one call above).
+      expect(readFileSync(framework(app)).equals(readFileSync(join(work, 'framework-when-signed')))).toBe(true);
+    },
+  );
 });

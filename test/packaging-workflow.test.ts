@@ -20,7 +20,10 @@ interface Step {
 }
 interface Workflow {
   on: Record<string, unknown>;
-  jobs: Record<string, { 'runs-on': string; strategy: { matrix: { include: Array<Record<string, string>> } }; steps: Step[] }>;
+  jobs: Record<
+    string,
+    { 'runs-on': string; strategy: { matrix: { include: Array<Record<string, string>> } }; steps: Step[] }
+  >;
 }
 
 async function loadYaml(text: string): Promise<unknown> {
@@ -53,7 +56,9 @@ describe('.github/workflows/desktop.yml', () => {
     const install = index((s) => s.run === 'npm ci', 'npm ci');
     const build = index((s) => s.run === 'npm run build', 'npm run build');
     const dist = index((s) => s.run === 'npm run dist -- ${{ matrix.dist }}', 'npm run dist');
-    expect([checkout, node, install, build, dist]).toEqual([...[checkout, node, install, build, dist]].sort((a, b) => a - b));
+    expect([checkout, node, install, build, dist]).toEqual(
+      [...[checkout, node, install, build, dist]].sort((a, b) => a - b),
+    );
     // bash on every system: PowerShell (Windows' default shell) may drop the `--`, and electron-builder then refuses `nsis`.
     expect(steps[dist]!.shell).toBe('bash');
     expect(Object.fromEntries(job.strategy.matrix.include.map((m) => [m.os, m.dist]))).toEqual({
@@ -71,7 +76,9 @@ describe('.github/workflows/desktop.yml', () => {
       expect(steps.indexOf(test)).toBeGreaterThan(dist);
       expect(test.env).toEqual({ HUB_SERVICES_APP: '${{ github.workspace }}/${{ matrix.app }}' });
     }
-    expect(tests.find((s) => s.if === "runner.os == 'Linux'")!.run).toBe('xvfb-run -a npx vitest run test/electron-app.test.ts');
+    expect(tests.find((s) => s.if === "runner.os == 'Linux'")!.run).toBe(
+      'xvfb-run -a npx vitest run test/electron-app.test.ts',
+    );
     expect(runs).toContain('apt-get install -y xvfb');
     // Each system's packaged app, where electron-builder leaves it beside the installers.
     expect(Object.fromEntries(job.strategy.matrix.include.map((m) => [m.os, m.app]))).toEqual({
@@ -83,12 +90,16 @@ describe('.github/workflows/desktop.yml', () => {
 
   it('signs nothing with an identity, so the macOS app is re-signed ad hoc after its fuses are flipped (electron-builder.yml)', async () => {
     expect((job as { env?: Record<string, string> }).env).toMatchObject({ CSC_IDENTITY_AUTO_DISCOVERY: 'false' });
-    const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as { electronFuses: Record<string, boolean> };
+    const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as {
+      electronFuses: Record<string, boolean>;
+    };
     expect(config.electronFuses.resetAdHocDarwinSignature).toBe(true);
   });
 
   it('keeps the installers as artifacts, failing when there are none', () => {
-    const upload = steps.find((s) => s.uses?.startsWith('actions/upload-artifact@') && s.with?.path === '${{ matrix.installers }}')!;
+    const upload = steps.find(
+      (s) => s.uses?.startsWith('actions/upload-artifact@') && s.with?.path === '${{ matrix.installers }}',
+    )!;
     expect(upload).toBeDefined();
     expect(upload.with!['if-no-files-found']).toBe('error');
     const installers = job.strategy.matrix.include.map((m) => m.installers!.trim().split('\n'));
@@ -98,19 +109,39 @@ describe('.github/workflows/desktop.yml', () => {
 
 describe('docs/desktop-and-installers.md, "Building the installers"', () => {
   const readme = readFileSync(join(ROOT, 'docs', 'desktop-and-installers.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Building the installers'), readme.indexOf('\n## ', readme.indexOf('## Building the installers') + 3));
+  const section = readme.slice(
+    readme.indexOf('## Building the installers'),
+    readme.indexOf('\n## ', readme.indexOf('## Building the installers') + 3),
+  );
 
   it('gives the workflow\u2019s commands, in its order, and names the workflow', () => {
     expect(section).toContain('.github/workflows/desktop.yml');
-    const commands = ['npm ci', 'npm run build', 'npm run dist -- --linux AppImage deb', 'xvfb-run -a npx vitest run test/electron-app.test.ts'];
+    const commands = [
+      'npm ci',
+      'npm run build',
+      'npm run dist -- --linux AppImage deb',
+      'xvfb-run -a npx vitest run test/electron-app.test.ts',
+    ];
     const at = commands.map((c) => section.indexOf(c));
-    expect(at.every((i) => i >= 0), JSON.stringify(Object.fromEntries(commands.map((c, i) => [c, at[i]])))).toBe(true);
+    expect(
+      at.every((i) => i >= 0),
+      JSON.stringify(Object.fromEntries(commands.map((c, i) => [c, at[i]]))),
+    ).toBe(true);
     expect(at).toEqual([...at].sort((a, b) => a - b));
     for (const target of ['--mac dmg', '--win nsis', 'HUB_SERVICES_APP']) expect(section).toContain(target);
   });
 
   it('says what each system needs to build, to run the Electron test and to open what was installed', () => {
-    for (const need of ['build-essential', 'xvfb-run', 'xcode-select --install', '--use-mock-keychain', 'Desktop development with C++', 'Python 3', 'SmartScreen', 'Open Anyway']) {
+    for (const need of [
+      'build-essential',
+      'xvfb-run',
+      'xcode-select --install',
+      '--use-mock-keychain',
+      'Desktop development with C++',
+      'Python 3',
+      'SmartScreen',
+      'Open Anyway',
+    ]) {
       expect(section, need).toContain(need);
     }
     // The same sysctl as the workflow's Linux step, for the unpacked app's sandbox on Ubuntu 24.04.

@@ -18,7 +18,14 @@ import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import { extractAll } from '@electron/asar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, buildErrors } from '../main/build/build.ts';
-import { ELECTRON_DEFAULT_FUSES, FuseState, archiveFiles, describePayload, packLinuxDir, payload } from '../main/build/pack-check.ts';
+import {
+  ELECTRON_DEFAULT_FUSES,
+  FuseState,
+  archiveFiles,
+  describePayload,
+  packLinuxDir,
+  payload,
+} from '../main/build/pack-check.ts';
 import { readManifest, targetDir } from '../main/supervisor/build-outputs.ts';
 import { SERVICE_NAMES } from '../main/supervisor/types.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
@@ -100,7 +107,11 @@ function runtimePackageClosure(): Set<string> {
 beforeAll(async () => {
   const errors = buildErrors(await build());
   if (errors) throw new Error(`the build failed:\n${errors}`);
-  await packLinuxDir({ projectDir: ROOT, outputDir: release, builder: join(ROOT, 'node_modules', 'electron-builder', 'cli.js') });
+  await packLinuxDir({
+    projectDir: ROOT,
+    outputDir: release,
+    builder: join(ROOT, 'node_modules', 'electron-builder', 'cli.js'),
+  });
   extractAll(archive, extracted);
 }, 300_000);
 
@@ -110,14 +121,37 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
   it('holds only built JavaScript, the icons and the runtime packages: no TypeScript, tests, build tools or test-only packages', () => {
     const files = archiveFilesHere().map((f) => f.path);
     const own = files.filter((f) => !f.startsWith('node_modules/'));
-    expect(own.filter((f) => !/^(package\.json|out\/(main|renderer|services)\/[^/]+|assets\/[^/]+\.png)$/.test(f))).toEqual([]);
+    expect(
+      own.filter((f) => !/^(package\.json|out\/(main|renderer|services)\/[^/]+|assets\/[^/]+\.png)$/.test(f)),
+    ).toEqual([]);
     expect(own.filter((f) => f.startsWith('out/')).sort()).toEqual(
-      ['out/main/app.mjs', 'out/main/preload.cjs', 'out/renderer/app.css', 'out/renderer/app.js', 'out/renderer/index.html', ...SERVICE_NAMES.map((n) => `out/services/${n}.mjs`)].sort(),
+      [
+        'out/main/app.mjs',
+        'out/main/preload.cjs',
+        'out/renderer/app.css',
+        'out/renderer/app.js',
+        'out/renderer/index.html',
+        ...SERVICE_NAMES.map((n) => `out/services/${n}.mjs`),
+      ].sort(),
     );
     expect(files.filter((f) => /\.(ts|mts|cts)$/.test(f))).toEqual([]);
     expect(files.filter((f) => /(^|\/)(test|tests|__tests__)\/|\.test\.|\.spec\./.test(f))).toEqual([]);
-    const packages = new Set(files.filter((f) => f.startsWith('node_modules/')).map((f) => (/^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f) ?? [])[1]));
-    for (const tool of ['tsx', 'esbuild', 'electron', 'electron-store', 'vitest', 'typescript', 'playwright-core', 'express', 'zod']) {
+    const packages = new Set(
+      files
+        .filter((f) => f.startsWith('node_modules/'))
+        .map((f) => (/^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f) ?? [])[1]),
+    );
+    for (const tool of [
+      'tsx',
+      'esbuild',
+      'electron',
+      'electron-store',
+      'vitest',
+      'typescript',
+      'playwright-core',
+      'express',
+      'zod',
+    ]) {
       expect(packages.has(tool), `${tool} is not in the package`).toBe(false);
     }
     // Exactly what the production dependencies need at run time: nothing missing, nothing more.
@@ -145,7 +179,10 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
     const closure = runtimePackageClosure();
     for (const name of closure) {
       const manifestPath = join(extracted, 'node_modules', name, 'package.json');
-      const deps = Object.keys((JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {});
+      const deps = Object.keys(
+        (JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ??
+          {},
+      );
       for (const dep of deps) {
         if (!closure.has(dep)) continue; // install-time only (prebuild-install)
         expect(packageFolder(join(extracted, 'node_modules', name), dep), `${name} needs ${dep}`).toBeDefined();
@@ -155,12 +192,19 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
 
   it('better-sqlite3\u2019s .node file is outside the archive (unpacked), and it is the only native file', () => {
     const natives = archiveFilesHere().filter((f) => f.path.endsWith('.node'));
-    expect(natives.map((f) => [f.path, f.unpacked])).toEqual([['node_modules/better-sqlite3/build/Release/better_sqlite3.node', true]]);
-    expect(statSync(join(`${archive}.unpacked`, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')).size).toBeGreaterThan(100_000);
+    expect(natives.map((f) => [f.path, f.unpacked])).toEqual([
+      ['node_modules/better-sqlite3/build/Release/better_sqlite3.node', true],
+    ]);
+    expect(
+      statSync(join(`${archive}.unpacked`, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'))
+        .size,
+    ).toBeGreaterThan(100_000);
   });
 
   it('the binary\u2019s fuses are flipped as electron-builder.yml sets them', async () => {
-    const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as { electronFuses: Record<string, boolean> };
+    const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as {
+      electronFuses: Record<string, boolean>;
+    };
     const wire = (await getCurrentFuseWire(join(unpacked, 'hub-services'))) as unknown as Record<number, number>;
     // resetAdHocDarwinSignature is not a fuse: it re-signs a macOS app after the flip (test/packaging-mac.test.ts).
     const fuses = Object.entries(config.electronFuses).filter(([key]) => key !== 'resetAdHocDarwinSignature');
@@ -188,62 +232,83 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
       await platform?.close();
     });
 
-    it('reaches app.whenReady, finishes evaluating, serves the console, runs every service from the package until ready, and stops them all on quit', { timeout: 240_000 }, async () => {
-      const home = join(work, 'home');
-      mkdirSync(home, { recursive: true });
-      const userData = join(home, 'user-data');
-      platform = await startGitHubDouble();
-      const env = await stackEnv(join(work, 'stack'), platform.url);
-      writeStandInElectron(extracted);
-      writeFileSync(join(extracted, 'run-main.mjs'), HARNESS);
-      harness = spawn(process.execPath, [join(extracted, 'run-main.mjs')], {
-        cwd: extracted,
-        env: { ...env, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), STANDIN_USER_DATA: userData },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      const events = eventStream(harness);
+    it(
+      'reaches app.whenReady, finishes evaluating, serves the console, runs every service from the package until ready, and stops them all on quit',
+      { timeout: 240_000 },
+      async () => {
+        const home = join(work, 'home');
+        mkdirSync(home, { recursive: true });
+        const userData = join(home, 'user-data');
+        platform = await startGitHubDouble();
+        const env = await stackEnv(join(work, 'stack'), platform.url);
+        writeStandInElectron(extracted);
+        writeFileSync(join(extracted, 'run-main.mjs'), HARNESS);
+        harness = spawn(process.execPath, [join(extracted, 'run-main.mjs')], {
+          cwd: extracted,
+          env: {
+            ...env,
+            HOME: home,
+            XDG_DATA_HOME: join(home, 'data'),
+            XDG_CONFIG_HOME: join(home, 'config'),
+            STANDIN_USER_DATA: userData,
+          },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+        const events = eventStream(harness);
 
-      // Electron's order: the entry asks for 'ready', finishes evaluating, and only then is 'ready' emitted.
-      await events.until((e) => e.event === 'whenReady');
-      await events.until((e) => e.event === 'evaluated');
-      const page = await events.until((e) => e.event === 'page');
-      expect(page).toMatchObject({ url: 'app://console/index.html', status: 200, type: 'text/html; charset=utf-8' });
-      expect((await events.until((e) => e.event === 'window')).preload).toBe(join(extracted, 'out', 'main', 'preload.cjs'));
-      // Every service is started from the package's bundles, in a process that is not a tsx one.
-      const forks = await events.until((e) => e.event === 'fork' && events.seen((f) => f.event === 'fork').length === SERVICE_NAMES.length);
-      expect(forks).toBeDefined();
-      for (const fork of events.seen((e) => e.event === 'fork')) {
-        expect(fork.modulePath).toMatch(new RegExp(`^${escape(join(extracted, 'out', 'services'))}/[a-z-]+\\.mjs$`));
-        expect(fork.execArgv).toEqual([]);
-      }
-      // The tooltip ends with how many are ready; its headline before that may still name what waits for the person.
-      const tooltip = await events.until((e) => e.event === 'tooltip' && String(e.text).endsWith(`(${SERVICE_NAMES.length} of ${SERVICE_NAMES.length} ready)`), events.describe);
-      expect(tooltip).toBeDefined();
-      const menu = events.seen((e) => e.event === 'menu').at(-1)!;
-      expect(menu.labels).toEqual(expect.arrayContaining(['Open console', 'Start all', 'Stop all', 'Quit (stops every service)']));
-      // electron-store (bundled into the main process) wrote the settings file into the user-data folder.
-      expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8'))).toEqual({
-        launchAtLogin: false,
-        startServicesOnLaunch: true,
-        providerStream: 'whole',
-        firstRunDone: false,
-        notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true },
-      });
+        // Electron's order: the entry asks for 'ready', finishes evaluating, and only then is 'ready' emitted.
+        await events.until((e) => e.event === 'whenReady');
+        await events.until((e) => e.event === 'evaluated');
+        const page = await events.until((e) => e.event === 'page');
+        expect(page).toMatchObject({ url: 'app://console/index.html', status: 200, type: 'text/html; charset=utf-8' });
+        expect((await events.until((e) => e.event === 'window')).preload).toBe(
+          join(extracted, 'out', 'main', 'preload.cjs'),
+        );
+        // Every service is started from the package's bundles, in a process that is not a tsx one.
+        const forks = await events.until(
+          (e) => e.event === 'fork' && events.seen((f) => f.event === 'fork').length === SERVICE_NAMES.length,
+        );
+        expect(forks).toBeDefined();
+        for (const fork of events.seen((e) => e.event === 'fork')) {
+          expect(fork.modulePath).toMatch(new RegExp(`^${escape(join(extracted, 'out', 'services'))}/[a-z-]+\\.mjs$`));
+          expect(fork.execArgv).toEqual([]);
+        }
+        // The tooltip ends with how many are ready; its headline before that may still name what waits for the person.
+        const tooltip = await events.until(
+          (e) =>
+            e.event === 'tooltip' &&
+            String(e.text).endsWith(`(${SERVICE_NAMES.length} of ${SERVICE_NAMES.length} ready)`),
+          events.describe,
+        );
+        expect(tooltip).toBeDefined();
+        const menu = events.seen((e) => e.event === 'menu').at(-1)!;
+        expect(menu.labels).toEqual(
+          expect.arrayContaining(['Open console', 'Start all', 'Stop all', 'Quit (stops every service)']),
+        );
+        // electron-store (bundled into the main process) wrote the settings file into the user-data folder.
+        expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8'))).toEqual({
+          launchAtLogin: false,
+          startServicesOnLaunch: true,
+          providerStream: 'whole',
+          firstRunDone: false,
+          notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true },
+        });
 
-      const ports = ['IDENTITY_PORT', 'PERSONA_PORT', 'REPOHOST_PORT', 'MODELPROV_PORT'].map((k) => Number(env[k]));
-      for (const port of ports) expect(await answers(port), `port ${port} while running`).toBe(true);
-      // The services serve their docs from the packed swagger-ui-dist: the files the patterns keep are the ones they use.
-      for (const asset of ['/docs', '/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js']) {
-        expect((await fetch(`http://127.0.0.1:${env.IDENTITY_PORT}${asset}`)).status, asset).toBe(200);
-      }
-      const exited = new Promise<number | null>((resolve) => harness!.once('exit', (code) => resolve(code)));
-      harness.stdin!.write('quit\n');
-      await events.until((e) => e.event === 'exit');
-      expect(await exited).toBe(0);
-      // The app exits only after every service has stopped: nothing answers on their ports any more.
-      for (const port of ports) expect(await answers(port), `port ${port} after quitting`).toBe(false);
-      expect(events.seen((e) => e.event === 'child-exit').length).toBe(SERVICE_NAMES.length);
-    });
+        const ports = ['IDENTITY_PORT', 'PERSONA_PORT', 'REPOHOST_PORT', 'MODELPROV_PORT'].map((k) => Number(env[k]));
+        for (const port of ports) expect(await answers(port), `port ${port} while running`).toBe(true);
+        // The services serve their docs from the packed swagger-ui-dist: the files the patterns keep are the ones they use.
+        for (const asset of ['/docs', '/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js']) {
+          expect((await fetch(`http://127.0.0.1:${env.IDENTITY_PORT}${asset}`)).status, asset).toBe(200);
+        }
+        const exited = new Promise<number | null>((resolve) => harness!.once('exit', (code) => resolve(code)));
+        harness.stdin!.write('quit\n');
+        await events.until((e) => e.event === 'exit');
+        expect(await exited).toBe(0);
+        // The app exits only after every service has stopped: nothing answers on their ports any more.
+        for (const port of ports) expect(await answers(port), `port ${port} after quitting`).toBe(false);
+        expect(events.seen((e) => e.event === 'child-exit').length).toBe(SERVICE_NAMES.length);
+      },
+    );
   });
 });
 
@@ -332,7 +397,10 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 function writeStandInElectron(root: string): void {
   const dir = join(root, 'node_modules', 'electron');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'electron', version: '0.0.0-stand-in', type: 'module', main: 'index.js' }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'electron', version: '0.0.0-stand-in', type: 'module', main: 'index.js' }),
+  );
   writeFileSync(join(dir, 'index.js'), STAND_IN_ELECTRON);
   expect(relative(root, dir)).toBe(join('node_modules', 'electron'));
 }

@@ -94,7 +94,12 @@ afterEach(() => {
 /** A parent process with one child that runs `CHILD`, with parent-watch loaded (and its looks counted) or not. */
 async function family(watched: boolean) {
   const dir = tempDir('parent-watch');
-  const files = { stopped: join(dir, 'stopped'), started: join(dir, 'started'), ticks: join(dir, 'ticks'), orphaned: join(dir, 'orphaned') };
+  const files = {
+    stopped: join(dir, 'stopped'),
+    started: join(dir, 'started'),
+    ticks: join(dir, 'ticks'),
+    orphaned: join(dir, 'orphaned'),
+  };
   const counter = join(dir, 'tick-counter.cjs');
   writeFileSync(counter, TICK_COUNTER);
   const childArgs = [...(watched ? ['--require', counter, '--import', PARENT_WATCH] : []), '-e', CHILD];
@@ -121,7 +126,13 @@ async function family(watched: boolean) {
   // The parent must outlive the child's start: parent-watch takes the parent it watches from process.ppid at import.
   expect(await until(() => existsSync(files.started))).toBe(true);
   expect(inProcessTable(child)).toBe(true);
-  return { parent, child, stoppedFile: files.stopped, ticks: () => (existsSync(files.ticks) ? Number(readFileSync(files.ticks, 'utf8')) : 0), orphanedFile: files.orphaned };
+  return {
+    parent,
+    child,
+    stoppedFile: files.stopped,
+    ticks: () => (existsSync(files.ticks) ? Number(readFileSync(files.ticks, 'utf8')) : 0),
+    orphanedFile: files.orphaned,
+  };
 }
 
 async function killParent(parent: ChildProcess): Promise<void> {
@@ -144,12 +155,19 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
     const stoppedFile = join(dir, 'stopped');
     const startedFile = join(dir, 'started');
     const parent = spawn(process.execPath, ['-e', SHORT_LIVED_PARENT], {
-      env: { PATH: process.env.PATH ?? '', CHILD_ARGS: JSON.stringify(['--import', PARENT_WATCH, '-e', CHILD]), STOPPED_FILE: stoppedFile, STARTED_FILE: startedFile },
+      env: {
+        PATH: process.env.PATH ?? '',
+        CHILD_ARGS: JSON.stringify(['--import', PARENT_WATCH, '-e', CHILD]),
+        STOPPED_FILE: stoppedFile,
+        STARTED_FILE: startedFile,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     parent.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const [, signal] = await new Promise<[number | null, string | null]>((r) => parent.once('exit', (code, sig) => r([code, sig])));
+    const [, signal] = await new Promise<[number | null, string | null]>((r) =>
+      parent.once('exit', (code, sig) => r([code, sig])),
+    );
     const child = Number(out.trim());
     started.push({ parent, child, dir });
     expect(signal).toBe('SIGKILL');

@@ -44,7 +44,11 @@ async function hubCredential(expiresInSeconds: number | null = null): Promise<{ 
 
 /** Changes the identity database as the command line would, beside the running service. */
 async function withIdentityStore<T>(body: (store: ReturnType<typeof openIdentityStore>) => Promise<T>): Promise<T> {
-  const opened = openIdentityStore(identity.dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
+  const opened = openIdentityStore(identity.dataDir, {
+    tokenTtlSeconds: 600,
+    keyRotationDays: 30,
+    platformUrl: 'http://127.0.0.1:9',
+  });
   try {
     return await body(opened);
   } finally {
@@ -74,7 +78,9 @@ describe('a revoke reaches the persona store', () => {
     const token = await identity.mint(hub.credential, 'persona');
     const own = await identity.mint(identity.localCredential, 'persona');
     expect((await personaGet(token)).status).toBe(200);
-    expect((await identityCall('DELETE', `/v1/session-credentials/${hub.id}`, identity.localCredential)).status).toBe(204);
+    expect((await identityCall('DELETE', `/v1/session-credentials/${hub.id}`, identity.localCredential)).status).toBe(
+      204,
+    );
     const refused = await personaGet(token);
     expect(refused.status).toBe(401);
     expect(refused.detail).toMatch(/session credential/);
@@ -88,7 +94,9 @@ describe('a revoke reaches the persona store', () => {
     const token = await identity.mint(hub.credential, 'persona');
     expect((await personaGet(token)).status).toBe(200);
     const past = new Date(Date.now() - 1000).toISOString();
-    await withIdentityStore((s) => s.database.db.updateTable('sessions').set({ expires_at: past }).where('id', '=', hub.id).execute());
+    await withIdentityStore((s) =>
+      s.database.db.updateTable('sessions').set({ expires_at: past }).where('id', '=', hub.id).execute(),
+    );
     expect(decodeJwt(token).exp! * 1000).toBeGreaterThan(Date.now());
     expect((await personaGet(token)).status).toBe(401);
   });
@@ -110,12 +118,18 @@ describe('a revoke reaches the persona store', () => {
 describe('the kit asks identity once per session per window', () => {
   it('answers from its last answer within the window and asks again after it, shared by every token of the session', async () => {
     let now = 1_000_000;
-    const checked = refuseRevokedSessions(createTokenVerifier({ identityUrl: identity.url, audience: 'persona' }), { identityUrl: identity.url, recheckMs: 5_000, now: () => now });
+    const checked = refuseRevokedSessions(createTokenVerifier({ identityUrl: identity.url, audience: 'persona' }), {
+      identityUrl: identity.url,
+      recheckMs: 5_000,
+      now: () => now,
+    });
     const hub = await hubCredential();
     const [a, b] = [await identity.mint(hub.credential, 'persona'), await identity.mint(hub.credential, 'persona')];
     await Promise.all([checked.verify(`Bearer ${a}`), checked.verify(`Bearer ${b}`)]);
     expect(checked.asked).toBe(1);
-    expect((await identityCall('DELETE', `/v1/session-credentials/${hub.id}`, identity.localCredential)).status).toBe(204);
+    expect((await identityCall('DELETE', `/v1/session-credentials/${hub.id}`, identity.localCredential)).status).toBe(
+      204,
+    );
     now += 4_999;
     await checked.verify(`Bearer ${b}`);
     expect(checked.asked).toBe(1);
@@ -129,20 +143,32 @@ describe('the kit asks identity once per session per window', () => {
     const other = await startTestIdentity();
     const token = await other.mint(other.localCredential, 'persona');
     let now = 1_000_000;
-    const checked = refuseRevokedSessions(createTokenVerifier({ identityUrl: other.url, audience: 'persona' }), { identityUrl: other.url, recheckMs: 5_000, now: () => now });
+    const checked = refuseRevokedSessions(createTokenVerifier({ identityUrl: other.url, audience: 'persona' }), {
+      identityUrl: other.url,
+      recheckMs: 5_000,
+      now: () => now,
+    });
     await checked.verify(`Bearer ${token}`);
     await other.close();
     // Within the window the last answer stands; past it, no answer means no.
     await checked.verify(`Bearer ${token}`);
     now += 5_000;
-    const refused = await checked.verify(`Bearer ${token}`).catch((err: unknown) => err as { status: number; detail: string });
+    const refused = await checked
+      .verify(`Bearer ${token}`)
+      .catch((err: unknown) => err as { status: number; detail: string });
     expect(refused).toMatchObject({ status: 503 });
     expect((refused as { detail: string }).detail).toContain(other.url);
   });
 
   it('identity answers whether a token stands, and says nothing for a token it did not sign', async () => {
     const status = async (token: string) =>
-      (await (await fetch(`${identity.url}/v1/auth/token-status`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })).json()) as Record<string, unknown>;
+      (await (
+        await fetch(`${identity.url}/v1/auth/token-status`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token }),
+        })
+      ).json()) as Record<string, unknown>;
     const hub = await hubCredential();
     const token = await identity.mint(hub.credential, 'repohost-api');
     expect(await status(token)).toEqual({ active: true });

@@ -13,7 +13,12 @@ beforeAll(async () => {
   supervisor = new ServiceSupervisor({
     dataDir: tempDir('service-logs'),
     services: ['identity', 'persona-store'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), PERSONA_PORT: String(await freePort()) },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      IDENTITY_PORT: String(await freePort()),
+      PERSONA_PORT: String(await freePort()),
+    },
     // A loaded machine may take long to start a service or to answer a probe; neither is what these tests are about.
     startTimeoutMs: 150_000,
     probeTimeoutMs: 15_000,
@@ -85,7 +90,10 @@ describe('a service’s request lines reach the console’s log view', { timeout
     // Read back as the console reads it: newest first, probes left out, the filter on the path.
     const page = supervisor.logPage('persona-store', { filter: field });
     expect(page.lines.map((l) => l.seq)).toEqual([second.line.seq, first.line.seq]);
-    expect(supervisor.logs('persona-store', { filter: field }).map((l) => l.seq)).toEqual([first.line.seq, second.line.seq]);
+    expect(supervisor.logs('persona-store', { filter: field }).map((l) => l.seq)).toEqual([
+      first.line.seq,
+      second.line.seq,
+    ]);
     const following = supervisor.logPage('persona-store', { after: first.line.seq });
     expect(following.lines.map((l) => l.seq)).toContain(second.line.seq);
   });

@@ -35,12 +35,21 @@ const NOT_SETTINGS: Record<string, string> = {
   NODE_ENV: 'a name esbuild defines in the console page, for preact',
   ELECTRON_OVERRIDE_DIST_PATH: "the electron package's own variable: where its binary is",
   npm_node_execpath: 'set by npm: the Node that runs it',
-  ComSpec: "Windows: the command interpreter a terminal is opened with",
+  ComSpec: 'Windows: the command interpreter a terminal is opened with',
   REPOHOST_ETAG_CACHE_ENTRIES: 'read only to refuse it, naming REPOHOST_ETAG_CACHE_BYTES',
 };
 
 const SOURCE_FOLDERS = ['main', 'services', 'common', 'renderer', 'bench'];
-const SKIPPED_FOLDERS = new Set(['node_modules', 'out', 'release', 'test-artifacts', 'test-support', 'vendor', '.git', '.venv']);
+const SKIPPED_FOLDERS = new Set([
+  'node_modules',
+  'out',
+  'release',
+  'test-artifacts',
+  'test-support',
+  'vendor',
+  '.git',
+  '.venv',
+]);
 
 function files(dir: string, keep: (name: string) => boolean): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -55,7 +64,8 @@ function readSettings(): Map<string, string[]> {
   const read = new Map<string, string[]>();
   const add = (name: string, where: string) => read.set(name, [...(read.get(name) ?? []), where]);
   for (const name of SERVICE_NAMES) {
-    for (const s of Object.values(DECLARED[name])) add(SERVICE_CATALOGUE[name].prefix + s.name, `services/${name}/config.ts`);
+    for (const s of Object.values(DECLARED[name]))
+      add(SERVICE_CATALOGUE[name].prefix + s.name, `services/${name}/config.ts`);
   }
   // A variable's name starts with a capital (or is npm's own npm_*), which also tells `env.map` from `env.PATH`.
   const name = '([A-Z][A-Za-z0-9_]*|npm_[a-z_]+)';
@@ -64,7 +74,9 @@ function readSettings(): Map<string, string[]> {
     new RegExp(String.raw`\benv\[\s*['"]${name}['"]\s*\]`, 'g'),
     new RegExp(String.raw`_VARIABLE\s*=\s*['"]${name}['"]`, 'g'),
   ];
-  const sources = SOURCE_FOLDERS.flatMap((folder) => files(join(ROOT, folder), (n) => /\.(ts|mts|mjs|js)$/.test(n) && !/\.test\.ts$/.test(n)));
+  const sources = SOURCE_FOLDERS.flatMap((folder) =>
+    files(join(ROOT, folder), (n) => /\.(ts|mts|mjs|js)$/.test(n) && !/\.test\.ts$/.test(n)),
+  );
   for (const file of sources) {
     const text = readFileSync(file, 'utf8');
     for (const pattern of byName) for (const m of text.matchAll(pattern)) add(m[1]!, relative(ROOT, file));
@@ -91,7 +103,9 @@ function documentedSettings(): Map<string, string[]> {
           return;
         }
         for (const [, name] of first.matchAll(/`([^`\s]+)`/g)) {
-          const names = name!.startsWith('<PREFIX>') ? prefixes.map((p) => p + name!.slice('<PREFIX>'.length)) : [name!];
+          const names = name!.startsWith('<PREFIX>')
+            ? prefixes.map((p) => p + name!.slice('<PREFIX>'.length))
+            : [name!];
           for (const n of names) documented.set(n, [...(documented.get(n) ?? []), `${relative(ROOT, file)}:${i + 1}`]);
         }
       });
@@ -111,17 +125,23 @@ describe('settings and their documentation (docs/configuration.md)', () => {
   });
 
   it('documents every setting the code reads', () => {
-    const missing = [...read].filter(([name]) => !documented.has(name) && !(name in NOT_SETTINGS)).map(([name, where]) => `${name} (read in ${[...new Set(where)].join(', ')})`);
+    const missing = [...read]
+      .filter(([name]) => !documented.has(name) && !(name in NOT_SETTINGS))
+      .map(([name, where]) => `${name} (read in ${[...new Set(where)].join(', ')})`);
     expect(missing, 'add a row to a `variable` table of docs/configuration.md').toEqual([]);
   });
 
   it('documents each setting once', () => {
-    const twice = [...documented].filter(([, where]) => where.length > 1).map(([name, where]) => `${name} (${where.join(', ')})`);
+    const twice = [...documented]
+      .filter(([, where]) => where.length > 1)
+      .map(([name, where]) => `${name} (${where.join(', ')})`);
     expect(twice, 'keep one row per setting').toEqual([]);
   });
 
   it('documents only settings the code reads', () => {
-    const stale = [...documented].filter(([name]) => !read.has(name)).map(([name, where]) => `${name} (${where.join(', ')})`);
+    const stale = [...documented]
+      .filter(([name]) => !read.has(name))
+      .map(([name, where]) => `${name} (${where.join(', ')})`);
     expect(stale, 'remove the row, or read the setting').toEqual([]);
   });
 

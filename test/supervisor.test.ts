@@ -23,7 +23,13 @@ async function identitySupervisor(extra: Partial<SupervisorParts> = {}, env: Nod
   const supervisor = new ServiceSupervisor({
     dataDir: tempDir('supervisor-'),
     services: ['identity'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(port), IDENTITY_LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      IDENTITY_PORT: String(port),
+      IDENTITY_LOG_LEVEL: 'warn',
+      ...env,
+    },
     // A loaded machine may take long to start identity or to answer a probe; neither is what these tests are about.
     startTimeoutMs: 150_000,
     probeTimeoutMs: 15_000,
@@ -72,7 +78,13 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     const { supervisor, port } = await identitySupervisor();
     await supervisor.startAll();
     const [status] = await supervisor.waitUntilSettled(undefined, 150_000);
-    expect(status).toMatchObject({ name: 'identity', state: 'ready', port, url: `http://127.0.0.1:${port}`, restarts: 0 });
+    expect(status).toMatchObject({
+      name: 'identity',
+      state: 'ready',
+      port,
+      url: `http://127.0.0.1:${port}`,
+      restarts: 0,
+    });
     expect(status!.pid).toBeGreaterThan(0);
     expect(status!.memoryBytes).toBeGreaterThan(1_000_000);
     expect((await fetch(`${supervisor.url('identity')}/healthy`)).status).toBe(200);
@@ -156,7 +168,9 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     const final = await gaveUp;
     expect(killed).toHaveLength(3);
     expect(final.restarts).toBe(2);
-    expect(final.lastError).toMatch(/^Gave up after 3 crashes within 120 s\. Last: the identity service was ended by SIGKILL\. Look at its log, then start it again\.$/);
+    expect(final.lastError).toMatch(
+      /^Gave up after 3 crashes within 120 s\. Last: the identity service was ended by SIGKILL\. Look at its log, then start it again\.$/,
+    );
     // It stays down: a timer longer than the next backoff delay (set after the crash) fires, and nothing was restarted.
     const later: ServiceStatus[] = [];
     supervisor.on('status', (s: ServiceStatus) => later.push(s));
@@ -201,12 +215,18 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
 
   it('a busy port held by another copy of one of our services names that service and leaves it running', async () => {
     const port = await freePort();
-    const other = await spawnService('identity', { IDENTITY_PORT: String(port), IDENTITY_DATA_DIR: tempDir('other-identity-'), IDENTITY_LOG_LEVEL: 'warn' }, port);
+    const other = await spawnService(
+      'identity',
+      { IDENTITY_PORT: String(port), IDENTITY_DATA_DIR: tempDir('other-identity-'), IDENTITY_LOG_LEVEL: 'warn' },
+      port,
+    );
     try {
       const { supervisor } = await identitySupervisor({}, { IDENTITY_PORT: String(port) });
       await supervisor.start('identity');
       expect(statusOf(supervisor, 'identity').lastError).toMatch(
-        new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use by another copy of the identity service .*\\(process ${other.child.pid}, node\\)`),
+        new RegExp(
+          `^Port ${port} on 127\\.0\\.0\\.1 is already in use by another copy of the identity service .*\\(process ${other.child.pid}, node\\)`,
+        ),
       );
       expect((await fetch(`${other.url}/healthy`)).status).toBe(200);
     } finally {
@@ -235,11 +255,17 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     await supervisor.start('identity');
     await supervisor.waitUntilSettled(undefined, 150_000);
     const pid = statusOf(supervisor, 'identity').pid!;
-    const grandchild = Number((await waitFor('grandchild pid', () => supervisor.logs('identity', { filter: 'grandchild' })[0]))!.text.split(' ')[1]);
+    const grandchild = Number(
+      (await waitFor('grandchild pid', () => supervisor.logs('identity', { filter: 'grandchild' })[0]))!.text.split(
+        ' ',
+      )[1],
+    );
     expect(isAlive(grandchild)).toBe(true);
     await supervisor.stop('identity');
     expect(statusOf(supervisor, 'identity').state).toBe('stopped');
-    expect(supervisor.logs('identity', { filter: 'SIGKILL' })[0]!.text).toMatch(/did not stop within 500 ms of SIGTERM; sending SIGKILL to it and 1 process\(es\) it started/);
+    expect(supervisor.logs('identity', { filter: 'SIGKILL' })[0]!.text).toMatch(
+      /did not stop within 500 ms of SIGTERM; sending SIGKILL to it and 1 process\(es\) it started/,
+    );
     expect(isAlive(pid)).toBe(false);
     await waitFor('grandchild gone', () => !isAlive(grandchild));
   });
@@ -261,7 +287,13 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     );
     const { supervisor } = await identitySupervisor(
       // A probe that takes 3 s counts as failed: three of them in a row while the service hangs is what restarts it.
-      { launcher: scriptLauncher(script), pollMs: 100, probeTimeoutMs: 3_000, stopTimeoutMs: 500, restartPolicy: { baseDelayMs: 100 } },
+      {
+        launcher: scriptLauncher(script),
+        pollMs: 100,
+        probeTimeoutMs: 3_000,
+        stopTimeoutMs: 500,
+        restartPolicy: { baseDelayMs: 100 },
+      },
       { IDENTITY_PORT: String(port) },
     );
     await supervisor.start('identity');
@@ -288,7 +320,9 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
 
     writeFileSync(join(control, 'hang'), '');
     const restarting = await nextStatus(supervisor, (s) => s.state === 'backing-off');
-    expect(restarting.lastError).toMatch(/^the identity service stopped answering \/healthy \(3 probes in a row\)\. Restarting in 0\.1 s\.$/);
+    expect(restarting.lastError).toMatch(
+      /^the identity service stopped answering \/healthy \(3 probes in a row\)\. Restarting in 0\.1 s\.$/,
+    );
     rmSync(join(control, 'hang'));
     const back = await nextStatus(supervisor, (s) => s.state === 'ready');
     expect(back.restarts).toBe(1);
@@ -300,21 +334,29 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     const dataDir = tempDir('orphans-');
     const standIn = standInBinary(tempDir('orphans-cli-'));
     const ports = { identity: await freePort(), provider: await freePort() };
-    const host = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'supervisor-host.ts'), dataDir, 'identity', 'model-provider'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        IDENTITY_PORT: String(ports.identity),
-        IDENTITY_LOG_LEVEL: 'warn',
-        MODELPROV_PORT: String(ports.provider),
-        MODELPROV_CLI_BINARY: standIn.binary,
+    const host = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'test', 'support', 'supervisor-host.ts'), dataDir, 'identity', 'model-provider'],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          IDENTITY_PORT: String(ports.identity),
+          IDENTITY_LOG_LEVEL: 'warn',
+          MODELPROV_PORT: String(ports.provider),
+          MODELPROV_CLI_BINARY: standIn.binary,
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    );
     let out = '';
     host.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const line = await waitFor('the supervisor host to report', () => out.includes('\n') && out.split('\n')[0], 170_000);
+    const line = await waitFor(
+      'the supervisor host to report',
+      () => out.includes('\n') && out.split('\n')[0],
+      170_000,
+    );
     const statuses = JSON.parse(line) as ServiceStatus[];
     expect(statuses.map((s) => s.state)).toEqual(['ready', 'ready']);
     // A CLI run that never finishes, in flight when the supervisor dies.

@@ -7,19 +7,37 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ConnectionList, SessionCredentialList } from '../services/identity/shapes.ts';
 import { ModelList, Readiness } from '../services/model-provider/shapes.ts';
-import { Export, FieldPage, IdentityBlock, NotePage, PersonaPage, EventPage, RecallResult } from '../services/persona-store/shapes.ts';
+import {
+  Export,
+  FieldPage,
+  IdentityBlock,
+  NotePage,
+  PersonaPage,
+  EventPage,
+  RecallResult,
+} from '../services/persona-store/shapes.ts';
 import { Me, Subscription, SubscriptionList } from '../services/repohost-gateway/shapes.ts';
-import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from './support/console-stack.ts';
+import {
+  SETTLE_MS,
+  seedConsoleData,
+  startConsoleStack,
+  type ConsoleStack,
+  type Seeded,
+} from './support/console-stack.ts';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: SETTLE_MS + 60_000 });
 
 /** The schema with every object strict, all the way down: an unknown member is a failure, not dropped. */
 function strictly(schema: z.ZodType): z.ZodType {
-  if (schema instanceof z.ZodObject) return z.strictObject(Object.fromEntries(Object.entries(schema.shape as Record<string, z.ZodType>).map(([k, v]) => [k, strictly(v)])));
+  if (schema instanceof z.ZodObject)
+    return z.strictObject(
+      Object.fromEntries(Object.entries(schema.shape as Record<string, z.ZodType>).map(([k, v]) => [k, strictly(v)])),
+    );
   if (schema instanceof z.ZodArray) return z.array(strictly(schema.element as z.ZodType));
   if (schema instanceof z.ZodOptional) return strictly(schema.unwrap() as z.ZodType).optional();
   if (schema instanceof z.ZodNullable) return strictly(schema.unwrap() as z.ZodType).nullable();
-  if (schema instanceof z.ZodUnion) return z.union((schema.options as z.ZodType[]).map(strictly) as [z.ZodType, z.ZodType]);
+  if (schema instanceof z.ZodUnion)
+    return z.union((schema.options as z.ZodType[]).map(strictly) as [z.ZodType, z.ZodType]);
   return schema;
 }
 
@@ -50,7 +68,13 @@ async function token(audience: string): Promise<string> {
 type Service = 'identity' | 'persona-store' | 'repohost-gateway' | 'model-provider';
 async function answer(service: Service, path: string): Promise<unknown> {
   const authorization =
-    service === 'identity' ? `Bearer ${credential}` : service === 'persona-store' ? `Bearer ${await token('persona')}` : service === 'repohost-gateway' ? `Bearer ${await token('repohost-api')}` : undefined;
+    service === 'identity'
+      ? `Bearer ${credential}`
+      : service === 'persona-store'
+        ? `Bearer ${await token('persona')}`
+        : service === 'repohost-gateway'
+          ? `Bearer ${await token('repohost-api')}`
+          : undefined;
   const res = await fetch(`${stack.supervisor.url(service)}${path}`, {
     headers: { ...(authorization ? { authorization } : {}), 'x-identity-profile': seeded.connectionProfile },
   });
@@ -97,10 +121,24 @@ describe('each answer the console reads matches its service\u2019s declared shap
   });
 
   it('the check itself fails on a member added, missing or retyped', () => {
-    const ready = { status: 'ready', ready: true, checks: { cli: { ok: true, path: '/bin/claude', source: 'PATH' }, lockdown: { ok: true, state: 'ok', tools: [], mcp_servers: [], hooks: [], probed_at: null, detail: 'ok' }, login: { ok: true, state: 'signed_in' } }, runs: { running: 0, queued: 0, cap: 1, max_queue: 1 }, stream: 'whole' };
+    const ready = {
+      status: 'ready',
+      ready: true,
+      checks: {
+        cli: { ok: true, path: '/bin/claude', source: 'PATH' },
+        lockdown: { ok: true, state: 'ok', tools: [], mcp_servers: [], hooks: [], probed_at: null, detail: 'ok' },
+        login: { ok: true, state: 'signed_in' },
+      },
+      runs: { running: 0, queued: 0, cap: 1, max_queue: 1 },
+      stream: 'whole',
+    };
     expect(drift(Readiness, ready)).toEqual([]);
-    expect(drift(Readiness, { ...ready, checks: { ...ready.checks, lockdown: { ...ready.checks.lockdown, skills: [] } } })).toEqual([expect.stringContaining('checks.lockdown')]);
-    expect(drift(Readiness, { ...ready, runs: { running: 0, queued: 0, cap: 1 } })).toEqual([expect.stringContaining('runs.max_queue')]);
+    expect(
+      drift(Readiness, { ...ready, checks: { ...ready.checks, lockdown: { ...ready.checks.lockdown, skills: [] } } }),
+    ).toEqual([expect.stringContaining('checks.lockdown')]);
+    expect(drift(Readiness, { ...ready, runs: { running: 0, queued: 0, cap: 1 } })).toEqual([
+      expect.stringContaining('runs.max_queue'),
+    ]);
     expect(drift(Readiness, { ...ready, ready: 'yes' })).toEqual([expect.stringContaining('ready')]);
   });
 });

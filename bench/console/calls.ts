@@ -30,7 +30,10 @@ try {
   const call = async (method: string, params?: unknown) => {
     const res = await fetch(`${consoleUrl.origin}/api/call`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-console-secret': new URLSearchParams(consoleUrl.hash.slice(1)).get('secret')! },
+      headers: {
+        'content-type': 'application/json',
+        'x-console-secret': new URLSearchParams(consoleUrl.hash.slice(1)).get('secret')!,
+      },
       body: JSON.stringify({ method, params }),
     });
     const result = (await res.json()) as { ok: boolean; error?: { message: string } };
@@ -43,13 +46,19 @@ try {
     for (let i = 0; i < N; i++) samples.push((await time(fn))[0]);
     return summarize(samples);
   };
-  const token = ((await (await fetch(`${supervisor.url('identity')}/v1/auth/service-token`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ audience: 'persona' }),
-  })).json()) as { token: string }).token;
+  const token = (
+    (await (
+      await fetch(`${supervisor.url('identity')}/v1/auth/service-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ audience: 'persona' }),
+      })
+    ).json()) as { token: string }
+  ).token;
   const direct = await measure(async () => {
-    const res = await fetch(`${supervisor.url('persona-store')}/v1/personas/${seeded.profile}/fields`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${supervisor.url('persona-store')}/v1/personas/${seeded.profile}/fields`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     await res.text();
   });
   const rows: [string, ReturnType<typeof summarize>][] = [
@@ -63,9 +72,12 @@ try {
 
   console.log('console');
   console.log(`  renderer build: first ${ms(cold)}, then p50 ${ms(summarize(warm).p50)}`);
-  console.log(`  app.js ${(js.length / 1024).toFixed(1)} KiB (${(gzipSync(js).length / 1024).toFixed(1)} KiB gzipped), app.css ${(first.files['app.css']!.body.length / 1024).toFixed(1)} KiB`);
+  console.log(
+    `  app.js ${(js.length / 1024).toFixed(1)} KiB (${(gzipSync(js).length / 1024).toFixed(1)} KiB gzipped), app.css ${(first.files['app.css']!.body.length / 1024).toFixed(1)} KiB`,
+  );
   console.log(`  console API calls over HTTP (${N} each, after 20 warm-up calls):`);
-  for (const [name, s] of rows) console.log(`    ${name.padEnd(42)} p50 ${ms(s.p50)}  p95 ${ms(s.p95)}  p99 ${ms(s.p99)}`);
+  for (const [name, s] of rows)
+    console.log(`    ${name.padEnd(42)} p50 ${ms(s.p50)}  p95 ${ms(s.p95)}  p99 ${ms(s.p99)}`);
 } finally {
   await stack.close();
 }

@@ -75,7 +75,8 @@ async function round(): Promise<Round> {
   const reached = new Map<string, number>();
   const t0 = performance.now();
   supervisor.on('status', (st: ServiceStatus) => {
-    const mark = st.name === 'model-provider' && (st.state === 'live' || st.state === 'ready') ? 'model-provider:live' : undefined;
+    const mark =
+      st.name === 'model-provider' && (st.state === 'live' || st.state === 'ready') ? 'model-provider:live' : undefined;
     if (mark && !reached.has(mark)) reached.set(mark, performance.now() - t0);
     if (st.state === 'ready' && !reached.has(st.name)) reached.set(st.name, performance.now() - t0);
     if (st.state === 'gave-up') throw new Error(`${st.name} gave up: ${st.lastError}`);
@@ -109,7 +110,9 @@ const tb = performance.now();
 const bundles = await build({ targets: ['services'] });
 const failed = buildErrors(bundles);
 if (failed) throw new Error(`service bundles: ${failed}`);
-console.log(`service bundles ${bundles.services!.built ? 'built' : 'already up to date, checked'} in ${(performance.now() - tb).toFixed(0)} ms`);
+console.log(
+  `service bundles ${bundles.services!.built ? 'built' : 'already up to date, checked'} in ${(performance.now() - tb).toFixed(0)} ms`,
+);
 const results: Round[] = [];
 for (let i = 0; i < rounds; i++) {
   const load = loadavg()[0]!.toFixed(2);

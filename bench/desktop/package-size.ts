@@ -33,12 +33,18 @@ try {
 
   const before = join(work, 'before', 'project');
   mkdirSync(before, { recursive: true });
-  const archived = spawnSync('sh', ['-c', `git -C '${PROJECT_ROOT}' archive ${BEFORE} | tar -x -C '${before}'`], { encoding: 'utf8' });
+  const archived = spawnSync('sh', ['-c', `git -C '${PROJECT_ROOT}' archive ${BEFORE} | tar -x -C '${before}'`], {
+    encoding: 'utf8',
+  });
   if (archived.status !== 0) {
     console.log(`before: not measured (commit ${BEFORE.slice(0, 7)} is not in this clone: ${archived.stderr.trim()})`);
   } else {
     symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(before, 'node_modules'), 'dir');
-    const prepared = spawnSync(process.execPath, ['--import', 'tsx', join(before, 'main', 'electron', 'prepare-build.ts')], { cwd: before, encoding: 'utf8' });
+    const prepared = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(before, 'main', 'electron', 'prepare-build.ts')],
+      { cwd: before, encoding: 'utf8' },
+    );
     if (prepared.status !== 0) throw new Error(`the old prepare step failed:\n${prepared.stderr}`);
     const then = await measure(before, 'before');
     console.log(`before: ${describePayload(then)}`);

@@ -21,7 +21,12 @@ const ROUNDS = SMOKE ? 2 : 12;
 const PAT = `github_pat_${'rv'.repeat(20)}`;
 
 const world = await startWorld({ REPOHOST_LOG_LEVEL: 'silent' });
-const persona = await startPersonaStore({ PERSONA_DATA_DIR: tempDir('bench-revocation'), PERSONA_PORT: '0', PERSONA_IDENTITY_URL: world.identity.url, PERSONA_LOG_LEVEL: 'silent' });
+const persona = await startPersonaStore({
+  PERSONA_DATA_DIR: tempDir('bench-revocation'),
+  PERSONA_PORT: '0',
+  PERSONA_IDENTITY_URL: world.identity.url,
+  PERSONA_LOG_LEVEL: 'silent',
+});
 try {
   world.double.addToken(PAT, 'bench', 'all');
   world.double.addRepo('bench/app', { description: 'bench' });
@@ -31,12 +36,22 @@ try {
 
   const services = {
     'persona store': { url: `${persona.url}/v1/personas`, audience: 'persona', headers: {} as Record<string, string> },
-    gateway: { url: `${world.gateway.url}/v1/repos/bench/app`, audience: 'repohost-api', headers: { 'x-identity-profile': 'work' } },
+    gateway: {
+      url: `${world.gateway.url}/v1/repos/bench/app`,
+      audience: 'repohost-api',
+      headers: { 'x-identity-profile': 'work' },
+    },
   };
   const windows: Record<string, number[]> = { 'persona store': [], gateway: [] };
 
   for (let round = 0; round < ROUNDS; round++) {
-    const made = (await (await fetch(`${identity.url}/v1/session-credentials`, { method: 'POST', headers: own, body: JSON.stringify({ label: `bench ${round}` }) })).json()) as {
+    const made = (await (
+      await fetch(`${identity.url}/v1/session-credentials`, {
+        method: 'POST',
+        headers: own,
+        body: JSON.stringify({ label: `bench ${round}` }),
+      })
+    ).json()) as {
       id: string;
       credential: string;
     };
@@ -53,7 +68,10 @@ try {
     });
     // A random moment within the services' recheck period, so the revoke lands anywhere in their windows.
     await sleep(1_000 + randomInt(5_000));
-    const revoke = await fetch(`${identity.url}/v1/session-credentials/${made.id}`, { method: 'DELETE', headers: { authorization: own.authorization } });
+    const revoke = await fetch(`${identity.url}/v1/session-credentials/${made.id}`, {
+      method: 'DELETE',
+      headers: { authorization: own.authorization },
+    });
     revokedAt = performance.now();
     if (revoke.status !== 204) throw new Error(`revoke answered ${revoke.status}`);
     await Promise.all(calls);
@@ -63,7 +81,9 @@ try {
     const s = [...xs].sort((a, b) => a - b);
     return `min ${(s[0]! / 1000).toFixed(2)} s  median ${(s[Math.floor(s.length / 2)]! / 1000).toFixed(2)} s  max ${(s.at(-1)! / 1000).toFixed(2)} s`;
   };
-  console.log(`identity / revocation window: from a revoke's answer to a service's first 401 (${ROUNDS} rounds, default 5 s rechecks)`);
+  console.log(
+    `identity / revocation window: from a revoke's answer to a service's first 401 (${ROUNDS} rounds, default 5 s rechecks)`,
+  );
   for (const [name, xs] of Object.entries(windows)) console.log(`  ${name.padEnd(14)} ${line(xs)}`);
   console.log('  chat-model provider: takes no tokens');
   if (SMOKE) console.log('(smoke run: two rounds, to check the script; the figures mean little)');

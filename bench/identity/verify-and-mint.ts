@@ -11,7 +11,8 @@ try {
   const MINTS = 500;
   const mintSamples: number[] = [];
   for (let i = 0; i < 20; i++) await identity.mint(identity.localCredential, 'persona');
-  for (let i = 0; i < MINTS; i++) mintSamples.push((await time(() => identity.mint(identity.localCredential, 'persona')))[0]);
+  for (let i = 0; i < MINTS; i++)
+    mintSamples.push((await time(() => identity.mint(identity.localCredential, 'persona')))[0]);
   const mint = summarize(mintSamples);
 
   const verifier = createTokenVerifier({ identityUrl: identity.url, audience: 'persona' });
@@ -24,9 +25,15 @@ try {
   });
 
   console.log('identity / token verifier');
-  console.log(`  mint over HTTP (${mint.n} calls):           p50 ${ms(mint.p50)}  p95 ${ms(mint.p95)}  p99 ${ms(mint.p99)}`);
-  console.log(`  verifications, warm key cache:             ${Math.round(VERIFY / (elapsed / 1000))} per second (${VERIFY} in ${ms(elapsed)})`);
-  console.log(`  key set fetches during those verifications: ${verifier.keySetFetches - fetchesBefore} (total ${verifier.keySetFetches})`);
+  console.log(
+    `  mint over HTTP (${mint.n} calls):           p50 ${ms(mint.p50)}  p95 ${ms(mint.p95)}  p99 ${ms(mint.p99)}`,
+  );
+  console.log(
+    `  verifications, warm key cache:             ${Math.round(VERIFY / (elapsed / 1000))} per second (${VERIFY} in ${ms(elapsed)})`,
+  );
+  console.log(
+    `  key set fetches during those verifications: ${verifier.keySetFetches - fetchesBefore} (total ${verifier.keySetFetches})`,
+  );
 } finally {
   await identity.close();
 }

@@ -16,7 +16,12 @@ import { spawn } from 'node:child_process';
 function once(run, prompt) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(run.binary, run.args, { cwd: run.cwd, env: run.env, detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(run.binary, run.args, {
+      cwd: run.cwd,
+      env: run.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     child.stdout.on('data', () => {});
     child.stdin.on('error', () => {});
     child.on('error', reject);
@@ -38,7 +43,10 @@ async function batch(run, prompts, concurrency) {
 
 process.on('message', (message) => {
   const { id, run, prompts, concurrency } = message;
-  const work = concurrency === undefined ? Promise.all(prompts.map((p) => once(run, p))) : batch(run, prompts, concurrency).then((ms) => [ms]);
+  const work =
+    concurrency === undefined
+      ? Promise.all(prompts.map((p) => once(run, p)))
+      : batch(run, prompts, concurrency).then((ms) => [ms]);
   work.then(
     (ms) => process.send({ id, ms }),
     (err) => process.send({ id, error: String(err?.message ?? err) }),

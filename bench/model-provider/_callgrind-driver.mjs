@@ -8,13 +8,30 @@ const [url, pid, rounds = '6', phases = '10x20,60x20,60x20'] = process.argv.slic
 const agent = new http.Agent({ keepAlive: true });
 
 function streamed(prompt) {
-  const body = JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: prompt }] });
+  const body = JSON.stringify({
+    model: 'sonnet',
+    stream: true,
+    messages: [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: prompt },
+    ],
+  });
   const target = new URL(`${url}/v1/chat/completions`);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
+    const req = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -9,7 +9,14 @@ import { join } from 'node:path';
  * session, as a program started on its own: where the scheduler groups processes by session (Linux's
  * autogroup), the benchmark's client then does not share the server's share of the CPU.
  */
-export async function startServer(name: string, command: string[], env: NodeJS.ProcessEnv, cwd: string, url: string, probe: string): Promise<ChildProcess> {
+export async function startServer(
+  name: string,
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  url: string,
+  probe: string,
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, command, { cwd, env, stdio: 'ignore', detached: true });
   const deadline = Date.now() + 120_000;
   for (;;) {

@@ -34,9 +34,47 @@ const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() }
 // What a signed-in run prints (shapes as recorded from 2.1.197; the stand-in CLI replays the same).
 const usage = { input_tokens: 12, cache_creation_input_tokens: 30, cache_read_input_tokens: 2000, output_tokens: 9 };
 const STREAM = [
-  { type: 'system', subtype: 'init', cwd, session_id: 's', tools: [], mcp_servers: [], model: 'claude-stand-in', permissionMode: 'default', slash_commands: [], apiKeySource: 'none', output_style: 'default', agents: [], skills: [], plugins: [] },
-  { type: 'assistant', message: { id: 'msg_1', model: 'claude-stand-in', role: 'assistant', type: 'message', stop_reason: 'end_turn', usage, content: [{ type: 'text', text: 'Hello there.' }] }, session_id: 's' },
-  { type: 'result', subtype: 'success', is_error: false, duration_ms: 5, num_turns: 1, result: 'Hello there.', session_id: 's', total_cost_usd: 0.0001, usage, modelUsage: {} },
+  {
+    type: 'system',
+    subtype: 'init',
+    cwd,
+    session_id: 's',
+    tools: [],
+    mcp_servers: [],
+    model: 'claude-stand-in',
+    permissionMode: 'default',
+    slash_commands: [],
+    apiKeySource: 'none',
+    output_style: 'default',
+    agents: [],
+    skills: [],
+    plugins: [],
+  },
+  {
+    type: 'assistant',
+    message: {
+      id: 'msg_1',
+      model: 'claude-stand-in',
+      role: 'assistant',
+      type: 'message',
+      stop_reason: 'end_turn',
+      usage,
+      content: [{ type: 'text', text: 'Hello there.' }],
+    },
+    session_id: 's',
+  },
+  {
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    duration_ms: 5,
+    num_turns: 1,
+    result: 'Hello there.',
+    session_id: 's',
+    total_cost_usd: 0.0001,
+    usage,
+    modelUsage: {},
+  },
 ]
   .map((e) => `${JSON.stringify(e)}\n`)
   .join('');
@@ -45,7 +83,11 @@ const processes = new CliProcesses({ cwd, env, killGraceMs: KILL_GRACE_MS });
 
 async function viaChildProcess(): Promise<number> {
   const controller = new AbortController();
-  const run = await processes.run(CAT, [], STREAM, { timeoutMs: TIMEOUT_MS, signal: controller.signal, onEvent: () => undefined });
+  const run = await processes.run(CAT, [], STREAM, {
+    timeoutMs: TIMEOUT_MS,
+    signal: controller.signal,
+    onEvent: () => undefined,
+  });
   return run.events.length;
 }
 
@@ -109,9 +151,15 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const median = (xs: number[]) => summarize(xs).p50;
 if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
-console.log(`model-provider / one CLI run (${CAT} replaying stream-json), child_process against execa, ${ROUNDS} alternating rounds of ${PER_ROUND}`);
+console.log(
+  `model-provider / one CLI run (${CAT} replaying stream-json), child_process against execa, ${ROUNDS} alternating rounds of ${PER_ROUND}`,
+);
 for (const side of names) {
   const w = summarize(wall[side]);
-  console.log(`  ${side.padEnd(13)}  wall p50 ${ms(w.p50)}  p95 ${ms(w.p95)}  own CPU per run ${ms(median(cpu[side]))} (median of rounds; rounds ${cpu[side].map((x) => x.toFixed(2)).join(', ')})`);
+  console.log(
+    `  ${side.padEnd(13)}  wall p50 ${ms(w.p50)}  p95 ${ms(w.p95)}  own CPU per run ${ms(median(cpu[side]))} (median of rounds; rounds ${cpu[side].map((x) => x.toFixed(2)).join(', ')})`,
+  );
 }
-console.log(`  execa adds per run: wall p50 ${ms(median(wall.execa) - median(wall.child_process))}, own CPU ${ms(median(cpu.execa) - median(cpu.child_process))}`);
+console.log(
+  `  execa adds per run: wall p50 ${ms(median(wall.execa) - median(wall.child_process))}, own CPU ${ms(median(cpu.execa) - median(cpu.child_process))}`,
+);

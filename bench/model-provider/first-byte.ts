@@ -57,7 +57,14 @@ interface Timing {
 
 /** One streamed completion through node:http: when its first reply text arrived and when it ended. */
 function streamed(url: string, prompt: string): Promise<Timing> {
-  const body = JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] });
+  const body = JSON.stringify({
+    model: 'sonnet',
+    stream: true,
+    messages: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: prompt },
+    ],
+  });
   const target = new URL(`${url}/v1/chat/completions`);
   const started = now();
   return new Promise((resolve, reject) => {
@@ -69,7 +76,14 @@ function streamed(url: string, prompt: string): Promise<Timing> {
       if (/"content":"[^"]/.test(raw)) socketAt = now();
     };
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         const headAt = now();
         let firstAt = Number.NaN;
@@ -83,7 +97,14 @@ function streamed(url: string, prompt: string): Promise<Timing> {
         });
         res.on('end', () => {
           req.socket?.off('data', onBytes);
-          resolve({ first: firstAt - started, total: now() - started, firstAt, afterHead: firstAt - headAt, socketAt, status: res.statusCode ?? 0 });
+          resolve({
+            first: firstAt - started,
+            total: now() - started,
+            firstAt,
+            afterHead: firstAt - headAt,
+            socketAt,
+            status: res.statusCode ?? 0,
+          });
         });
         res.on('error', reject);
       },
@@ -107,7 +128,16 @@ function bare(binary: string, prompt: string, cwd: string, env: NodeJS.ProcessEn
       if (Number.isNaN(firstAt) && chunk.includes('"text_delta"')) firstAt = now();
     });
     child.on('error', reject);
-    child.on('close', () => resolve({ first: firstAt - started, total: now() - started, firstAt, afterHead: 0, socketAt: firstAt, status: 0 }));
+    child.on('close', () =>
+      resolve({
+        first: firstAt - started,
+        total: now() - started,
+        firstAt,
+        afterHead: 0,
+        socketAt: firstAt,
+        status: 0,
+      }),
+    );
     child.stdin.end(prompt);
   });
 }
@@ -124,21 +154,41 @@ const date = new Date().toISOString().slice(0, 10);
   if (failed) throw new Error(`The provider's bundle could not be built: ${failed}`);
   const path = `${dirname(standIn.binary)}${delimiter}${BASE_ENV.PATH}`;
   const ports = { peer: await freePort(), deltas: await freePort(), whole: await freePort() };
-  const urls = { peer: `http://127.0.0.1:${ports.peer}`, deltas: `http://127.0.0.1:${ports.deltas}`, whole: `http://127.0.0.1:${ports.whole}` };
+  const urls = {
+    peer: `http://127.0.0.1:${ports.peer}`,
+    deltas: `http://127.0.0.1:${ports.deltas}`,
+    whole: `http://127.0.0.1:${ports.whole}`,
+  };
   const peerCwd = join(dir, 'peer-cwd');
   mkdirSync(peerCwd);
   const provider = (mode: 'deltas' | 'whole') =>
     startServer(
       `model-provider (${mode})`,
       [bundlePath('model-provider')],
-      { PATH: path, HOME: BASE_ENV.HOME, MODELPROV_PORT: String(ports[mode]), MODELPROV_DATA_DIR: join(dir, `data-${mode}`), MODELPROV_STREAM: mode, MODELPROV_MAX_QUEUE: '100' },
+      {
+        PATH: path,
+        HOME: BASE_ENV.HOME,
+        MODELPROV_PORT: String(ports[mode]),
+        MODELPROV_DATA_DIR: join(dir, `data-${mode}`),
+        MODELPROV_STREAM: mode,
+        MODELPROV_MAX_QUEUE: '100',
+      },
       ROOT,
       urls[mode],
       '/ready',
     );
   const servers: ChildProcess[] = [];
   try {
-    servers.push(await startServer('claude-max-api-proxy', [PEER_ENTRY, String(ports.peer)], { PATH: path, HOME: BASE_ENV.HOME }, peerCwd, urls.peer, '/health'));
+    servers.push(
+      await startServer(
+        'claude-max-api-proxy',
+        [PEER_ENTRY, String(ports.peer)],
+        { PATH: path, HOME: BASE_ENV.HOME },
+        peerCwd,
+        urls.peer,
+        '/health',
+      ),
+    );
     servers.push(await provider('deltas'), await provider('whole'));
     const bareEnv = cliEnvironment({ ...BASE_ENV, PATH: path });
     const sides = {
@@ -184,26 +234,42 @@ const date = new Date().toISOString().slice(0, 10);
           return t[at] - printed;
         }),
       );
-    const label: Record<Side, string> = { bare: 'bare stand-in CLI       ', peer: 'claude-max-api-proxy    ', deltas: 'this provider, deltas   ', whole: 'this provider, whole    ' };
+    const label: Record<Side, string> = {
+      bare: 'bare stand-in CLI       ',
+      peer: 'claude-max-api-proxy    ',
+      deltas: 'this provider, deltas   ',
+      whole: 'this provider, whole    ',
+    };
     if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
-    console.log(`model-provider / first content byte, stand-in CLI with partial messages (${PACE.replace('x', ' deltas, ms apart: ')}), ${ROUNDS} rounds per concurrency, ${date}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `model-provider / first content byte, stand-in CLI with partial messages (${PACE.replace('x', ' deltas, ms apart: ')}), ${ROUNDS} rounds per concurrency, ${date}, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     const verdicts: string[] = [];
     for (const c of [1, 2]) {
       console.log(`  concurrency ${c}:`);
       for (const side of names) {
         const first = summarize(results[c]![side].map((t) => t.first));
         const total = summarize(results[c]![side].map((t) => t.total));
-        const behind = side === 'bare' ? '' : `  after the CLI's ${side === 'whole' ? 'exit' : 'first delta'} p50 ${ms(after(c, side).p50)}  p95 ${ms(after(c, side).p95)}`;
+        const behind =
+          side === 'bare'
+            ? ''
+            : `  after the CLI's ${side === 'whole' ? 'exit' : 'first delta'} p50 ${ms(after(c, side).p50)}  p95 ${ms(after(c, side).p95)}`;
         // Where the status and headers wait for the first text, the client reads them on its path to that text.
         const head =
           side === 'bare' || side === 'whole'
             ? ''
             : `  (at the client's socket p50 ${ms(after(c, side, 'socketAt').p50)}${side === 'deltas' ? `; after the response head p50 ${ms(summarize(results[c]![side].map((t) => t.afterHead)).p50)}` : ''})`;
-        console.log(`    ${label[side]} first text p50 ${ms(first.p50)}  p95 ${ms(first.p95)}  whole stream p50 ${ms(total.p50)}  p95 ${ms(total.p95)}${behind}${head}`);
+        console.log(
+          `    ${label[side]} first text p50 ${ms(first.p50)}  p95 ${ms(first.p95)}  whole stream p50 ${ms(total.p50)}  p95 ${ms(total.p95)}${behind}${head}`,
+        );
       }
       const mine = after(c, 'deltas');
       const peer = after(c, 'peer');
-      verdicts.push(`c=${c}: ${ms(mine.p50)} after the CLI's first delta (target <= 5 ms: ${mine.p50 <= 5 ? 'met' : 'NOT met'}), peer ${ms(peer.p50)} (target not later: ${mine.p50 <= peer.p50 ? 'met' : 'NOT met'})`);
+      verdicts.push(
+        `c=${c}: ${ms(mine.p50)} after the CLI's first delta (target <= 5 ms: ${mine.p50 <= 5 ? 'met' : 'NOT met'}), peer ${ms(peer.p50)} (target not later: ${mine.p50 <= peer.p50 ? 'met' : 'NOT met'})`,
+      );
     }
     console.log(`  provider (deltas), p50: ${verdicts.join('; ')}`);
   } finally {
@@ -218,7 +284,15 @@ const date = new Date().toISOString().slice(0, 10);
     const N = SMOKE ? 2 : 12;
     const figures: string[] = [];
     for (const mode of ['deltas', 'whole'] as const) {
-      const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, `real-${mode}`), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent', MODELPROV_STREAM: mode, MODELPROV_FAILURE_MEMORY_SECONDS: '0' });
+      const service = await startModelProvider({
+        ...BASE_ENV,
+        MODELPROV_PORT: '0',
+        MODELPROV_DATA_DIR: join(dir, `real-${mode}`),
+        MODELPROV_CLI_BINARY: wrapper,
+        MODELPROV_LOG_LEVEL: 'silent',
+        MODELPROV_STREAM: mode,
+        MODELPROV_FAILURE_MEMORY_SECONDS: '0',
+      });
       try {
         await service.lockdownProbed();
         await streamed(service.url, 'warm up');
@@ -234,6 +308,8 @@ const date = new Date().toISOString().slice(0, 10);
         await service.close();
       }
     }
-    console.log(`model-provider / real CLI 2.1.197, not signed in, stream: true (answers 401 not_logged_in, ${N} each): ${figures.join('; ')}`);
+    console.log(
+      `model-provider / real CLI 2.1.197, not signed in, stream: true (answers 401 not_logged_in, ${N} each): ${figures.join('; ')}`,
+    );
   }
 }

@@ -61,7 +61,11 @@ class BareCli {
   constructor(private readonly run: { binary: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv }) {
     // No --import tsx: the runner is plain JavaScript and must stay as small as a process can be.
     // In its own session, as the servers are (see startServer).
-    this.child = fork(join(dirname(fileURLToPath(import.meta.url)), '_bare-cli.mjs'), [], { execArgv: [], detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(join(dirname(fileURLToPath(import.meta.url)), '_bare-cli.mjs'), [], {
+      execArgv: [],
+      detached: true,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.child.on('message', (m: { id: number; ms?: number[]; error?: string }) => {
       const w = this.waiting.get(m.id);
       this.waiting.delete(m.id);
@@ -103,11 +107,24 @@ const agent = new http.Agent({ keepAlive: true });
 
 /** One non-streaming completion request: its status and body. */
 function post(url: string, prompt: string): Promise<{ status: number; text: string }> {
-  const body = JSON.stringify({ model: 'sonnet', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }] });
+  const body = JSON.stringify({
+    model: 'sonnet',
+    messages: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: prompt },
+    ],
+  });
   const target = new URL(`${url}/v1/chat/completions`);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -124,11 +141,16 @@ function post(url: string, prompt: string): Promise<{ status: number; text: stri
 /** One non-streaming completion; throws unless it is the stand-in's answer. */
 async function completion(url: string, prompt: string): Promise<void> {
   const { status, text } = await post(url, prompt);
-  if (status !== 200 || !text.includes('Stand-in reply')) throw new Error(`${url} answered ${status}: ${text.slice(0, 200)}`);
+  if (status !== 200 || !text.includes('Stand-in reply'))
+    throw new Error(`${url} answered ${status}: ${text.slice(0, 200)}`);
 }
 
 /** The calls `concurrency` at a time: the whole batch's time in ms. */
-async function batch(prompts: string[], concurrency: number, one: (prompt: string) => Promise<unknown>): Promise<number> {
+async function batch(
+  prompts: string[],
+  concurrency: number,
+  one: (prompt: string) => Promise<unknown>,
+): Promise<number> {
   let next = 0;
   const [elapsed] = await time(() =>
     Promise.all(
@@ -147,7 +169,6 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
-
 const dir = mkdtempSync(join(tmpdir(), 'bench-modelprov-'));
 const standIn = standInBinary(join(dir, 'bin'));
 const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
@@ -164,14 +185,33 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
   const providerUrl = `http://127.0.0.1:${providerPort}`;
   const peerCwd = join(dir, 'peer-cwd');
   mkdirSync(peerCwd);
-  const bareCli = new BareCli({ binary: standIn.binary, args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), cwd: bareCwd, env: cliEnvironment({ ...BASE_ENV, PATH: path }) });
+  const bareCli = new BareCli({
+    binary: standIn.binary,
+    args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }),
+    cwd: bareCwd,
+    env: cliEnvironment({ ...BASE_ENV, PATH: path }),
+  });
   const servers: Partial<Record<'peer' | 'provider', ChildProcess>> = {};
   try {
-    servers.peer = await startServer('claude-max-api-proxy', [PEER_ENTRY, String(peerPort)], { PATH: path, HOME: BASE_ENV.HOME }, peerCwd, peerUrl, '/health');
+    servers.peer = await startServer(
+      'claude-max-api-proxy',
+      [PEER_ENTRY, String(peerPort)],
+      { PATH: path, HOME: BASE_ENV.HOME },
+      peerCwd,
+      peerUrl,
+      '/health',
+    );
     servers.provider = await startServer(
       'model-provider',
       [bundlePath('model-provider')],
-      { PATH: path, HOME: BASE_ENV.HOME, MODELPROV_PORT: String(providerPort), MODELPROV_DATA_DIR: join(dir, 'data'), MODELPROV_MAX_CONCURRENT: String(CAP), MODELPROV_MAX_QUEUE: '100' },
+      {
+        PATH: path,
+        HOME: BASE_ENV.HOME,
+        MODELPROV_PORT: String(providerPort),
+        MODELPROV_DATA_DIR: join(dir, 'data'),
+        MODELPROV_MAX_CONCURRENT: String(CAP),
+        MODELPROV_MAX_QUEUE: '100',
+      },
       ROOT,
       providerUrl,
       '/ready',
@@ -235,30 +275,46 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
           return t - own;
         }),
       );
-    const added = (c: number, side: Side) => ({ p50: around(c, side).p50 - around(c, 'bare').p50, p95: around(c, side).p95 - around(c, 'bare').p95 });
+    const added = (c: number, side: Side) => ({
+      p50: around(c, side).p50 - around(c, 'bare').p50,
+      p95: around(c, side).p95 - around(c, 'bare').p95,
+    });
     const median = (xs: number[]) => summarize(xs).p50;
     const ratio = (side: Side) => median(rates[side].map((x, i) => x / rates.bare[i]!));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-    const label: Record<Side, string> = { bare: 'bare stand-in CLI   ', peer: 'claude-max-api-proxy', provider: 'this provider       ' };
+    const label: Record<Side, string> = {
+      bare: 'bare stand-in CLI   ',
+      peer: 'claude-max-api-proxy',
+      provider: 'this provider       ',
+    };
 
     if (SMOKE) console.log('(smoke run: a few of each, to check the script; the figures mean nothing)');
-    console.log(`model-provider / stand-in CLI, side by side: the bare CLI, claude-max-api-proxy ${PEER_VERSION}, this provider (${LATENCY_ROUNDS} rounds per concurrency, the sides' turns rotating)`);
+    console.log(
+      `model-provider / stand-in CLI, side by side: the bare CLI, claude-max-api-proxy ${PEER_VERSION}, this provider (${LATENCY_ROUNDS} rounds per concurrency, the sides' turns rotating)`,
+    );
     for (const c of [1, CAP]) {
       console.log(`  concurrency ${c} (${latency[c]!.bare.length} completions per side):`);
       for (const side of names) {
         const whole = summarize(latency[c]![side].map((x) => x.ms));
         const rest = around(c, side);
         const extra = side === 'bare' ? '' : `  added p50 ${ms(added(c, side).p50)}  p95 ${ms(added(c, side).p95)}`;
-        console.log(`    ${label[side]}  p50 ${ms(whole.p50)}  p95 ${ms(whole.p95)}  around the CLI run p50 ${ms(rest.p50)}  p95 ${ms(rest.p95)}${extra}`);
+        console.log(
+          `    ${label[side]}  p50 ${ms(whole.p50)}  p95 ${ms(whole.p95)}  around the CLI run p50 ${ms(rest.p50)}  p95 ${ms(rest.p95)}${extra}`,
+        );
       }
     }
-    const notMore = added(1, 'provider').p50 <= added(1, 'peer').p50 && added(CAP, 'provider').p50 <= added(CAP, 'peer').p50;
+    const notMore =
+      added(1, 'provider').p50 <= added(1, 'peer').p50 && added(CAP, 'provider').p50 <= added(CAP, 'peer').p50;
     console.log(
       `  added p50, provider vs peer: c=1 ${ms(added(1, 'provider').p50)} vs ${ms(added(1, 'peer').p50)}; c=${CAP} ${ms(added(CAP, 'provider').p50)} vs ${ms(added(CAP, 'peer').p50)}  (target no more than the peer: ${verdict(notMore)})`,
     );
-    console.log(`  own CPU per completion: peer ${ms(cpuPerCompletion.peer)}, provider ${ms(cpuPerCompletion.provider)}; memory (RSS) after the runs: peer ${memory.peer.toFixed(0)} MB, provider ${memory.provider.toFixed(0)} MB`);
-    console.log(`  throughput at the provider's cap (${CAP} at once), ${RATE_ROUNDS} alternating rounds of ${PER_BATCH}: bare ${mean(rates.bare).toFixed(1)}/s, peer ${mean(rates.peer).toFixed(1)}/s, provider ${mean(rates.provider).toFixed(1)}/s`);
+    console.log(
+      `  own CPU per completion: peer ${ms(cpuPerCompletion.peer)}, provider ${ms(cpuPerCompletion.provider)}; memory (RSS) after the runs: peer ${memory.peer.toFixed(0)} MB, provider ${memory.provider.toFixed(0)} MB`,
+    );
+    console.log(
+      `  throughput at the provider's cap (${CAP} at once), ${RATE_ROUNDS} alternating rounds of ${PER_BATCH}: bare ${mean(rates.bare).toFixed(1)}/s, peer ${mean(rates.peer).toFixed(1)}/s, provider ${mean(rates.provider).toFixed(1)}/s`,
+    );
     console.log(
       `  throughput against the bare CLI, median of rounds: provider ${(ratio('provider') * 100).toFixed(1)}% (target >= 95%: ${verdict(ratio('provider') >= 0.95)}), peer ${(ratio('peer') * 100).toFixed(1)}%`,
     );
@@ -272,8 +328,19 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
 {
   const wrapper = signedOutRealCli(ROOT, dir);
   if (wrapper) {
-    const bareCli = new BareCli({ binary: wrapper, args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }), cwd: bareCwd, env: cliEnvironment(BASE_ENV) });
-    const service = await startModelProvider({ ...BASE_ENV, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: join(dir, 'data-real'), MODELPROV_CLI_BINARY: wrapper, MODELPROV_LOG_LEVEL: 'silent' });
+    const bareCli = new BareCli({
+      binary: wrapper,
+      args: cliArgs({ model: 'sonnet', systemPrompt: SYSTEM }),
+      cwd: bareCwd,
+      env: cliEnvironment(BASE_ENV),
+    });
+    const service = await startModelProvider({
+      ...BASE_ENV,
+      MODELPROV_PORT: '0',
+      MODELPROV_DATA_DIR: join(dir, 'data-real'),
+      MODELPROV_CLI_BINARY: wrapper,
+      MODELPROV_LOG_LEVEL: 'silent',
+    });
     try {
       await service.lockdownProbed();
       const N = SMOKE ? 2 : 12;
@@ -292,7 +359,9 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
       console.log('model-provider / real CLI 2.1.197, not signed in (answers not_logged_in)');
       console.log(`  bare CLI run (${b.n} runs):                 p50 ${ms(b.p50)}  p95 ${ms(b.p95)}`);
       console.log(`  round trip through the service (${s.n}):    p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
-      console.log(`  added by the service:                  p50 ${ms(s.p50 - b.p50)} (${((s.p50 / b.p50 - 1) * 100).toFixed(1)}%)  p95 ${ms(s.p95 - b.p95)}`);
+      console.log(
+        `  added by the service:                  p50 ${ms(s.p50 - b.p50)} (${((s.p50 / b.p50 - 1) * 100).toFixed(1)}%)  p95 ${ms(s.p95 - b.p95)}`,
+      );
     } finally {
       bareCli.close();
       await service.close();
@@ -307,13 +376,17 @@ const bareCwd = mkdtempSync(join(tmpdir(), 'bench-modelprov-cwd-'));
   for (const size of [1_000, 200_000, 4 * 1024 * 1024]) {
     const prompt = 'x'.repeat(size);
     const samples: number[] = [];
-    for (let i = 0; i < (SMOKE ? 3 : 50); i++) samples.push((await time(async () => requestKey('Bearer key', '/usr/local/bin/claude', args, prompt)))[0]);
+    for (let i = 0; i < (SMOKE ? 3 : 50); i++)
+      samples.push((await time(async () => requestKey('Bearer key', '/usr/local/bin/claude', args, prompt)))[0]);
     const s = summarize(samples);
     console.log(`  request digest, ${String(size).padStart(7)}-byte prompt:  p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`);
   }
   // Every entry a real failure's message: the memory's bound holds whatever the requests were.
   const memory = new FailureMemory({ seconds: 60 });
   const failures = SMOKE ? 2_000 : 100_000;
-  for (let i = 0; i < failures; i++) memory.remember(requestKey('Bearer key', '/usr/local/bin/claude', args, `prompt ${i}`), providerError.timeout(300));
-  console.log(`  failure memory after ${failures} distinct timeouts: ${memory.size} kept, ${(memory.bytes / 1024).toFixed(0)} KiB counted (bound 512 KiB)`);
+  for (let i = 0; i < failures; i++)
+    memory.remember(requestKey('Bearer key', '/usr/local/bin/claude', args, `prompt ${i}`), providerError.timeout(300));
+  console.log(
+    `  failure memory after ${failures} distinct timeouts: ${memory.size} kept, ${(memory.bytes / 1024).toFixed(0)} KiB counted (bound 512 KiB)`,
+  );
 }

@@ -4,7 +4,13 @@ import express from 'express';
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
-const body = { persona: { profile: 'bench', display_name: 'Bench' }, fields: [], notes: [], field_count: 1000, note_count: 10000 };
+const body = {
+  persona: { profile: 'bench', display_name: 'Bench' },
+  fields: [],
+  notes: [],
+  field_count: 1000,
+  note_count: 10000,
+};
 app.get('/bare', (_req, res) => {
   res.json(body);
 });

@@ -2,7 +2,26 @@
  * The benchmarks' text: a Zipf-shaped vocabulary of 5,000 made-up words, like prose (a few words are
  * everywhere, most are rare), drawn from a fixed seed so that every run writes the same text.
  */
-const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sa', 'vel', 'dor', 'pi', 'na', 'qua', 'bri', 'zo', 'fen', 'gal', 'hu', 'jor', 'wex'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tu',
+  'sa',
+  'vel',
+  'dor',
+  'pi',
+  'na',
+  'qua',
+  'bri',
+  'zo',
+  'fen',
+  'gal',
+  'hu',
+  'jor',
+  'wex',
+];
 let seed = 42;
 export const rand = (n: number) => {
   seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;

@@ -27,12 +27,28 @@ let counter = 0;
 const workloads: { name: string; write: () => WrittenString[] }[] = [
   {
     name: 'PUT field (benchmark body)',
-    write: () => writeStrings(['bench', `field_${counter++ % 1000}`], { description: 'a benchmarked field', value: { text: sentence(6), n: counter }, source: 'assistant' }),
+    write: () =>
+      writeStrings(['bench', `field_${counter++ % 1000}`], {
+        description: 'a benchmarked field',
+        value: { text: sentence(6), n: counter },
+        source: 'assistant',
+      }),
   },
-  { name: 'POST note (benchmark body)', write: () => writeStrings(['bench'], { content: sentence(14), kind: 'episode', source: 'assistant' }) },
+  {
+    name: 'POST note (benchmark body)',
+    write: () => writeStrings(['bench'], { content: sentence(14), kind: 'episode', source: 'assistant' }),
+  },
   (() => {
     const ordinary = ordinaryCorpus();
-    return { name: `ordinary corpus (${ordinary.length} texts)`, write: () => writeStrings(['bench'], { content: ordinary[counter++ % ordinary.length], kind: 'episode', source: 'assistant' }) };
+    return {
+      name: `ordinary corpus (${ordinary.length} texts)`,
+      write: () =>
+        writeStrings(['bench'], {
+          content: ordinary[counter++ % ordinary.length],
+          kind: 'episode',
+          source: 'assistant',
+        }),
+    };
   })(),
 ];
 
@@ -56,5 +72,7 @@ for (const w of workloads) {
     if (!best || mean < best.mean) best = { mean, p50: s.p50, p99: s.p99 };
   }
   const us = (x: number) => `${x.toFixed(1)} \u00b5s`.padStart(10);
-  console.log(`${w.name.padEnd(32)} ${us(best!.mean)} ${us(best!.p50)} ${us(best!.p99)}     ${((100 * read) / CALLS).toFixed(1)} %`);
+  console.log(
+    `${w.name.padEnd(32)} ${us(best!.mean)} ${us(best!.p50)} ${us(best!.p99)}     ${((100 * read) / CALLS).toFixed(1)} %`,
+  );
 }

@@ -18,13 +18,33 @@ import { ROOT } from '../../test/support/process.ts';
 const smoke = process.argv.includes('--smoke');
 const raise = process.argv.includes('--raise');
 const MB = 1_000_000;
-const WORDS = ['lamp', 'keeper', 'harbour', 'north', 'storm', 'ledger', 'violet', 'orchard', 'signal', 'morning', 'quiet', 'rope', 'tide', 'window', 'letter', 'garden'];
+const WORDS = [
+  'lamp',
+  'keeper',
+  'harbour',
+  'north',
+  'storm',
+  'ledger',
+  'violet',
+  'orchard',
+  'signal',
+  'morning',
+  'quiet',
+  'rope',
+  'tide',
+  'window',
+  'letter',
+  'garden',
+];
 
 /** Writes an export of about `bytes` bytes, note by note, without holding it in memory. */
 function writeExport(file: string, bytes: number): number {
   const fd = openSync(file, 'w');
   const at = '2026-11-01T00:00:00.000Z';
-  writeSync(fd, `{"format":"persona-export/1","persona":{"profile":"big","display_name":"Big","pronouns":null,"language":"en","tone":null,"verbosity":null,"speaking_style":null,"created_at":"${at}","updated_at":"${at}"},"fields":[],"notes":[`);
+  writeSync(
+    fd,
+    `{"format":"persona-export/1","persona":{"profile":"big","display_name":"Big","pronouns":null,"language":"en","tone":null,"verbosity":null,"speaking_style":null,"created_at":"${at}","updated_at":"${at}"},"fields":[],"notes":[`,
+  );
   let written = 0;
   let n = 0;
   let seed = 7;
@@ -33,7 +53,17 @@ function writeExport(file: string, bytes: number): number {
     let content = n % 10 === 0 ? `Write to keeper${n}@example.org or see https://example.org/log/${n}. ` : '';
     const length = 500 + (next() % 3_500);
     while (content.length < length) content += `${WORDS[next() % WORDS.length]} `;
-    const entry = JSON.stringify({ id: `note-${n}`, kind: 'observation', content: content.trim(), source: 'owner', asserted_by: 'persona', pinned: false, revision: 1, written_at: at, revised_at: at });
+    const entry = JSON.stringify({
+      id: `note-${n}`,
+      kind: 'observation',
+      content: content.trim(),
+      source: 'owner',
+      asserted_by: 'persona',
+      pinned: false,
+      revision: 1,
+      written_at: at,
+      revised_at: at,
+    });
     written += writeSync(fd, `${n === 0 ? '' : ','}${entry}`);
     n++;
   }
@@ -42,19 +72,37 @@ function writeExport(file: string, bytes: number): number {
   return n;
 }
 
-function importPeak(file: string, env: Record<string, string>): { status: number | null; peakMb: number; said: string; seconds: number } {
+function importPeak(
+  file: string,
+  env: Record<string, string>,
+): { status: number | null; peakMb: number; said: string; seconds: number } {
   const dataDir = tempDir('persona-import-bench-data');
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERSONA_')));
   const started = Date.now();
   const r = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--import', pathToFileURL(join(import.meta.dirname, '_peak-rss.mjs')).href, join(ROOT, 'services', 'persona-store', 'cli.ts'), 'import', file, '--account', 'acct'],
+    [
+      '--import',
+      'tsx',
+      '--import',
+      pathToFileURL(join(import.meta.dirname, '_peak-rss.mjs')).href,
+      join(ROOT, 'services', 'persona-store', 'cli.ts'),
+      'import',
+      file,
+      '--account',
+      'acct',
+    ],
     { cwd: ROOT, env: { ...clean, PERSONA_DATA_DIR: dataDir, ...env }, encoding: 'utf8', maxBuffer: 16 * MB },
   );
   rmSync(dataDir, { recursive: true, force: true });
   const peak = Number(/peak-rss-kb (\d+)/.exec(r.stderr)?.[1] ?? NaN);
   const said = (r.stdout + r.stderr).split('\n').find((l) => /imported|persona-store:/.test(l)) ?? '';
-  return { status: r.status, peakMb: Math.round(peak / 1024), said: said.slice(0, 140), seconds: (Date.now() - started) / 1000 };
+  return {
+    status: r.status,
+    peakMb: Math.round(peak / 1024),
+    said: said.slice(0, 140),
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 const folder = tempDir('persona-import-bench');
@@ -62,16 +110,26 @@ try {
   const sizes = smoke ? [1, 3] : [10, 64, 300];
   const limit = smoke ? 2 * MB : undefined;
   console.log('import of an export file through the command line (SQLite target), peak resident memory of the command');
-  console.log(`${'file'.padEnd(10)} ${'notes'.padStart(8)} ${'limit'.padEnd(22)} ${'exit'.padStart(4)} ${'peak RSS'.padStart(9)} ${'time'.padStart(7)}   outcome`);
+  console.log(
+    `${'file'.padEnd(10)} ${'notes'.padStart(8)} ${'limit'.padEnd(22)} ${'exit'.padStart(4)} ${'peak RSS'.padStart(9)} ${'time'.padStart(7)}   outcome`,
+  );
   for (const size of sizes) {
     const file = join(folder, `export-${size}mb.json`);
     const notes = writeExport(file, size * MB);
     const bytes = statSync(file).size;
-    const runs: [string, Record<string, string>][] = [[limit ? `${limit / MB} MB (smoke)` : 'default (64 MiB)', limit ? { PERSONA_MAX_IMPORT_BYTES: String(limit) } : {}]];
-    if (raise && bytes > 64 * 1024 * 1024) runs.push([`raised to ${Math.ceil(bytes / MB)} MB`, { PERSONA_MAX_IMPORT_BYTES: String(bytes) }]);
+    const runs: [string, Record<string, string>][] = [
+      [
+        limit ? `${limit / MB} MB (smoke)` : 'default (64 MiB)',
+        limit ? { PERSONA_MAX_IMPORT_BYTES: String(limit) } : {},
+      ],
+    ];
+    if (raise && bytes > 64 * 1024 * 1024)
+      runs.push([`raised to ${Math.ceil(bytes / MB)} MB`, { PERSONA_MAX_IMPORT_BYTES: String(bytes) }]);
     for (const [name, env] of runs) {
       const r = importPeak(file, env);
-      console.log(`${`${(bytes / MB).toFixed(0)} MB`.padEnd(10)} ${String(notes).padStart(8)} ${name.padEnd(22)} ${String(r.status).padStart(4)} ${`${r.peakMb} MB`.padStart(9)} ${`${r.seconds.toFixed(0)} s`.padStart(7)}   ${r.said}`);
+      console.log(
+        `${`${(bytes / MB).toFixed(0)} MB`.padEnd(10)} ${String(notes).padStart(8)} ${name.padEnd(22)} ${String(r.status).padStart(4)} ${`${r.peakMb} MB`.padStart(9)} ${`${r.seconds.toFixed(0)} s`.padStart(7)}   ${r.said}`,
+      );
     }
     rmSync(file);
   }

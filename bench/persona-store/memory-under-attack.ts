@@ -12,24 +12,52 @@ import { startTestIdentity, tempDir } from '../../test/support/identity.ts';
 import { freePort, spawnService } from '../../test/support/process.ts';
 import { rss } from '../stats.ts';
 
-const ACTIONS = ['persona_created', 'persona_updated', 'field_set', 'field_revised', 'note_added', 'note_revised', 'field_forgotten', 'note_forgotten'];
+const ACTIONS = [
+  'persona_created',
+  'persona_updated',
+  'field_set',
+  'field_revised',
+  'note_added',
+  'note_revised',
+  'field_forgotten',
+  'note_forgotten',
+];
 /** Longest list sent: 1,000 actions, about 14 KB, within Node's 16 KB of request head. */
 const LONGEST = 1_000;
 
 const identity = await startTestIdentity();
 const dataDir = tempDir('persona-memory-bench');
 const port = await freePort();
-const service = await spawnService('persona-store', { PERSONA_PORT: String(port), PERSONA_DATA_DIR: dataDir, PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'warn' }, port);
+const service = await spawnService(
+  'persona-store',
+  {
+    PERSONA_PORT: String(port),
+    PERSONA_DATA_DIR: dataDir,
+    PERSONA_IDENTITY_URL: identity.url,
+    PERSONA_LOG_LEVEL: 'warn',
+  },
+  port,
+);
 try {
   const token = await identity.mint(identity.localCredential, 'persona');
   const pid = service.child.pid!;
   const call = async (path: string, authorization = `Bearer ${token}`, init: RequestInit = {}) => {
-    const res = await fetch(`${service.url}${path}`, { ...init, headers: { authorization, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
+    const res = await fetch(`${service.url}${path}`, {
+      ...init,
+      headers: { authorization, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    });
     await res.arrayBuffer();
     return res.status;
   };
-  await call('/v1/personas', undefined, { method: 'POST', body: JSON.stringify({ profile: 'ada', display_name: 'Ada' }) });
-  for (let i = 0; i < 20; i++) await call(`/v1/personas/ada/fields/f${i}`, undefined, { method: 'PUT', body: JSON.stringify({ description: 'd', value: i, source: 'owner' }) });
+  await call('/v1/personas', undefined, {
+    method: 'POST',
+    body: JSON.stringify({ profile: 'ada', display_name: 'Ada' }),
+  });
+  for (let i = 0; i < 20; i++)
+    await call(`/v1/personas/ada/fields/f${i}`, undefined, {
+      method: 'PUT',
+      body: JSON.stringify({ description: 'd', value: i, source: 'owner' }),
+    });
   for (let i = 0; i < 300; i++) await call('/v1/personas/ada/events?action=field_set'); // warm-up: everything a normal client touches
   console.log(`persona store (pid ${pid}), resident memory (VmRSS) after each round`);
   console.log(`${'round'.padEnd(72)} ${'RSS'.padStart(8)}   answers`);
@@ -52,10 +80,20 @@ try {
   await round(`${LONGEST} action lists, 1 to ${LONGEST} long (repeats included)`, growing(''));
   await round('the same lists again with since=', growing('&since=2020-01-01T00:00:00Z'));
   await round('the same lists again with target= and target_kind=', growing('&target=f1&target_kind=field'));
-  await round('the same lists again with since=, until=, target= and after=', growing('&since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z&target=f2&after=1'));
-  await round('the same token under 1,000 spellings of its header (spaces, case), up to 8 KB', function* () {
-    for (let k = 1; k <= 1_000; k++) yield ['/v1/personas/ada', `${k % 2 === 0 ? 'Bearer' : 'bearer'}${' '.repeat(k * 8)}${token}`] as [string, string];
-  }());
+  await round(
+    'the same lists again with since=, until=, target= and after=',
+    growing('&since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z&target=f2&after=1'),
+  );
+  await round(
+    'the same token under 1,000 spellings of its header (spaces, case), up to 8 KB',
+    (function* () {
+      for (let k = 1; k <= 1_000; k++)
+        yield ['/v1/personas/ada', `${k % 2 === 0 ? 'Bearer' : 'bearer'}${' '.repeat(k * 8)}${token}`] as [
+          string,
+          string,
+        ];
+    })(),
+  );
 } finally {
   await service.stop();
   await identity.close();

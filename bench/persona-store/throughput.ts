@@ -75,21 +75,42 @@ try {
 
   // Seeding goes through the same operations the routes call, without HTTP, to keep the run short.
   const seedStart = Date.now();
-  console.log(`seeding on SQLite: ${NOTES} notes and ${FIELDS} fields in one persona, ${OTHER_PERSONAS} more personas, and ${BIG_NOTES} notes in one persona of a second account ...`);
+  console.log(
+    `seeding on SQLite: ${NOTES} notes and ${FIELDS} fields in one persona, ${OTHER_PERSONAS} more personas, and ${BIG_NOTES} notes in one persona of a second account ...`,
+  );
   const database = openSqliteEngine(join(dataDir, DATABASE_FILE));
-  const personas = new Personas(new PersonaSql(database), { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 });
+  const personas = new Personas(new PersonaSql(database), {
+    maxValueBytes: 16384,
+    maxNoteChars: 8000,
+    maxKeyLength: 64,
+  });
   const principal = { account, audience: 'persona', token: '' };
   const policy: Policy = { ...deploymentPolicy(loadPersonaConfig({})), pinCapFields: 1000, pinCapNotes: 1000 };
   for (let p = 0; p <= OTHER_PERSONAS; p++) {
     const profile = p === 0 ? 'bench' : `other-${p}`;
-    await personas.createPersona(principal, profile, { display_name: `Persona ${p}`, tone: 'warm', verbosity: 'balanced' });
+    await personas.createPersona(principal, profile, {
+      display_name: `Persona ${p}`,
+      tone: 'warm',
+      verbosity: 'balanced',
+    });
     const notes = p === 0 ? NOTES : OTHER_NOTES;
     const fields = p === 0 ? FIELDS : OTHER_FIELDS;
     for (let i = 0; i < fields; i++) {
-      await personas.putField(principal, policy, profile, `field_${i}`, { description: `about ${sentence(4)}`, value: { text: sentence(6), n: i }, source: 'assistant', pinned: i < 10 });
+      await personas.putField(principal, policy, profile, `field_${i}`, {
+        description: `about ${sentence(4)}`,
+        value: { text: sentence(6), n: i },
+        source: 'assistant',
+        pinned: i < 10,
+      });
     }
     for (let i = 0; i < notes; i++) {
-      await personas.addNote(principal, policy, profile, { content: sentence(14), kind: 'observation', source: 'assistant', pinned: i < 10 }, undefined);
+      await personas.addNote(
+        principal,
+        policy,
+        profile,
+        { content: sentence(14), kind: 'observation', source: 'assistant', pinned: i < 10 },
+        undefined,
+      );
     }
   }
   // The big persona is written in one transaction by the row writer move-in and import use (the same rows
@@ -97,25 +118,41 @@ try {
   // it took over ten minutes on a loaded machine.
   const at = new Date().toISOString();
   await database.write((db) =>
-    writePersona(database, db, {
-      persona: { account: bigAccount, profile: 'big', display_name: 'One hundred thousand notes', pronouns: null, language: null, tone: null, verbosity: null, speaking_style: null, created_at: at, updated_at: at },
-      fields: [],
-      notes: Array.from({ length: BIG_NOTES }, () => ({
-        id: randomUUID(),
-        kind: 'observation',
-        content: sentence(14),
-        revision: 1,
-        source: 'assistant',
-        asserted_by: 'persona',
-        pinned: 0,
-        state: 'live' as const,
-        destroy_at: null,
-        idempotency_key: null,
-        written_at: at,
-        revised_at: at,
-      })),
-      events: [],
-    }, bigAccount),
+    writePersona(
+      database,
+      db,
+      {
+        persona: {
+          account: bigAccount,
+          profile: 'big',
+          display_name: 'One hundred thousand notes',
+          pronouns: null,
+          language: null,
+          tone: null,
+          verbosity: null,
+          speaking_style: null,
+          created_at: at,
+          updated_at: at,
+        },
+        fields: [],
+        notes: Array.from({ length: BIG_NOTES }, () => ({
+          id: randomUUID(),
+          kind: 'observation',
+          content: sentence(14),
+          revision: 1,
+          source: 'assistant',
+          asserted_by: 'persona',
+          pinned: 0,
+          state: 'live' as const,
+          destroy_at: null,
+          idempotency_key: null,
+          written_at: at,
+          revised_at: at,
+        })),
+        events: [],
+      },
+      bigAccount,
+    ),
   );
   await database.close();
   console.log(`seeded in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
@@ -129,7 +166,9 @@ try {
     try {
       const started = Date.now();
       const source = await readSource(join(dataDir, DATABASE_FILE));
-      const report = await moveIn(source, target, { limits: { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 } });
+      const report = await moveIn(source, target, {
+        limits: { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 },
+      });
       const rows = source.personas.reduce((n, p) => n + p.fields.length + p.notes.length + p.events.length, 0);
       console.log(
         `moved in to PostgreSQL (npm run persona-store -- move-in): ${report.copied.length} personas, ${rows} rows (fields, notes, change log) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -140,35 +179,81 @@ try {
   }
 
   const barePort = await freePort();
-  const bare = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'persona-store', '_bare-express.ts'), String(barePort)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const bare = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench', 'persona-store', '_bare-express.ts'), String(barePort)],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   children.push(bare);
   await new Promise<void>((resolve) => bare.stdout!.once('data', () => resolve()));
 
   // Tokens live IDENTITY_TOKEN_TTL_SECONDS (10 min): minted again before each engine's run, since seeding and moving in take longer.
   const tokens = { main: token, big: bigToken };
-  const auth = { get authorization() { return `Bearer ${tokens.main}`; } };
-  const json = { get authorization() { return `Bearer ${tokens.main}`; }, 'content-type': 'application/json' };
+  const auth = {
+    get authorization() {
+      return `Bearer ${tokens.main}`;
+    },
+  };
+  const json = {
+    get authorization() {
+      return `Bearer ${tokens.main}`;
+    },
+    'content-type': 'application/json',
+  };
   let counter = 0;
   const ops: Op[] = [
     {
       name: 'PUT field',
       target: 'p95 <= 10 ms',
-      request: (url) => [`${url}/v1/personas/bench/fields/field_${counter++ % FIELDS}`, { method: 'PUT', headers: json, body: JSON.stringify({ description: 'a benchmarked field', value: { text: sentence(6), n: counter }, source: 'assistant' }) }],
+      request: (url) => [
+        `${url}/v1/personas/bench/fields/field_${counter++ % FIELDS}`,
+        {
+          method: 'PUT',
+          headers: json,
+          body: JSON.stringify({
+            description: 'a benchmarked field',
+            value: { text: sentence(6), n: counter },
+            source: 'assistant',
+          }),
+        },
+      ],
     },
     {
       name: 'POST note',
       target: 'p95 <= 10 ms',
-      request: (url) => [`${url}/v1/personas/bench/notes`, { method: 'POST', headers: json, body: JSON.stringify({ content: sentence(14), kind: 'episode', source: 'assistant' }) }],
+      request: (url) => [
+        `${url}/v1/personas/bench/notes`,
+        {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ content: sentence(14), kind: 'episode', source: 'assistant' }),
+        },
+      ],
     },
     { name: 'GET identity block', target: '', request: (url) => [`${url}/v1/personas/bench`, { headers: auth }] },
-    { name: 'recall, one persona', target: 'p95 <= 20 ms', request: (url) => [`${url}/v1/personas/bench/recall?q=${queryWord()}`, { headers: auth }] },
-    { name: 'recall, across 20', target: 'p95 <= 20 ms', request: (url) => [`${url}/v1/recall?q=${queryWord()}`, { headers: auth }] },
+    {
+      name: 'recall, one persona',
+      target: 'p95 <= 20 ms',
+      request: (url) => [`${url}/v1/personas/bench/recall?q=${queryWord()}`, { headers: auth }],
+    },
+    {
+      name: 'recall, across 20',
+      target: 'p95 <= 20 ms',
+      request: (url) => [`${url}/v1/recall?q=${queryWord()}`, { headers: auth }],
+    },
     {
       name: `recall, ${BIG_NOTES / 1000}k notes`,
       target: 'p95 <= 20 ms',
-      request: (url) => [`${url}/v1/personas/big/recall?q=${queryWord()}`, { headers: { authorization: `Bearer ${tokens.big}` } }],
+      request: (url) => [
+        `${url}/v1/personas/big/recall?q=${queryWord()}`,
+        { headers: { authorization: `Bearer ${tokens.big}` } },
+      ],
     },
-    { name: 'recall, most frequent word', target: '(worst case)', request: (url) => [`${url}/v1/personas/bench/recall?q=${WORDS[0]}`, { headers: auth }] },
+    {
+      name: 'recall, most frequent word',
+      target: '(worst case)',
+      request: (url) => [`${url}/v1/personas/bench/recall?q=${WORDS[0]}`, { headers: auth }],
+    },
   ];
 
   const once = async (req: [string, RequestInit]) => {
@@ -208,7 +293,13 @@ try {
         }
       }),
     );
-    return { p50: s.p50, p95: s.p95, p99: s.p99, rps: done / (Number(process.hrtime.bigint() - started) / 1e9), inside };
+    return {
+      p50: s.p50,
+      p95: s.p95,
+      p99: s.p99,
+      rps: done / (Number(process.hrtime.bigint() - started) / 1e9),
+      inside,
+    };
   }
 
   const engines: { name: string; env: Record<string, string> }[] = [{ name: 'SQLite', env: {} }];
@@ -220,7 +311,13 @@ try {
     const port = await freePort();
     const service = await spawnService(
       'persona-store',
-      { PERSONA_PORT: String(port), PERSONA_DATA_DIR: dataDir, PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'info', ...engine.env },
+      {
+        PERSONA_PORT: String(port),
+        PERSONA_DATA_DIR: dataDir,
+        PERSONA_IDENTITY_URL: identity.url,
+        PERSONA_LOG_LEVEL: 'info',
+        ...engine.env,
+      },
       port,
     );
     children.push(service.child);
@@ -238,8 +335,12 @@ try {
     `\npersona store, ${NOTES} notes + ${FIELDS} fields in one persona, ${OTHER_PERSONAS + 1} personas, and ${BIG_NOTES} notes in one persona of another account; ` +
       `${SAMPLES} sequential requests each for latency (client-measured; in-service from the request log), ${CONCURRENCY} concurrent for ${RPS_SECONDS} s for req/s`,
   );
-  if (SMOKE) console.log('(smoke run: a small data set and a few requests, to check the script; the figures mean nothing)');
-  const cell = (r: Result | undefined) => (r ? `${ms(r.p50)} / ${ms(r.p95)} / ${ms(r.p99)}`.padEnd(32) + `${Math.round(r.rps)}`.padStart(6) : '(skipped)'.padEnd(38));
+  if (SMOKE)
+    console.log('(smoke run: a small data set and a few requests, to check the script; the figures mean nothing)');
+  const cell = (r: Result | undefined) =>
+    r
+      ? `${ms(r.p50)} / ${ms(r.p95)} / ${ms(r.p99)}`.padEnd(32) + `${Math.round(r.rps)}`.padStart(6)
+      : '(skipped)'.padEnd(38);
   const inside = (r: Result | undefined) => (r && r.inside.n > 0 ? `${ms(r.inside.p95)}` : '-');
   console.log(
     `${'operation'.padEnd(28)} ${'SQLite p50 / p95 / p99'.padEnd(32)} ${'req/s'.padStart(5)}   ${'PostgreSQL p50 / p95 / p99'.padEnd(32)} ${'req/s'.padStart(5)}   in-service p95 (SQLite, PostgreSQL)   target on PostgreSQL`,
@@ -247,10 +348,16 @@ try {
   for (const op of ops) {
     const sqlite = results.get('SQLite')?.get(op.name);
     const pg = results.get('PostgreSQL')?.get(op.name);
-    console.log(`${op.name.padEnd(28)} ${cell(sqlite)}   ${cell(pg)}   ${`${inside(sqlite)}, ${inside(pg)}`.padEnd(36)}  ${op.target}`);
+    console.log(
+      `${op.name.padEnd(28)} ${cell(sqlite)}   ${cell(pg)}   ${`${inside(sqlite)}, ${inside(pg)}`.padEnd(36)}  ${op.target}`,
+    );
   }
   console.log(`${'bare Express (ceiling)'.padEnd(28)} ${cell(bareResult)}`);
-  console.log(`machine load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+  console.log(
+    `machine load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${cpus().length} cores`,
+  );
 } finally {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   await identity.close();

@@ -25,7 +25,10 @@ const AT_ONCE = 8;
 
 const double = await startGitHubDouble();
 const serviceToken = randomBytes(24).toString('hex');
-const identity = await startTestIdentity({ IDENTITY_SERVICE_TOKENS: `repohost-api=${serviceToken}`, IDENTITY_PLATFORM_URL: double.url });
+const identity = await startTestIdentity({
+  IDENTITY_SERVICE_TOKENS: `repohost-api=${serviceToken}`,
+  IDENTITY_PLATFORM_URL: double.url,
+});
 const dataDir = tempDir('repohost-memory-bench');
 const port = await freePort();
 const gateway = await spawnService(
@@ -55,37 +58,61 @@ try {
     if (res.status !== 200) throw new Error(`connect answered ${res.status}: ${await res.text()}`);
   };
   double.addRepo('bench/big', { files });
-  const quotaSpent = () => double.quotaUsed('bench') + Array.from({ length: PROFILES }, (_, p) => double.quotaUsed(`reader${p}`)).reduce((a, b) => a + b, 0);
+  const quotaSpent = () =>
+    double.quotaUsed('bench') +
+    Array.from({ length: PROFILES }, (_, p) => double.quotaUsed(`reader${p}`)).reduce((a, b) => a + b, 0);
   await connect('work', `github_pat_${'ab'.repeat(20)}`, 'bench');
   const token = await identity.mint(identity.localCredential, 'repohost-api');
   const read = async (profile: string, path: string) => {
-    const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${token}`, 'x-identity-profile': profile } });
+    const res = await fetch(`${gateway.url}${path}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-identity-profile': profile },
+    });
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
   };
   const round = async (name: string, reads: [string, string][]) => {
     const callsBefore = double.calls.length;
     const quotaBefore = quotaSpent();
-    for (let i = 0; i < reads.length; i += AT_ONCE) await Promise.all(reads.slice(i, i + AT_ONCE).map(([profile, path]) => read(profile, path)));
+    for (let i = 0; i < reads.length; i += AT_ONCE)
+      await Promise.all(reads.slice(i, i + AT_ONCE).map(([profile, path]) => read(profile, path)));
     const calls = double.calls.slice(callsBefore);
     const notModified = calls.filter((c) => c.status === 304).length;
-    console.log(`${name.padEnd(66)} ${rss(pid).padStart(8)}   ${String(notModified).padStart(5)} of ${calls.length} revalidated (304), quota spent ${quotaSpent() - quotaBefore}`);
+    console.log(
+      `${name.padEnd(66)} ${rss(pid).padStart(8)}   ${String(notModified).padStart(5)} of ${calls.length} revalidated (304), quota spent ${quotaSpent() - quotaBefore}`,
+    );
   };
   const contents = (i: number) => `/v1/repos/bench/big/contents?path=f${i}.txt&max_bytes=1000000`;
 
-  console.log(`repohost-gateway (pid ${pid}), resident memory (VmRSS) after each round; files of ${FILE_BYTES} bytes (contents answers about 137 KB)`);
+  console.log(
+    `repohost-gateway (pid ${pid}), resident memory (VmRSS) after each round; files of ${FILE_BYTES} bytes (contents answers about 137 KB)`,
+  );
   console.log(`${'round'.padEnd(66)} ${'RSS'.padStart(8)}   platform reads`);
-  await round('after start, 100 reads of one repository', Array.from({ length: 100 }, () => ['work', '/v1/repos/bench/big'] as [string, string]));
-  await round(`${FILES} distinct file reads, one profile`, Array.from({ length: FILES }, (_, i) => ['work', contents(i)] as [string, string]));
-  await round(`the same ${FILES} again`, Array.from({ length: FILES }, (_, i) => ['work', contents(i)] as [string, string]));
-  for (let p = 0; p < PROFILES; p++) await connect(`p${p}`, `github_pat_${p.toString().padStart(4, '0')}${'cd'.repeat(18)}`, `reader${p}`);
+  await round(
+    'after start, 100 reads of one repository',
+    Array.from({ length: 100 }, () => ['work', '/v1/repos/bench/big'] as [string, string]),
+  );
+  await round(
+    `${FILES} distinct file reads, one profile`,
+    Array.from({ length: FILES }, (_, i) => ['work', contents(i)] as [string, string]),
+  );
+  await round(
+    `the same ${FILES} again`,
+    Array.from({ length: FILES }, (_, i) => ['work', contents(i)] as [string, string]),
+  );
+  for (let p = 0; p < PROFILES; p++)
+    await connect(`p${p}`, `github_pat_${p.toString().padStart(4, '0')}${'cd'.repeat(18)}`, `reader${p}`);
   // Read just before the other profiles' reads: the most recent of the first profile's answers.
   await round('the first profile reads its repository', [['work', '/v1/repos/bench/big']]);
   await round(
     `${PROFILES} more profiles, ${READS_PER_PROFILE} distinct file reads each`,
-    Array.from({ length: PROFILES * READS_PER_PROFILE }, (_, k) => [`p${k % PROFILES}`, contents(Math.floor(k / PROFILES))] as [string, string]),
+    Array.from(
+      { length: PROFILES * READS_PER_PROFILE },
+      (_, k) => [`p${k % PROFILES}`, contents(Math.floor(k / PROFILES))] as [string, string],
+    ),
   );
-  await round('the first profile reads its repository again (revalidated: not pushed out)', [['work', '/v1/repos/bench/big']]);
+  await round('the first profile reads its repository again (revalidated: not pushed out)', [
+    ['work', '/v1/repos/bench/big'],
+  ]);
   if (double.violations.length > 0) throw new Error(`the double saw ${double.violations.length} contract violations`);
 } finally {
   await gateway.stop();

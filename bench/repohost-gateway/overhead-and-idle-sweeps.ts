@@ -29,9 +29,11 @@ try {
   const directFull = () => direct.rest.repos.get({ owner: 'bench', repo: 'app' });
   // The gateway revalidates with its ETag, so the like-for-like direct call is the same conditional request (answered 304).
   const directConditional = () =>
-    direct.rest.repos.get({ owner: 'bench', repo: 'app', headers: { 'if-none-match': etag } }).catch((err: { status?: number }) => {
-      if (err.status !== 304) throw err;
-    });
+    direct.rest.repos
+      .get({ owner: 'bench', repo: 'app', headers: { 'if-none-match': etag } })
+      .catch((err: { status?: number }) => {
+        if (err.status !== 304) throw err;
+      });
   for (let i = 0; i < 100; i++) {
     await viaGateway();
     await directFull();
@@ -56,9 +58,15 @@ try {
   console.log('repohost-gateway / time added per call (GET a repository, warm caches)');
   console.log(`  direct octokit, full 200 answer (${sf.n}):       p50 ${ms(sf.p50)}  p95 ${ms(sf.p95)}`);
   console.log(`  direct octokit, conditional 304 (${sc.n}):       p50 ${ms(sc.p50)}  p95 ${ms(sc.p95)}`);
-  console.log(`  through the gateway (token check, credential cache, ETag 304, projection) (${sg.n}): p50 ${ms(sg.p50)}  p95 ${ms(sg.p95)}`);
-  console.log(`  added over the same conditional call:           p50 ${ms(sg.p50 - sc.p50)}  p95 ${ms(sg.p95 - sc.p95)}   (target p50 <= 2 ms)`);
-  console.log(`  added over a plain full call:                   p50 ${ms(sg.p50 - sf.p50)}  p95 ${ms(sg.p95 - sf.p95)}`);
+  console.log(
+    `  through the gateway (token check, credential cache, ETag 304, projection) (${sg.n}): p50 ${ms(sg.p50)}  p95 ${ms(sg.p95)}`,
+  );
+  console.log(
+    `  added over the same conditional call:           p50 ${ms(sg.p50 - sc.p50)}  p95 ${ms(sg.p95 - sc.p95)}   (target p50 <= 2 ms)`,
+  );
+  console.log(
+    `  added over a plain full call:                   p50 ${ms(sg.p50 - sf.p50)}  p95 ${ms(sg.p95 - sf.p95)}`,
+  );
   // Each held credential is confirmed with the identity service at most every REPOHOST_CREDENTIAL_RECHECK_MS (5 s).
   console.log(`  credential confirmations asked of the identity service: ${checks} over ${ms(loopMs)} of calls`);
 
@@ -68,7 +76,11 @@ try {
   const subs: { kind: (typeof KINDS)[number]; pull?: number; ref?: string; run_id?: number }[] = [];
   for (let i = 0; i < COUNT; i++) {
     const kind = KINDS[i % 4]!;
-    if (kind === 'run_completed') subs.push({ kind, run_id: d.addWorkflowRun('bench/app', { name: `r${i}`, head_branch: 'main', settleMs: 86_400_000 }).runId });
+    if (kind === 'run_completed')
+      subs.push({
+        kind,
+        run_id: d.addWorkflowRun('bench/app', { name: `r${i}`, head_branch: 'main', settleMs: 86_400_000 }).runId,
+      });
     else if (kind === 'checks_settled') {
       const branch = `b${i}`;
       d.repo('bench/app').refs.set(`heads/${branch}`, d.headOf('bench/app', 'main'));
@@ -115,7 +127,9 @@ try {
   console.log(`  credential confirmations over ten sweeps: ${sweepChecks} (one held credential; at most one per pass)`);
   // What one sweep's answers take of REPOHOST_ETAG_CACHE_BYTES (the double's answers are smaller than GitHub's: see the README).
   const kept = world.gateway.held().etagAnswers;
-  console.log(`  answers kept for revalidation: ${kept.entries}, ${(kept.bytes / 1048576).toFixed(1)} MiB of the ${(kept.maxBytes / 1048576).toFixed(0)} MiB budget`);
+  console.log(
+    `  answers kept for revalidation: ${kept.entries}, ${(kept.bytes / 1048576).toFixed(1)} MiB of the ${(kept.maxBytes / 1048576).toFixed(0)} MiB budget`,
+  );
   console.log(`  signals sent: ${world.receiver.received.length}; double contract violations: ${d.violations.length}`);
 } finally {
   await world.close();

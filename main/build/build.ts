@@ -52,7 +52,8 @@ function recipe(target: BuildTarget): string {
 }
 
 /** Bundled CommonJS packages call require() for Node's own modules, which an ES module lacks. */
-const REQUIRE_BANNER = "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);";
+const REQUIRE_BANNER =
+  "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);";
 
 export interface BuildRequest {
   /** Which targets (default: all). */
@@ -96,7 +97,14 @@ export async function build(options: BuildRequest = {}): Promise<BuildResult> {
     try {
       result[target] = await buildTarget(target, outDir, options);
     } catch (err) {
-      result[target] = { dir: targetDir(target, outDir), built: false, outputs: [], externals: {}, optional: {}, error: firstError(err) };
+      result[target] = {
+        dir: targetDir(target, outDir),
+        built: false,
+        outputs: [],
+        externals: {},
+        optional: {},
+        error: firstError(err),
+      };
     }
   }
   return result;
@@ -109,21 +117,32 @@ export function buildErrors(result: BuildResult): string | undefined {
 }
 
 function firstError(err: unknown): string {
-  const errors = (err as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors;
+  const errors = (
+    err as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }
+  ).errors;
   const first = errors?.[0];
-  if (first) return first.location ? `${first.location.file}:${first.location.line}:${first.location.column}: ${first.text}` : first.text;
+  if (first)
+    return first.location
+      ? `${first.location.file}:${first.location.line}:${first.location.column}: ${first.text}`
+      : first.text;
   return err instanceof Error ? err.message.split('\n')[0]! : String(err);
 }
 
 async function buildTarget(target: BuildTarget, outDir: string, options: BuildRequest): Promise<TargetResult> {
   const dir = targetDir(target, outDir);
-  const services = target === 'services' ? (options.services ?? SERVICE_NAMES).filter((n) => existsSync(serviceSource(n))) : [];
+  const services =
+    target === 'services' ? (options.services ?? SERVICE_NAMES).filter((n) => existsSync(serviceSource(n))) : [];
   const outputs = expectedOutputs(target, services);
   const current = () => ({ dir, built: false, outputs, externals: {}, optional: {} });
   // An installed app carries its build and has no sources to build from.
   if (insideArchive(dir)) return current();
   if (!options.force && isCurrent(dir, outputs, recipe(target))) return current();
-  const made = target === 'main' ? await buildMain() : target === 'console' ? await buildConsole() : await buildServices(dir, services);
+  const made =
+    target === 'main'
+      ? await buildMain()
+      : target === 'console'
+        ? await buildConsole()
+        : await buildServices(dir, services);
   mkdirSync(dir, { recursive: true });
   for (const [name, contents] of Object.entries(made.files)) writeAtomically(join(dir, name), contents);
   const inputs: Manifest['inputs'] = {};
@@ -173,8 +192,21 @@ const COMMON = {
 /** The Electron main process (an ES module, as Electron 28+ loads them) and the preload (sandboxed preloads are CommonJS). */
 async function buildMain(): Promise<Made> {
   const [main, preload] = await Promise.all([
-    esbuild({ ...COMMON, entryPoints: { app: join(PROJECT_ROOT, 'main', 'electron', 'app.ts') }, format: 'esm', outExtension: { '.js': '.mjs' }, outdir: 'out', banner: { js: REQUIRE_BANNER } }),
-    esbuild({ ...COMMON, entryPoints: { preload: join(PROJECT_ROOT, 'main', 'electron', 'preload.ts') }, format: 'cjs', outExtension: { '.js': '.cjs' }, outdir: 'out' }),
+    esbuild({
+      ...COMMON,
+      entryPoints: { app: join(PROJECT_ROOT, 'main', 'electron', 'app.ts') },
+      format: 'esm',
+      outExtension: { '.js': '.mjs' },
+      outdir: 'out',
+      banner: { js: REQUIRE_BANNER },
+    }),
+    esbuild({
+      ...COMMON,
+      entryPoints: { preload: join(PROJECT_ROOT, 'main', 'electron', 'preload.ts') },
+      format: 'cjs',
+      outExtension: { '.js': '.cjs' },
+      outdir: 'out',
+    }),
   ]);
   return {
     files: { [MAIN_ENTRY]: single(main.outputFiles).contents, [PRELOAD_FILE]: single(preload.outputFiles).contents },
@@ -188,7 +220,11 @@ async function buildMain(): Promise<Made> {
 
 async function buildConsole(): Promise<Made> {
   const { files, inputs } = await buildRenderer();
-  return { files: Object.fromEntries(Object.entries(files).map(([name, file]) => [name, file.body])), inputs, packages: {} };
+  return {
+    files: Object.fromEntries(Object.entries(files).map(([name, file]) => [name, file.body])),
+    inputs,
+    packages: {},
+  };
 }
 
 /**
@@ -200,8 +236,14 @@ async function buildServices(dir: string, services: readonly ServiceName[]): Pro
   const entries: Plugin = {
     name: 'service-entries',
     setup(b) {
-      b.onResolve({ filter: /^service-entry:/ }, (args) => ({ path: args.path.slice('service-entry:'.length), namespace: 'service-entry' }));
-      b.onResolve({ filter: /^service-start:/ }, (args) => ({ path: args.path.slice('service-start:'.length), namespace: 'service-start' }));
+      b.onResolve({ filter: /^service-entry:/ }, (args) => ({
+        path: args.path.slice('service-entry:'.length),
+        namespace: 'service-entry',
+      }));
+      b.onResolve({ filter: /^service-start:/ }, (args) => ({
+        path: args.path.slice('service-start:'.length),
+        namespace: 'service-start',
+      }));
       b.onLoad({ filter: /.*/, namespace: 'service-start' }, (args) => ({
         contents: `import { startService } from ${JSON.stringify(prelude)};\nstartService(${JSON.stringify(args.path)});\n`,
         resolveDir: PROJECT_ROOT,
@@ -229,7 +271,11 @@ async function buildServices(dir: string, services: readonly ServiceName[]): Pro
   for (const file of result.outputFiles) {
     const name = relative(dir, file.path);
     files[name] = file.contents;
-    packages[name] = runtimePackages(result.metafile, file.text, relative(PROJECT_ROOT, file.path).split(sep).join('/'));
+    packages[name] = runtimePackages(
+      result.metafile,
+      file.text,
+      relative(PROJECT_ROOT, file.path).split(sep).join('/'),
+    );
   }
   return { files, inputs: metafileInputs(result.metafile), packages };
 }
@@ -272,7 +318,8 @@ export function runtimePackages(metafile: Metafile, text: string, output?: strin
   }
   for (const match of text.matchAll(/\b(?:require\d*|import\.meta)\.resolve\(\s*["'`]([^"'`]+)["'`]/g)) {
     const specifier = match[1]!;
-    if (!specifier.startsWith('.') && !specifier.startsWith('/') && !isBuiltin(specifier)) required.add(packageName(specifier));
+    if (!specifier.startsWith('.') && !specifier.startsWith('/') && !isBuiltin(specifier))
+      required.add(packageName(specifier));
   }
   return { required: [...required].sort(), optional: [...optional].filter((n) => !required.has(n)).sort() };
 }

@@ -12,7 +12,11 @@ const USAGE = `Usage: npm run build [-- [--force] [${BUILD_TARGETS.join('|')} ..
 
 let parsed;
 try {
-  parsed = parseArgs({ options: { force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  parsed = parseArgs({
+    options: { force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: true,
+  });
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
   process.exit(2);
@@ -32,7 +36,9 @@ const result = await build({ targets, force: parsed.values.force });
 for (const [target, r] of Object.entries(result)) {
   if (r.error !== undefined) continue;
   const sizes = r.outputs.map((o) => `${o} ${(statSync(join(r.dir, o)).size / 1024).toFixed(0)} KiB`).join(', ');
-  process.stdout.write(`${target.padEnd(9)} ${r.built ? 'built  ' : 'current'} ${relative(PROJECT_ROOT, r.dir)}: ${sizes}\n`);
+  process.stdout.write(
+    `${target.padEnd(9)} ${r.built ? 'built  ' : 'current'} ${relative(PROJECT_ROOT, r.dir)}: ${sizes}\n`,
+  );
 }
 const errors = buildErrors(result);
 if (errors) {

@@ -36,6 +36,8 @@ export async function electronAbi(root: string): Promise<number> {
   const fromBuilder = createRequire(fromRoot.resolve('electron-builder'));
   const fromBuilderLib = createRequire(fromBuilder.resolve('app-builder-lib'));
   const fromRebuild = createRequire(fromBuilderLib.resolve('@electron/rebuild'));
-  const { getAbi } = (await import(pathToFileURL(fromRebuild.resolve('node-abi')).href)) as { getAbi(target: string, runtime: 'electron' | 'node'): string };
+  const { getAbi } = (await import(pathToFileURL(fromRebuild.resolve('node-abi')).href)) as {
+    getAbi(target: string, runtime: 'electron' | 'node'): string;
+  };
   return Number(getAbi(version, 'electron'));
 }

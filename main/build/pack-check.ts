@@ -31,7 +31,11 @@ export const ELECTRON_DEFAULT_FUSES: Record<number, number> = {
 function fusedBinary(): Buffer {
   const count = Object.keys(ELECTRON_DEFAULT_FUSES).length;
   const wire = Buffer.from([1, count, ...Array.from({ length: count }, (_, i) => ELECTRON_DEFAULT_FUSES[i]!)]);
-  return Buffer.concat([Buffer.from("#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n"), Buffer.from(SENTINEL), wire]);
+  return Buffer.concat([
+    Buffer.from("#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n"),
+    Buffer.from(SENTINEL),
+    wire,
+  ]);
 }
 
 /** Makes the stand-in Electron folder: a file named like Electron's Linux binary, with the sentinel and Electron's default wire. */
@@ -55,7 +59,9 @@ export function standInElectronApp(dir: string): string {
   mkdirSync(join(contents, 'MacOS'), { recursive: true });
   mkdirSync(join(contents, 'Resources'), { recursive: true });
   writeFileSync(join(contents, 'Info.plist'), plist('Electron', 'com.github.Electron'));
-  writeFileSync(join(contents, 'MacOS', 'Electron'), "#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n", { mode: 0o755 });
+  writeFileSync(join(contents, 'MacOS', 'Electron'), "#!/bin/sh\n# stand-in for Electron's binary\nexit 1\n", {
+    mode: 0o755,
+  });
   const framework = join(contents, 'Frameworks', 'Electron Framework.framework');
   mkdirSync(framework, { recursive: true });
   writeFileSync(join(framework, 'Electron Framework'), fusedBinary());
@@ -77,11 +83,28 @@ export interface PackedApp {
 }
 
 /** `electron-builder --linux dir` in a project folder with its own electron-builder.yml, against a stand-in Electron, native rebuilds off. */
-export async function packLinuxDir(options: { projectDir: string; outputDir: string; builder: string }): Promise<PackedApp> {
+export async function packLinuxDir(options: {
+  projectDir: string;
+  outputDir: string;
+  builder: string;
+}): Promise<PackedApp> {
   const electronDist = standInElectron(join(options.outputDir, '..', 'electron-dist'));
-  const args = [options.builder, '--linux', 'dir', '--publish', 'never', `-c.electronDist=${electronDist}`, '-c.npmRebuild=false', `-c.directories.output=${options.outputDir}`];
+  const args = [
+    options.builder,
+    '--linux',
+    'dir',
+    '--publish',
+    'never',
+    `-c.electronDist=${electronDist}`,
+    '-c.npmRebuild=false',
+    `-c.directories.output=${options.outputDir}`,
+  ];
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: options.projectDir, env: { ...process.env, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: options.projectDir,
+      env: { ...process.env, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (text += d.toString()));
@@ -103,7 +126,12 @@ export interface ArchiveFile {
 export function archiveFiles(archive: string): ArchiveFile[] {
   const files: ArchiveFile[] = [];
   for (const entry of listPackage(archive, { isPack: false })) {
-    const stat = statFile(archive, entry.slice(1), false) as { files?: unknown; link?: string; size?: number; unpacked?: boolean };
+    const stat = statFile(archive, entry.slice(1), false) as {
+      files?: unknown;
+      link?: string;
+      size?: number;
+      unpacked?: boolean;
+    };
     if (stat.files !== undefined || stat.link !== undefined) continue;
     files.push({ path: entry.slice(1).split(sep).join('/'), size: stat.size ?? 0, unpacked: stat.unpacked === true });
   }
@@ -144,7 +172,13 @@ export function payload(archive: string): Payload {
     unpackedBytes: statSync(unpackedDir, { throwIfNoEntry: false }) ? folderSize(unpackedDir) : 0,
     files: files.length,
     unpackedFiles: files.filter((f) => f.unpacked).length,
-    packages: [...new Set(files.filter((f) => f.path.startsWith('node_modules/')).map((f) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f.path)![1]!))].sort(),
+    packages: [
+      ...new Set(
+        files
+          .filter((f) => f.path.startsWith('node_modules/'))
+          .map((f) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f.path)![1]!),
+      ),
+    ].sort(),
     largest: [...byPart].sort((a, b) => b[1] - a[1]),
   };
 }

@@ -8,5 +8,8 @@ import { build, buildErrors } from './build.ts';
 
 export async function setup(): Promise<void> {
   const errors = buildErrors(await build());
-  if (errors) process.stderr.write(`[build] not everything could be built; what failed runs from source or fails in its own tests:\n${errors}\n`);
+  if (errors)
+    process.stderr.write(
+      `[build] not everything could be built; what failed runs from source or fails in its own tests:\n${errors}\n`,
+    );
 }

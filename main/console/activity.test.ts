@@ -16,11 +16,23 @@ const MINUTE = 60_000;
 describe('parsePrometheusText', () => {
   it('reads prom-client\u2019s own output, escaped label values included', async () => {
     const metrics = new ServiceMetrics('persona-store');
-    const runs = metrics.counter({ name: 'demo_runs_total', help: 'Runs "quoted" \\ and\nnew line.', labels: { outcome: ['ok', 'a"b\\c'] } });
+    const runs = metrics.counter({
+      name: 'demo_runs_total',
+      help: 'Runs "quoted" \\ and\nnew line.',
+      labels: { outcome: ['ok', 'a"b\\c'] },
+    });
     runs.inc({ outcome: 'a"b\\c' }, 2);
     const samples = parsePrometheusText(await metrics.text());
-    expect(samples).toContainEqual({ name: 'demo_runs_total', labels: { outcome: 'a"b\\c', service: 'persona-store' }, value: 2 });
-    expect(samples).toContainEqual({ name: 'demo_runs_total', labels: { outcome: 'ok', service: 'persona-store' }, value: 0 });
+    expect(samples).toContainEqual({
+      name: 'demo_runs_total',
+      labels: { outcome: 'a"b\\c', service: 'persona-store' },
+      value: 2,
+    });
+    expect(samples).toContainEqual({
+      name: 'demo_runs_total',
+      labels: { outcome: 'ok', service: 'persona-store' },
+      value: 0,
+    });
     expect(parsePrometheusText('# HELP x\nnot a sample line\nup 1\n')).toEqual([{ name: 'up', labels: {}, value: 1 }]);
   });
 });
@@ -29,9 +41,25 @@ describe('ActivityHistory', () => {
   function setup(file?: string) {
     let now = Date.parse('2026-03-01T10:00:30Z');
     let metrics = new ServiceMetrics('model-provider');
-    let runs = metrics.counter({ name: 'modelprov_cli_runs_total', help: 'runs', labels: { outcome: ['ok', 'failed'] } });
-    const status: ServiceStatus = { name: 'model-provider', state: 'ready', port: 1, url: 'http://127.0.0.1:1', restarts: 0, pid: 100 };
-    const open = () => new ActivityHistory({ status: () => [status] }, { metricsText: async () => metrics.text() }, { now: () => now, ...(file ? { file } : {}) });
+    let runs = metrics.counter({
+      name: 'modelprov_cli_runs_total',
+      help: 'runs',
+      labels: { outcome: ['ok', 'failed'] },
+    });
+    const status: ServiceStatus = {
+      name: 'model-provider',
+      state: 'ready',
+      port: 1,
+      url: 'http://127.0.0.1:1',
+      restarts: 0,
+      pid: 100,
+    };
+    const open = () =>
+      new ActivityHistory(
+        { status: () => [status] },
+        { metricsText: async () => metrics.text() },
+        { now: () => now, ...(file ? { file } : {}) },
+      );
     const history = open();
     return {
       history,
@@ -41,7 +69,11 @@ describe('ActivityHistory', () => {
       advance: (ms: number) => (now += ms),
       restart: () => {
         metrics = new ServiceMetrics('model-provider');
-        runs = metrics.counter({ name: 'modelprov_cli_runs_total', help: 'runs', labels: { outcome: ['ok', 'failed'] } });
+        runs = metrics.counter({
+          name: 'modelprov_cli_runs_total',
+          help: 'runs',
+          labels: { outcome: ['ok', 'failed'] },
+        });
         status.pid = (status.pid ?? 0) + 1;
       },
       view: () => history.view().services['model-provider']!,
@@ -56,7 +88,11 @@ describe('ActivityHistory', () => {
     t.runs().inc({ outcome: 'failed' });
     await t.history.sample();
     let hour = t.view().hours.at(-1)!.counts;
-    expect(hour).toMatchObject({ modelprov_cli_runs_total: 6, 'modelprov_cli_runs_total:ok': 5, 'modelprov_cli_runs_total:failed': 1 });
+    expect(hour).toMatchObject({
+      modelprov_cli_runs_total: 6,
+      'modelprov_cli_runs_total:ok': 5,
+      'modelprov_cli_runs_total:failed': 1,
+    });
     t.restart();
     t.runs().inc({ outcome: 'ok' });
     await t.history.sample();
@@ -77,7 +113,9 @@ describe('ActivityHistory', () => {
     expect(view.minutes).toHaveLength(MINUTES_KEPT);
     expect(view.minutes.reduce((n, m) => n + m.requests, 0)).toBe(0);
     expect(view.hours).toHaveLength(HOURS_KEPT);
-    const tracks = (t.history as unknown as { tracks: Map<string, { minutes: Map<number, unknown>; hours: Map<number, unknown> }> }).tracks.get('model-provider')!;
+    const tracks = (
+      t.history as unknown as { tracks: Map<string, { minutes: Map<number, unknown>; hours: Map<number, unknown> }> }
+    ).tracks.get('model-provider')!;
     expect(tracks.minutes.size).toBeLessThanOrEqual(MINUTES_KEPT);
     expect(tracks.hours.size).toBeLessThanOrEqual(HOURS_KEPT);
     // One run every seven minutes: eight or nine in each full hour.
@@ -101,11 +139,23 @@ describe('the history on disk', () => {
   function world(file: string) {
     let now = Date.parse('2026-03-01T10:00:30Z');
     const metrics = new ServiceMetrics('persona-store');
-    const writes = metrics.counter({ name: 'persona_writes_total', help: 'writes', labels: { target_kind: ['field'] } });
-    const status: ServiceStatus = { name: 'persona-store', state: 'ready', port: 1, url: 'http://127.0.0.1:1', restarts: 0, pid: 200 };
+    const writes = metrics.counter({
+      name: 'persona_writes_total',
+      help: 'writes',
+      labels: { target_kind: ['field'] },
+    });
+    const status: ServiceStatus = {
+      name: 'persona-store',
+      state: 'ready',
+      port: 1,
+      url: 'http://127.0.0.1:1',
+      restarts: 0,
+      pid: 200,
+    };
     // The hub's requests, as the kit's counter writes them (its middleware counts real HTTP answers).
     const served = { requests: 0 };
-    const text = async () => `${await metrics.text()}http_requests_total{method="GET",route="/v1/personas",status_class="2xx",service="persona-store"} ${served.requests}\n`;
+    const text = async () =>
+      `${await metrics.text()}http_requests_total{method="GET",route="/v1/personas",status_class="2xx",service="persona-store"} ${served.requests}\n`;
     const open = () => new ActivityHistory({ status: () => [status] }, { metricsText: text }, { now: () => now, file });
     return { open, writes, served, status, advance: (ms: number) => (now += ms) };
   }
@@ -121,14 +171,20 @@ describe('the history on disk', () => {
     expect(before.view().services['persona-store']!.minutes.at(-1)!.requests).toBe(7);
     // The app restarts; the service (same pid) did not.
     const after = w.open();
-    const charts = (h: ActivityHistory) => Object.values(h.view().services).map((v) => ({ minutes: v.minutes, hours: v.hours }));
+    const charts = (h: ActivityHistory) =>
+      Object.values(h.view().services).map((v) => ({ minutes: v.minutes, hours: v.hours }));
     expect(charts(after)).toEqual(charts(before));
     w.writes.inc({ target_kind: 'field' }, 1);
     w.served.requests = 9;
     w.advance(MINUTE);
     await after.sample();
     expect(hourOf(after)).toBe(5);
-    expect(after.view().services['persona-store']!.minutes.slice(-2).map((m) => m.requests)).toEqual([7, 2]);
+    expect(
+      after
+        .view()
+        .services['persona-store']!.minutes.slice(-2)
+        .map((m) => m.requests),
+    ).toEqual([7, 2]);
   });
 
   it('a new process after the restart counts from zero; a day later nothing of it is left', async () => {

@@ -8,7 +8,14 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { METRIC_NAMES, PROBE_ROUTES, type ActivityView, type HourPoint, type MinutePoint, type ServiceActivity } from '../../common/activity.ts';
+import {
+  METRIC_NAMES,
+  PROBE_ROUTES,
+  type ActivityView,
+  type HourPoint,
+  type MinutePoint,
+  type ServiceActivity,
+} from '../../common/activity.ts';
 import { SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
 import { RUNNING_STATES } from '../../common/states.ts';
 import type { Supervisor } from '../supervisor/types.ts';
@@ -30,13 +37,21 @@ const Stored = z.object({
     z.object({
       pid: z.number().int().optional(),
       totals: z.array(z.tuple([z.string().max(2_000), z.number()])).max(10_000),
-      minutes: z.array(z.object({ at: z.string(), requests: z.number(), refused: z.number(), errors: z.number() })).max(MINUTES_KEPT),
+      minutes: z
+        .array(z.object({ at: z.string(), requests: z.number(), refused: z.number(), errors: z.number() }))
+        .max(MINUTES_KEPT),
       hours: z.array(z.tuple([z.number(), z.record(z.string(), z.number())])).max(HOURS_KEPT),
     }),
   ),
 });
 /** The service's own counters charted per hour (HTTP counters are charted per minute). */
-const HOURLY = [METRIC_NAMES.cliRuns, METRIC_NAMES.tokens, METRIC_NAMES.personaWrites, METRIC_NAMES.personaRecalls, METRIC_NAMES.requests];
+const HOURLY = [
+  METRIC_NAMES.cliRuns,
+  METRIC_NAMES.tokens,
+  METRIC_NAMES.personaWrites,
+  METRIC_NAMES.personaRecalls,
+  METRIC_NAMES.requests,
+];
 
 export interface Sample {
   name: string;
@@ -142,7 +157,13 @@ export class ActivityHistory {
   private track(name: ServiceName): Track {
     let track = this.tracks.get(name);
     if (!track) {
-      track = { totals: new Map(), minutes: new Map(), hours: new Map(), counters: [], reading: { ok: false, reason: 'not read yet' } };
+      track = {
+        totals: new Map(),
+        minutes: new Map(),
+        hours: new Map(),
+        counters: [],
+        reading: { ok: false, reason: 'not read yet' },
+      };
       this.tracks.set(name, track);
     }
     return track;
@@ -154,7 +175,11 @@ export class ActivityHistory {
       statuses.map(async (status) => {
         const track = this.track(status.name);
         if (!RUNNING_STATES.has(status.state) || status.state === 'backing-off') {
-          track.reading = { ok: false, at: new Date(this.now()).toISOString(), reason: `it is ${status.state === 'backing-off' ? 'restarting after a crash' : status.state}` };
+          track.reading = {
+            ok: false,
+            at: new Date(this.now()).toISOString(),
+            reason: `it is ${status.state === 'backing-off' ? 'restarting after a crash' : status.state}`,
+          };
           return;
         }
         let text: string;
@@ -217,7 +242,8 @@ export class ActivityHistory {
       track.totals = new Map(saved.totals);
       for (const m of saved.minutes) {
         const at = Date.parse(m.at);
-        if (Number.isFinite(at) && at >= firstMinute && at <= now) track.minutes.set(at, { ...m, at: new Date(at).toISOString() });
+        if (Number.isFinite(at) && at >= firstMinute && at <= now)
+          track.minutes.set(at, { ...m, at: new Date(at).toISOString() });
       }
       for (const [at, counts] of saved.hours) if (at >= firstHour && at <= now) track.hours.set(at, counts);
     }
@@ -227,7 +253,12 @@ export class ActivityHistory {
     const now = this.now();
     const minuteAt = Math.floor(now / MINUTE) * MINUTE;
     const hourAt = Math.floor(now / HOUR) * HOUR;
-    const minute = track.minutes.get(minuteAt) ?? { at: new Date(minuteAt).toISOString(), requests: 0, refused: 0, errors: 0 };
+    const minute = track.minutes.get(minuteAt) ?? {
+      at: new Date(minuteAt).toISOString(),
+      requests: 0,
+      refused: 0,
+      errors: 0,
+    };
     const hour = track.hours.get(hourAt) ?? {};
     for (const s of samples) {
       const key = `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;

@@ -49,11 +49,17 @@ export function createConsoleApi(parts: ConsoleApiParts): ConsoleApi {
     async call(request: ConsoleRequest): Promise<ConsoleResult> {
       const parsed = Request.safeParse(request);
       if (!parsed.success) {
-        return failure('A console request is an object with a method name and optional params; send {"method": "...", "params": {...}}.', 400);
+        return failure(
+          'A console request is an object with a method name and optional params; send {"method": "...", "params": {...}}.',
+          400,
+        );
       }
       const { method, params } = parsed.data;
       if (!Object.hasOwn(METHODS, method)) {
-        return failure(`There is no console method "${method.slice(0, 100)}"; the methods are: ${METHOD_NAMES.join(', ')}.`, 404);
+        return failure(
+          `There is no console method "${method.slice(0, 100)}"; the methods are: ${METHOD_NAMES.join(', ')}.`,
+          404,
+        );
       }
       const spec = METHODS[method as MethodName];
       const checked = spec.params.safeParse(params);
@@ -65,7 +71,10 @@ export function createConsoleApi(parts: ConsoleApiParts): ConsoleApi {
       } catch (err) {
         if (err instanceof ConsoleError) return failure(err.message, err.status);
         if (err instanceof PathSegmentError) return failure(err.message, 422);
-        return failure(`The ${method} request failed inside the console; try again, and if it keeps failing see the log of the desktop app.`, 500);
+        return failure(
+          `The ${method} request failed inside the console; try again, and if it keeps failing see the log of the desktop app.`,
+          500,
+        );
       }
     },
   };

@@ -14,7 +14,10 @@ export function rememberCrashes(supervisor: Pick<Supervisor, 'on'>, now: () => n
   const crashes = new Map<ServiceName, LastCrash>();
   supervisor.on('status', (status: ServiceStatus) => {
     if (status.state === 'crashed') {
-      crashes.set(status.name, { at: new Date(now()).toISOString(), reason: status.lastError ?? 'it exited unexpectedly' });
+      crashes.set(status.name, {
+        at: new Date(now()).toISOString(),
+        reason: status.lastError ?? 'it exited unexpectedly',
+      });
       return;
     }
     const crash = crashes.get(status.name);

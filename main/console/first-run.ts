@@ -4,7 +4,15 @@
  * credentials), never from what the page did; whether the person finished the guide is a setting.
  */
 import { z } from 'zod';
-import type { ConnectionTest, CliSignInStep, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened, TokenPermission } from '../../common/contract.ts';
+import type {
+  ConnectionTest,
+  CliSignInStep,
+  FirstRunView,
+  GithubConnectionStep,
+  HubCredentialStep,
+  TerminalOpened,
+  TokenPermission,
+} from '../../common/contract.ts';
 import type { ConnectionList, SessionCredentialList } from '../../services/identity/shapes.ts';
 import type { Readiness } from '../../services/model-provider/shapes.ts';
 import type { Me } from '../../services/repohost-gateway/shapes.ts';
@@ -20,10 +28,18 @@ export const TOKEN_PERMISSIONS: readonly TokenPermission[] = [
   { name: 'Contents', access: 'read and write', why: 'read files and write commits and branches' },
   { name: 'Pull requests', access: 'read and write', why: 'open, review, update and merge pull requests' },
   { name: 'Issues', access: 'read and write', why: 'open, comment on and close issues' },
-  { name: 'Actions', access: 'read and write', why: 'read workflow runs and their logs, dispatch, re-run and cancel them' },
+  {
+    name: 'Actions',
+    access: 'read and write',
+    why: 'read workflow runs and their logs, dispatch, re-run and cancel them',
+  },
   { name: 'Checks', access: 'read', why: 'read the check runs of a commit' },
   { name: 'Commit statuses', access: 'read', why: 'read the statuses of a commit' },
-  { name: 'Administration', access: 'read and write', why: 'create, rename and delete repositories (choose \u201cAll repositories\u201d to create new ones)' },
+  {
+    name: 'Administration',
+    access: 'read and write',
+    why: 'create, rename and delete repositories (choose \u201cAll repositories\u201d to create new ones)',
+  },
 ];
 
 /** What the first run keeps: whether the person finished or dismissed the guide. */
@@ -40,17 +56,37 @@ const SIGN_IN = '/login';
 function signInStep(ready: Readiness | undefined, error: string | undefined, canOpenTerminal: boolean): CliSignInStep {
   const command = ready?.checks.cli.path || 'claude';
   const base = { id: 'cli-sign-in' as const, command, then: SIGN_IN, canOpenTerminal };
-  if (!ready) return { ...base, done: false, text: 'The chat-model provider could not be asked whether the CLI is signed in.', ...(error ? { error } : {}) };
-  if (!ready.checks.cli.ok) return { ...base, done: false, text: 'The provider finds no CLI: install it (or set MODELPROV_CLI_BINARY), then sign in.' };
+  if (!ready)
+    return {
+      ...base,
+      done: false,
+      text: 'The chat-model provider could not be asked whether the CLI is signed in.',
+      ...(error ? { error } : {}),
+    };
+  if (!ready.checks.cli.ok)
+    return {
+      ...base,
+      done: false,
+      text: 'The provider finds no CLI: install it (or set MODELPROV_CLI_BINARY), then sign in.',
+    };
   const state = ready.checks.login.state;
   if (state === 'signed_in') return { ...base, done: true, text: 'The CLI is signed in.' };
-  if (state === 'not_signed_in') return { ...base, done: false, text: `The CLI is not signed in: run ${command} in a terminal, type ${SIGN_IN} and follow it, then re-check.` };
+  if (state === 'not_signed_in')
+    return {
+      ...base,
+      done: false,
+      text: `The CLI is not signed in: run ${command} in a terminal, type ${SIGN_IN} and follow it, then re-check.`,
+    };
   return { ...base, done: false, text: 'The provider is still checking the CLI; re-check in a moment.' };
 }
 
 async function providerReady(ctx: MethodContext, recheck: boolean): Promise<{ ready?: Readiness; error?: string }> {
   try {
-    const answer = await ctx.services.call<Readiness>('model-provider', { path: '/ready', query: recheck ? { recheck: 'login' } : {}, acceptStatus: [503] });
+    const answer = await ctx.services.call<Readiness>('model-provider', {
+      path: '/ready',
+      query: recheck ? { recheck: 'login' } : {},
+      acceptStatus: [503],
+    });
     return { ready: answer.body };
   } catch (err) {
     return { error: (err as Error).message };
@@ -58,13 +94,17 @@ async function providerReady(ctx: MethodContext, recheck: boolean): Promise<{ re
 }
 
 async function connectionProfiles(ctx: MethodContext): Promise<string[]> {
-  return (await ctx.services.call<ConnectionList>('identity', { path: '/v1/connections' })).body.connections.map((c) => c.profile);
+  return (await ctx.services.call<ConnectionList>('identity', { path: '/v1/connections' })).body.connections.map(
+    (c) => c.profile,
+  );
 }
 
 /** `GET /v1/me` through the gateway under a profile: the connection works end to end (identity, gateway, platform). */
 export async function testConnection(ctx: MethodContext, profile: string): Promise<ConnectionTest> {
   try {
-    const me = (await ctx.services.call<Me>('repohost-gateway', { path: '/v1/me', headers: { 'x-identity-profile': profile } })).body;
+    const me = (
+      await ctx.services.call<Me>('repohost-gateway', { path: '/v1/me', headers: { 'x-identity-profile': profile } })
+    ).body;
     return { ok: true, profile, login: me.login, kind: me.kind, repositories: me.repositories };
   } catch (err) {
     if (err instanceof ConsoleError) return { ok: false, profile, message: err.message };
@@ -78,12 +118,37 @@ async function githubStep(ctx: MethodContext): Promise<GithubConnectionStep> {
   try {
     profiles = await connectionProfiles(ctx);
   } catch (err) {
-    return { ...base, connections: [], done: false, text: 'The connections could not be listed.', error: (err as Error).message };
+    return {
+      ...base,
+      connections: [],
+      done: false,
+      text: 'The connections could not be listed.',
+      error: (err as Error).message,
+    };
   }
-  if (profiles.length === 0) return { ...base, connections: [], done: false, text: 'No GitHub connection yet: make a fine-grained token with the permissions below and add it.' };
+  if (profiles.length === 0)
+    return {
+      ...base,
+      connections: [],
+      done: false,
+      text: 'No GitHub connection yet: make a fine-grained token with the permissions below and add it.',
+    };
   const tested = await testConnection(ctx, profiles[0]!);
-  if (!tested.ok) return { ...base, connections: profiles, done: false, text: `The connection \u201c${profiles[0]}\u201d does not work through the gateway.`, error: tested.message };
-  return { ...base, connections: profiles, login: tested.login, done: true, text: `Connected: the gateway acts as ${tested.login} (connection \u201c${profiles[0]}\u201d).` };
+  if (!tested.ok)
+    return {
+      ...base,
+      connections: profiles,
+      done: false,
+      text: `The connection \u201c${profiles[0]}\u201d does not work through the gateway.`,
+      error: tested.message,
+    };
+  return {
+    ...base,
+    connections: profiles,
+    login: tested.login,
+    done: true,
+    text: `Connected: the gateway acts as ${tested.login} (connection \u201c${profiles[0]}\u201d).`,
+  };
 }
 
 async function hubCredentialStep(ctx: MethodContext): Promise<HubCredentialStep> {
@@ -91,18 +156,44 @@ async function hubCredentialStep(ctx: MethodContext): Promise<HubCredentialStep>
   try {
     const body = (await ctx.services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
     const now = Date.now();
-    const credentials = body.credentials.filter((c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
+    const credentials = body.credentials.filter(
+      (c) => !c.current && (!c.expires_at || Date.parse(c.expires_at) > now),
+    ).length;
     return credentials > 0
-      ? { ...base, credentials, done: true, text: credentials === 1 ? 'A hub credential is ready for your hub.' : `${credentials} hub credentials are valid.` }
-      : { ...base, credentials, done: false, text: 'No hub credential yet: make one on the Hub page and give it to your hub.' };
+      ? {
+          ...base,
+          credentials,
+          done: true,
+          text:
+            credentials === 1 ? 'A hub credential is ready for your hub.' : `${credentials} hub credentials are valid.`,
+        }
+      : {
+          ...base,
+          credentials,
+          done: false,
+          text: 'No hub credential yet: make one on the Hub page and give it to your hub.',
+        };
   } catch (err) {
-    return { ...base, credentials: 0, done: false, text: 'The hub credentials could not be listed.', error: (err as Error).message };
+    return {
+      ...base,
+      credentials: 0,
+      done: false,
+      text: 'The hub credentials could not be listed.',
+      error: (err as Error).message,
+    };
   }
 }
 
 async function firstRunView(ctx: MethodContext): Promise<FirstRunView> {
-  const [provider, github, hub] = await Promise.all([providerReady(ctx, false), githubStep(ctx), hubCredentialStep(ctx)]);
-  return { done: ctx.firstRun.firstRunDone(), steps: [signInStep(provider.ready, provider.error, ctx.openTerminal !== undefined), github, hub] };
+  const [provider, github, hub] = await Promise.all([
+    providerReady(ctx, false),
+    githubStep(ctx),
+    hubCredentialStep(ctx),
+  ]);
+  return {
+    done: ctx.firstRun.firstRunDone(),
+    steps: [signInStep(provider.ready, provider.error, ctx.openTerminal !== undefined), github, hub],
+  };
 }
 
 export const FIRST_RUN_METHODS = {
@@ -117,16 +208,22 @@ export const FIRST_RUN_METHODS = {
     const provider = await providerReady(ctx, false);
     const command = signInStep(provider.ready, provider.error, false).command;
     if (!ctx.openTerminal) {
-      return { opened: false, message: `This console runs in a browser, which does not start programs: open a terminal yourself, run ${command} and type ${SIGN_IN}.` };
+      return {
+        opened: false,
+        message: `This console runs in a browser, which does not start programs: open a terminal yourself, run ${command} and type ${SIGN_IN}.`,
+      };
     }
     return ctx.openTerminal(command);
   }),
-  'firstRun.testConnection': method(z.object({ profile: Profile }).strict(), async ({ profile }, ctx): Promise<ConnectionTest> => {
-    const result = await testConnection(ctx, profile);
-    // A connection that works answers the gateway's waiting on the platform too.
-    if (result.ok) await ctx.supervisor.recheck('repohost-gateway').catch(() => undefined);
-    return result;
-  }),
+  'firstRun.testConnection': method(
+    z.object({ profile: Profile }).strict(),
+    async ({ profile }, ctx): Promise<ConnectionTest> => {
+      const result = await testConnection(ctx, profile);
+      // A connection that works answers the gateway's waiting on the platform too.
+      if (result.ok) await ctx.supervisor.recheck('repohost-gateway').catch(() => undefined);
+      return result;
+    },
+  ),
   'firstRun.setDone': method(z.object({ done: z.boolean() }).strict(), async ({ done }, ctx): Promise<FirstRunView> => {
     ctx.firstRun.setFirstRunDone(done);
     return firstRunView(ctx);

@@ -32,7 +32,9 @@ function hubServices(ctx: MethodContext, profile: string | undefined): HubServic
       title: s.title,
       baseUrl,
       audience: s.audience,
-      env: s.hubVariables.map(([variable, holds]) => [variable, hubValue(holds, s, baseUrl, profile)] as [string, string]),
+      env: s.hubVariables.map(
+        ([variable, holds]) => [variable, hubValue(holds, s, baseUrl, profile)] as [string, string],
+      ),
       note: s.hubNote,
     };
   });
@@ -51,7 +53,9 @@ function credentialView(row: Record<string, unknown>): SessionCredentialView {
   const current = row.current === true;
   // Anything but an explicit hub is shown with the owner's powers: a page must not understate what a credential can do.
   const purpose = row.purpose === 'hub' ? 'hub' : 'owner';
-  const audiences = Array.isArray(row.audiences) ? row.audiences.filter((a): a is string => typeof a === 'string') : null;
+  const audiences = Array.isArray(row.audiences)
+    ? row.audiences.filter((a): a is string => typeof a === 'string')
+    : null;
   return {
     id: String(row.id),
     label: typeof row.label === 'string' ? row.label : null,
@@ -66,7 +70,9 @@ function credentialView(row: Record<string, unknown>): SessionCredentialView {
 }
 
 async function listCredentials(ctx: MethodContext): Promise<SessionCredentialView[]> {
-  const body = (await ctx.services.call('identity', { path: '/v1/session-credentials' })).body as { credentials?: Record<string, unknown>[] };
+  const body = (await ctx.services.call('identity', { path: '/v1/session-credentials' })).body as {
+    credentials?: Record<string, unknown>[];
+  };
   return (body.credentials ?? []).map(credentialView);
 }
 
@@ -74,7 +80,9 @@ export const HUB_METHODS = {
   'hub.get': method(NoParams, async (_p, ctx): Promise<HubView> => {
     const [credentials, connections] = await Promise.allSettled([
       listCredentials(ctx),
-      ctx.services.call('identity', { path: '/v1/connections' }).then((a) => (a.body as { connections?: { profile: string }[] }).connections ?? []),
+      ctx.services
+        .call('identity', { path: '/v1/connections' })
+        .then((a) => (a.body as { connections?: { profile: string }[] }).connections ?? []),
     ]);
     const profile = connections.status === 'fulfilled' ? connections.value[0]?.profile : undefined;
     return {
@@ -86,7 +94,12 @@ export const HUB_METHODS = {
   'hub.createCredential': method(
     z
       .object({
-        label: z.string().trim().min(1, 'name the credential, e.g. "hub"').max(100).refine((l) => ![...l].some((c) => c < ' ' || c === '\u007f'), 'a label is text without control characters'),
+        label: z
+          .string()
+          .trim()
+          .min(1, 'name the credential, e.g. "hub"')
+          .max(100)
+          .refine((l) => ![...l].some((c) => c < ' ' || c === '\u007f'), 'a label is text without control characters'),
         expiresInDays: z.number().int().min(1).max(3650).nullable(),
       })
       .strict(),
@@ -95,18 +108,34 @@ export const HUB_METHODS = {
         await ctx.services.call('identity', {
           method: 'POST',
           path: '/v1/session-credentials',
-          body: { label, expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY, audiences: TOKEN_AUDIENCES },
+          body: {
+            label,
+            expires_in_seconds: expiresInDays === null ? null : expiresInDays * DAY,
+            audiences: TOKEN_AUDIENCES,
+          },
         })
       ).body as Record<string, unknown>;
-      if (typeof body.credential !== 'string') throw new ConsoleError('The identity service made the credential but did not answer its secret; revoke it and make another.', 502);
+      if (typeof body.credential !== 'string')
+        throw new ConsoleError(
+          'The identity service made the credential but did not answer its secret; revoke it and make another.',
+          502,
+        );
       return { ...credentialView(body), credential: body.credential };
     },
   ),
   'hub.revokeCredential': method(z.object({ id: SessionId }).strict(), async ({ id }, ctx) => {
     const own = (await listCredentials(ctx)).find((c) => c.id === id);
     // The console's own credential is the app's way in: revoking it here would cut this very page off.
-    if (own?.current) throw new ConsoleError('That is this app\u2019s own credential; the console cannot work without it. Revoke the hub\u2019s credentials instead.', 409);
-    if (own?.purpose === 'owner') throw new ConsoleError(`That is an owner credential; the console revokes hub credentials only. Revoke it at the command line: npm run identity -- session revoke ${id}`, 409);
+    if (own?.current)
+      throw new ConsoleError(
+        'That is this app\u2019s own credential; the console cannot work without it. Revoke the hub\u2019s credentials instead.',
+        409,
+      );
+    if (own?.purpose === 'owner')
+      throw new ConsoleError(
+        `That is an owner credential; the console revokes hub credentials only. Revoke it at the command line: npm run identity -- session revoke ${id}`,
+        409,
+      );
     await ctx.services.call('identity', { method: 'DELETE', path: urlPath`/v1/session-credentials/${id}` });
     return { revoked: id };
   }),

@@ -28,7 +28,10 @@ export interface MethodSpec<S extends z.ZodType> {
   run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>;
 }
 
-export function method<S extends z.ZodType>(params: S, run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>): MethodSpec<S> {
+export function method<S extends z.ZodType>(
+  params: S,
+  run: (params: z.infer<S>, ctx: MethodContext) => Promise<unknown>,
+): MethodSpec<S> {
   return { params, run };
 }
 

@@ -11,7 +11,16 @@ import type { ModelList, Readiness } from '../../services/model-provider/shapes.
 import type { IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
 import type { Subscription, SubscriptionList } from '../../services/repohost-gateway/shapes.ts';
 import type { ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
-import { Cursor, Limit, method, NoParams, Profile, personaPath, type MethodContext, type MethodSpec } from './method-spec.ts';
+import {
+  Cursor,
+  Limit,
+  method,
+  NoParams,
+  Profile,
+  personaPath,
+  type MethodContext,
+  type MethodSpec,
+} from './method-spec.ts';
 import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
 import { OVERVIEW_METHODS } from './overview.ts';
@@ -28,7 +37,10 @@ async function control<T>(action: () => Promise<T>): Promise<T> {
     return await action();
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0]!.slice(0, 500) : '';
-    throw new ConsoleError(message || 'The supervisor could not do that; see the service log in the Services panel.', 409);
+    throw new ConsoleError(
+      message || 'The supervisor could not do that; see the service log in the Services panel.',
+      409,
+    );
   }
 }
 
@@ -42,8 +54,22 @@ async function firstProfile(services: ServiceClient): Promise<string | undefined
  * last four say how its one signal's delivery went and when the next attempt is due.
  */
 const SUBSCRIPTION_MEMBERS = [
-  'id', 'kind', 'repo', 'target', 'profile', 'state', 'created_at', 'expires_at', 'ended_at', 'signal', 'signal_attempts',
-  'event', 'signal_last_status', 'signal_last_error', 'signal_last_at', 'signal_next_at',
+  'id',
+  'kind',
+  'repo',
+  'target',
+  'profile',
+  'state',
+  'created_at',
+  'expires_at',
+  'ended_at',
+  'signal',
+  'signal_attempts',
+  'event',
+  'signal_last_status',
+  'signal_last_error',
+  'signal_last_at',
+  'signal_next_at',
 ] as const satisfies readonly (keyof SubscriptionView)[];
 const SubscriptionId = z.string().regex(/^sub_[A-Za-z0-9_-]{1,64}$/, 'a subscription id starts with sub_');
 
@@ -116,7 +142,8 @@ export const METHODS = {
   }),
   'services.logs': method(
     z.object({ name: Service, filter: z.string().max(200).optional(), limit: Limit }).strict(),
-    async ({ name, filter, limit }, { supervisor }) => supervisor.logs(name, { filter: filter || undefined, limit: limit ?? 200 }),
+    async ({ name, filter, limit }, { supervisor }) =>
+      supervisor.logs(name, { filter: filter || undefined, limit: limit ?? 200 }),
   ),
   // Newest first; `before` pages back, `after` follows new lines; the probes' request lines only when asked.
   'services.logPage': method(
@@ -130,26 +157,39 @@ export const METHODS = {
         probes: z.boolean().optional(),
       })
       .strict()
-      .refine((p) => p.before === undefined || p.after === undefined, 'ask for older lines (before) or newer ones (after), not both'),
-    async ({ name, filter, ...page }, { supervisor }) => supervisor.logPage(name, { ...page, ...(filter ? { filter } : {}) }),
+      .refine(
+        (p) => p.before === undefined || p.after === undefined,
+        'ask for older lines (before) or newer ones (after), not both',
+      ),
+    async ({ name, filter, ...page }, { supervisor }) =>
+      supervisor.logPage(name, { ...page, ...(filter ? { filter } : {}) }),
   ),
 
   // Personas of the local account (persona store, audience `persona`).
-  'personas.list': method(
-    z.object({ after: Cursor, limit: Limit }).strict().optional(),
-    async (p, { services }) => personaPage(services, '/v1/personas', { after: p?.after, limit: p?.limit }),
+  'personas.list': method(z.object({ after: Cursor, limit: Limit }).strict().optional(), async (p, { services }) =>
+    personaPage(services, '/v1/personas', { after: p?.after, limit: p?.limit }),
   ),
   'personas.get': method(
     z.object({ profile: Profile }).strict(),
-    async ({ profile }, { services }) => (await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body,
+    async ({ profile }, { services }) =>
+      (await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body,
   ),
   'personas.fields': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
-    async ({ profile, after, limit }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/fields`, { after, limit }),
+    async ({ profile, after, limit }, { services }) =>
+      personaPage(services, urlPath`/v1/personas/${profile}/fields`, { after, limit }),
   ),
   'personas.notes': method(
-    z.object({ profile: Profile, after: Cursor, limit: Limit, kind: z.enum(['episode', 'observation', 'lesson']).optional() }).strict(),
-    async ({ profile, after, limit, kind }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/notes`, { after, limit, kind }),
+    z
+      .object({
+        profile: Profile,
+        after: Cursor,
+        limit: Limit,
+        kind: z.enum(['episode', 'observation', 'lesson']).optional(),
+      })
+      .strict(),
+    async ({ profile, after, limit, kind }, { services }) =>
+      personaPage(services, urlPath`/v1/personas/${profile}/notes`, { after, limit, kind }),
   ),
   // The change log, newest first (or oldest), paged by `after` (the previous page's next_after); filters as the persona store names them.
   'personas.events': method(
@@ -157,7 +197,11 @@ export const METHODS = {
       .object({
         profile: Profile,
         target_kind: z.enum(['persona', 'field', 'note']).optional(),
-        action: z.string().regex(/^[a-z_]+(,[a-z_]+)*$/, 'actions are names like field_set, comma-separated').max(500).optional(),
+        action: z
+          .string()
+          .regex(/^[a-z_]+(,[a-z_]+)*$/, 'actions are names like field_set, comma-separated')
+          .max(500)
+          .optional(),
         target: z.string().max(300).optional(),
         since: z.iso.datetime({ offset: true }).optional(),
         until: z.iso.datetime({ offset: true }).optional(),
@@ -167,21 +211,42 @@ export const METHODS = {
       })
       .strict(),
     // Newest first unless asked: the action just taken is on the first page.
-    async ({ profile, order, ...query }, { services }) => personaPage(services, urlPath`/v1/personas/${profile}/events`, { ...query, order: order ?? 'newest' }),
+    async ({ profile, order, ...query }, { services }) =>
+      personaPage(services, urlPath`/v1/personas/${profile}/events`, { ...query, order: order ?? 'newest' }),
   ),
   'personas.recall': method(
-    z.object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() }).strict(),
+    z
+      .object({ q: z.string().trim().min(1, 'type something to search for').max(500), profile: Profile.optional() })
+      .strict(),
     async ({ q, profile }, { services }) =>
-      (await services.call<RecallResult>('persona-store', { path: profile ? urlPath`/v1/personas/${profile}/recall` : '/v1/recall', query: { q } })).body,
+      (
+        await services.call<RecallResult>('persona-store', {
+          path: profile ? urlPath`/v1/personas/${profile}/recall` : '/v1/recall',
+          query: { q },
+        })
+      ).body,
   ),
 
   // Platform connections (identity, with the session credential) and subscriptions (gateway).
-  'connections.list': method(NoParams, async (_p, { services }) => withoutSecrets((await services.call<ConnectionList>('identity', { path: '/v1/connections' })).body)),
+  'connections.list': method(NoParams, async (_p, { services }) =>
+    withoutSecrets((await services.call<ConnectionList>('identity', { path: '/v1/connections' })).body),
+  ),
   'connections.put': method(
-    z.object({ profile: Profile, token: z.string().trim().min(20, 'a personal access token is at least 20 characters').max(500) }).strict(),
+    z
+      .object({
+        profile: Profile,
+        token: z.string().trim().min(20, 'a personal access token is at least 20 characters').max(500),
+      })
+      .strict(),
     async ({ profile, token }, { services }) =>
       withoutSecrets(
-        (await services.call<ConnectionSummary>('identity', { method: 'PUT', path: urlPath`/v1/connections/${profile}`, body: { kind: 'token', token } })).body,
+        (
+          await services.call<ConnectionSummary>('identity', {
+            method: 'PUT',
+            path: urlPath`/v1/connections/${profile}`,
+            body: { kind: 'token', token },
+          })
+        ).body,
       ),
   ),
   'connections.remove': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => {
@@ -191,7 +256,14 @@ export const METHODS = {
   // The gateway lists every subscription of the account; it wants a profile to act under, so the console
   // names the one asked for, else the first connection's (any valid name serves when there is none).
   'subscriptions.list': method(
-    z.object({ profile: Profile.optional(), state: z.enum(['active', 'ended', 'cancelled', 'expired']).optional(), limit: z.number().int().min(1).max(100).optional() }).strict().optional(),
+    z
+      .object({
+        profile: Profile.optional(),
+        state: z.enum(['active', 'ended', 'cancelled', 'expired']).optional(),
+        limit: z.number().int().min(1).max(100).optional(),
+      })
+      .strict()
+      .optional(),
     async (p, { services }): Promise<SubscriptionListView> => {
       const profile = await gatewayProfile(services, p?.profile);
       const answer = await services.call<SubscriptionList>('repohost-gateway', {
@@ -203,31 +275,37 @@ export const METHODS = {
     },
   ),
 
-  'subscriptions.get': method(z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(), async ({ id, profile }, { services }) => {
-    const answer = await services.call<Subscription>('repohost-gateway', {
-      path: urlPath`/v1/subscriptions/${id}`,
-      headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
-    });
-    return subscriptionView(answer.body);
-  }),
+  'subscriptions.get': method(
+    z.object({ id: SubscriptionId, profile: Profile.optional() }).strict(),
+    async ({ id, profile }, { services }) => {
+      const answer = await services.call<Subscription>('repohost-gateway', {
+        path: urlPath`/v1/subscriptions/${id}`,
+        headers: { 'x-identity-profile': await gatewayProfile(services, profile) },
+      });
+      return subscriptionView(answer.body);
+    },
+  ),
   // The gateway cancels only under the profile a subscription was opened with (X-Identity-Profile), so the
   // caller names it; it ends as cancelled and the hub gets its one signal saying so (data.state and
   // data.event cancelled). One that already ended, expired or was cancelled comes back as it is, nothing sent.
-  'subscriptions.cancel': method(z.object({ id: SubscriptionId, profile: Profile }).strict(), async ({ id, profile }, { services }) => {
-    const answer = await services.call<Subscription>('repohost-gateway', {
-      method: 'DELETE',
-      path: urlPath`/v1/subscriptions/${id}`,
-      headers: { 'x-identity-profile': profile },
-      acceptStatus: [404],
-    });
-    if (answer.status === 404) {
-      throw new ConsoleError(
-        `There is no subscription ${id} under profile \u201c${profile}\u201d: the gateway cancels a subscription only under the connection it was opened with. Read the list again and cancel it from there.`,
-        404,
-      );
-    }
-    return subscriptionView(answer.body);
-  }),
+  'subscriptions.cancel': method(
+    z.object({ id: SubscriptionId, profile: Profile }).strict(),
+    async ({ id, profile }, { services }) => {
+      const answer = await services.call<Subscription>('repohost-gateway', {
+        method: 'DELETE',
+        path: urlPath`/v1/subscriptions/${id}`,
+        headers: { 'x-identity-profile': profile },
+        acceptStatus: [404],
+      });
+      if (answer.status === 404) {
+        throw new ConsoleError(
+          `There is no subscription ${id} under profile \u201c${profile}\u201d: the gateway cancels a subscription only under the connection it was opened with. Read the list again and cancel it from there.`,
+          404,
+        );
+      }
+      return subscriptionView(answer.body);
+    },
+  ),
 
   // The provider: readiness (CLI, login, lockdown), models and the stream mode. Its /ready answers 503 with the same body.
   'provider.status': method(NoParams, async (_p, ctx): Promise<ProviderStatus> => {
@@ -240,7 +318,9 @@ export const METHODS = {
   // Kept in the app's settings; the provider gets it as MODELPROV_STREAM when it next starts.
   'provider.setStream': method(z.object({ mode: z.enum(PROVIDER_STREAM_MODES) }).strict(), async ({ mode }, ctx) => {
     ctx.supervisor.settings.set({ providerStream: mode });
-    const ready = await ctx.services.call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] }).catch(() => undefined);
+    const ready = await ctx.services
+      .call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] })
+      .catch(() => undefined);
     return streamView(ctx, ready?.body);
   }),
   ...PERSONA_ACTIONS,

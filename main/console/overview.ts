@@ -64,12 +64,21 @@ async function entryCounts(services: ServiceClient, profiles: string[]): Promise
 export function providerAttention(ready: Pick<Readiness, 'checks'>): Attention[] {
   const out: Attention[] = [];
   const { cli, lockdown, login } = ready.checks;
-  if (!cli.ok) out.push({ severity: 'error', text: `The chat-model provider finds no CLI: ${cli.detail}.`, place: 'provider' });
+  if (!cli.ok)
+    out.push({ severity: 'error', text: `The chat-model provider finds no CLI: ${cli.detail}.`, place: 'provider' });
   if (login.state === 'not_signed_in') {
-    out.push({ severity: 'error', text: 'The CLI is not signed in, so the provider cannot answer: run it once in a terminal and sign in (/login).', place: 'provider' });
+    out.push({
+      severity: 'error',
+      text: 'The CLI is not signed in, so the provider cannot answer: run it once in a terminal and sign in (/login).',
+      place: 'provider',
+    });
   }
   if (!lockdown.ok && lockdown.state !== 'pending' && lockdown.state !== 'no_cli') {
-    out.push({ severity: 'error', text: `The provider is not locked down, so it runs nothing: ${lockdown.detail}.`, place: 'provider' });
+    out.push({
+      severity: 'error',
+      text: `The provider is not locked down, so it runs nothing: ${lockdown.detail}.`,
+      place: 'provider',
+    });
   }
   return out;
 }
@@ -90,38 +99,58 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   const current = supervisor.status();
   const personas = personaProfiles(services);
   const blocks = personas.then((p) => entryCounts(services, p.profiles));
-  const subscriptions = services.call<ConnectionList>('identity', { path: '/v1/connections' }).then((a) => a.body.connections);
+  const subscriptions = services
+    .call<ConnectionList>('identity', { path: '/v1/connections' })
+    .then((a) => a.body.connections);
   const profile = subscriptions.then((c) => c[0]?.profile ?? 'default').catch(() => 'default');
   const listed = profile.then(
     async (p) =>
-      (await services.call<SubscriptionList>('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { limit: 100 } })).body,
+      (
+        await services.call<SubscriptionList>('repohost-gateway', {
+          path: '/v1/subscriptions',
+          headers: { 'x-identity-profile': p },
+          query: { limit: 100 },
+        })
+      ).body,
   );
-  const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] = await Promise.all([
-    count(async () => {
-      const p = await personas;
-      return { value: p.profiles.length, more: p.more };
-    }),
-    count(async () => {
-      const [b, p] = await Promise.all([blocks, personas]);
-      return { value: b.fields, more: p.more || p.profiles.length > BLOCKS_COUNTED };
-    }),
-    count(async () => {
-      const [b, p] = await Promise.all([blocks, personas]);
-      return { value: b.notes, more: p.more || p.profiles.length > BLOCKS_COUNTED };
-    }),
-    count(async () => {
-      const p = await profile;
-      return (await services.call<SubscriptionList>('repohost-gateway', { path: '/v1/subscriptions', headers: { 'x-identity-profile': p }, query: { state: 'active', limit: 1 } })).body.total;
-    }),
-    count(async () => (await subscriptions).length),
-    count(async () => {
-      const body = (await services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
-      const now = Date.now();
-      return body.credentials.filter((c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now)).length;
-    }),
-    listed.catch(() => undefined),
-    services.call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] }).then((a) => a.body).catch(() => undefined),
-  ]);
+  const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] =
+    await Promise.all([
+      count(async () => {
+        const p = await personas;
+        return { value: p.profiles.length, more: p.more };
+      }),
+      count(async () => {
+        const [b, p] = await Promise.all([blocks, personas]);
+        return { value: b.fields, more: p.more || p.profiles.length > BLOCKS_COUNTED };
+      }),
+      count(async () => {
+        const [b, p] = await Promise.all([blocks, personas]);
+        return { value: b.notes, more: p.more || p.profiles.length > BLOCKS_COUNTED };
+      }),
+      count(async () => {
+        const p = await profile;
+        return (
+          await services.call<SubscriptionList>('repohost-gateway', {
+            path: '/v1/subscriptions',
+            headers: { 'x-identity-profile': p },
+            query: { state: 'active', limit: 1 },
+          })
+        ).body.total;
+      }),
+      count(async () => (await subscriptions).length),
+      count(async () => {
+        const body = (await services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
+        const now = Date.now();
+        return body.credentials.filter(
+          (c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now),
+        ).length;
+      }),
+      listed.catch(() => undefined),
+      services
+        .call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] })
+        .then((a) => a.body)
+        .catch(() => undefined),
+    ]);
 
   // A gateway that is up with no connection acts for nobody: it waits for the person too.
   const connectionCount = 'value' in connections ? connections.value : undefined;
@@ -153,7 +182,10 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   // A provider that waits says so as its need (card and headline), not a second time here.
   if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
-    headline: headline(statuses.map((s) => s.state), needs),
+    headline: headline(
+      statuses.map((s) => s.state),
+      needs,
+    ),
     services: statuses,
     needs,
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
@@ -164,8 +196,14 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
 export const OVERVIEW_METHODS = {
   'overview.get': method(NoParams, async (_p, ctx) => overview(ctx)),
   // Read now, so the chart's last minute is current when the page asks.
-  'overview.activity': method(z.object({ minutes: z.number().int().min(1).max(MINUTES_KEPT).optional() }).strict().optional(), async (p, ctx): Promise<ActivityView> => {
-    await ctx.activity.sample();
-    return ctx.activity.view(p?.minutes);
-  }),
+  'overview.activity': method(
+    z
+      .object({ minutes: z.number().int().min(1).max(MINUTES_KEPT).optional() })
+      .strict()
+      .optional(),
+    async (p, ctx): Promise<ActivityView> => {
+      await ctx.activity.sample();
+      return ctx.activity.view(p?.minutes);
+    },
+  ),
 };

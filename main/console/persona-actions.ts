@@ -5,7 +5,12 @@
  * policy that will apply, so the page can say it before the person confirms.
  */
 import { z } from 'zod';
-import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
+import {
+  DEFAULT_FORGET_MODE,
+  DEFAULT_GRACE_PERIOD_SECONDS,
+  FORGET_MODES,
+  type ForgetMode,
+} from '../../common/change-log.ts';
 import type { ForgetPolicy } from '../../common/contract.ts';
 import { urlPath } from '../../common/url-path.ts';
 import type { Card, Export, Field, ForgetResult, IdentityBlock, Note } from '../../services/persona-store/shapes.ts';
@@ -30,19 +35,26 @@ const notePath = (profile: string, id: string) => urlPath`/v1/personas/${profile
 export function forgetPolicy(block: Partial<IdentityBlock> | undefined, env: MethodContext['env']): ForgetPolicy {
   const own = block?.forget as { mode?: unknown; grace_period_seconds?: unknown } | undefined;
   if (own && FORGET_MODES.includes(own.mode as ForgetMode)) {
-    return { mode: own.mode as ForgetMode, gracePeriodSeconds: typeof own.grace_period_seconds === 'number' ? own.grace_period_seconds : undefined, decidedBy: 'persona-store' };
+    return {
+      mode: own.mode as ForgetMode,
+      gracePeriodSeconds: typeof own.grace_period_seconds === 'number' ? own.grace_period_seconds : undefined,
+      decidedBy: 'persona-store',
+    };
   }
   const configured = env.PERSONA_FORGET_MODE as ForgetMode | undefined;
   const mode: ForgetMode = configured && FORGET_MODES.includes(configured) ? configured : DEFAULT_FORGET_MODE;
   const grace = Number(env.PERSONA_GRACE_PERIOD_SECONDS ?? DEFAULT_GRACE_PERIOD_SECONDS);
   const gracePeriodSeconds = Number.isInteger(grace) && grace > 0 ? grace : DEFAULT_GRACE_PERIOD_SECONDS;
-  if (env.PERSONA_SETTINGS_API_BASE_URL && env.PERSONA_SETTINGS_API_TOKEN) return { mode, gracePeriodSeconds, decidedBy: 'settings-service' };
+  if (env.PERSONA_SETTINGS_API_BASE_URL && env.PERSONA_SETTINGS_API_TOKEN)
+    return { mode, gracePeriodSeconds, decidedBy: 'settings-service' };
   return { mode, gracePeriodSeconds, decidedBy: 'installation' };
 }
 
 async function forget(services: ServiceClient, path: string): Promise<ForgetResult> {
   // Checked, not trusted: the person is told what happened only as the store said it.
-  const outcome: unknown = (await services.call<Partial<ForgetResult> | undefined>('persona-store', { method: 'DELETE', path })).body?.outcome;
+  const outcome: unknown = (
+    await services.call<Partial<ForgetResult> | undefined>('persona-store', { method: 'DELETE', path })
+  ).body?.outcome;
   if (outcome !== 'kept' && outcome !== 'pending' && outcome !== 'destroyed') {
     throw new ConsoleError('The persona store forgot the entry but did not say how; see its change log.', 502);
   }
@@ -93,36 +105,56 @@ export const PERSONA_ACTIONS = {
   'personas.forgetPolicy': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services, env }) =>
     forgetPolicy((await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body, env),
   ),
-  'personas.export': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) => wholeExport(services, profile)),
-  'personas.forgetField': method(z.object({ profile: Profile, key: FieldKey }).strict(), async ({ profile, key }, { services }) =>
-    forget(services, fieldPath(profile, key)),
+  'personas.export': method(z.object({ profile: Profile }).strict(), async ({ profile }, { services }) =>
+    wholeExport(services, profile),
   ),
-  'personas.forgetNote': method(z.object({ profile: Profile, id: NoteId }).strict(), async ({ profile, id }, { services }) =>
-    forget(services, notePath(profile, id)),
+  'personas.forgetField': method(
+    z.object({ profile: Profile, key: FieldKey }).strict(),
+    async ({ profile, key }, { services }) => forget(services, fieldPath(profile, key)),
+  ),
+  'personas.forgetNote': method(
+    z.object({ profile: Profile, id: NoteId }).strict(),
+    async ({ profile, id }, { services }) => forget(services, notePath(profile, id)),
   ),
   // The profile typed again is checked here too, so a script cannot delete a persona by a slip either.
-  'personas.delete': method(z.object({ profile: Profile, confirm: z.string().max(100) }).strict(), async ({ profile, confirm }, { services }) => {
-    if (confirm !== profile) throw new ConsoleError(`Type the profile "${profile}" exactly to delete this persona; nothing was deleted.`, 422);
-    await services.call('persona-store', { method: 'DELETE', path: personaPath(profile) });
-    return { deleted: profile };
-  }),
-  // A field is written whole: the stored description, value and source (the writer's claim stays theirs), with the pin changed.
-  'personas.pinField': method(z.object({ profile: Profile, key: FieldKey, pinned: z.boolean() }).strict(), async ({ profile, key, pinned }, { services }) => {
-    const field = (await services.call<Field>('persona-store', { path: fieldPath(profile, key) })).body;
-    return (
-      await services.call<Field>('persona-store', {
-        method: 'PUT',
-        path: fieldPath(profile, field.key),
-        body: { description: field.description, value: field.value, source: field.source, pinned },
-      })
-    ).body;
-  }),
-  'personas.pinNote': method(z.object({ profile: Profile, id: NoteId, pinned: z.boolean() }).strict(), async ({ profile, id, pinned }, { services }) =>
-    (await services.call<Note>('persona-store', { method: 'PATCH', path: notePath(profile, id), body: { pinned } })).body,
+  'personas.delete': method(
+    z.object({ profile: Profile, confirm: z.string().max(100) }).strict(),
+    async ({ profile, confirm }, { services }) => {
+      if (confirm !== profile)
+        throw new ConsoleError(
+          `Type the profile "${profile}" exactly to delete this persona; nothing was deleted.`,
+          422,
+        );
+      await services.call('persona-store', { method: 'DELETE', path: personaPath(profile) });
+      return { deleted: profile };
+    },
   ),
-  'personas.update': method(z.object({ profile: Profile, card: CardEdit }).strict(), async ({ profile, card }, { services }) => {
-    // An emptied optional member is cleared (null), as the store's PATCH takes it.
-    const body = Object.fromEntries(Object.entries(card).map(([k, v]) => [k, v === '' ? null : v]));
-    return (await services.call<Card>('persona-store', { method: 'PATCH', path: personaPath(profile), body })).body;
-  }),
+  // A field is written whole: the stored description, value and source (the writer's claim stays theirs), with the pin changed.
+  'personas.pinField': method(
+    z.object({ profile: Profile, key: FieldKey, pinned: z.boolean() }).strict(),
+    async ({ profile, key, pinned }, { services }) => {
+      const field = (await services.call<Field>('persona-store', { path: fieldPath(profile, key) })).body;
+      return (
+        await services.call<Field>('persona-store', {
+          method: 'PUT',
+          path: fieldPath(profile, field.key),
+          body: { description: field.description, value: field.value, source: field.source, pinned },
+        })
+      ).body;
+    },
+  ),
+  'personas.pinNote': method(
+    z.object({ profile: Profile, id: NoteId, pinned: z.boolean() }).strict(),
+    async ({ profile, id, pinned }, { services }) =>
+      (await services.call<Note>('persona-store', { method: 'PATCH', path: notePath(profile, id), body: { pinned } }))
+        .body,
+  ),
+  'personas.update': method(
+    z.object({ profile: Profile, card: CardEdit }).strict(),
+    async ({ profile, card }, { services }) => {
+      // An emptied optional member is cleared (null), as the store's PATCH takes it.
+      const body = Object.fromEntries(Object.entries(card).map(([k, v]) => [k, v === '' ? null : v]));
+      return (await services.call<Card>('persona-store', { method: 'PATCH', path: personaPath(profile), body })).body;
+    },
+  ),
 };

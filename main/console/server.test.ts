@@ -52,16 +52,37 @@ function bodyOf(answer: string): unknown {
 describe('console paths that name an object\u2019s own property', () => {
   it('are pages that do not exist: 404 with a sentence, never a 500 or a file', async () => {
     const { port, secret } = await start();
-    const names = ['constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupSetter__', 'prototype'];
+    const names = [
+      'constructor',
+      '__proto__',
+      'hasOwnProperty',
+      'toString',
+      'valueOf',
+      'isPrototypeOf',
+      'propertyIsEnumerable',
+      'toLocaleString',
+      '__defineGetter__',
+      '__lookupSetter__',
+      'prototype',
+    ];
     for (const name of names) {
       for (const method of ['GET', 'HEAD']) {
-        const res = await fetch(`http://127.0.0.1:${port}/${name}`, { method, headers: { 'x-console-secret': secret } });
+        const res = await fetch(`http://127.0.0.1:${port}/${name}`, {
+          method,
+          headers: { 'x-console-secret': secret },
+        });
         expect(res.status, `${method} /${name}`).toBe(404);
-        if (method === 'GET') expect(await res.json()).toEqual({ ok: false, error: { status: 404, message: `There is no console page /${name}; open / instead.` } });
+        if (method === 'GET')
+          expect(await res.json()).toEqual({
+            ok: false,
+            error: { status: 404, message: `There is no console page /${name}; open / instead.` },
+          });
       }
     }
     // The real pages are still there.
-    expect((await fetch(`http://127.0.0.1:${port}/app.js`, { headers: { 'x-console-secret': secret } })).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/app.js`, { headers: { 'x-console-secret': secret } })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -71,7 +92,15 @@ describe('the console server\u2019s timeouts (slow clients)', () => {
     const answer = await rawExchange(port, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 421 /);
     // Sent chunked (no Content-Length): the JSON is the one chunk.
-    expect(answer).toContain(JSON.stringify({ ok: false, error: { message: `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`, status: 421 } }));
+    expect(answer).toContain(
+      JSON.stringify({
+        ok: false,
+        error: {
+          message: `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`,
+          status: 421,
+        },
+      }),
+    );
   });
 
   it('cuts a client whose headers never finish (Slowloris) with 408 in the API\u2019s shape, and keeps answering others', async () => {
@@ -79,8 +108,16 @@ describe('the console server\u2019s timeouts (slow clients)', () => {
     const answer = await rawExchange(port, `GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Slow: a`);
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(answer).toMatch(/\r\nConnection: close\r\n/i);
-    expect(bodyOf(answer)).toEqual({ ok: false, error: { status: 408, message: 'The request did not arrive in time; send its headers and body at once, without pauses.' } });
-    expect((await fetch(`http://127.0.0.1:${port}/app.js`, { headers: { 'x-console-secret': secret } })).status).toBe(200);
+    expect(bodyOf(answer)).toEqual({
+      ok: false,
+      error: {
+        status: 408,
+        message: 'The request did not arrive in time; send its headers and body at once, without pauses.',
+      },
+    });
+    expect((await fetch(`http://127.0.0.1:${port}/app.js`, { headers: { 'x-console-secret': secret } })).status).toBe(
+      200,
+    );
   });
 
   it('cuts a client whose body never finishes with 408', async () => {
@@ -97,7 +134,9 @@ describe('the console server\u2019s timeouts (slow clients)', () => {
   });
 
   it('refuses timeouts that cannot hold together (headers longer than the whole request)', async () => {
-    await expect(start({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(/headersTimeoutMs must not exceed requestTimeoutMs/);
+    await expect(start({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(
+      /headersTimeoutMs must not exceed requestTimeoutMs/,
+    );
   });
 });
 
@@ -110,7 +149,9 @@ describe('the console server\u2019s connection bound', () => {
         const socket = connect(port, '127.0.0.1');
         socket.on('error', () => undefined);
         const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-        const answered = new Promise<string>((resolve) => socket.setEncoding('utf8').once('data', (d: string) => resolve(d)));
+        const answered = new Promise<string>((resolve) =>
+          socket.setEncoding('utf8').once('data', (d: string) => resolve(d)),
+        );
         socket.write(`GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
         expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
         return { socket, closed };

@@ -51,7 +51,9 @@ const SECURITY_HEADERS: Record<string, string> = {
 export async function startConsoleServer(options: ConsoleServerParts & ConsoleTimeouts): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
   if (!isLoopbackHost(host)) {
-    throw new Error(`The console listens on loopback only; "${host}" is not a loopback address (127.0.0.1, ::1 or localhost).`);
+    throw new Error(
+      `The console listens on loopback only; "${host}" is not a loopback address (127.0.0.1, ::1 or localhost).`,
+    );
   }
   // The console as `npm run build` wrote it (npm run serve builds what changed first); never built here.
   const built = readConsoleBuild(targetDir('console'));
@@ -82,7 +84,11 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     const hostHeader = req.headers.host ?? '';
     if (!isThisConsole(hostHeader, port)) {
-      return refuse(res, 421, `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`);
+      return refuse(
+        res,
+        421,
+        `The console answers only at http://127.0.0.1:${port}; open the URL that was printed when it started.`,
+      );
     }
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== `http://${hostHeader}`) {
@@ -92,9 +98,14 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
 
     if (url.pathname === '/api/call') {
       if (!authorized(req)) {
-        return refuse(res, 401, 'Open the console with the URL printed by `npm run serve` (the latest launch); its secret is in the part after "#".');
+        return refuse(
+          res,
+          401,
+          'Open the console with the URL printed by `npm run serve` (the latest launch); its secret is in the part after "#".',
+        );
       }
-      if (req.method !== 'POST') return refuse(res, 405, 'Call the console API with POST and a JSON body {"method", "params"}.');
+      if (req.method !== 'POST')
+        return refuse(res, 405, 'Call the console API with POST and a JSON body {"method", "params"}.');
       const fetchSite = req.headers['sec-fetch-site'];
       if (fetchSite !== undefined && fetchSite !== 'same-origin') {
         return refuse(res, 403, 'Requests from other web pages are refused; use the console page itself.');
@@ -103,7 +114,8 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
         return refuse(res, 415, 'Send the console request as JSON (Content-Type: application/json).');
       }
       const text = await readBody(req);
-      if (text === undefined) return refuse(res, 413, `A console request is at most ${BODY_LIMIT / 1024} KiB; send less.`);
+      if (text === undefined)
+        return refuse(res, 413, `A console request is at most ${BODY_LIMIT / 1024} KiB; send less.`);
       let request: unknown;
       try {
         request = JSON.parse(text);
@@ -134,7 +146,11 @@ export async function startConsoleServer(options: ConsoleServerParts & ConsoleTi
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${options.port} on ${host} is already in use; choose another port for the console.`) : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`Port ${options.port} on ${host} is already in use; choose another port for the console.`)
+          : err,
+      );
     });
     server.listen(options.port ?? 0, host, () => resolve());
   });

@@ -47,9 +47,11 @@ const UNREACHABLE: Record<ServiceState, string> = {
   stopped: ' (it is stopped). Start it in the Services panel, then try again.',
   stopping: ' (it is stopping). Start it again in the Services panel, then try again.',
   starting: ' yet (it is starting). Wait a moment, then try again; the Services panel shows its progress.',
-  'backing-off': ' (it crashed and restarts in a moment). Wait, then try again; the Services panel shows why it crashed.',
+  'backing-off':
+    ' (it crashed and restarts in a moment). Wait, then try again; the Services panel shows why it crashed.',
   crashed: ' (it crashed and restarts in a moment). Wait, then try again; the Services panel shows why it crashed.',
-  'gave-up': ' (it gave up: see its last error and log in the Services panel). Fix what that says, then start it there and try again.',
+  'gave-up':
+    ' (it gave up: see its last error and log in the Services panel). Fix what that says, then start it there and try again.',
   live: '. See its log in the Services panel, and restart it there if it stays so.',
   waiting: '. It waits for something you can give it: the overview says what.',
   ready: '. See its log in the Services panel, and restart it there if it stays so.',
@@ -70,20 +72,29 @@ export class ServiceClient {
       this.tokens.delete(audience);
       answer = await this.send(service, request, await this.authorization(service, audience));
     }
-    if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status)) return answer as ServiceAnswer<T>;
-    throw new ConsoleError(`The ${labelOf(service)} answered ${answer.status}: ${reasonOf(answer.body)}`, answer.status);
+    if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status))
+      return answer as ServiceAnswer<T>;
+    throw new ConsoleError(
+      `The ${labelOf(service)} answered ${answer.status}: ${reasonOf(answer.body)}`,
+      answer.status,
+    );
   }
 
   /** A service's counters (`GET /metrics`, Prometheus text); it needs no credential, only a loopback caller. */
   async metricsText(service: ServiceName): Promise<string> {
     let res: Response;
     try {
-      res = await fetch(new URL('/metrics', this.supervisor.url(service)), { headers: { accept: 'text/plain' }, signal: AbortSignal.timeout(CALL_TIMEOUT_MS), redirect: 'error' });
+      res = await fetch(new URL('/metrics', this.supervisor.url(service)), {
+        headers: { accept: 'text/plain' },
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        redirect: 'error',
+      });
     } catch (err) {
       throw this.unreachable(service, err);
     }
     const text = await res.text();
-    if (res.status === 404) throw new ConsoleError(`The ${labelOf(service)} does not count its work yet (it has no /metrics).`, 404);
+    if (res.status === 404)
+      throw new ConsoleError(`The ${labelOf(service)} does not count its work yet (it has no /metrics).`, 404);
     if (!res.ok) throw new ConsoleError(`The ${labelOf(service)} answered ${res.status} for its counters.`, res.status);
     return text;
   }
@@ -96,7 +107,11 @@ export class ServiceClient {
     if (!audience) return undefined;
     const cached = this.tokens.get(audience);
     if (cached && cached.expiresAt - Date.now() > TOKEN_MARGIN_MS) return `Bearer ${cached.token}`;
-    const minted = await this.send('identity', { method: 'POST', path: '/v1/auth/service-token', body: { audience } }, `Bearer ${credential}`);
+    const minted = await this.send(
+      'identity',
+      { method: 'POST', path: '/v1/auth/service-token', body: { audience } },
+      `Bearer ${credential}`,
+    );
     const body = minted.body as { token?: unknown; expires_at?: unknown } | undefined;
     if (minted.status !== 200 || typeof body?.token !== 'string') {
       throw new ConsoleError(
@@ -120,11 +135,22 @@ export class ServiceClient {
     }
   }
 
-  private async send(service: ServiceName, request: ServiceRequest, authorization: string | undefined): Promise<ServiceAnswer> {
+  private async send(
+    service: ServiceName,
+    request: ServiceRequest,
+    authorization: string | undefined,
+  ): Promise<ServiceAnswer> {
     const url = new URL(request.path, this.supervisor.url(service));
     // The last guard: a path that URL resolution would change (a dot segment, "//", a "?") is never sent.
-    if (!request.path.startsWith('/') || url.pathname !== request.path || url.origin !== new URL(this.supervisor.url(service)).origin) {
-      throw new ConsoleError('A name in the request would have changed where it goes (a "." or ".." segment); nothing was sent. Choose another name.', 422);
+    if (
+      !request.path.startsWith('/') ||
+      url.pathname !== request.path ||
+      url.origin !== new URL(this.supervisor.url(service)).origin
+    ) {
+      throw new ConsoleError(
+        'A name in the request would have changed where it goes (a "." or ".." segment); nothing was sent. Choose another name.',
+        422,
+      );
     }
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
@@ -160,7 +186,10 @@ export class ServiceClient {
     const label = labelOf(service);
     const state = this.supervisor.status().find((s) => s.name === service)?.state;
     if ((err as Error)?.name === 'TimeoutError') {
-      return new ConsoleError(`The ${label} did not answer within ${CALL_TIMEOUT_MS / 1000} s; see its log in the Services panel.`, 504);
+      return new ConsoleError(
+        `The ${label} did not answer within ${CALL_TIMEOUT_MS / 1000} s; see its log in the Services panel.`,
+        504,
+      );
     }
     return new ConsoleError(`The ${label} is not answering${UNREACHABLE[state ?? 'ready']}`, 503);
   }

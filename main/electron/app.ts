@@ -22,7 +22,9 @@ runDesktop(electron, {
   supervisor,
   settings,
   hidden: process.argv.includes('--hidden') || openedAtLogin,
-  ...(process.env[TEST_HOOKS_VARIABLE] ? { testHooks: (hooks) => connectTestHooks(hooks, process.env[TEST_HOOKS_VARIABLE]!) } : {}),
+  ...(process.env[TEST_HOOKS_VARIABLE]
+    ? { testHooks: (hooks) => connectTestHooks(hooks, process.env[TEST_HOOKS_VARIABLE]!) }
+    : {}),
 }).catch((err: unknown) => {
   process.stderr.write(`The desktop app could not start: ${err instanceof Error ? err.message : String(err)}\n`);
   app.exit(1);

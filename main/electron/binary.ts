@@ -11,13 +11,21 @@ export function electronBinary(root = PROJECT_ROOT, env: NodeJS.ProcessEnv = pro
   const pathFile = join(pkg, 'path.txt');
   if (!existsSync(pathFile)) return undefined;
   const relative = readFileSync(pathFile, 'utf8').trim();
-  const full = env.ELECTRON_OVERRIDE_DIST_PATH ? join(env.ELECTRON_OVERRIDE_DIST_PATH, relative) : join(pkg, 'dist', relative);
+  const full = env.ELECTRON_OVERRIDE_DIST_PATH
+    ? join(env.ELECTRON_OVERRIDE_DIST_PATH, relative)
+    : join(pkg, 'dist', relative);
   return existsSync(full) ? full : undefined;
 }
 
 /** Why the desktop app cannot open here, or undefined when it can. */
-export function whyNoDesktop(root = PROJECT_ROOT, env: NodeJS.ProcessEnv = process.env, platform = process.platform): string | undefined {
-  if (!electronBinary(root, env)) return 'Electron\u2019s binary is not installed on this machine (it is downloaded on first use, which needs the network)';
-  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set)';
+export function whyNoDesktop(
+  root = PROJECT_ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+  platform = process.platform,
+): string | undefined {
+  if (!electronBinary(root, env))
+    return 'Electron\u2019s binary is not installed on this machine (it is downloaded on first use, which needs the network)';
+  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY)
+    return 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set)';
   return undefined;
 }

@@ -17,7 +17,14 @@ import { CONSOLE_CHANNEL, handleConsoleCall } from './ipc.ts';
 import { PRELOAD } from './desktop.ts';
 import { serveTestHooks, type DesktopTestHooks, type TrayItemView } from './test-hooks.ts';
 import { loadRendererFiles, rendererResponse } from './renderer-protocol.ts';
-import { APP_ORIGIN, CONSOLE_URL, consoleWindowOptions, hardenSession, hardenWebContents, isConsoleUrl } from './security.ts';
+import {
+  APP_ORIGIN,
+  CONSOLE_URL,
+  consoleWindowOptions,
+  hardenSession,
+  hardenWebContents,
+  isConsoleUrl,
+} from './security.ts';
 import { DEFAULT_SETTINGS, type Settings, type SettingsStore } from './settings-schema.ts';
 import { aggregateState, trayTemplate, trayTooltip, type TrayActions, type TrayOptions } from './tray-menu.ts';
 import { signalNotices, statusNotice, wanted } from './notifications.ts';
@@ -157,7 +164,11 @@ vi.mock('electron', () => ({
   },
 }));
 
-function status(name: ServiceStatus['name'], state: ServiceStatus['state'], extra: Partial<ServiceStatus> = {}): ServiceStatus {
+function status(
+  name: ServiceStatus['name'],
+  state: ServiceStatus['state'],
+  extra: Partial<ServiceStatus> = {},
+): ServiceStatus {
   return { name, state, port: 8000, url: 'http://127.0.0.1:8000', restarts: 0, ...extra };
 }
 
@@ -198,7 +209,9 @@ describe('the console window follows the security checklist', () => {
   it('the preload exposes one narrow function and nothing of Node or ipcRenderer, in source and as built', () => {
     const preload = readFileSync(join(import.meta.dirname, 'preload.ts'), 'utf8');
     expect(preload.match(/exposeInMainWorld\(/g)).toHaveLength(1);
-    expect(preload).toContain("exposeInMainWorld('consoleBridge', {\n  call: (request: unknown) => ipcRenderer.invoke('console:call', request),\n});");
+    expect(preload).toContain(
+      "exposeInMainWorld('consoleBridge', {\n  call: (request: unknown) => ipcRenderer.invoke('console:call', request),\n});",
+    );
     expect(preload.match(/from '([^']+)'/g)).toEqual(["from 'electron'"]);
     // The built file is what the window loads: CommonJS (a sandboxed preload cannot be a module) that requires electron only.
     const built = readFileSync(PRELOAD, 'utf8');
@@ -207,7 +220,9 @@ describe('the console window follows the security checklist', () => {
   });
 
   it('the console is served with a strict CSP from its own origin, and nothing else is', async () => {
-    const files = new Map([['index.html', { contentType: 'text/html; charset=utf-8', body: Buffer.from('<p>hi</p>') }]]);
+    const files = new Map([
+      ['index.html', { contentType: 'text/html; charset=utf-8', body: Buffer.from('<p>hi</p>') }],
+    ]);
     const page = rendererResponse(files, `${APP_ORIGIN}/index.html`);
     expect(page.status).toBe(200);
     const csp = page.headers.get('content-security-policy')!;
@@ -221,7 +236,20 @@ describe('the console window follows the security checklist', () => {
   it('a path that names an object\u2019s own property, or climbs out, is a 404 like any missing file', () => {
     const files = loadRendererFiles();
     expect(rendererResponse(files, `${APP_ORIGIN}/app.js`).status).toBe(200);
-    for (const path of ['/constructor', '/__proto__', '/hasOwnProperty', '/toString', '/valueOf', '/prototype', '/__defineGetter__', '/%2e%2e/package.json', '/%2E%2E/%2e%2e/etc/passwd', '/..%2fpackage.json', '/%E0%A4%A', '/index.html/..']) {
+    for (const path of [
+      '/constructor',
+      '/__proto__',
+      '/hasOwnProperty',
+      '/toString',
+      '/valueOf',
+      '/prototype',
+      '/__defineGetter__',
+      '/%2e%2e/package.json',
+      '/%2E%2E/%2e%2e/etc/passwd',
+      '/..%2fpackage.json',
+      '/%E0%A4%A',
+      '/index.html/..',
+    ]) {
       expect(rendererResponse(files, `${APP_ORIGIN}${path}`).status, path).toBe(path === '/index.html/..' ? 200 : 404);
     }
     expect(rendererResponse(files, 'not a url').status).toBe(404);
@@ -253,7 +281,9 @@ describe('navigation, new windows, webviews and permissions are refused', () => 
   });
 
   it('every permission request and check answers no, but the console\u2019s own clipboard writes', () => {
-    let request: ((wc: unknown, permission: string, cb: (ok: boolean) => void, details?: { requestingUrl?: string }) => void) | undefined;
+    let request:
+      | ((wc: unknown, permission: string, cb: (ok: boolean) => void, details?: { requestingUrl?: string }) => void)
+      | undefined;
     let check: ((wc: unknown, permission: string, origin: string) => boolean) | undefined;
     hardenSession({
       setPermissionRequestHandler: (h: typeof request) => (request = h),
@@ -306,7 +336,11 @@ describe('the tray menu is built from the services\u2019 state', () => {
   it('shows each service with its state, and start/stop enabled by state', () => {
     const a = actions();
     const template = trayTemplate(
-      [status('identity', 'ready'), status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }), status('model-provider', 'live')],
+      [
+        status('identity', 'ready'),
+        status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }),
+        status('model-provider', 'live'),
+      ],
       a,
       options,
     );
@@ -356,7 +390,10 @@ describe('the tray menu is built from the services\u2019 state', () => {
   });
 
   it('launch at login that cannot work here is shown disabled, with the reason', () => {
-    const template = trayTemplate([status('identity', 'ready')], actions(), { ...options, launchAtLoginRefused: 'Launch at login needs the installed app.' });
+    const template = trayTemplate([status('identity', 'ready')], actions(), {
+      ...options,
+      launchAtLoginRefused: 'Launch at login needs the installed app.',
+    });
     expect(template.find((i) => i.id === 'launch-at-login')).toMatchObject({
       label: 'Launch at login (only the installed app)',
       enabled: false,
@@ -366,8 +403,18 @@ describe('the tray menu is built from the services\u2019 state', () => {
   });
 
   it('a crashed service waiting for its restart says it crashed', () => {
-    const template = trayTemplate([status('persona-store', 'backing-off', { lastError: 'The persona store exited with code 1. Restarting in 0.5 s.' })], actions(), options);
-    expect(template.find((i) => i.id === 'service:persona-store')!.label).toBe('Persona store: crashed, restarting soon');
+    const template = trayTemplate(
+      [
+        status('persona-store', 'backing-off', {
+          lastError: 'The persona store exited with code 1. Restarting in 0.5 s.',
+        }),
+      ],
+      actions(),
+      options,
+    );
+    expect(template.find((i) => i.id === 'service:persona-store')!.label).toBe(
+      'Persona store: crashed, restarting soon',
+    );
   });
 
   it('has one aggregate state for the icon: the worst news first', () => {
@@ -379,43 +426,90 @@ describe('the tray menu is built from the services\u2019 state', () => {
     expect(aggregateState([status('identity', 'stopped'), status('persona-store', 'stopped')])).toBe('stopped');
     expect(aggregateState([status('identity', 'ready'), status('persona-store', 'stopped')])).toBe('degraded');
     // Waiting for the person is not starting, and comes before it.
-    expect(aggregateState([status('identity', 'starting'), status('model-provider', 'waiting', { waitingOn: ['login'] })])).toBe('waiting');
-    expect(aggregateState([status('identity', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] })])).toBe('degraded');
+    expect(
+      aggregateState([status('identity', 'starting'), status('model-provider', 'waiting', { waitingOn: ['login'] })]),
+    ).toBe('waiting');
+    expect(
+      aggregateState([status('identity', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] })]),
+    ).toBe('degraded');
   });
 
   it('a service waiting for the person: the tooltip and its submenu say what to do', () => {
-    const statuses = [status('identity', 'ready'), status('model-provider', 'waiting', { waitingOn: ['login'], lastError: 'Not ready: login (not signed in).' })];
+    const statuses = [
+      status('identity', 'ready'),
+      status('model-provider', 'waiting', { waitingOn: ['login'], lastError: 'Not ready: login (not signed in).' }),
+    ];
     expect(trayTooltip(statuses)).toBe('Hub services: Waiting for you: Sign in to the CLI. (1 of 2 ready)');
-    expect(trayTooltip([status('identity', 'ready'), status('model-provider', 'ready')])).toBe('Hub services: All services are ready. (2 of 2 ready)');
+    expect(trayTooltip([status('identity', 'ready'), status('model-provider', 'ready')])).toBe(
+      'Hub services: All services are ready. (2 of 2 ready)',
+    );
     const a = actions();
     const template = trayTemplate(statuses, a, options);
     expect(template.find((i) => i.id === 'service:model-provider')!.label).toBe('Chat-model provider: waiting');
     const provider = template.find((i) => i.id === 'service:model-provider')!.submenu as MenuItemConstructorOptions[];
     const need = provider.find((i) => i.id === 'service:model-provider:need')!;
-    expect(need).toMatchObject({ label: 'Sign in to the CLI…', toolTip: 'The CLI is not signed in, so the chat-model provider cannot answer.' });
+    expect(need).toMatchObject({
+      label: 'Sign in to the CLI…',
+      toolTip: 'The CLI is not signed in, so the chat-model provider cannot answer.',
+    });
     need.click!({} as never, undefined, {} as never);
     expect(a.openConsole).toHaveBeenCalled();
     // It runs: Stop applies, Start does not.
-    expect([provider.find((i) => i.label === 'Start')!.enabled, provider.find((i) => i.label === 'Stop')!.enabled]).toEqual([false, true]);
+    expect([
+      provider.find((i) => i.label === 'Start')!.enabled,
+      provider.find((i) => i.label === 'Stop')!.enabled,
+    ]).toEqual([false, true]);
   });
 });
 
 describe('notification decisions', () => {
-  it('a first launch that is not signed in is the guide\'s news, not a notification', () => {
-    expect(statusNotice(status('model-provider', 'live'), status('model-provider', 'waiting', { waitingOn: ['login'] }))).toBeUndefined();
-    expect(statusNotice(status('model-provider', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] }))?.kind).toBe('cliSignedOut');
-    expect(statusNotice(status('model-provider', 'ready'), status('model-provider', 'waiting', { waitingOn: ['cli'] }))).toBeUndefined();
+  it("a first launch that is not signed in is the guide's news, not a notification", () => {
+    expect(
+      statusNotice(status('model-provider', 'live'), status('model-provider', 'waiting', { waitingOn: ['login'] })),
+    ).toBeUndefined();
+    expect(
+      statusNotice(status('model-provider', 'degraded'), status('model-provider', 'waiting', { waitingOn: ['login'] }))
+        ?.kind,
+    ).toBe('cliSignedOut');
+    expect(
+      statusNotice(status('model-provider', 'ready'), status('model-provider', 'waiting', { waitingOn: ['cli'] })),
+    ).toBeUndefined();
   });
 
   it('signals that failed for good: the first look learns the old ones, later looks tell only new ones', () => {
     const seen = { ids: new Set<string>(), first: true };
-    expect(signalNotices(seen, [{ id: 'sub_old', signal: 'failed' }, { id: 'sub_ok', signal: 'sent' }])).toEqual([]);
+    expect(
+      signalNotices(seen, [
+        { id: 'sub_old', signal: 'failed' },
+        { id: 'sub_ok', signal: 'sent' },
+      ]),
+    ).toEqual([]);
     expect(signalNotices(seen, [{ id: 'sub_old', signal: 'failed' }])).toEqual([]);
-    expect(signalNotices(seen, [{ id: 'sub_old', signal: 'failed' }, { id: 'sub_new', signal: 'failed', repo: 'octo/hello' }])).toEqual([
-      { kind: 'signalFailed', title: 'A signal could not reach your hub', body: "The gateway gave up delivering (octo/hello) after every attempt: open the console's Platform page to see why." },
+    expect(
+      signalNotices(seen, [
+        { id: 'sub_old', signal: 'failed' },
+        { id: 'sub_new', signal: 'failed', repo: 'octo/hello' },
+      ]),
+    ).toEqual([
+      {
+        kind: 'signalFailed',
+        title: 'A signal could not reach your hub',
+        body: "The gateway gave up delivering (octo/hello) after every attempt: open the console's Platform page to see why.",
+      },
     ]);
-    expect(signalNotices(seen, [{ id: 'sub_a', signal: 'failed' }, { id: 'sub_b', signal: 'failed' }, { id: 'sub_c', signal: 'pending' }])[0]!.title).toBe('2 signals could not reach your hub');
-    expect(wanted({ kind: 'signalFailed', title: '', body: '' }, { notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true } })).toBe(false);
+    expect(
+      signalNotices(seen, [
+        { id: 'sub_a', signal: 'failed' },
+        { id: 'sub_b', signal: 'failed' },
+        { id: 'sub_c', signal: 'pending' },
+      ])[0]!.title,
+    ).toBe('2 signals could not reach your hub');
+    expect(
+      wanted(
+        { kind: 'signalFailed', title: '', body: '' },
+        { notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true } },
+      ),
+    ).toBe(false);
   });
 });
 
@@ -440,19 +534,42 @@ describe('IPC: only the console window, only well-formed requests', () => {
 
   it('a foreign sender is refused: another webContents, another origin, or a sub-frame', async () => {
     const { window, call } = await setup();
-    const refused = { ok: false, error: { message: 'Refused: this message did not come from the console window.', status: 403 } };
-    expect(await call({ sender: new fake.FakeContents(), senderFrame: consoleFrame }, { method: 'services.list' })).toEqual(refused);
-    expect(await call({ sender: window, senderFrame: { url: 'https://evil.example/', parent: null } }, { method: 'services.list' })).toEqual(refused);
-    expect(await call({ sender: window, senderFrame: { url: CONSOLE_URL, parent: {} } }, { method: 'services.list' })).toEqual(refused);
+    const refused = {
+      ok: false,
+      error: { message: 'Refused: this message did not come from the console window.', status: 403 },
+    };
+    expect(
+      await call({ sender: new fake.FakeContents(), senderFrame: consoleFrame }, { method: 'services.list' }),
+    ).toEqual(refused);
+    expect(
+      await call(
+        { sender: window, senderFrame: { url: 'https://evil.example/', parent: null } },
+        { method: 'services.list' },
+      ),
+    ).toEqual(refused);
+    expect(
+      await call({ sender: window, senderFrame: { url: CONSOLE_URL, parent: {} } }, { method: 'services.list' }),
+    ).toEqual(refused);
     expect(await call({ sender: window, senderFrame: null }, { method: 'services.list' })).toEqual(refused);
   });
 
   it('a bad payload is refused before it reaches the API', async () => {
     const { window, call } = await setup();
-    for (const payload of [undefined, 'services.list', { method: 42 }, { method: '' }, { method: 'services.list', extra: 1 }, { method: '../x' }, [{ method: 'x' }]]) {
+    for (const payload of [
+      undefined,
+      'services.list',
+      { method: 42 },
+      { method: '' },
+      { method: 'services.list', extra: 1 },
+      { method: '../x' },
+      [{ method: 'x' }],
+    ]) {
       expect(await call({ sender: window, senderFrame: consoleFrame }, payload)).toEqual({
         ok: false,
-        error: { message: 'Refused: a console call is { method: string, params?: object } and nothing else.', status: 400 },
+        error: {
+          message: 'Refused: a console call is { method: string, params?: object } and nothing else.',
+          status: 400,
+        },
       });
     }
   });
@@ -476,12 +593,25 @@ describe('the desktop lifecycle, with Electron mocked', () => {
   });
 
   /** Runs the shell on fake Electron; by default on a desktop whose tray icon is seen. */
-  async function launch(settings = memorySettings({ startServicesOnLaunch: false }), more: { trayShown?: boolean; hidden?: boolean; testHooks?: (hooks: DesktopTestHooks) => void } = {}) {
+  async function launch(
+    settings = memorySettings({ startServicesOnLaunch: false }),
+    more: { trayShown?: boolean; hidden?: boolean; testHooks?: (hooks: DesktopTestHooks) => void } = {},
+  ) {
     const electron = await import('electron');
     const { runDesktop } = await import('./desktop.ts');
-    const supervisor = new ServiceSupervisor({ dataDir: tempDir('desktop-'), services: ['identity', 'persona-store'], env: {} });
+    const supervisor = new ServiceSupervisor({
+      dataDir: tempDir('desktop-'),
+      services: ['identity', 'persona-store'],
+      env: {},
+    });
     supervisors.push(supervisor);
-    const desktop = await runDesktop(electron, { supervisor, settings, hidden: more.hidden, trayShown: async () => more.trayShown ?? true, testHooks: more.testHooks });
+    const desktop = await runDesktop(electron, {
+      supervisor,
+      settings,
+      hidden: more.hidden,
+      trayShown: async () => more.trayShown ?? true,
+      testHooks: more.testHooks,
+    });
     return { desktop, supervisor };
   }
 
@@ -500,10 +630,17 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     const { desktop } = await launch();
     expect(desktop!.hasTray).toBe(true);
     expect(fake.state.sandbox).toBeGreaterThan(0);
-    expect(fake.state.schemes).toContainEqual(expect.objectContaining({ scheme: 'app', privileges: expect.objectContaining({ standard: true, secure: true }) }));
+    expect(fake.state.schemes).toContainEqual(
+      expect.objectContaining({ scheme: 'app', privileges: expect.objectContaining({ standard: true, secure: true }) }),
+    );
     const [window] = fake.state.windows;
     expect(window!.loaded).toBe(CONSOLE_URL);
-    expect(window!.options).toEqual(consoleWindowOptions(expect.stringMatching(/preload\.cjs$/) as never, expect.stringMatching(/icon\.png$/) as never));
+    expect(window!.options).toEqual(
+      consoleWindowOptions(
+        expect.stringMatching(/preload\.cjs$/) as never,
+        expect.stringMatching(/icon\.png$/) as never,
+      ),
+    );
     expect(fake.state.handlers.has(CONSOLE_CHANNEL)).toBe(true);
     expect(fake.state.permissionHandler).toBeTypeOf('function');
     const tray = fake.state.trays[0]!;
@@ -555,13 +692,21 @@ describe('the desktop lifecycle, with Electron mocked', () => {
   it('notifies when a service gives up and when the CLI signs out, each off from the tray; a click opens the console', async () => {
     const settings = memorySettings({ startServicesOnLaunch: false });
     const { supervisor } = await launch(settings);
-    supervisor.emit('status', status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }));
-    expect(fake.state.notifications.map((n) => [n.title, n.body])).toEqual([['Persona store gave up', 'Port 8004 on 127.0.0.1 is already in use.']]);
+    supervisor.emit(
+      'status',
+      status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }),
+    );
+    expect(fake.state.notifications.map((n) => [n.title, n.body])).toEqual([
+      ['Persona store gave up', 'Port 8004 on 127.0.0.1 is already in use.'],
+    ]);
     const windows = fake.state.windows.length;
     fake.state.notifications[0]!.clicked();
     expect(fake.state.windows.length).toBeGreaterThanOrEqual(Math.max(windows, 1));
     // The same state again is not news.
-    supervisor.emit('status', status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }));
+    supervisor.emit(
+      'status',
+      status('persona-store', 'gave-up', { lastError: 'Port 8004 on 127.0.0.1 is already in use.' }),
+    );
     expect(fake.state.notifications).toHaveLength(1);
 
     const submenu = trayItem('notifications').submenu as MenuItemConstructorOptions[];
@@ -579,7 +724,10 @@ describe('the desktop lifecycle, with Electron mocked', () => {
 
     // The provider was ready; its CLI signs out (a completion found it): a notification says so.
     supervisor.emit('status', status('identity', 'ready'));
-    const provider = (state: ServiceStatus['state'], extra: Partial<ServiceStatus> = {}) => ({ ...status('identity', state, extra), name: 'model-provider' as const });
+    const provider = (state: ServiceStatus['state'], extra: Partial<ServiceStatus> = {}) => ({
+      ...status('identity', state, extra),
+      name: 'model-provider' as const,
+    });
     supervisor.emit('status', provider('ready'));
     supervisor.emit('status', provider('waiting', { waitingOn: ['login'] }));
     expect(fake.state.notifications.at(-1)).toMatchObject({ title: 'The CLI signed out' });
@@ -636,7 +784,9 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     input.write('{"id":1,"command":"menu"}\n');
     const menu = (await answer(1)).menu as TrayItemView[];
     expect(menu[0]).toEqual({ id: 'open-console', label: 'Open console', enabled: true });
-    expect(menu.find((i) => i.id === 'service:identity')!.submenu!.map((i) => i.id)).toContain('service:identity:start');
+    expect(menu.find((i) => i.id === 'service:identity')!.submenu!.map((i) => i.id)).toContain(
+      'service:identity:start',
+    );
     expect(JSON.stringify(menu)).not.toContain('click');
     // A checkbox flips as Electron flips it before calling click.
     expect(menu.find((i) => i.id === 'close-to-tray')!.checked).toBe(true);
@@ -645,7 +795,9 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     expect(settings.get().closeWindow).toBe('quit');
     expect(hooks.trayMenu().find((i) => i.id === 'close-to-tray')!.checked).toBe(false);
     // A disabled item (Stop of a stopped service), an unknown one and a malformed command are not clicked.
-    input.write('{"id":3,"command":"click","item":"service:identity:stop"}\n{"id":4,"command":"click","item":"no-such-item"}\n{"id":5,"command":"eval","item":"1"}\n');
+    input.write(
+      '{"id":3,"command":"click","item":"service:identity:stop"}\n{"id":4,"command":"click","item":"no-such-item"}\n{"id":5,"command":"eval","item":"1"}\n',
+    );
     expect(await answer(3)).toEqual({ id: 3, clicked: false });
     expect(await answer(4)).toEqual({ id: 4, clicked: false });
     expect((await answer(5)).error).toMatch(/^commands: /);
@@ -654,10 +806,21 @@ describe('the desktop lifecycle, with Electron mocked', () => {
     input.write('{"id":6,"command":"window"}\n');
     expect(await answer(6)).toEqual({
       id: 6,
-      window: { visible: true, focused: false, url: CONSOLE_URL, webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true } },
+      window: {
+        visible: true,
+        focused: false,
+        url: CONSOLE_URL,
+        webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true },
+      },
     });
     input.write('{"id":7,"command":"services"}\n');
-    expect(await answer(7)).toEqual({ id: 7, services: [{ name: 'identity', state: 'stopped', port: 8001 }, { name: 'persona-store', state: 'stopped', port: 8004 }] });
+    expect(await answer(7)).toEqual({
+      id: 7,
+      services: [
+        { name: 'identity', state: 'stopped', port: 8001 },
+        { name: 'persona-store', state: 'stopped', port: 8004 },
+      ],
+    });
 
     // A second launch brings the window back and says so.
     fake.state.windows[0]!.hide();

@@ -19,7 +19,10 @@ import { trayIsShown } from './tray-host.ts';
 import type { DesktopTestHooks, ServiceView, TestHookEvent, TrayItemView, WindowView } from './test-hooks.ts';
 import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from './tray-menu.ts';
 
-export type ElectronParts = Pick<typeof Electron, 'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'> &
+export type ElectronParts = Pick<
+  typeof Electron,
+  'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'
+> &
   Partial<Pick<typeof Electron, 'Notification'>>;
 
 /** How often the app looks for signals that failed for good (the gateway's own retries take minutes). */
@@ -101,12 +104,20 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   const windowView = (): WindowView | undefined => {
     if (!window || window.isDestroyed()) return undefined;
     // getLastWebPreferences exists at run time but is not in Electron's type declarations.
-    const prefs = (window.webContents as unknown as { getLastWebPreferences(): WindowView['webPreferences'] | null }).getLastWebPreferences() ?? {};
+    const prefs =
+      (
+        window.webContents as unknown as { getLastWebPreferences(): WindowView['webPreferences'] | null }
+      ).getLastWebPreferences() ?? {};
     return {
       visible: window.isVisible(),
       focused: window.isFocused(),
       url: window.webContents.getURL(),
-      webPreferences: { contextIsolation: prefs.contextIsolation, sandbox: prefs.sandbox, nodeIntegration: prefs.nodeIntegration, webSecurity: prefs.webSecurity },
+      webPreferences: {
+        contextIsolation: prefs.contextIsolation,
+        sandbox: prefs.sandbox,
+        nodeIntegration: prefs.nodeIntegration,
+        webSecurity: prefs.webSecurity,
+      },
     };
   };
 
@@ -136,7 +147,10 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   serveRenderer(e.protocol, loadRendererFiles());
   const api = createConsoleApi({
     supervisor,
-    firstRun: { firstRunDone: () => settings.get().firstRunDone, setFirstRunDone: (done) => void settings.set({ firstRunDone: done }) },
+    firstRun: {
+      firstRunDone: () => settings.get().firstRunDone,
+      setFirstRunDone: (done) => void settings.set({ firstRunDone: done }),
+    },
     openTerminal: (command) => openTerminal(command),
   });
   registerConsoleIpc(e.ipcMain, api, () => (window && !window.isDestroyed() ? window.webContents : undefined));
@@ -159,7 +173,12 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   const watchSignals = async () => {
     const listed = await api.call({ method: 'subscriptions.list', params: { limit: 100 } });
     // The gateway or identity not answering is the services' own news, shown by their states.
-    if (listed.ok) for (const notice of signalNotices(signalsSeen, (listed.data as { items: { id?: unknown; signal?: unknown; repo?: unknown }[] }).items)) notify(notice);
+    if (listed.ok)
+      for (const notice of signalNotices(
+        signalsSeen,
+        (listed.data as { items: { id?: unknown; signal?: unknown; repo?: unknown }[] }).items,
+      ))
+        notify(notice);
   };
   const signalTimer = setInterval(() => void watchSignals(), parts.signalWatchMs ?? SIGNAL_WATCH_MS);
   signalTimer.unref();
@@ -221,8 +240,13 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   }
   supervisor.on('status', refreshTray);
   if (parts.testHooks) {
-    const services = (): ServiceView[] => supervisor.status().map(({ name, state, port, pid }) => ({ name, state, port, ...(pid !== undefined ? { pid } : {}) }));
-    supervisor.on('status', () => report({ event: 'services', services: services(), tooltip: trayTooltip(supervisor.status()) }));
+    const services = (): ServiceView[] =>
+      supervisor
+        .status()
+        .map(({ name, state, port, pid }) => ({ name, state, port, ...(pid !== undefined ? { pid } : {}) }));
+    supervisor.on('status', () =>
+      report({ event: 'services', services: services(), tooltip: trayTooltip(supervisor.status()) }),
+    );
     parts.testHooks({
       trayMenu: () => menu.map(viewOf),
       clickTrayItem: (id) => clickItem(menu, id),
@@ -240,9 +264,13 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   // A hidden start leaves only the tray, so it stays hidden only where closing would hide to the tray too.
   if (!parts.hidden || !closeHides()) openConsole();
   if (settings.get().startServicesOnLaunch) void supervisor.startAll();
-  return { openConsole, quit, get hasTray() {
-    return tray !== undefined;
-  } };
+  return {
+    openConsole,
+    quit,
+    get hasTray() {
+      return tray !== undefined;
+    },
+  };
 }
 
 function viewOf(item: Electron.MenuItemConstructorOptions): TrayItemView {

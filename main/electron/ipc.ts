@@ -12,13 +12,20 @@ export const CONSOLE_CHANNEL = 'console:call';
 
 const request = z
   .object({
-    method: z.string().min(1).max(100).regex(/^[A-Za-z][A-Za-z0-9._-]*$/),
+    method: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z][A-Za-z0-9._-]*$/),
     params: z.unknown().optional(),
   })
   .strict();
 
 /** Rejects a call unless it comes from the console page loaded in the console window. */
-export function trustedSender(event: Pick<IpcMainInvokeEvent, 'sender' | 'senderFrame'>, window: () => WebContents | undefined): boolean {
+export function trustedSender(
+  event: Pick<IpcMainInvokeEvent, 'sender' | 'senderFrame'>,
+  window: () => WebContents | undefined,
+): boolean {
   const expected = window();
   if (!expected || event.sender !== expected) return false;
   const frame = event.senderFrame;
@@ -33,11 +40,20 @@ export async function handleConsoleCall(
   window: () => WebContents | undefined,
 ): Promise<ConsoleResult> {
   if (!trustedSender(event, window)) {
-    return { ok: false, error: { message: 'Refused: this message did not come from the console window.', status: 403 } };
+    return {
+      ok: false,
+      error: { message: 'Refused: this message did not come from the console window.', status: 403 },
+    };
   }
   const parsed = request.safeParse(payload);
   if (!parsed.success) {
-    return { ok: false, error: { message: 'Refused: a console call is { method: string, params?: object } and nothing else.', status: 400 } };
+    return {
+      ok: false,
+      error: {
+        message: 'Refused: a console call is { method: string, params?: object } and nothing else.',
+        status: 400,
+      },
+    };
   }
   return api.call(parsed.data);
 }

@@ -52,23 +52,39 @@ describe('launch at login is an option, off by default', () => {
       isPackaged: true,
       env: { APPIMAGE: '/home/ada/Applications/Hub Services.AppImage', APPDIR: '/tmp/.mount_HubSerXyZ' },
     };
-    expect(loginCommand(target)).toEqual({ executable: '/home/ada/Applications/Hub Services.AppImage', args: ['--hidden'] });
+    expect(loginCommand(target)).toEqual({
+      executable: '/home/ada/Applications/Hub Services.AppImage',
+      args: ['--hidden'],
+    });
   });
 
   it('an installed package starts its own binary', () => {
-    expect(loginCommand({ ...linuxDev, execPath: '/opt/Hub Services/hub-services', isPackaged: true })).toEqual({ executable: '/opt/Hub Services/hub-services', args: ['--hidden'] });
+    expect(loginCommand({ ...linuxDev, execPath: '/opt/Hub Services/hub-services', isPackaged: true })).toEqual({
+      executable: '/opt/Hub Services/hub-services',
+      args: ['--hidden'],
+    });
   });
 
   it('a development run starts Electron with the app\u2019s folder, even when it inherited $APPIMAGE from an editor', () => {
     const command = { executable: linuxDev.execPath, args: ['/home/ada/hub', '--hidden'] };
     expect(loginCommand(linuxDev)).toEqual(command);
-    expect(loginCommand({ ...linuxDev, env: { APPIMAGE: '/home/ada/Applications/Editor.AppImage', APPDIR: '/tmp/.mount_Editor' } })).toEqual(command);
+    expect(
+      loginCommand({
+        ...linuxDev,
+        env: { APPIMAGE: '/home/ada/Applications/Editor.AppImage', APPDIR: '/tmp/.mount_Editor' },
+      }),
+    ).toEqual(command);
   });
 
   it('writes and removes an XDG autostart entry on Linux', () => {
     const config = tempDir('xdg');
     const app = { setLoginItemSettings: vi.fn() };
-    const target = { ...linuxDev, execPath: '/opt/Hub Services/hub-services', isPackaged: true, env: { XDG_CONFIG_HOME: config } };
+    const target = {
+      ...linuxDev,
+      execPath: '/opt/Hub Services/hub-services',
+      isPackaged: true,
+      env: { XDG_CONFIG_HOME: config },
+    };
     expect(setLaunchAtLogin(app, true, target)).toEqual({ ok: true });
     const file = join(config, 'autostart', 'hub-services.desktop');
     expect(autostartFile(target.env)).toBe(file);
@@ -79,7 +95,9 @@ describe('launch at login is an option, off by default', () => {
   });
 
   it.skipIf(process.platform !== 'linux' || !hasGio())(
-    process.platform === 'linux' && !hasGio() ? 'the entry, launched by the desktop, runs the command with its arguments intact (skipped: no gio here)' : 'the entry, launched by the desktop, runs the command with its arguments intact',
+    process.platform === 'linux' && !hasGio()
+      ? 'the entry, launched by the desktop, runs the command with its arguments intact (skipped: no gio here)'
+      : 'the entry, launched by the desktop, runs the command with its arguments intact',
     async () => {
       // Folder names with the characters the Exec quoting must survive. (GLib looks the binary up before
       // expanding %%, so a % in the binary's own path would not load; in an argument it is fine.)
@@ -92,18 +110,39 @@ describe('launch at login is an option, off by default', () => {
       writeFileSync(executable, `#!/bin/sh\nprintf '%s\\n' "$0" "$@" > '${argvFile}'\n`);
       chmodSync(executable, 0o755);
       const config = tempDir('xdg');
-      setLaunchAtLogin({ setLoginItemSettings: vi.fn() }, true, { ...linuxDev, execPath: executable, appPath, env: { XDG_CONFIG_HOME: config } });
-      execFileSync('gio', ['launch', autostartFile({ XDG_CONFIG_HOME: config })], { env: { PATH: process.env.PATH ?? '' }, stdio: 'ignore', timeout: 10_000 });
-      await vi.waitFor(() => expect(existsSync(argvFile) && readFileSync(argvFile, 'utf8').endsWith('\n')).toBe(true), { timeout: 10_000 });
+      setLaunchAtLogin({ setLoginItemSettings: vi.fn() }, true, {
+        ...linuxDev,
+        execPath: executable,
+        appPath,
+        env: { XDG_CONFIG_HOME: config },
+      });
+      execFileSync('gio', ['launch', autostartFile({ XDG_CONFIG_HOME: config })], {
+        env: { PATH: process.env.PATH ?? '' },
+        stdio: 'ignore',
+        timeout: 10_000,
+      });
+      await vi.waitFor(() => expect(existsSync(argvFile) && readFileSync(argvFile, 'utf8').endsWith('\n')).toBe(true), {
+        timeout: 10_000,
+      });
       expect(readFileSync(argvFile, 'utf8').split('\n').slice(0, -1)).toEqual([executable, appPath, '--hidden']);
     },
   );
 
   it('Windows: the same command in the Run key, a path with spaces in quotes', () => {
     const app = { setLoginItemSettings: vi.fn() };
-    const dev: LaunchTarget = { platform: 'win32', execPath: 'C:\\dev\\node_modules\\electron\\dist\\electron.exe', appPath: 'C:\\Users\\Ada Lovelace\\hub', isPackaged: false, env: {} };
+    const dev: LaunchTarget = {
+      platform: 'win32',
+      execPath: 'C:\\dev\\node_modules\\electron\\dist\\electron.exe',
+      appPath: 'C:\\Users\\Ada Lovelace\\hub',
+      isPackaged: false,
+      env: {},
+    };
     setLaunchAtLogin(app, true, dev);
-    setLaunchAtLogin(app, true, { ...dev, execPath: 'C:\\Program Files\\Hub Services\\Hub Services.exe', isPackaged: true });
+    setLaunchAtLogin(app, true, {
+      ...dev,
+      execPath: 'C:\\Program Files\\Hub Services\\Hub Services.exe',
+      isPackaged: true,
+    });
     expect(app.setLoginItemSettings.mock.calls).toEqual([
       [{ openAtLogin: true, path: dev.execPath, args: ['"C:\\Users\\Ada Lovelace\\hub"', '--hidden'] }],
       [{ openAtLogin: true, path: 'C:\\Program Files\\Hub Services\\Hub Services.exe', args: ['--hidden'] }],
@@ -112,7 +151,13 @@ describe('launch at login is an option, off by default', () => {
 
   it('macOS: a login item for the installed app; a development run is refused with the reason and nothing is set', () => {
     const app = { setLoginItemSettings: vi.fn() };
-    const mac: LaunchTarget = { platform: 'darwin', execPath: '/Applications/Hub Services.app/Contents/MacOS/Hub Services', appPath: '/x', isPackaged: true, env: {} };
+    const mac: LaunchTarget = {
+      platform: 'darwin',
+      execPath: '/Applications/Hub Services.app/Contents/MacOS/Hub Services',
+      appPath: '/x',
+      isPackaged: true,
+      env: {},
+    };
     expect(setLaunchAtLogin(app, true, mac)).toEqual({ ok: true });
     expect(app.setLoginItemSettings).toHaveBeenCalledWith({ openAtLogin: true });
     app.setLoginItemSettings.mockClear();
@@ -125,8 +170,12 @@ describe('launch at login is an option, off by default', () => {
   });
 
   it('quotes Exec arguments as the Desktop Entry Specification says', () => {
-    expect(autostartEntry({ executable: '/opt/hub/hub-services', args: ['--hidden'] })).toContain('\nExec=/opt/hub/hub-services --hidden\n');
-    expect(autostartEntry({ executable: '/a b/c', args: ['100%', '--hidden'] })).toContain('\nExec="/a b/c" 100%% --hidden\n');
+    expect(autostartEntry({ executable: '/opt/hub/hub-services', args: ['--hidden'] })).toContain(
+      '\nExec=/opt/hub/hub-services --hidden\n',
+    );
+    expect(autostartEntry({ executable: '/a b/c', args: ['100%', '--hidden'] })).toContain(
+      '\nExec="/a b/c" 100%% --hidden\n',
+    );
     // Inside quotes `$` becomes `\$`, and the string-value escape doubles that backslash.
     expect(autostartEntry({ executable: '/a $b/c', args: [] })).toContain('\nExec="/a \\\\$b/c"\n');
   });

@@ -25,19 +25,33 @@ export interface LaunchTarget {
 export type LoginCommand = { executable: string; args: string[] } | { refused: string };
 
 export function currentLaunchTarget(app: Pick<App, 'getAppPath' | 'isPackaged'>): LaunchTarget {
-  return { platform: process.platform, execPath: process.execPath, appPath: app.getAppPath(), isPackaged: app.isPackaged, env: process.env };
+  return {
+    platform: process.platform,
+    execPath: process.execPath,
+    appPath: app.getAppPath(),
+    isPackaged: app.isPackaged,
+    env: process.env,
+  };
 }
 
 export function loginCommand(t: LaunchTarget): LoginCommand {
   // An AppImage runs from a mount that is gone after it quits; $APPIMAGE is the file itself. A development
   // run started from inside another AppImage (an editor's terminal) inherits $APPIMAGE, so only when packaged.
-  if (t.platform === 'linux' && t.isPackaged && t.env.APPIMAGE && (!t.env.APPDIR || t.execPath.startsWith(`${t.env.APPDIR}/`))) {
+  if (
+    t.platform === 'linux' &&
+    t.isPackaged &&
+    t.env.APPIMAGE &&
+    (!t.env.APPDIR || t.execPath.startsWith(`${t.env.APPDIR}/`))
+  ) {
     return { executable: t.env.APPIMAGE, args: ['--hidden'] };
   }
   if (t.isPackaged) return { executable: t.execPath, args: ['--hidden'] };
   // macOS login items open the app bundle and pass no arguments, so a development run cannot be one.
   if (t.platform === 'darwin') {
-    return { refused: 'Launch at login needs the installed app: a development run (electron .) cannot be opened at login on macOS.' };
+    return {
+      refused:
+        'Launch at login needs the installed app: a development run (electron .) cannot be opened at login on macOS.',
+    };
   }
   return { executable: t.execPath, args: [t.appPath, '--hidden'] };
 }
@@ -60,7 +74,15 @@ function execArgument(arg: string): string {
 
 export function autostartEntry(command: { executable: string; args: string[] }): string {
   const exec = [command.executable, ...command.args].map(execArgument).join(' ');
-  return ['[Desktop Entry]', 'Type=Application', 'Name=Hub services', 'Comment=Local services for your AI-assistant hub', `Exec=${exec}`, 'X-GNOME-Autostart-enabled=true', ''].join('\n');
+  return [
+    '[Desktop Entry]',
+    'Type=Application',
+    'Name=Hub services',
+    'Comment=Local services for your AI-assistant hub',
+    `Exec=${exec}`,
+    'X-GNOME-Autostart-enabled=true',
+    '',
+  ].join('\n');
 }
 
 /** Windows' Run key keeps one command line: an argument with a space must carry its own quotes. */
@@ -72,7 +94,11 @@ function windowsArgument(arg: string): string {
  * Turns launch at login on or off. Turning it on where it cannot work (a development run on macOS)
  * changes nothing and answers why; turning it off always works.
  */
-export function setLaunchAtLogin(app: Pick<App, 'setLoginItemSettings'>, enabled: boolean, target: LaunchTarget): { ok: true } | { ok: false; reason: string } {
+export function setLaunchAtLogin(
+  app: Pick<App, 'setLoginItemSettings'>,
+  enabled: boolean,
+  target: LaunchTarget,
+): { ok: true } | { ok: false; reason: string } {
   const command = loginCommand(target);
   if (enabled && 'refused' in command) return { ok: false, reason: command.refused };
   if (target.platform === 'linux') {
@@ -84,7 +110,11 @@ export function setLaunchAtLogin(app: Pick<App, 'setLoginItemSettings'>, enabled
       rmSync(file);
     }
   } else if (target.platform === 'win32' && 'executable' in command) {
-    app.setLoginItemSettings({ openAtLogin: enabled, path: command.executable, args: command.args.map(windowsArgument) });
+    app.setLoginItemSettings({
+      openAtLogin: enabled,
+      path: command.executable,
+      args: command.args.map(windowsArgument),
+    });
   } else {
     // macOS: the login item is the app bundle; the app learns it was opened at login from wasOpenedAtLogin.
     app.setLoginItemSettings({ openAtLogin: enabled });

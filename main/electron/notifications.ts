@@ -18,13 +18,21 @@ export interface Notice {
 /** What a status change tells the person, if anything: a service that gave up, or a CLI that was signed in and no longer is. */
 export function statusNotice(previous: ServiceStatus | undefined, next: ServiceStatus): Notice | undefined {
   if (next.state === 'gave-up' && previous?.state !== 'gave-up') {
-    return { kind: 'serviceGaveUp', title: `${SERVICE_TITLES[next.name]} gave up`, body: next.lastError ?? 'It crashed too often and was left stopped: open the console to read its log.' };
+    return {
+      kind: 'serviceGaveUp',
+      title: `${SERVICE_TITLES[next.name]} gave up`,
+      body: next.lastError ?? 'It crashed too often and was left stopped: open the console to read its log.',
+    };
   }
   // Only a CLI that was working: at a first launch the guide, not a notification, asks to sign in.
   const signedOut = next.name === 'model-provider' && next.state === 'waiting' && next.waitingOn?.includes('login');
   const wasWorking = previous?.state === 'ready' || previous?.state === 'degraded';
   if (signedOut && wasWorking) {
-    return { kind: 'cliSignedOut', title: 'The CLI signed out', body: 'The chat-model provider cannot answer until you sign in again: open the console and follow "Sign in to the CLI".' };
+    return {
+      kind: 'cliSignedOut',
+      title: 'The CLI signed out',
+      body: 'The chat-model provider cannot answer until you sign in again: open the console and follow "Sign in to the CLI".',
+    };
   }
   return undefined;
 }
@@ -33,8 +41,13 @@ export function statusNotice(previous: ServiceStatus | undefined, next: ServiceS
  * Signals that failed for good since the last look. The first look only learns which had failed
  * already (before this app started), so it tells nothing; `seen` is updated in place.
  */
-export function signalNotices(seen: { ids: Set<string>; first: boolean }, items: readonly { id?: unknown; signal?: unknown; repo?: unknown }[]): Notice[] {
-  const failed = items.filter((i): i is { id: string; signal: 'failed'; repo?: unknown } => typeof i.id === 'string' && i.signal === 'failed');
+export function signalNotices(
+  seen: { ids: Set<string>; first: boolean },
+  items: readonly { id?: unknown; signal?: unknown; repo?: unknown }[],
+): Notice[] {
+  const failed = items.filter(
+    (i): i is { id: string; signal: 'failed'; repo?: unknown } => typeof i.id === 'string' && i.signal === 'failed',
+  );
   const fresh = failed.filter((i) => !seen.ids.has(i.id));
   for (const i of fresh) seen.ids.add(i.id);
   const first = seen.first;
@@ -44,7 +57,8 @@ export function signalNotices(seen: { ids: Set<string>; first: boolean }, items:
   return [
     {
       kind: 'signalFailed',
-      title: fresh.length === 1 ? 'A signal could not reach your hub' : `${fresh.length} signals could not reach your hub`,
+      title:
+        fresh.length === 1 ? 'A signal could not reach your hub' : `${fresh.length} signals could not reach your hub`,
       body: `The gateway gave up delivering${where} after every attempt: open the console's Platform page to see why.`,
     },
   ];

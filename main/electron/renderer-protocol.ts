@@ -11,7 +11,10 @@ export interface ConsoleFile {
   body: Buffer;
 }
 
-export const PRIVILEGED_SCHEME = { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: false, corsEnabled: false } };
+export const PRIVILEGED_SCHEME = {
+  scheme: APP_SCHEME,
+  privileges: { standard: true, secure: true, supportFetchAPI: false, corsEnabled: false },
+};
 
 /** The console's built files (out/renderer, which the installed app carries and `npm start` builds first). */
 export function loadRendererFiles(dir = targetDir('console')): Map<string, ConsoleFile> {
@@ -40,7 +43,11 @@ export function rendererResponse(files: ReadonlyMap<string, ConsoleFile>, url: s
   const file = parsed.host === APP_HOST ? files.get(name) : undefined;
   if (!file) return notFound();
   return new Response(new Uint8Array(file.body), {
-    headers: { 'content-type': file.contentType, 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff' },
+    headers: {
+      'content-type': file.contentType,
+      'content-security-policy': CONTENT_SECURITY_POLICY,
+      'x-content-type-options': 'nosniff',
+    },
   });
 }
 

@@ -67,7 +67,9 @@ export function hardenSession(session: Session): void {
   session.setPermissionRequestHandler((_contents, permission, callback, details) =>
     callback(permission === CONSOLE_PERMISSION && isConsoleUrl(details?.requestingUrl)),
   );
-  session.setPermissionCheckHandler((_contents, permission, requestingOrigin) => permission === CONSOLE_PERMISSION && isConsoleUrl(requestingOrigin));
+  session.setPermissionCheckHandler(
+    (_contents, permission, requestingOrigin) => permission === CONSOLE_PERMISSION && isConsoleUrl(requestingOrigin),
+  );
   session.setDevicePermissionHandler?.(() => false);
 }
 

@@ -22,7 +22,11 @@ export const settingsSchema = z.object({
   firstRunDone: z.boolean().default(false),
   /** Native notifications, each of which the tray turns off: a service gave up, a signal failed for good, the CLI signed out. */
   notifications: z
-    .object({ serviceGaveUp: z.boolean().default(true), signalFailed: z.boolean().default(true), cliSignedOut: z.boolean().default(true) })
+    .object({
+      serviceGaveUp: z.boolean().default(true),
+      signalFailed: z.boolean().default(true),
+      cliSignedOut: z.boolean().default(true),
+    })
     .default({ serviceGaveUp: true, signalFailed: true, cliSignedOut: true }),
 });
 

@@ -22,11 +22,17 @@ function userDataFolder(): string {
 /** What electron-store passes to conf: the user-data folder as cwd, `name` as configName, the app's version. */
 function openWithConf(userData: string): SettingsStore {
   const { name, ...rest } = STORE_OPTIONS;
-  return keepSettings(new Conf<Record<string, unknown>>({ ...rest, configName: name, cwd: userData, projectVersion: '0.1.0' }));
+  return keepSettings(
+    new Conf<Record<string, unknown>>({ ...rest, configName: name, cwd: userData, projectVersion: '0.1.0' }),
+  );
 }
 
 /** The settings added for the first run and the notifications, at their defaults. */
-const NEW = { providerStream: 'whole', firstRunDone: false, notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true } };
+const NEW = {
+  providerStream: 'whole',
+  firstRunDone: false,
+  notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true },
+};
 
 function fileOf(userData: string): unknown {
   return JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8'));
@@ -39,9 +45,24 @@ describe('settings kept in the user-data folder (through conf)', () => {
     expect(first.get()).toEqual(DEFAULT_SETTINGS);
     expect(fileOf(userData)).toEqual({ launchAtLogin: false, startServicesOnLaunch: true, ...NEW });
 
-    expect(first.set({ launchAtLogin: true, closeWindow: 'hide-to-tray' })).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true, ...NEW });
-    expect(fileOf(userData)).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true, ...NEW });
-    expect(openWithConf(userData).get()).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: true, ...NEW });
+    expect(first.set({ launchAtLogin: true, closeWindow: 'hide-to-tray' })).toEqual({
+      launchAtLogin: true,
+      closeWindow: 'hide-to-tray',
+      startServicesOnLaunch: true,
+      ...NEW,
+    });
+    expect(fileOf(userData)).toEqual({
+      launchAtLogin: true,
+      closeWindow: 'hide-to-tray',
+      startServicesOnLaunch: true,
+      ...NEW,
+    });
+    expect(openWithConf(userData).get()).toEqual({
+      launchAtLogin: true,
+      closeWindow: 'hide-to-tray',
+      startServicesOnLaunch: true,
+      ...NEW,
+    });
   });
 
   it('a file that is not JSON (a crash mid-write, a hand edit) gives the defaults instead of stopping the app, and is written whole again', () => {
@@ -51,17 +72,40 @@ describe('settings kept in the user-data folder (through conf)', () => {
     const reopened = openWithConf(userData);
     expect(reopened.get()).toEqual(DEFAULT_SETTINGS);
     reopened.set({ closeWindow: 'quit' });
-    expect(fileOf(userData)).toEqual({ launchAtLogin: false, closeWindow: 'quit', startServicesOnLaunch: true, ...NEW });
+    expect(fileOf(userData)).toEqual({
+      launchAtLogin: false,
+      closeWindow: 'quit',
+      startServicesOnLaunch: true,
+      ...NEW,
+    });
   });
 
   it('an invalid stored value falls back to its default alone; the others are kept, unknown keys dropped at the next write', () => {
     const userData = userDataFolder();
     openWithConf(userData);
-    writeFileSync(join(userData, 'settings.json'), JSON.stringify({ launchAtLogin: 'yes', closeWindow: 'hide-to-tray', startServicesOnLaunch: false, fromAnotherVersion: 1 }));
+    writeFileSync(
+      join(userData, 'settings.json'),
+      JSON.stringify({
+        launchAtLogin: 'yes',
+        closeWindow: 'hide-to-tray',
+        startServicesOnLaunch: false,
+        fromAnotherVersion: 1,
+      }),
+    );
     const reopened = openWithConf(userData);
-    expect(reopened.get()).toEqual({ launchAtLogin: false, closeWindow: 'hide-to-tray', startServicesOnLaunch: false, ...NEW });
+    expect(reopened.get()).toEqual({
+      launchAtLogin: false,
+      closeWindow: 'hide-to-tray',
+      startServicesOnLaunch: false,
+      ...NEW,
+    });
     reopened.set({ launchAtLogin: true });
-    expect(fileOf(userData)).toEqual({ launchAtLogin: true, closeWindow: 'hide-to-tray', startServicesOnLaunch: false, ...NEW });
+    expect(fileOf(userData)).toEqual({
+      launchAtLogin: true,
+      closeWindow: 'hide-to-tray',
+      startServicesOnLaunch: false,
+      ...NEW,
+    });
   });
 
   it('a value that is not a setting is refused before anything is written', () => {
@@ -69,26 +113,38 @@ describe('settings kept in the user-data folder (through conf)', () => {
     const store = openWithConf(userData);
     store.set({ closeWindow: 'quit' });
     expect(() => store.set({ closeWindow: 'minimise' as never })).toThrow();
-    expect(fileOf(userData)).toEqual({ launchAtLogin: false, closeWindow: 'quit', startServicesOnLaunch: true, ...NEW });
+    expect(fileOf(userData)).toEqual({
+      launchAtLogin: false,
+      closeWindow: 'quit',
+      startServicesOnLaunch: true,
+      ...NEW,
+    });
   });
 
   it('a notification turned off is kept, the others stay on; an invalid one falls back to all on', () => {
     const userData = userDataFolder();
     const store = openWithConf(userData);
     store.set({ notifications: { ...DEFAULT_SETTINGS.notifications, signalFailed: false }, firstRunDone: true });
-    expect(openWithConf(userData).get()).toMatchObject({ firstRunDone: true, notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true } });
+    expect(openWithConf(userData).get()).toMatchObject({
+      firstRunDone: true,
+      notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true },
+    });
     expect(readSettings({ notifications: { signalFailed: 'no' } }).notifications).toEqual(NEW.notifications);
   });
 
   it('a stored file that is not an object at all reads as the defaults', () => {
-    for (const stored of [null, [], 'text', 3, { __proto__: { launchAtLogin: true } }]) expect(readSettings(stored)).toEqual(DEFAULT_SETTINGS);
+    for (const stored of [null, [], 'text', 3, { __proto__: { launchAtLogin: true } }])
+      expect(readSettings(stored)).toEqual(DEFAULT_SETTINGS);
   });
 });
 
 describe('settings.ts itself (electron-store, with a stand-in for Electron\u2019s app)', () => {
   const userData = userDataFolder();
   vi.doMock('electron', () => {
-    const app = { getPath: (name: string) => (name === 'userData' ? userData : join(work, name)), getVersion: () => '0.1.0' };
+    const app = {
+      getPath: (name: string) => (name === 'userData' ? userData : join(work, name)),
+      getVersion: () => '0.1.0',
+    };
     const ipcMain = { on: () => undefined };
     return { default: { app, ipcMain }, app, ipcMain };
   });

@@ -32,7 +32,10 @@ describe('which terminal opens the sign-in', () => {
       writeFileSync(join(bin, name), '#!/bin/sh\n');
       chmodSync(join(bin, name), 0o755);
     }
-    expect(terminalCommand('linux', '/usr/bin/claude', { PATH: bin })).toEqual({ file: join(bin, 'gnome-terminal'), args: ['--', '/usr/bin/claude'] });
+    expect(terminalCommand('linux', '/usr/bin/claude', { PATH: bin })).toEqual({
+      file: join(bin, 'gnome-terminal'),
+      args: ['--', '/usr/bin/claude'],
+    });
     expect(terminalCommand('linux', '/usr/bin/claude', { PATH: join(dir, 'empty') })).toBeUndefined();
   });
 });
@@ -43,16 +46,26 @@ describe('opening it', () => {
     mkdirSync(bin, { recursive: true });
     const record = join(dir, 'args.txt');
     // The test's terminal writes its arguments, then the file's rename says it is complete.
-    writeFileSync(join(bin, 'x-terminal-emulator'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${record}.tmp' && mv '${record}.tmp' '${record}'\n`);
+    writeFileSync(
+      join(bin, 'x-terminal-emulator'),
+      `#!/bin/sh\nprintf '%s\\n' "$@" > '${record}.tmp' && mv '${record}.tmp' '${record}'\n`,
+    );
     chmodSync(join(bin, 'x-terminal-emulator'), 0o755);
     const opened = await openTerminal('/opt/cli/claude', { platform: 'linux', env: { PATH: `${bin}:/usr/bin:/bin` } });
-    expect(opened).toEqual({ opened: true, message: 'A terminal runs /opt/cli/claude: type /login there and follow it, then re-check here.' });
+    expect(opened).toEqual({
+      opened: true,
+      message: 'A terminal runs /opt/cli/claude: type /login there and follow it, then re-check here.',
+    });
     await expect.poll(() => existsSync(record), { timeout: 60_000, interval: 50 }).toBe(true);
     expect(readFileSync(record, 'utf8')).toBe('-e\n/opt/cli/claude\n');
   });
 
   it('no terminal on this system: not opened, with the command to run', async () => {
     const opened = await openTerminal('/opt/cli/claude', { platform: 'linux', env: { PATH: join(dir, 'empty') } });
-    expect(opened).toEqual({ opened: false, message: 'No terminal program was found on this system: open a terminal yourself, run /opt/cli/claude and type /login.' });
+    expect(opened).toEqual({
+      opened: false,
+      message:
+        'No terminal program was found on this system: open a terminal yourself, run /opt/cli/claude and type /login.',
+    });
   });
 });

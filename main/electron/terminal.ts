@@ -34,13 +34,26 @@ function onPath(name: string, path: string | undefined): string | undefined {
 const appleString = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 /** The program and arguments that open a terminal running `command` here, or undefined when none is known. */
-export function terminalCommand(platform: NodeJS.Platform, command: string, env: NodeJS.ProcessEnv): { file: string; args: string[] } | undefined {
+export function terminalCommand(
+  platform: NodeJS.Platform,
+  command: string,
+  env: NodeJS.ProcessEnv,
+): { file: string; args: string[] } | undefined {
   if (platform === 'darwin') {
     // The command is one path (the CLI's); quoted for the shell Terminal runs it in, then for AppleScript.
     const shell = `'${command.replace(/'/g, `'\\''`)}'`;
-    return { file: 'osascript', args: ['-e', `tell application "Terminal" to do script ${appleString(shell)}`, '-e', 'tell application "Terminal" to activate'] };
+    return {
+      file: 'osascript',
+      args: [
+        '-e',
+        `tell application "Terminal" to do script ${appleString(shell)}`,
+        '-e',
+        'tell application "Terminal" to activate',
+      ],
+    };
   }
-  if (platform === 'win32') return { file: env.ComSpec || 'cmd.exe', args: ['/c', 'start', '""', 'cmd', '/k', command] };
+  if (platform === 'win32')
+    return { file: env.ComSpec || 'cmd.exe', args: ['/c', 'start', '""', 'cmd', '/k', command] };
   for (const terminal of LINUX_TERMINALS) {
     const file = onPath(terminal.name, env.PATH);
     if (file) return { file, args: terminal.args(command) };
@@ -49,16 +62,23 @@ export function terminalCommand(platform: NodeJS.Platform, command: string, env:
 }
 
 /** Opens the terminal, detached (it outlives nothing of ours and we wait for nothing of it). */
-export function openTerminal(command: string, options: { platform?: NodeJS.Platform; env?: NodeJS.ProcessEnv } = {}): Promise<TerminalOpened> {
+export function openTerminal(
+  command: string,
+  options: { platform?: NodeJS.Platform; env?: NodeJS.ProcessEnv } = {},
+): Promise<TerminalOpened> {
   const env = options.env ?? process.env;
   const how = terminalCommand(options.platform ?? process.platform, command, env);
   const yourself = `open a terminal yourself, run ${command} and type /login`;
-  if (!how) return Promise.resolve({ opened: false, message: `No terminal program was found on this system: ${yourself}.` });
+  if (!how)
+    return Promise.resolve({ opened: false, message: `No terminal program was found on this system: ${yourself}.` });
   return new Promise((resolve) => {
     const child = spawn(how.file, how.args, { detached: true, stdio: 'ignore', env });
     child.once('spawn', () => {
       child.unref();
-      resolve({ opened: true, message: `A terminal runs ${command}: type /login there and follow it, then re-check here.` });
+      resolve({
+        opened: true,
+        message: `A terminal runs ${command}: type /login there and follow it, then re-check here.`,
+      });
     });
     child.once('error', () => resolve({ opened: false, message: `The terminal could not be started: ${yourself}.` }));
   });

@@ -45,7 +45,15 @@ function memoryHooks() {
   const listeners: Array<(event: TestHookEvent) => void> = [];
   let checked = false;
   const hooks: DesktopTestHooks = {
-    trayMenu: () => [{ id: 'close-to-tray', label: 'Keep running in the tray when the window closes', type: 'checkbox', enabled: true, checked }],
+    trayMenu: () => [
+      {
+        id: 'close-to-tray',
+        label: 'Keep running in the tray when the window closes',
+        type: 'checkbox',
+        enabled: true,
+        checked,
+      },
+    ],
     clickTrayItem: (id) => {
       if (id !== 'close-to-tray') return false;
       checked = !checked;
@@ -69,11 +77,20 @@ describe('the test hooks over a loopback connection', () => {
     report({ event: 'services', services: hooks.services(), tooltip: 'Hub services: 1 of 1 ready' });
     const connection = await test.until(() => test.connections[0]);
     await test.until(() => connection.lines.find((l) => l.event === 'hooks-ready'));
-    expect(connection.lines.find((l) => l.event === 'services')).toEqual({ event: 'services', services: [{ name: 'identity', state: 'ready', port: 8001 }], tooltip: 'Hub services: 1 of 1 ready' });
+    expect(connection.lines.find((l) => l.event === 'services')).toEqual({
+      event: 'services',
+      services: [{ name: 'identity', state: 'ready', port: 8001 }],
+      tooltip: 'Hub services: 1 of 1 ready',
+    });
 
-    connection.socket.write('{"id":1,"command":"click","item":"close-to-tray"}\n{"id":2,"command":"menu"}\n{"id":3,"command":"run","item":"process.exit()"}\n');
+    connection.socket.write(
+      '{"id":1,"command":"click","item":"close-to-tray"}\n{"id":2,"command":"menu"}\n{"id":3,"command":"run","item":"process.exit()"}\n',
+    );
     expect(await test.until(() => connection.lines.find((l) => l.id === 1))).toEqual({ id: 1, clicked: true });
-    expect(((await test.until(() => connection.lines.find((l) => l.id === 2))).menu as Array<{ checked: boolean }>)[0]!.checked).toBe(true);
+    expect(
+      ((await test.until(() => connection.lines.find((l) => l.id === 2))).menu as Array<{ checked: boolean }>)[0]!
+        .checked,
+    ).toBe(true);
     expect((await test.until(() => connection.lines.find((l) => l.id === 3))).error).toMatch(/^commands: /);
     expect(test.connections).toHaveLength(1);
     expect(said).toEqual([]);
@@ -84,11 +101,16 @@ describe('the test hooks over a loopback connection', () => {
     expect(testHooksAddress('127.0.0.1:40123')).toEqual({ host: '127.0.0.1', port: 40123 });
     expect(testHooksAddress('[::1]:40123')).toEqual({ host: '::1', port: 40123 });
     for (const value of ['1', '10.0.0.2:40123', 'example.com:80', '127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1']) {
-      expect(testHooksAddress(value), value).toEqual({ error: "HUB_SERVICES_TEST_HOOKS must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off." });
+      expect(testHooksAddress(value), value).toEqual({
+        error:
+          "HUB_SERVICES_TEST_HOOKS must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off.",
+      });
     }
     const said: string[] = [];
     connectTestHooks(memoryHooks().hooks, '1', (line) => said.push(line));
-    expect(said).toEqual(["HUB_SERVICES_TEST_HOOKS must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off."]);
+    expect(said).toEqual([
+      "HUB_SERVICES_TEST_HOOKS must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off.",
+    ]);
   });
 
   it('reports a listener it cannot reach in one line and does not stop the app', async () => {
@@ -102,6 +124,8 @@ describe('the test hooks over a loopback connection', () => {
         resolve();
       }),
     );
-    expect(said).toEqual([`The test hooks' connection to ${address} failed (ECONNREFUSED); the app runs on without them.`]);
+    expect(said).toEqual([
+      `The test hooks' connection to ${address} failed (ECONNREFUSED); the app runs on without them.`,
+    ]);
   });
 });

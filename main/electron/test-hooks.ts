@@ -102,7 +102,9 @@ export function testHooksAddress(value: string): { host: string; port: number } 
   const match = /^(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[2]) : 0;
   if (!match || port < 1 || port > 65535) {
-    return { error: `${TEST_HOOKS_VARIABLE} must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off.` };
+    return {
+      error: `${TEST_HOOKS_VARIABLE} must be the test's loopback listener as 127.0.0.1:<port>; the test hooks are off.`,
+    };
   }
   return { host: match[1] === '[::1]' ? '::1' : match[1]!, port };
 }
@@ -112,11 +114,17 @@ export function testHooksAddress(value: string): { host: string; port: number } 
  * connection is made are queued by the socket, not lost. A listener that cannot be reached is reported
  * on stderr in one line; the app runs on without hooks.
  */
-export function connectTestHooks(hooks: DesktopTestHooks, value: string, report: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): void {
+export function connectTestHooks(
+  hooks: DesktopTestHooks,
+  value: string,
+  report: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): void {
   const address = testHooksAddress(value);
   if ('error' in address) return report(address.error);
   const socket = connect(address.port, address.host);
   socket.setNoDelay(true);
-  socket.on('error', (err: NodeJS.ErrnoException) => report(`The test hooks' connection to ${value} failed (${err.code ?? 'error'}); the app runs on without them.`));
+  socket.on('error', (err: NodeJS.ErrnoException) =>
+    report(`The test hooks' connection to ${value} failed (${err.code ?? 'error'}); the app runs on without them.`),
+  );
   serveTestHooks(hooks, socket, socket);
 }

@@ -29,7 +29,12 @@ function clients(scripts: Record<string, string>): { env: NodeJS.ProcessEnv; ask
   }
   return {
     env: { PATH: dir },
-    asked: (name) => (existsSync(join(dir, `${name}.args`)) ? readFileSync(join(dir, `${name}.args`), 'utf8').trim().split('\n') : []),
+    asked: (name) =>
+      existsSync(join(dir, `${name}.args`))
+        ? readFileSync(join(dir, `${name}.args`), 'utf8')
+            .trim()
+            .split('\n')
+        : [],
   };
 }
 
@@ -67,7 +72,8 @@ describe('is a tray icon seen on this desktop?', () => {
 
   it('Linux without a watcher (GNOME without the extension): no, from the error dbus-send gives', async () => {
     const { env } = clients({
-      'dbus-send': 'echo "Error org.freedesktop.DBus.Error.ServiceUnknown: The name org.kde.StatusNotifierWatcher was not provided by any .service files" >&2; exit 1',
+      'dbus-send':
+        'echo "Error org.freedesktop.DBus.Error.ServiceUnknown: The name org.kde.StatusNotifierWatcher was not provided by any .service files" >&2; exit 1',
     });
     expect(await trayIsShown('linux', env)).toBe(false);
   });
@@ -91,7 +97,9 @@ describe('is a tray icon seen on this desktop?', () => {
   it.skipIf(!whichSync('dbus-daemon') || !whichSync('dbus-send'))(
     'a real session bus with no StatusNotifier host: no',
     async () => {
-      const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       daemons.push(daemon);
       const address = await new Promise<string>((resolve, reject) => {
         daemon.stdout!.setEncoding('utf8');

@@ -57,7 +57,11 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs:
  * True on macOS and Windows; on Linux, true only when the session bus has a StatusNotifier host.
  * No answer (no bus, no watcher, no client, a hung client) counts as no tray.
  */
-export async function trayIsShown(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env, timeoutMs = 1_500): Promise<boolean> {
+export async function trayIsShown(
+  platform: NodeJS.Platform = process.platform,
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 1_500,
+): Promise<boolean> {
   if (platform !== 'linux') return true;
   for (const ask of ASKS) {
     const reply = await run(ask.command, ask.args(timeoutMs), env, timeoutMs);

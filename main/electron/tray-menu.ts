@@ -8,7 +8,12 @@ import type { ServiceStatus } from '../../common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../common/services.ts';
 import { headline, serviceNeed } from '../../common/needs.ts';
 import { NOTICE_LABELS, type NoticeKind } from './notifications.ts';
-import { aggregateState as aggregateOf, STATE_WORDS, type AggregateState, type ServiceState } from '../../common/states.ts';
+import {
+  aggregateState as aggregateOf,
+  STATE_WORDS,
+  type AggregateState,
+  type ServiceState,
+} from '../../common/states.ts';
 
 export type { AggregateState } from '../../common/states.ts';
 
@@ -48,11 +53,18 @@ export function aggregateState(statuses: readonly ServiceStatus[]): AggregateSta
 export function trayTooltip(statuses: readonly ServiceStatus[]): string {
   const ready = statuses.filter((s) => s.state === 'ready').length;
   const needs = statuses.flatMap((s) => serviceNeed(s) ?? []);
-  const { text } = headline(statuses.map((s) => s.state), needs);
+  const { text } = headline(
+    statuses.map((s) => s.state),
+    needs,
+  );
   return `Hub services: ${text} (${ready} of ${statuses.length} ready)`;
 }
 
-export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayActions, options: TrayOptions): MenuItemConstructorOptions[] {
+export function trayTemplate(
+  statuses: readonly ServiceStatus[],
+  actions: TrayActions,
+  options: TrayOptions,
+): MenuItemConstructorOptions[] {
   const services: MenuItemConstructorOptions[] = statuses.map((s) => {
     const running = RUNNING.includes(s.state);
     const need = serviceNeed(s);
@@ -63,14 +75,31 @@ export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayAc
       submenu: [
         { id: `service:${s.name}:port`, label: `Port ${s.port}`, enabled: false },
         ...(need
-          ? [{ id: `service:${s.name}:need`, label: `${need.action}…`, toolTip: need.text, click: () => actions.openConsole() }]
+          ? [
+              {
+                id: `service:${s.name}:need`,
+                label: `${need.action}…`,
+                toolTip: need.text,
+                click: () => actions.openConsole(),
+              },
+            ]
           : s.lastError && s.state !== 'ready'
             ? [{ id: `service:${s.name}:error`, label: shorten(s.lastError), enabled: false }]
             : []),
         { type: 'separator' as const },
         { id: `service:${s.name}:start`, label: 'Start', enabled: !running, click: () => actions.start(s.name) },
-        { id: `service:${s.name}:stop`, label: 'Stop', enabled: running && s.state !== 'stopping', click: () => actions.stop(s.name) },
-        { id: `service:${s.name}:restart`, label: 'Restart', enabled: s.state !== 'stopping', click: () => actions.restart(s.name) },
+        {
+          id: `service:${s.name}:stop`,
+          label: 'Stop',
+          enabled: running && s.state !== 'stopping',
+          click: () => actions.stop(s.name),
+        },
+        {
+          id: `service:${s.name}:restart`,
+          label: 'Restart',
+          enabled: s.state !== 'stopping',
+          click: () => actions.restart(s.name),
+        },
       ],
     };
   });
@@ -103,8 +132,21 @@ export function trayTemplate(statuses: readonly ServiceStatus[], actions: TrayAc
       })),
     },
     options.launchAtLoginRefused
-      ? { id: 'launch-at-login', label: 'Launch at login (only the installed app)', type: 'checkbox', checked: false, enabled: false, toolTip: options.launchAtLoginRefused }
-      : { id: 'launch-at-login', label: 'Launch at login', type: 'checkbox', checked: options.launchAtLogin, click: (item) => actions.setLaunchAtLogin(item.checked) },
+      ? {
+          id: 'launch-at-login',
+          label: 'Launch at login (only the installed app)',
+          type: 'checkbox',
+          checked: false,
+          enabled: false,
+          toolTip: options.launchAtLoginRefused,
+        }
+      : {
+          id: 'launch-at-login',
+          label: 'Launch at login',
+          type: 'checkbox',
+          checked: options.launchAtLogin,
+          click: (item) => actions.setLaunchAtLogin(item.checked),
+        },
     { type: 'separator' },
     { id: 'quit', label: 'Quit (stops every service)', click: () => actions.quit() },
   ];

@@ -14,7 +14,9 @@ import { PROJECT_ROOT } from '../supervisor/launcher-paths.ts';
 import { isAlive } from '../supervisor/process-tree.ts';
 import { bundlePath } from '../supervisor/service-bundles.ts';
 
-const forks = vi.hoisted(() => [] as Array<{ modulePath: string; args: string[]; options: Record<string, unknown>; child: unknown }>);
+const forks = vi.hoisted(
+  () => [] as Array<{ modulePath: string; args: string[]; options: Record<string, unknown>; child: unknown }>,
+);
 
 vi.mock('electron', () => {
   const { EventEmitter: Emitter } = process.getBuiltinModule('node:events') as typeof import('node:events');
@@ -36,7 +38,12 @@ vi.mock('electron', () => {
         return child;
       },
     },
-    app: { isPackaged: true, getAppMetrics: () => [{ pid: 4242, type: 'Utility', serviceName: 'identity', memory: { workingSetSize: 51_200 } }] },
+    app: {
+      isPackaged: true,
+      getAppMetrics: () => [
+        { pid: 4242, type: 'Utility', serviceName: 'identity', memory: { workingSetSize: 51_200 } },
+      ],
+    },
   };
 });
 
@@ -51,7 +58,8 @@ afterEach(() => {
 function installedBundles(): string {
   const dir = join(temp, 'resources', 'app.asar', 'out', 'services');
   mkdirSync(dir, { recursive: true });
-  for (const name of ['identity', 'persona-store']) writeFileSync(join(dir, `${name}.mjs`), '// carried by the installer\n');
+  for (const name of ['identity', 'persona-store'])
+    writeFileSync(join(dir, `${name}.mjs`), '// carried by the installer\n');
   return dir;
 }
 
@@ -64,7 +72,10 @@ describe('the utility-process launcher (the installed app)', () => {
     expect(await launcher.prepare!(['identity', 'persona-store'])).toBeUndefined();
     launcher.launch('identity', { IDENTITY_PORT: '9001' });
     launcher.launch('persona-store', {});
-    expect(forks.map((f) => f.modulePath)).toEqual([bundlePath('identity', bundleDir), bundlePath('persona-store', bundleDir)]);
+    expect(forks.map((f) => f.modulePath)).toEqual([
+      bundlePath('identity', bundleDir),
+      bundlePath('persona-store', bundleDir),
+    ]);
     expect(forks[0]!.args).toEqual([]);
     expect(forks[0]!.options).toMatchObject({
       env: { IDENTITY_PORT: '9001', HUB_PARENT_PID: String(process.pid) },
@@ -78,8 +89,12 @@ describe('the utility-process launcher (the installed app)', () => {
   it('a bundle the installation lacks is named in the log, with what to do', async () => {
     const electron = await import('electron');
     const { utilityProcessLauncher } = await import('./utility-launcher.ts');
-    const launcher = utilityProcessLauncher(electron.utilityProcess.fork, electron.app, { bundleDir: installedBundles() });
-    expect(await launcher.prepare!(['identity', 'model-provider'])).toBe('this installation lacks the bundle of model-provider; reinstall the app');
+    const launcher = utilityProcessLauncher(electron.utilityProcess.fork, electron.app, {
+      bundleDir: installedBundles(),
+    });
+    expect(await launcher.prepare!(['identity', 'model-provider'])).toBe(
+      'this installation lacks the bundle of model-provider; reinstall the app',
+    );
   });
 
   it('reports the exit once, SIGTERM through kill(), SIGKILL to the pid, memory from the app metrics', async () => {
@@ -118,7 +133,10 @@ describe('which launcher the desktop app uses (desktopLauncher, by serviceRuntim
   it('packaged: Electron utility processes', async () => {
     const electron = await import('electron');
     const { desktopLauncher } = await import('./utility-launcher.ts');
-    const { runtime, launcher } = desktopLauncher({ app: { ...electron.app, isPackaged: true }, utilityProcess: electron.utilityProcess }, {});
+    const { runtime, launcher } = desktopLauncher(
+      { app: { ...electron.app, isPackaged: true }, utilityProcess: electron.utilityProcess },
+      {},
+    );
     expect(runtime.kind).toBe('utility-process');
     launcher.launch('identity', {});
     expect(forks).toHaveLength(1);
@@ -128,13 +146,21 @@ describe('which launcher the desktop app uses (desktopLauncher, by serviceRuntim
     // A stand-in "node" that records how it was started: the launcher must run the services with it.
     const record = join(temp, 'node-run.json');
     const node = join(temp, 'recording-node');
-    writeFileSync(node, `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), ipc: typeof process.send }));\n`);
+    writeFileSync(
+      node,
+      `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), ipc: typeof process.send }));\n`,
+    );
     chmodSync(node, 0o755);
     const electron = await import('electron');
     const { desktopLauncher } = await import('./utility-launcher.ts');
-    const { runtime, launcher } = desktopLauncher({ app: { ...electron.app, isPackaged: false }, utilityProcess: electron.utilityProcess }, { HUB_SERVICES_NODE: node });
+    const { runtime, launcher } = desktopLauncher(
+      { app: { ...electron.app, isPackaged: false }, utilityProcess: electron.utilityProcess },
+      { HUB_SERVICES_NODE: node },
+    );
     expect(runtime).toMatchObject({ kind: 'node-child', node });
-    const exited = new Promise<number | null>((resolve) => launcher.launch('identity', { PATH: process.env.PATH ?? '' }).onExit((code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      launcher.launch('identity', { PATH: process.env.PATH ?? '' }).onExit((code) => resolve(code)),
+    );
     expect(await exited).toBe(0);
     expect(forks).toHaveLength(0);
     const run = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; ipc: string };

@@ -21,11 +21,18 @@ export function desktopLauncher(
   env: NodeJS.ProcessEnv = process.env,
 ): { runtime: ServiceRuntime; launcher: ProcessLauncher } {
   const runtime = serviceRuntime({ electronApp: electron.app }, env);
-  const launcher = runtime.kind === 'utility-process' ? utilityProcessLauncher(electron.utilityProcess.fork, electron.app) : nodeChildLauncher({ node: runtime.node });
+  const launcher =
+    runtime.kind === 'utility-process'
+      ? utilityProcessLauncher(electron.utilityProcess.fork, electron.app)
+      : nodeChildLauncher({ node: runtime.node });
   return { runtime, launcher };
 }
 
-export function utilityProcessLauncher(fork: Fork, app: Pick<App, 'getAppMetrics'>, options: { bundleDir?: string } = {}): ProcessLauncher {
+export function utilityProcessLauncher(
+  fork: Fork,
+  app: Pick<App, 'getAppMetrics'>,
+  options: { bundleDir?: string } = {},
+): ProcessLauncher {
   const bundles = serviceBundles(options.bundleDir);
   return {
     prepare: (names) => bundles.prepare(names),

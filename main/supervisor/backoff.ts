@@ -9,7 +9,12 @@ export interface RestartPolicy {
   windowMs: number;
 }
 
-export const DEFAULT_RESTART_POLICY: RestartPolicy = { baseDelayMs: 500, maxDelayMs: 30_000, maxCrashes: 5, windowMs: 120_000 };
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxCrashes: 5,
+  windowMs: 120_000,
+};
 
 /** Delay before restart number `attempt` (1 for the first restart after a crash). */
 export function backoffDelay(attempt: number, policy: RestartPolicy): number {

@@ -55,8 +55,20 @@ export interface Manifest {
 export function readManifest(dir: string): Manifest | undefined {
   try {
     const manifest = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Partial<Manifest>;
-    if (typeof manifest.recipe !== 'string' || !Array.isArray(manifest.outputs) || typeof manifest.inputs !== 'object' || manifest.inputs === null) return undefined;
-    return { recipe: manifest.recipe, outputs: manifest.outputs, inputs: manifest.inputs, externals: manifest.externals ?? {}, optional: manifest.optional ?? {} };
+    if (
+      typeof manifest.recipe !== 'string' ||
+      !Array.isArray(manifest.outputs) ||
+      typeof manifest.inputs !== 'object' ||
+      manifest.inputs === null
+    )
+      return undefined;
+    return {
+      recipe: manifest.recipe,
+      outputs: manifest.outputs,
+      inputs: manifest.inputs,
+      externals: manifest.externals ?? {},
+      optional: manifest.optional ?? {},
+    };
   } catch {
     return undefined;
   }
@@ -91,7 +103,9 @@ export function outsideArchive(path: string): string {
 }
 
 /** The console's built files (index.html, app.js, app.css) from a folder, or a sentence saying what to do. */
-export function readConsoleBuild(dir = targetDir('console')): { files: Record<string, { contentType: string; body: Buffer }> } | { missing: string } {
+export function readConsoleBuild(
+  dir = targetDir('console'),
+): { files: Record<string, { contentType: string; body: Buffer }> } | { missing: string } {
   const types: Record<(typeof CONSOLE_FILES)[number], string> = {
     'index.html': 'text/html; charset=utf-8',
     'app.js': 'text/javascript; charset=utf-8',
@@ -105,5 +119,9 @@ export function readConsoleBuild(dir = targetDir('console')): { files: Record<st
         : `The console is not built (${absent.join(', ')} missing in ${dir}); run \`npm run build\`.`,
     };
   }
-  return { files: Object.fromEntries(CONSOLE_FILES.map((name) => [name, { contentType: types[name], body: readFileSync(join(dir, name)) }])) };
+  return {
+    files: Object.fromEntries(
+      CONSOLE_FILES.map((name) => [name, { contentType: types[name], body: readFileSync(join(dir, name)) }]),
+    ),
+  };
 }

@@ -50,7 +50,11 @@ export function nodeChildLauncher(options: NodeChildOptions = {}): ProcessLaunch
   };
 }
 
-function launchChild(node: string, command: { script: string; args: string[]; execArgv: string[] }, env: Record<string, string>): ManagedProcess {
+function launchChild(
+  node: string,
+  command: { script: string; args: string[]; execArgv: string[] },
+  env: Record<string, string>,
+): ManagedProcess {
   const child = spawn(node, [...command.execArgv, command.script, ...command.args], {
     cwd: PROJECT_ROOT,
     env,

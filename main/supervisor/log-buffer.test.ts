@@ -5,7 +5,17 @@
 import { describe, expect, it } from 'vitest';
 import { LogRing } from './log-buffer.ts';
 
-const request = (path: string) => JSON.stringify({ level: 30, service: 'identity', req_id: 'x', method: 'GET', path, status: 200, ms: 0.4, msg: 'request' });
+const request = (path: string) =>
+  JSON.stringify({
+    level: 30,
+    service: 'identity',
+    req_id: 'x',
+    method: 'GET',
+    path,
+    status: 200,
+    ms: 0.4,
+    msg: 'request',
+  });
 
 function ring(texts: string[], capacity = 100): LogRing {
   const r = new LogRing(capacity);
@@ -27,10 +37,22 @@ describe('a page of a service\u2019s log', () => {
   });
 
   it('hides the probes\u2019 request lines unless asked, and marks them', () => {
-    const r = ring([request('/healthy'), request('/v1/personas'), request('/ready'), request('/metrics'), '[supervisor] ready after 80 ms']);
+    const r = ring([
+      request('/healthy'),
+      request('/v1/personas'),
+      request('/ready'),
+      request('/metrics'),
+      '[supervisor] ready after 80 ms',
+    ]);
     expect(r.page().lines.map((l) => l.seq)).toEqual([5, 2]);
     const all = r.page({ probes: true });
-    expect(all.lines.map((l) => [l.seq, l.probe ?? false])).toEqual([[5, false], [4, true], [3, true], [2, false], [1, true]]);
+    expect(all.lines.map((l) => [l.seq, l.probe ?? false])).toEqual([
+      [5, false],
+      [4, true],
+      [3, true],
+      [2, false],
+      [1, true],
+    ]);
   });
 
   it('follows: after the newest seen, only what came since (none: an empty page with the same newest)', () => {
@@ -39,7 +61,10 @@ describe('a page of a service\u2019s log', () => {
     expect(r.page({ after: newest })).toEqual({ lines: [], next_before: null, newest: 2 });
     r.push({ service: 'identity', time: '2026-11-26T05:00:01.000Z', stream: 'stderr', text: 'three' });
     r.push({ service: 'identity', time: '2026-11-26T05:00:01.000Z', stream: 'stdout', text: request('/ready') });
-    expect(r.page({ after: newest })).toMatchObject({ lines: [{ text: 'three', seq: 3, stream: 'stderr' }], newest: 4 });
+    expect(r.page({ after: newest })).toMatchObject({
+      lines: [{ text: 'three', seq: 3, stream: 'stderr' }],
+      newest: 4,
+    });
   });
 
   it('filters on the text, case-insensitively, and keeps only its capacity (the seq goes on)', () => {

@@ -37,12 +37,16 @@ function compileOtherAbiModule(): { file?: string; why?: string } {
   const file = join(work, 'other_abi.node');
   writeFileSync(source, OTHER_ABI_SOURCE);
   const cc = spawnSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-o', file, source], { encoding: 'utf8' });
-  if (cc.error || cc.status !== 0) return { why: `no C compiler to make a module for another ABI (${cc.error?.message ?? cc.stderr.trim()})` };
+  if (cc.error || cc.status !== 0)
+    return { why: `no C compiler to make a module for another ABI (${cc.error?.message ?? cc.stderr.trim()})` };
   return { file };
 }
 
 const otherAbi = compileOtherAbiModule();
-if (otherAbi.why) process.stdout.write(`[native-modules.test] skipped the tests that load a module for another ABI: ${otherAbi.why}.\n`);
+if (otherAbi.why)
+  process.stdout.write(
+    `[native-modules.test] skipped the tests that load a module for another ABI: ${otherAbi.why}.\n`,
+  );
 
 function loadError(file: string): unknown {
   try {
@@ -54,24 +58,35 @@ function loadError(file: string): unknown {
 }
 
 describe('the message for a native module built for another runtime', () => {
-  it.skipIf(!otherAbi.file)('names the package, both ABIs and the command that fixes it, from the loader\u2019s real refusal', () => {
-    const file = join(work, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
-    mkdirSync(join(file, '..'), { recursive: true });
-    copyFileSync(otherAbi.file!, file);
-    const line = nativeLoadFailure(loadError(file), file);
-    expect(line).toBe(
-      `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 150; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
-        `Run \`npm rebuild better-sqlite3\` in the project folder with this Node.js (${process.execPath}), then start again.`,
-    );
-    expect(line).not.toContain('\n');
-    // In the installed app (Electron 45, ABI 150) meeting a build for this Node (the loader's same words, the numbers the other way round):
-    const real = loadError(file) as Error & { code: string };
-    const inElectron = Object.assign(new Error(real.message.replace('VERSION 150', 'VERSION <built>').replace(`VERSION ${process.versions.modules}`, 'VERSION 150').replace('VERSION <built>', `VERSION ${process.versions.modules}`)), { code: real.code });
-    expect(nativeLoadFailure(inElectron, file, { node: '24.0.0', modules: '150', electron: '45.4.1' })).toBe(
-      `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION ${process.versions.modules}; Electron 45.4.1 needs 150). ` +
-        'Reinstall the app; when building it yourself, make the installers with `npm run dist`, whose electron-builder rebuilds it for Electron.',
-    );
-  });
+  it.skipIf(!otherAbi.file)(
+    'names the package, both ABIs and the command that fixes it, from the loader\u2019s real refusal',
+    () => {
+      const file = join(work, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+      mkdirSync(join(file, '..'), { recursive: true });
+      copyFileSync(otherAbi.file!, file);
+      const line = nativeLoadFailure(loadError(file), file);
+      expect(line).toBe(
+        `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 150; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
+          `Run \`npm rebuild better-sqlite3\` in the project folder with this Node.js (${process.execPath}), then start again.`,
+      );
+      expect(line).not.toContain('\n');
+      // In the installed app (Electron 45, ABI 150) meeting a build for this Node (the loader's same words, the numbers the other way round):
+      const real = loadError(file) as Error & { code: string };
+      const inElectron = Object.assign(
+        new Error(
+          real.message
+            .replace('VERSION 150', 'VERSION <built>')
+            .replace(`VERSION ${process.versions.modules}`, 'VERSION 150')
+            .replace('VERSION <built>', `VERSION ${process.versions.modules}`),
+        ),
+        { code: real.code },
+      );
+      expect(nativeLoadFailure(inElectron, file, { node: '24.0.0', modules: '150', electron: '45.4.1' })).toBe(
+        `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION ${process.versions.modules}; Electron 45.4.1 needs 150). ` +
+          'Reinstall the app; when building it yourself, make the installers with `npm run dist`, whose electron-builder rebuilds it for Electron.',
+      );
+    },
+  );
 
   it('a file for another platform (not a shared object of this system) says so, without its path or line breaks', () => {
     const file = join(work, 'node_modules', '@scope', 'native', 'addon.node');
@@ -87,7 +102,9 @@ describe('the message for a native module built for another runtime', () => {
 
   it('any other failure is not a native-module failure', () => {
     expect(nativeLoadFailure(new TypeError('x is not a function'), '/a/node_modules/b/c.node')).toBeUndefined();
-    expect(nativePackage('/app/resources/app.asar.unpacked/node_modules/better-sqlite3/build/Release/better_sqlite3.node')).toBe('better-sqlite3');
+    expect(
+      nativePackage('/app/resources/app.asar.unpacked/node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+    ).toBe('better-sqlite3');
     expect(nativePackage('C:\\app\\node_modules\\@s\\n\\x.node')).toBe('@s/n');
   });
 });
@@ -102,20 +119,33 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
     const errors = buildErrors(await build({ targets: ['services'] }));
     if (errors) throw new Error(`the build failed:\n${errors}`);
     mkdirSync(bundleDir, { recursive: true });
-    for (const file of ['identity.mjs', MANIFEST]) copyFileSync(join(targetDir('services'), file), join(bundleDir, file));
+    for (const file of ['identity.mjs', MANIFEST])
+      copyFileSync(join(targetDir('services'), file), join(bundleDir, file));
     copyFileSync(join(PROJECT_ROOT, 'package.json'), join(project, 'package.json'));
     const modules = join(project, 'node_modules');
-    cpSync(join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'lib'), join(modules, 'better-sqlite3', 'lib'), { recursive: true });
-    copyFileSync(join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'package.json'), join(modules, 'better-sqlite3', 'package.json'));
+    cpSync(join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'lib'), join(modules, 'better-sqlite3', 'lib'), {
+      recursive: true,
+    });
+    copyFileSync(
+      join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'package.json'),
+      join(modules, 'better-sqlite3', 'package.json'),
+    );
     mkdirSync(join(modules, 'better-sqlite3', 'build', 'Release'), { recursive: true });
     copyFileSync(otherAbi.file, join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'));
-    for (const name of ['bindings', 'file-uri-to-path', 'pino', 'swagger-ui-dist']) symlinkSync(join(PROJECT_ROOT, 'node_modules', name), join(modules, name), 'dir');
+    for (const name of ['bindings', 'file-uri-to-path', 'pino', 'swagger-ui-dist'])
+      symlinkSync(join(PROJECT_ROOT, 'node_modules', name), join(modules, name), 'dir');
   }, 240_000);
 
   it.skipIf(!otherAbi.file)('stops with one line that says what to run and exit code 78, no stack trace', async () => {
     const child = spawn(process.execPath, [join(bundleDir, 'identity.mjs')], {
       cwd: project,
-      env: { PATH: process.env.PATH, HOME: work, IDENTITY_PORT: String(await freePort()), IDENTITY_DATA_DIR: join(work, 'identity-data'), IDENTITY_LOG_LEVEL: 'silent' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: work,
+        IDENTITY_PORT: String(await freePort()),
+        IDENTITY_DATA_DIR: join(work, 'identity-data'),
+        IDENTITY_LOG_LEVEL: 'silent',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -132,7 +162,12 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
     const supervisor = new ServiceSupervisor({
       dataDir: join(work, 'supervised'),
       services: ['identity'],
-      env: { PATH: process.env.PATH, HOME: work, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'silent' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: work,
+        IDENTITY_PORT: String(await freePort()),
+        IDENTITY_LOG_LEVEL: 'silent',
+      },
       launcher: nodeChildLauncher({ bundleDir }),
     });
     try {
@@ -140,7 +175,9 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
       const [status] = await supervisor.waitUntilSettled(['identity'], 60_000);
       expect(status!.state).toBe('gave-up');
       expect(status!.restarts).toBe(0);
-      expect(status!.lastError).toMatch(/^identity: better-sqlite3 was built for another runtime \(NODE_MODULE_VERSION 150; .*Run `npm rebuild better-sqlite3`.* Not restarting: this needs a change before it can start\.$/);
+      expect(status!.lastError).toMatch(
+        /^identity: better-sqlite3 was built for another runtime \(NODE_MODULE_VERSION 150; .*Run `npm rebuild better-sqlite3`.* Not restarting: this needs a change before it can start\.$/,
+      );
       expect(status!.lastError).not.toMatch(/\n\s+at /);
     } finally {
       await supervisor.close();

@@ -29,7 +29,11 @@ const BUILT_FOR_ANOTHER =
  * runtime (another Node.js or Electron ABI), platform or architecture, or otherwise unloadable, with how
  * to fix it where this process runs; undefined for any other failure.
  */
-export function nativeLoadFailure(err: unknown, file: string, versions: RuntimeVersions = process.versions): string | undefined {
+export function nativeLoadFailure(
+  err: unknown,
+  file: string,
+  versions: RuntimeVersions = process.versions,
+): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : '';
   if (code !== 'ERR_DLOPEN_FAILED' && !BUILT_FOR_ANOTHER.test(message)) return undefined;

@@ -31,7 +31,9 @@ export async function identifyHolder(baseUrl: string): Promise<{ service?: Servi
   const title = typeof openapi?.info?.title === 'string' ? openapi.info.title : undefined;
   if (title) {
     // Our services' documents are titled with the catalogue's title or label ("Repository-hosting gateway").
-    const hit = SERVICES.find((s) => [s.title, s.label].some((word) => title.toLowerCase().includes(word.toLowerCase())));
+    const hit = SERVICES.find((s) =>
+      [s.title, s.label].some((word) => title.toLowerCase().includes(word.toLowerCase())),
+    );
     if (hit) return { service: hit.name, oursLike: true };
   }
   const healthy = (await getJson(`${baseUrl}/healthy`)) as { status?: unknown } | undefined;

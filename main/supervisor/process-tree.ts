@@ -5,7 +5,10 @@ import { readFileSync } from 'node:fs';
 export function descendants(pid: number): number[] {
   let table: string;
   try {
-    table = process.platform === 'win32' ? '' : execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', timeout: 2_000 });
+    table =
+      process.platform === 'win32'
+        ? ''
+        : execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', timeout: 2_000 });
   } catch {
     return [];
   }
@@ -36,7 +39,9 @@ export function residentBytes(pid: number): number | undefined {
       return m ? Number(m[1]) * 1024 : undefined;
     }
     if (process.platform === 'win32') return undefined;
-    const kb = Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8', timeout: 2_000 }).trim());
+    const kb = Number(
+      execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8', timeout: 2_000 }).trim(),
+    );
     return Number.isFinite(kb) && kb > 0 ? kb * 1024 : undefined;
   } catch {
     return undefined;

@@ -29,7 +29,11 @@ describe('service bundles', () => {
   it('are built once, reused while no input changed, and rebuilt when one did or a service is new', async () => {
     const first = await build({ targets: ['services'], services: ['model-provider'], outDir });
     // swagger-ui-dist is found by path by the kit's app (its /docs), which the provider is built on.
-    expect(first.services).toMatchObject({ built: true, outputs: ['model-provider.mjs'], externals: { 'model-provider.mjs': ['pino', 'swagger-ui-dist'] } });
+    expect(first.services).toMatchObject({
+      built: true,
+      outputs: ['model-provider.mjs'],
+      externals: { 'model-provider.mjs': ['pino', 'swagger-ui-dist'] },
+    });
     const inputs = Object.keys(manifest().inputs);
     expect(inputs).toContain('services/model-provider/main.ts');
     expect(inputs).toContain('main/supervisor/service-prelude.ts');
@@ -49,7 +53,9 @@ describe('service bundles', () => {
     writeFileSync(join(dir, MANIFEST), JSON.stringify({ ...manifest(), recipe: 'esbuild 0.0.1' }));
     expect((await build({ targets: ['services'], services: ['model-provider'], outDir })).services!.built).toBe(true);
     // A service the manifest does not name is built too.
-    expect((await build({ targets: ['services'], services: ['model-provider', 'identity'], outDir })).services!.built).toBe(true);
+    expect(
+      (await build({ targets: ['services'], services: ['model-provider', 'identity'], outDir })).services!.built,
+    ).toBe(true);
     expect(existsSync(bundlePath('identity', dir))).toBe(true);
     expect(manifest().externals['identity.mjs']).toEqual(['better-sqlite3', 'pino', 'swagger-ui-dist']);
   });
@@ -66,7 +72,14 @@ describe('service bundles', () => {
     await build({ targets: ['services'], services: ['model-provider'], outDir });
     const port = await freePort();
     const child = spawn(process.execPath, [bundlePath('model-provider', dir)], {
-      env: { PATH: process.env.PATH, HOME: project, MODELPROV_PORT: String(port), MODELPROV_DATA_DIR: join(project, 'provider-data'), MODELPROV_CLI_BINARY: '/nonexistent/claude', MODELPROV_LOG_LEVEL: 'silent' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: project,
+        MODELPROV_PORT: String(port),
+        MODELPROV_DATA_DIR: join(project, 'provider-data'),
+        MODELPROV_CLI_BINARY: '/nonexistent/claude',
+        MODELPROV_LOG_LEVEL: 'silent',
+      },
       stdio: 'ignore',
     });
     try {
@@ -74,7 +87,10 @@ describe('service bundles', () => {
       const deadline = Date.now() + 60_000;
       let body: { status?: string } | undefined;
       while (!body && Date.now() < deadline) {
-        body = await fetch(`http://127.0.0.1:${port}/healthy`).then((r) => r.json() as Promise<{ status: string }>, () => undefined);
+        body = await fetch(`http://127.0.0.1:${port}/healthy`).then(
+          (r) => r.json() as Promise<{ status: string }>,
+          () => undefined,
+        );
         if (!body) await new Promise((r) => setTimeout(r, 50));
       }
       expect(body).toMatchObject({ status: 'ok' });
@@ -87,14 +103,24 @@ describe('service bundles', () => {
     await build({ targets: ['services'], services: ['model-provider'], outDir });
     const current = serviceBundles(dir);
     expect(await current.prepare(['model-provider'])).toBeUndefined();
-    expect(current.command('model-provider')).toEqual({ script: bundlePath('model-provider', dir), args: [], execArgv: [] });
+    expect(current.command('model-provider')).toEqual({
+      script: bundlePath('model-provider', dir),
+      args: [],
+      execArgv: [],
+    });
 
     const edited = manifest();
     edited.inputs['services/model-provider/main.ts'] = [0, 0];
     writeFileSync(join(dir, MANIFEST), JSON.stringify(edited));
     const stale = serviceBundles(dir);
-    expect(await stale.prepare(['model-provider'])).toMatch(/^the bundles of model-provider are missing or older than the sources, so they run from source .*`npm run build`/);
-    expect(stale.command('model-provider')).toEqual({ script: join(PROJECT_ROOT, 'services', 'run.ts'), args: ['model-provider'], execArgv: ['--import', 'tsx'] });
+    expect(await stale.prepare(['model-provider'])).toMatch(
+      /^the bundles of model-provider are missing or older than the sources, so they run from source .*`npm run build`/,
+    );
+    expect(stale.command('model-provider')).toEqual({
+      script: join(PROJECT_ROOT, 'services', 'run.ts'),
+      args: ['model-provider'],
+      execArgv: ['--import', 'tsx'],
+    });
 
     const archived = join(project, 'resources', 'app.asar', 'out', 'services');
     mkdirSync(archived, { recursive: true });
@@ -103,7 +129,9 @@ describe('service bundles', () => {
     expect(await installed.prepare(['model-provider'])).toBeUndefined();
     expect(installed.command('model-provider').script).toBe(bundlePath('model-provider', archived));
     // Nothing is ever built inside an archive.
-    expect((await build({ targets: ['services'], outDir: join(project, 'resources', 'app.asar', 'out') })).services!.built).toBe(false);
+    expect(
+      (await build({ targets: ['services'], outDir: join(project, 'resources', 'app.asar', 'out') })).services!.built,
+    ).toBe(false);
     expect(readFileSync(bundlePath('model-provider', archived), 'utf8')).toBe('// carried by the installer\n');
   });
 });

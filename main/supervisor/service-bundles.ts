@@ -51,7 +51,13 @@ export function serviceBundles(dir = BUNDLE_DIR): ServiceBundles {
     async prepare(names) {
       const sources = names.filter((n) => existsSync(serviceSource(n)));
       // Bundles compared with the sources they were built from, where those are here (a checkout).
-      const current = archived || (sources.length > 0 && isCurrent(dir, sources.map((n) => `${n}.mjs`)));
+      const current =
+        archived ||
+        (sources.length > 0 &&
+          isCurrent(
+            dir,
+            sources.map((n) => `${n}.mjs`),
+          ));
       const stale: ServiceName[] = [];
       const missing: ServiceName[] = [];
       for (const name of names) {
@@ -63,13 +69,18 @@ export function serviceBundles(dir = BUNDLE_DIR): ServiceBundles {
         else missing.push(name);
       }
       const notes = [
-        ...(stale.length ? [`the bundles of ${stale.join(', ')} are missing or older than the sources, so they run from source (slower); \`npm run build\` rebuilds them`] : []),
+        ...(stale.length
+          ? [
+              `the bundles of ${stale.join(', ')} are missing or older than the sources, so they run from source (slower); \`npm run build\` rebuilds them`,
+            ]
+          : []),
         ...(missing.length ? [`this installation lacks the bundle of ${missing.join(', ')}; reinstall the app`] : []),
       ];
       return notes.length ? notes.join('; ') : undefined;
     },
     command(name) {
-      if (archived || bundled.has(name) || !existsSync(serviceSource(name))) return { script: bundlePath(name, dir), args: [], execArgv: [] };
+      if (archived || bundled.has(name) || !existsSync(serviceSource(name)))
+        return { script: bundlePath(name, dir), args: [], execArgv: [] };
       return { script: SERVICE_RUNNER, args: [name], execArgv: ['--import', 'tsx'] };
     },
   };

@@ -12,7 +12,15 @@ import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
 import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
 import { descendants, residentBytes } from './process-tree.ts';
 import type { Supervisor } from './types.ts';
-import { baseUrl, gatewayServiceToken, placement, serviceEnv, settingsFile, type Placement, type ServiceSettingsStore } from './wiring.ts';
+import {
+  baseUrl,
+  gatewayServiceToken,
+  placement,
+  serviceEnv,
+  settingsFile,
+  type Placement,
+  type ServiceSettingsStore,
+} from './wiring.ts';
 
 export interface SupervisorParts {
   /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
@@ -145,7 +153,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   }
 
   async localCredential(): Promise<string> {
-    const file = join(this.slots.get('identity')?.placement.dataDir ?? join(this.dataDir, 'identity'), LOCAL_SESSION_FILE);
+    const file = join(
+      this.slots.get('identity')?.placement.dataDir ?? join(this.dataDir, 'identity'),
+      LOCAL_SESSION_FILE,
+    );
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (existsSync(file)) {
@@ -155,7 +166,9 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       const identity = this.slots.get('identity');
       const running = identity && RUNNING_STATES.has(identity.state);
       if (!running || Date.now() > deadline) {
-        throw new Error('The local session is not there yet: start the identity service; it writes the session when it first starts.');
+        throw new Error(
+          'The local session is not there yet: start the identity service; it writes the session when it first starts.',
+        );
       }
       await sleep(100);
     }
@@ -215,7 +228,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
    * gave up, stopped). Rejects after `timeoutMs` naming the ones still on their way.
    */
   waitUntilSettled(names: readonly ServiceName[] = this.services(), timeoutMs = 60_000): Promise<ServiceStatus[]> {
-    const settled = (s: ServiceStatus) => s.state === 'ready' || s.state === 'waiting' || s.state === 'gave-up' || s.state === 'stopped';
+    const settled = (s: ServiceStatus) =>
+      s.state === 'ready' || s.state === 'waiting' || s.state === 'gave-up' || s.state === 'stopped';
     const pick = () => this.status().filter((s) => names.includes(s.name));
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -228,7 +242,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       const timer = setTimeout(() => {
         cleanup();
         const waiting = pick().filter((s) => !settled(s));
-        reject(new Error(`Still waiting after ${Math.round(timeoutMs / 1000)} s for ${waiting.map((s) => `${s.name} (${s.state})`).join(', ')}.`));
+        reject(
+          new Error(
+            `Still waiting after ${Math.round(timeoutMs / 1000)} s for ${waiting.map((s) => `${s.name} (${s.state})`).join(', ')}.`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);
@@ -253,12 +271,18 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       port: s.placement.port,
       url: baseUrl(s.placement),
       ...(pid !== undefined ? { pid } : {}),
-      ...(s.startedAt !== undefined && s.proc ? { startedAt: new Date(s.startedAt).toISOString(), uptimeMs: Date.now() - s.startedAt } : {}),
+      ...(s.startedAt !== undefined && s.proc
+        ? { startedAt: new Date(s.startedAt).toISOString(), uptimeMs: Date.now() - s.startedAt }
+        : {}),
       ...(pid !== undefined ? optional('memoryBytes', s.proc?.memoryBytes?.() ?? residentBytes(pid)) : {}),
       restarts: s.restarts,
       ...(s.lastError ? { lastError: s.lastError } : {}),
-      ...(s.state === 'backing-off' && s.restartAt !== undefined ? { restartAt: new Date(s.restartAt).toISOString() } : {}),
-      ...(s.waitingOn?.length && (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded') ? { waitingOn: [...s.waitingOn] } : {}),
+      ...(s.state === 'backing-off' && s.restartAt !== undefined
+        ? { restartAt: new Date(s.restartAt).toISOString() }
+        : {}),
+      ...(s.waitingOn?.length && (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded')
+        ? { waitingOn: [...s.waitingOn] }
+        : {}),
     };
   }
 
@@ -363,7 +387,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     if (healthy.status !== 200) {
       if (slot.state === 'starting') {
         if (age > this.startTimeoutMs) {
-          return this.livenessFailed(slot, `did not answer /healthy within ${Math.round(this.startTimeoutMs / 1000)} s of starting`);
+          return this.livenessFailed(
+            slot,
+            `did not answer /healthy within ${Math.round(this.startTimeoutMs / 1000)} s of starting`,
+          );
         }
         return this.schedule(slot, generation, age < 10_000 ? 50 : 500);
       }
@@ -440,7 +467,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     const inTime = await Promise.race([exited?.then(() => true), sleep(this.stopTimeoutMs).then(() => false)]);
     if (!inTime && slot.proc === proc) {
       const family = proc.pid !== undefined ? descendants(proc.pid) : [];
-      this.note(slot.name, `did not stop within ${this.stopTimeoutMs} ms of SIGTERM; sending SIGKILL to it and ${family.length} process(es) it started`);
+      this.note(
+        slot.name,
+        `did not stop within ${this.stopTimeoutMs} ms of SIGTERM; sending SIGKILL to it and ${family.length} process(es) it started`,
+      );
       proc.kill('SIGKILL');
       for (const pid of family) {
         try {
@@ -487,7 +517,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.setState(slot, 'crashed', cause);
     const delay = backoffDelay(count, this.policy);
     // The note's time and restartAt are the same moment, so the log and the console's countdown agree.
-    this.note(slot.name, `${cause}; restarting in ${delay} ms (crash ${count} of ${this.policy.maxCrashes} allowed within the window)`, now);
+    this.note(
+      slot.name,
+      `${cause}; restarting in ${delay} ms (crash ${count} of ${this.policy.maxCrashes} allowed within the window)`,
+      now,
+    );
     slot.restartAt = now + delay;
     this.setState(slot, 'backing-off', `${cause}. Restarting in ${(delay / 1000).toFixed(1)} s.`);
     slot.timer = setTimeout(() => {
@@ -507,7 +541,10 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-async function fetchStatus(url: string, timeoutMs: number): Promise<{ status: number; detail?: string; failing?: FailingCheck[] }> {
+async function fetchStatus(
+  url: string,
+  timeoutMs: number,
+): Promise<{ status: number; detail?: string; failing?: FailingCheck[] }> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     if (res.ok) {
@@ -517,7 +554,11 @@ async function fetchStatus(url: string, timeoutMs: number): Promise<{ status: nu
     const body = (await res.json().catch(() => undefined)) as { detail?: unknown; checks?: unknown } | undefined;
     const detail = typeof body?.detail === 'string' ? body.detail : failingChecks(body?.checks);
     const failing = failingCheckList(body?.checks);
-    return { status: res.status, ...(detail ? { detail: detail.slice(0, 300) } : {}), ...(failing.length ? { failing } : {}) };
+    return {
+      status: res.status,
+      ...(detail ? { detail: detail.slice(0, 300) } : {}),
+      ...(failing.length ? { failing } : {}),
+    };
   } catch {
     return { status: 0 };
   }
@@ -544,7 +585,9 @@ function failingChecks(checks: unknown): string | undefined {
     if (value === 'failing') return [name];
     if (value && typeof value === 'object' && (value as { ok?: unknown }).ok === false) {
       const state = (value as { state?: unknown }).state;
-      return [typeof state === 'string' && /^[a-z_]{1,40}$/.test(state) ? `${name} (${state.replace(/_/g, ' ')})` : name];
+      return [
+        typeof state === 'string' && /^[a-z_]{1,40}$/.test(state) ? `${name} (${state.replace(/_/g, ' ')})` : name,
+      ];
     }
     return [];
   });

@@ -24,7 +24,10 @@ export interface Supervisor extends EventEmitter {
   /** The newest lines of a service's ring buffer, optionally only those containing `filter`. */
   logs(name: ServiceName, options?: { filter?: string; limit?: number }): LogLine[];
   /** A page of a service's lines, newest first: older than `before`, or newer than `after` (follow); probe requests only when asked. */
-  logPage(name: ServiceName, options?: { filter?: string; limit?: number; before?: number; after?: number; probes?: boolean }): LogPage;
+  logPage(
+    name: ServiceName,
+    options?: { filter?: string; limit?: number; before?: number; after?: number; probes?: boolean },
+  ): LogPage;
   /** Base URL of each service, for the console API. */
   url(name: ServiceName): string;
   /** The local account's session credential (from identity's data folder), once identity has started. */

@@ -10,7 +10,15 @@ const wiring = { dataDir: '/data', identityUrl: 'http://127.0.0.1:8001', gateway
 
 describe('each service\u2019s environment', () => {
   it('passes only the service\u2019s own prefixed variables, and the user\u2019s values win', () => {
-    const parent = { PATH: '/bin', HOME: '/home/u', PERSONA_PORT: '9004', PERSONA_LOG_LEVEL: 'debug', REPOHOST_PLATFORM_URL: 'http://x', MODELPROV_CLI_BINARY: '/c', IDENTITY_PORT: '9001' };
+    const parent = {
+      PATH: '/bin',
+      HOME: '/home/u',
+      PERSONA_PORT: '9004',
+      PERSONA_LOG_LEVEL: 'debug',
+      REPOHOST_PLATFORM_URL: 'http://x',
+      MODELPROV_CLI_BINARY: '/c',
+      IDENTITY_PORT: '9001',
+    };
     const env = serviceEnv('persona-store', parent, wiring);
     expect(env).toEqual({
       PATH: '/bin',
@@ -25,24 +33,44 @@ describe('each service\u2019s environment', () => {
 
   it('wires the gateway\u2019s service token into identity and the gateway', () => {
     expect(serviceEnv('identity', {}, wiring).IDENTITY_SERVICE_TOKENS).toBe(`repohost-api=${wiring.gatewayToken}`);
-    expect(serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'other=abcdefghijklmnopq' }, wiring).IDENTITY_SERVICE_TOKENS).toBe(
-      `other=abcdefghijklmnopq,repohost-api=${wiring.gatewayToken}`,
-    );
+    expect(
+      serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'other=abcdefghijklmnopq' }, wiring).IDENTITY_SERVICE_TOKENS,
+    ).toBe(`other=abcdefghijklmnopq,repohost-api=${wiring.gatewayToken}`);
     // A user who registered the gateway themselves keeps their own token.
-    expect(serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'repohost-api=mine-mine-mine-mine' }, wiring).IDENTITY_SERVICE_TOKENS).toBe('repohost-api=mine-mine-mine-mine');
+    expect(
+      serviceEnv('identity', { IDENTITY_SERVICE_TOKENS: 'repohost-api=mine-mine-mine-mine' }, wiring)
+        .IDENTITY_SERVICE_TOKENS,
+    ).toBe('repohost-api=mine-mine-mine-mine');
     const gateway = serviceEnv('repohost-gateway', {}, wiring);
-    expect(gateway).toMatchObject({ REPOHOST_IDENTITY_URL: wiring.identityUrl, REPOHOST_IDENTITY_SERVICE_TOKEN: wiring.gatewayToken, REPOHOST_PORT: '8011' });
+    expect(gateway).toMatchObject({
+      REPOHOST_IDENTITY_URL: wiring.identityUrl,
+      REPOHOST_IDENTITY_SERVICE_TOKEN: wiring.gatewayToken,
+      REPOHOST_PORT: '8011',
+    });
     expect(gateway.REPOHOST_SIGNAL_REFUSED_PORTS).toBe('8001,8004,8011,8127');
     // Moved services are refused where they are; the user's own ports stay refused too.
-    expect(serviceEnv('repohost-gateway', { PERSONA_PORT: '9004', REPOHOST_SIGNAL_REFUSED_PORTS: '5432, 8001' }, wiring).REPOHOST_SIGNAL_REFUSED_PORTS).toBe('5432,8001,9004,8011,8127');
+    expect(
+      serviceEnv('repohost-gateway', { PERSONA_PORT: '9004', REPOHOST_SIGNAL_REFUSED_PORTS: '5432, 8001' }, wiring)
+        .REPOHOST_SIGNAL_REFUSED_PORTS,
+    ).toBe('5432,8001,9004,8011,8127');
     // The headless console's port is one of the app's own too.
-    expect(serviceEnv('repohost-gateway', {}, { ...wiring, appPorts: [41234] }).REPOHOST_SIGNAL_REFUSED_PORTS).toBe('8001,8004,8011,8127,41234');
-    expect(serviceEnv('model-provider', {}, wiring)).toEqual({ MODELPROV_HOST: '127.0.0.1', MODELPROV_PORT: '8127', MODELPROV_DATA_DIR: '/data/model-provider' });
+    expect(serviceEnv('repohost-gateway', {}, { ...wiring, appPorts: [41234] }).REPOHOST_SIGNAL_REFUSED_PORTS).toBe(
+      '8001,8004,8011,8127,41234',
+    );
+    expect(serviceEnv('model-provider', {}, wiring)).toEqual({
+      MODELPROV_HOST: '127.0.0.1',
+      MODELPROV_PORT: '8127',
+      MODELPROV_DATA_DIR: '/data/model-provider',
+    });
   });
 
   it('places each service on its default port and folder unless told otherwise', () => {
     expect(placement('identity', '/d', {})).toEqual({ host: '127.0.0.1', port: 8001, dataDir: '/d/identity' });
-    expect(placement('identity', '/d', { IDENTITY_PORT: '9100', IDENTITY_DATA_DIR: '/elsewhere' })).toEqual({ host: '127.0.0.1', port: 9100, dataDir: '/elsewhere' });
+    expect(placement('identity', '/d', { IDENTITY_PORT: '9100', IDENTITY_DATA_DIR: '/elsewhere' })).toEqual({
+      host: '127.0.0.1',
+      port: 9100,
+      dataDir: '/elsewhere',
+    });
     // A bad port is left for the service to refuse by name; the supervisor shows the default meanwhile.
     expect(placement('identity', '/d', { IDENTITY_PORT: 'eighty' }).port).toBe(8001);
   });
@@ -66,7 +94,9 @@ describe('each service\u2019s environment', () => {
 describe('restart policy', () => {
   it('doubles the delay per crash up to the cap', () => {
     const policy = { ...DEFAULT_RESTART_POLICY, baseDelayMs: 500, maxDelayMs: 30_000 };
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 60].map((n) => backoffDelay(n, policy))).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 60].map((n) => backoffDelay(n, policy))).toEqual([
+      500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000,
+    ]);
   });
 
   it('counts crashes inside the window only, and gives up at the limit', () => {
@@ -109,7 +139,12 @@ describe('the log files', () => {
     const files = new LogFiles(dir, { size: '1K', maxFiles: 2 });
     // Written all at once, as a burst of service output arrives: rotation keeps up without pauses between writes.
     for (let i = 0; i < 200; i++) {
-      files.write({ service: 'identity', time: new Date().toISOString(), stream: 'stdout', text: `line ${i} ${'x'.repeat(60)}` });
+      files.write({
+        service: 'identity',
+        time: new Date().toISOString(),
+        stream: 'stdout',
+        text: `line ${i} ${'x'.repeat(60)}`,
+      });
     }
     files.write({ service: 'persona-store', time: new Date().toISOString(), stream: 'stderr', text: 'one line' });
     await files.close();
@@ -130,7 +165,8 @@ describe('the log files', () => {
     // Beside them, rotating-file-stream's history of rotated files: their names, nothing logged.
     for (const n of names.filter((n) => !n.endsWith('.log'))) {
       expect(n).toBe('identity.log.txt');
-      for (const entry of readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean)) expect(rotated.map((r) => join(dir, r))).toContain(entry);
+      for (const entry of readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean))
+        expect(rotated.map((r) => join(dir, r))).toContain(entry);
     }
     expect(readFileSync(join(dir, 'persona-store.log'), 'utf8')).toMatch(/^\S+ stderr one line\n$/);
     rmSync(dirname(dir), { recursive: true, force: true });

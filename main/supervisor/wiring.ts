@@ -1,10 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../../common/contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
-import { SERVICE_CATALOGUE, SERVICE_NAMES, SERVICES, type ServiceName, type WiredSetting } from '../../common/services.ts';
+import {
+  SERVICE_CATALOGUE,
+  SERVICE_NAMES,
+  SERVICES,
+  type ServiceName,
+  type WiredSetting,
+} from '../../common/services.ts';
 
 const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
 
@@ -31,7 +48,8 @@ export function gatewayServiceToken(dataDir: string): string {
   }
   if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   const token = readFileSync(file, 'utf8').trim();
-  if (token.length < 16) throw new Error(`${file} does not hold a service token; delete it and start again to make a new one.`);
+  if (token.length < 16)
+    throw new Error(`${file} does not hold a service token; delete it and start again to make a new one.`);
   return token;
 }
 
@@ -62,7 +80,8 @@ export function settingsFile(dataDir: string): ServiceSettingsStore {
     let stored: Record<string, unknown> = {};
     try {
       const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) stored = parsed as Record<string, unknown>;
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+        stored = parsed as Record<string, unknown>;
     } catch {
       /* missing or not JSON: the defaults */
     }
@@ -116,11 +135,15 @@ const WIRED: Readonly<Record<WiredSetting, (c: WiredContext) => void>> = {
   SERVICE_TOKENS: ({ own, put, wiring }) => {
     const pairs = own('SERVICE_TOKENS') ?? '';
     const registered = pairs.split(',').some((pair) => pair.split('=')[0]?.trim() === GATEWAY_REGISTRATION);
-    if (!registered) put('SERVICE_TOKENS', [pairs, `${GATEWAY_REGISTRATION}=${wiring.gatewayToken}`].filter(Boolean).join(','));
+    if (!registered)
+      put('SERVICE_TOKENS', [pairs, `${GATEWAY_REGISTRATION}=${wiring.gatewayToken}`].filter(Boolean).join(','));
   },
   // Signals never go to a port of this app (its services wherever the user moved them, the console); the user's own list is kept beside.
   SIGNAL_REFUSED_PORTS: ({ own, put, wiring, placements }) => {
-    const theirs = (own('SIGNAL_REFUSED_PORTS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const theirs = (own('SIGNAL_REFUSED_PORTS') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const ours = [...placements().map((p) => p.port), ...(wiring.appPorts ?? [])].map(String);
     put('SIGNAL_REFUSED_PORTS', [...new Set([...theirs, ...ours])].join(','));
   },

@@ -65,9 +65,24 @@ function go(place: Place): void {
 /** The tray's icon for the services as they are now, as the desktop app's tray shows it. */
 function TrayIcon() {
   const [load] = useCall<ServiceView[]>('services.list', undefined, 'tray', 5_000);
-  if (load.state !== 'done') return html`<img class="tray-icon" src=${TRAY_ICONS.stopped} width="16" height="16" alt="Service states not known yet" />`;
+  if (load.state !== 'done')
+    return html`<img
+      class="tray-icon"
+      src=${TRAY_ICONS.stopped}
+      width="16"
+      height="16"
+      alt="Service states not known yet"
+    />`;
   const state = aggregateState(load.data.map((s) => s.state));
-  return html`<img class="tray-icon" src=${TRAY_ICONS[state]} width="16" height="16" alt=${AGGREGATE_WORDS[state]} title=${AGGREGATE_WORDS[state]} data-aggregate=${state} />`;
+  return html`<img
+    class="tray-icon"
+    src=${TRAY_ICONS[state]}
+    width="16"
+    height="16"
+    alt=${AGGREGATE_WORDS[state]}
+    title=${AGGREGATE_WORDS[state]}
+    data-aggregate=${state}
+  />`;
 }
 
 export function App() {
@@ -109,7 +124,17 @@ export function App() {
       <nav aria-label="Console sections">
         <ul>
           ${TABS.map(
-            ([id, label]) => html`<li key=${id}><button type="button" class=${place.tab === id ? 'section active' : 'section'} aria-current=${place.tab === id ? 'page' : undefined} onClick=${() => navigate({ tab: id })}>${label}</button></li>`,
+            ([id, label]) =>
+              html`<li key=${id}>
+                <button
+                  type="button"
+                  class=${place.tab === id ? 'section active' : 'section'}
+                  aria-current=${place.tab === id ? 'page' : undefined}
+                  onClick=${() => navigate({ tab: id })}
+                >
+                  ${label}
+                </button>
+              </li>`,
           )}
         </ul>
       </nav>
@@ -120,13 +145,18 @@ export function App() {
       ${place.tab === 'first-run' ? html`<${FirstRun} open=${(tab: string) => navigate({ tab: tab as Tab })} />` : null}
       ${place.tab === 'overview' ? html`<${Overview} showLog=${(service: ServiceName) => navigate({ tab: 'services', service })} />` : null}
       ${place.tab === 'personas' && !place.profile ? html`<${PersonaList} open=${(profile: string) => navigate({ tab: 'personas', profile })} />` : null}
-      ${place.tab === 'personas' && place.profile
-        ? html`<${PersonaDetail} key=${place.profile} profile=${place.profile} back=${(said?: string) => navigate({ tab: 'personas' }, said)} />`
-        : null}
+      ${
+        place.tab === 'personas' && place.profile
+          ? html`<${PersonaDetail}
+              key=${place.profile}
+              profile=${place.profile}
+              back=${(said?: string) => navigate({ tab: 'personas' }, said)}
+            />`
+          : null
+      }
       ${place.tab === 'recall' ? html`<${Recall} />` : null}
       ${place.tab === 'platform' ? html`<${Subscriptions} /><${Connections} />` : null}
-      ${place.tab === 'hub' ? html`<${Hub} />` : null}
-      ${place.tab === 'provider' ? html`<${Provider} />` : null}
+      ${place.tab === 'hub' ? html`<${Hub} />` : null} ${place.tab === 'provider' ? html`<${Provider} />` : null}
       ${place.tab === 'services' ? html`<${Services} logService=${place.service} showLog=${(service: ServiceName) => navigate({ tab: 'services', service })} />` : null}
     </main>
   </div>`;

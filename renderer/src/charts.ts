@@ -25,21 +25,50 @@ export function axisTime(iso: string, now = new Date()): string {
 }
 
 /** Bars of one or two series over the same slots (minutes or hours); the second is drawn over the first. */
-export function BarChart({ id, title, series, summary, slotLabel, times }: { id: string; title: string; series: Series[]; summary: string; slotLabel: string; times: string[] }) {
+export function BarChart({
+  id,
+  title,
+  series,
+  summary,
+  slotLabel,
+  times,
+}: {
+  id: string;
+  title: string;
+  series: Series[];
+  summary: string;
+  slotLabel: string;
+  times: string[];
+}) {
   const slots = Math.max(...series.map((s) => s.values.length), 1);
-  const ticks = times.length > 0 ? [0, Math.floor((times.length - 1) / 2), times.length - 1].map((i) => axisTime(times[i]!)) : [];
+  const ticks =
+    times.length > 0 ? [0, Math.floor((times.length - 1) / 2), times.length - 1].map((i) => axisTime(times[i]!)) : [];
   const top = Math.max(1, ...series.flatMap((s) => s.values));
   const step = WIDTH / slots;
   return html`<figure class="chart" data-chart=${id}>
     <figcaption id=${`${id}-title`}>${title}</figcaption>
     <span class="chart-top" aria-hidden="true">${top}</span>
-    <svg viewBox=${`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby=${`${id}-title ${id}-summary`} preserveAspectRatio="none">
+    <svg
+      viewBox=${`0 0 ${WIDTH} ${HEIGHT}`}
+      role="img"
+      aria-labelledby=${`${id}-title ${id}-summary`}
+      preserveAspectRatio="none"
+    >
       <line class="axis" x1="0" y1=${HEIGHT - 0.5} x2=${WIDTH} y2=${HEIGHT - 0.5} />
       ${series.map((s) =>
         s.values.map((v, i) =>
           v > 0
-            ? html`<rect key=${`${s.kind}-${i}`} class=${`bar ${s.kind}`} x=${i * step + 0.5} width=${Math.max(step - 1, 1)} y=${HEIGHT - (v / top) * (HEIGHT - 2)} height=${(v / top) * (HEIGHT - 2)}>
-                <title>${`${s.label}: ${v} (${slotLabel} from ${times[i] ? axisTime(times[i]) : `${i + 1} of ${slots}`})`}</title>
+            ? html`<rect
+                key=${`${s.kind}-${i}`}
+                class=${`bar ${s.kind}`}
+                x=${i * step + 0.5}
+                width=${Math.max(step - 1, 1)}
+                y=${HEIGHT - (v / top) * (HEIGHT - 2)}
+                height=${(v / top) * (HEIGHT - 2)}
+              >
+                <title>
+                  ${`${s.label}: ${v} (${slotLabel} from ${times[i] ? axisTime(times[i]) : `${i + 1} of ${slots}`})`}
+                </title>
               </rect>`
             : null,
         ),

@@ -21,7 +21,12 @@ export function Dialog(props: { id: string; title: string; children: ComponentCh
       if (!now || now === document.body || dialog?.contains(now)) opener?.focus?.();
     };
   }, []);
-  return html`<dialog ref=${ref} class="dialog" aria-labelledby=${`${props.id}-title`} onCancel=${(e: Event) => (e.preventDefault(), props.onClose())}>
+  return html`<dialog
+    ref=${ref}
+    class="dialog"
+    aria-labelledby=${`${props.id}-title`}
+    onCancel=${(e: Event) => (e.preventDefault(), props.onClose())}
+  >
     <h2 id=${`${props.id}-title`}>${props.title}</h2>
     ${props.children}
   </dialog>`;

@@ -5,7 +5,14 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { CliSignInStep, ConnectionTest, FirstRunView, GithubConnectionStep, HubCredentialStep, TerminalOpened } from '../../common/contract.ts';
+import type {
+  CliSignInStep,
+  ConnectionTest,
+  FirstRunView,
+  GithubConnectionStep,
+  HubCredentialStep,
+  TerminalOpened,
+} from '../../common/contract.ts';
 import { Failed, Loaded, useCall } from './states.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
@@ -14,7 +21,9 @@ type Said = { kind: 'ok' | 'error'; text: string } | undefined;
 
 function Outcome({ said }: { said: Said }) {
   if (!said) return null;
-  return said.kind === 'ok' ? html`<p class="state ok" role="status">${said.text}</p>` : html`<${Failed} message=${said.text} />`;
+  return said.kind === 'ok'
+    ? html`<p class="state ok" role="status">${said.text}</p>`
+    : html`<${Failed} message=${said.text} />`;
 }
 
 function Tick({ done }: { done: boolean }) {
@@ -23,10 +32,10 @@ function Tick({ done }: { done: boolean }) {
 
 function StepHead({ n, title, done, text }: { n: number; title: string; done: boolean; text: string }) {
   return html`<div class="step-head">
-    <${Tick} done=${done} />
-    <h3>${n}. ${title} <span class="visually-hidden">${done ? '(done)' : '(to do)'}</span></h3>
-  </div>
-  <p class="step-state" data-done=${String(done)}>${text}</p>`;
+      <${Tick} done=${done} />
+      <h3>${n}. ${title} <span class="visually-hidden">${done ? '(done)' : '(to do)'}</span></h3>
+    </div>
+    <p class="step-state" data-done=${String(done)}>${text}</p>`;
 }
 
 export function FirstRun({ open }: { open: (hash: string) => void }) {
@@ -36,7 +45,12 @@ export function FirstRun({ open }: { open: (hash: string) => void }) {
   const setDone = async (done: boolean) => {
     try {
       await call<FirstRunView>('firstRun.setDone', { done });
-      setSaid({ kind: 'ok', text: done ? 'The guide will not open by itself again; it stays here under Get started.' : 'The guide opens by itself at the next launch.' });
+      setSaid({
+        kind: 'ok',
+        text: done
+          ? 'The guide will not open by itself again; it stays here under Get started.'
+          : 'The guide opens by itself at the next launch.',
+      });
     } catch (err) {
       setSaid({ kind: 'error', text: (err as Error).message });
     }
@@ -52,16 +66,28 @@ export function FirstRun({ open }: { open: (hash: string) => void }) {
       render=${(view: FirstRunView) => {
         const [signIn, github, credential] = view.steps;
         const left = view.steps.filter((s) => !s.done).length;
-        return html`<p class="first-run-summary" role="status">${left === 0 ? 'All three steps are done: your hub can connect.' : `${plural(left, 'step')} to go.`}</p>
+        return html`<p class="first-run-summary" role="status">
+            ${left === 0 ? 'All three steps are done: your hub can connect.' : `${plural(left, 'step')} to go.`}
+          </p>
           <ol class="first-run-steps">
-            <li data-step="cli-sign-in" class=${signIn.done ? 'done' : undefined}><${SignInStep} step=${signIn} changed=${() => setVersion((v) => v + 1)} /></li>
-            <li data-step="github-connection" class=${github.done ? 'done' : undefined}><${GithubConnectionStep} step=${github} changed=${() => setVersion((v) => v + 1)} /></li>
-            <li data-step="hub-credential" class=${credential.done ? 'done' : undefined}><${CredentialStep} step=${credential} open=${open} /></li>
+            <li data-step="cli-sign-in" class=${signIn.done ? 'done' : undefined}>
+              <${SignInStep} step=${signIn} changed=${() => setVersion((v) => v + 1)} />
+            </li>
+            <li data-step="github-connection" class=${github.done ? 'done' : undefined}>
+              <${GithubConnectionStep} step=${github} changed=${() => setVersion((v) => v + 1)} />
+            </li>
+            <li data-step="hub-credential" class=${credential.done ? 'done' : undefined}>
+              <${CredentialStep} step=${credential} open=${open} />
+            </li>
           </ol>
           <div class="toolbar">
-            ${view.done
-              ? html`<button type="button" onClick=${() => setDone(false)}>Show this guide at launch again</button>`
-              : html`<button type="button" class=${left === 0 ? 'primary' : undefined} onClick=${() => setDone(true)}>${left === 0 ? 'Finish' : 'Skip for now'}</button>`}
+            ${
+              view.done
+                ? html`<button type="button" onClick=${() => setDone(false)}>Show this guide at launch again</button>`
+                : html`<button type="button" class=${left === 0 ? 'primary' : undefined} onClick=${() => setDone(true)}>
+                    ${left === 0 ? 'Finish' : 'Skip for now'}
+                  </button>`
+            }
           </div>`;
       }}
     />
@@ -76,7 +102,11 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
     setBusy(true);
     try {
       const now = await call<CliSignInStep>('firstRun.recheckSignIn');
-      setSaid(now.done ? { kind: 'ok', text: 'Signed in: the provider confirmed it.' } : { kind: 'error', text: now.error ?? now.text });
+      setSaid(
+        now.done
+          ? { kind: 'ok', text: 'Signed in: the provider confirmed it.' }
+          : { kind: 'error', text: now.error ?? now.text },
+      );
     } catch (err) {
       setSaid({ kind: 'error', text: (err as Error).message });
     }
@@ -92,15 +122,17 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
     }
   };
   return html`<${StepHead} n=${1} title="Sign in to the CLI" done=${step.done} text=${step.error ?? step.text} />
-    ${step.done
-      ? null
-      : html`<p>The chat-model provider answers through the CLI, which signs in on its own. In a terminal, run</p>
-          <pre class="command" tabindex="0" aria-label="The command to run">${step.command}</pre>
-          <p>then type <code>${step.then}</code> inside it and follow what it asks. Come back and check again.</p>
-          <div class="toolbar">
-            ${step.canOpenTerminal ? html`<button type="button" onClick=${openTerminal}>Open a terminal</button>` : null}
-            <button type="button" class="primary" disabled=${busy} onClick=${recheck}>Check again</button>
-          </div>`}
+    ${
+      step.done
+        ? null
+        : html`<p>The chat-model provider answers through the CLI, which signs in on its own. In a terminal, run</p>
+            <pre class="command" tabindex="0" aria-label="The command to run">${step.command}</pre>
+            <p>then type <code>${step.then}</code> inside it and follow what it asks. Come back and check again.</p>
+            <div class="toolbar">
+              ${step.canOpenTerminal ? html`<button type="button" onClick=${openTerminal}>Open a terminal</button>` : null}
+              <button type="button" class="primary" disabled=${busy} onClick=${recheck}>Check again</button>
+            </div>`
+    }
     <${Outcome} said=${said} />`;
 }
 
@@ -113,7 +145,10 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       const r = await call<ConnectionTest>('firstRun.testConnection', { profile: name });
       setSaid(
         r.ok
-          ? { kind: 'ok', text: `Connected as ${r.login}${r.repositories === null ? '' : `, with access to ${plural(r.repositories, 'repository', 'repositories')}`}: the gateway reached GitHub with it.` }
+          ? {
+              kind: 'ok',
+              text: `Connected as ${r.login}${r.repositories === null ? '' : `, with access to ${plural(r.repositories, 'repository', 'repositories')}`}: the gateway reached GitHub with it.`,
+            }
           : { kind: 'error', text: r.message },
       );
     } catch (err) {
@@ -133,31 +168,84 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
     }
     await test(profile.trim());
   };
-  const tokenHelp = html`    <p>The repository gateway acts on GitHub with a fine-grained personal access token of yours. Make one on GitHub with these repository permissions, for the repositories the hub may use:</p>
+  const tokenHelp = html` <p>
+      The repository gateway acts on GitHub with a fine-grained personal access token of yours. Make one on GitHub with
+      these repository permissions, for the repositories the hub may use:
+    </p>
     <table class="permissions">
-      <thead><tr><th>Permission</th><th>Access</th><th>Why the gateway needs it</th></tr></thead>
+      <thead>
+        <tr>
+          <th>Permission</th>
+          <th>Access</th>
+          <th>Why the gateway needs it</th>
+        </tr>
+      </thead>
       <tbody>
-        ${step.permissions.map((p) => html`<tr key=${p.name}><td>${p.name}</td><td>${p.access}</td><td>${p.why}</td></tr>`)}
+        ${step.permissions.map(
+          (p) =>
+            html`<tr key=${p.name}>
+              <td>${p.name}</td>
+              <td>${p.access}</td>
+              <td>${p.why}</td>
+            </tr>`,
+        )}
       </tbody>
     </table>
-    <p><a class="button" href=${step.tokenUrl} target="_blank" rel="noopener noreferrer">Open GitHub’s token page</a></p>
+    <p>
+      <a class="button" href=${step.tokenUrl} target="_blank" rel="noopener noreferrer">Open GitHub’s token page</a>
+    </p>
     <form class="add-connection" onSubmit=${save}>
-      <label>Profile <input name="first-run-profile" required value=${profile} onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)} /></label>
-      <label>Token
-        <input name="first-run-token" type="password" autocomplete="off" spellcheck=${false} required value=${token} onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
+      <label
+        >Profile
+        <input
+          name="first-run-profile"
+          required
+          value=${profile}
+          onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
+      /></label>
+      <label
+        >Token
+        <input
+          name="first-run-token"
+          type="password"
+          autocomplete="off"
+          spellcheck=${false}
+          required
+          value=${token}
+          onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+        />
       </label>
       <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
     </form>`;
   return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />
-    ${step.done ? html`<details class="step-more"><summary>Add or replace a token</summary>${tokenHelp}</details>` : tokenHelp}
-    ${step.connections.length > 0
-      ? html`<p class="muted">Saved connections: ${step.connections.join(', ')}. ${step.connections.map((c) => html`<button key=${c} type="button" onClick=${() => test(c)}>Test ${c}</button> `)}</p>`
-      : null}
+    ${
+      step.done
+        ? html`<details class="step-more">
+            <summary>Add or replace a token</summary>
+            ${tokenHelp}
+          </details>`
+        : tokenHelp
+    }
+    ${
+      step.connections.length > 0
+        ? html`<p class="muted">
+            Saved connections: ${step.connections.join(', ')}.
+            ${step.connections.map((c) => html`<button key=${c} type="button" onClick=${() => test(c)}>Test ${c}</button> `)}
+          </p>`
+        : null
+    }
     <${Outcome} said=${said} />`;
 }
 
 function CredentialStep({ step, open }: { step: HubCredentialStep; open: (hash: string) => void }) {
   return html`<${StepHead} n=${3} title="Make a hub credential" done=${step.done} text=${step.error ?? step.text} />
-    <p>The hub signs in to these services with a session credential of its own, made and revoked on the Connect a hub page, which also lists the settings to give the hub.</p>
-    <div class="toolbar"><button type="button" class=${step.done ? undefined : 'primary'} onClick=${() => open('hub')}>${step.done ? 'Open Connect a hub' : 'Make a hub credential'}</button></div>`;
+    <p>
+      The hub signs in to these services with a session credential of its own, made and revoked on the Connect a hub
+      page, which also lists the settings to give the hub.
+    </p>
+    <div class="toolbar">
+      <button type="button" class=${step.done ? undefined : 'primary'} onClick=${() => open('hub')}>
+        ${step.done ? 'Open Connect a hub' : 'Make a hub credential'}
+      </button>
+    </div>`;
 }

@@ -15,7 +15,9 @@ import { call } from './transport.ts';
 const PLACEHOLDER = /^<[^<>]*hub credential[^<>]*>$/;
 
 function envText(service: HubService, credential: string | undefined): string {
-  return service.env.map(([name, value]) => `${name}=${credential && PLACEHOLDER.test(value) ? credential : value}`).join('\n');
+  return service.env
+    .map(([name, value]) => `${name}=${credential && PLACEHOLDER.test(value) ? credential : value}`)
+    .join('\n');
 }
 
 /** Copies with the Clipboard API where the page may (loopback is a secure context), else selects the text for Ctrl-C. */
@@ -31,7 +33,8 @@ function CopyButton({ text, target, label }: { text: string; target: string; lab
       setSaid('Selected: press Ctrl-C (⌘-C) to copy.');
     }
   };
-  return html`<button type="button" onClick=${copy} aria-label=${label}>Copy</button><span class="muted copy-said" role="status">${said}</span>`;
+  return html`<button type="button" onClick=${copy} aria-label=${label}>Copy</button
+    ><span class="muted copy-said" role="status">${said}</span>`;
 }
 
 export function Hub() {
@@ -46,7 +49,12 @@ export function Hub() {
     e.preventDefault();
     setMessage(undefined);
     try {
-      setFresh(await call<NewHubCredential>('hub.createCredential', { label: label.trim(), expiresInDays: days === 'never' ? null : Number(days) }));
+      setFresh(
+        await call<NewHubCredential>('hub.createCredential', {
+          label: label.trim(),
+          expiresInDays: days === 'never' ? null : Number(days),
+        }),
+      );
       reload();
     } catch (err) {
       setMessage({ kind: 'error', text: (err as Error).message });
@@ -57,7 +65,10 @@ export function Hub() {
     try {
       await call('hub.revokeCredential', { id: c.id });
       if (fresh?.id === c.id) setFresh(undefined);
-      setMessage({ kind: 'ok', text: `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.` });
+      setMessage({
+        kind: 'ok',
+        text: `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.`,
+      });
       reload();
     } catch (err) {
       setMessage({ kind: 'error', text: (err as Error).message });
@@ -66,15 +77,35 @@ export function Hub() {
 
   return html`<section aria-labelledby="hub-title">
     <h2 id="hub-title" tabindex="-1">Connect a hub</h2>
-    <p>Your hub needs, for each service, its address and (for the persona store and the gateway) short-lived tokens it gets from the identity service with a session credential of its own. Make that credential below, then copy each block into the hub\u2019s environment.</p>
+    <p>
+      Your hub needs, for each service, its address and (for the persona store and the gateway) short-lived tokens it
+      gets from the identity service with a session credential of its own. Make that credential below, then copy each
+      block into the hub’s environment.
+    </p>
     <ol class="steps">
       <li>
         <h3>Make a hub credential</h3>
-        <p class="muted">It mints tokens for the persona store and the gateway, and nothing else: it cannot make or revoke credentials or change platform connections, and tokens made with it stop working within seconds of a revoke.</p>
+        <p class="muted">
+          It mints tokens for the persona store and the gateway, and nothing else: it cannot make or revoke credentials
+          or change platform connections, and tokens made with it stop working within seconds of a revoke.
+        </p>
         <form class="hub-credential" onSubmit=${create}>
-          <label>Name <input name="label" required maxlength="100" value=${label} onInput=${(e: Event) => setLabel((e.target as HTMLInputElement).value)} /></label>
-          <label>Expires
-            <select name="expires" value=${days} onChange=${(e: Event) => setDays((e.target as HTMLSelectElement).value)}>
+          <label
+            >Name
+            <input
+              name="label"
+              required
+              maxlength="100"
+              value=${label}
+              onInput=${(e: Event) => setLabel((e.target as HTMLInputElement).value)}
+          /></label>
+          <label
+            >Expires
+            <select
+              name="expires"
+              value=${days}
+              onChange=${(e: Event) => setDays((e.target as HTMLSelectElement).value)}
+            >
               <option value="never">never</option>
               <option value="30">in 30 days</option>
               <option value="90">in 90 days</option>
@@ -83,35 +114,53 @@ export function Hub() {
           </label>
           <button type="submit">Create hub credential</button>
         </form>
-        ${fresh
-          ? html`<div class="state ok fresh-credential" role="status">
-              <p><strong>Copy it now: it is shown this once.</strong> The identity service keeps only its hash; if it is lost, revoke it and make another.</p>
-              <pre class="secret" id="fresh-credential">${fresh.credential}</pre>
-              <${CopyButton} text=${fresh.credential} target="fresh-credential" label="Copy the hub credential" />
-              <button type="button" onClick=${() => setFresh(undefined)}>I have saved it: hide it</button>
-            </div>`
-          : null}
+        ${
+          fresh
+            ? html`<div class="state ok fresh-credential" role="status">
+                <p>
+                  <strong>Copy it now: it is shown this once.</strong> The identity service keeps only its hash; if it
+                  is lost, revoke it and make another.
+                </p>
+                <pre class="secret" id="fresh-credential">${fresh.credential}</pre>
+                <${CopyButton} text=${fresh.credential} target="fresh-credential" label="Copy the hub credential" />
+                <button type="button" onClick=${() => setFresh(undefined)}>I have saved it: hide it</button>
+              </div>`
+            : null
+        }
       </li>
       <li>
         <h3>Give the hub these settings</h3>
         <${Loaded}
           load=${load}
-          what="the services\u2019 addresses"
+          what="the services’ addresses"
           retry=${reload}
-          render=${(view: HubView) => html`<div class="hub-services">
-            ${view.services.map(
-              (s) => html`<article key=${s.name} class="hub-service card" data-service=${s.name} aria-labelledby=${`hub-${s.name}`}>
-                <h4 id=${`hub-${s.name}`}>${s.title}</h4>
-                <dl class="card-members">
-                  <dt>Base URL</dt><dd><code>${s.baseUrl}</code></dd>
-                  <dt>Token audience</dt><dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
-                </dl>
-                <pre class="env" id=${`env-${s.name}`}>${envText(s, fresh?.credential)}</pre>
-                <${CopyButton} text=${envText(s, fresh?.credential)} target=${`env-${s.name}`} label=${`Copy the settings for ${s.title}`} />
-                <p class="muted">${s.note}</p>
-              </article>`,
-            )}
-          </div>`}
+          render=${(view: HubView) =>
+            html`<div class="hub-services">
+              ${view.services.map(
+                (s) =>
+                  html`<article
+                    key=${s.name}
+                    class="hub-service card"
+                    data-service=${s.name}
+                    aria-labelledby=${`hub-${s.name}`}
+                  >
+                    <h4 id=${`hub-${s.name}`}>${s.title}</h4>
+                    <dl class="card-members">
+                      <dt>Base URL</dt>
+                      <dd><code>${s.baseUrl}</code></dd>
+                      <dt>Token audience</dt>
+                      <dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
+                    </dl>
+                    <pre class="env" id=${`env-${s.name}`}>${envText(s, fresh?.credential)}</pre>
+                    <${CopyButton}
+                      text=${envText(s, fresh?.credential)}
+                      target=${`env-${s.name}`}
+                      label=${`Copy the settings for ${s.title}`}
+                    />
+                    <p class="muted">${s.note}</p>
+                  </article>`,
+              )}
+            </div>`}
         />
       </li>
       <li>
@@ -125,17 +174,29 @@ export function Hub() {
             const others = view.credentials.filter((c) => c.purpose === 'hub');
             return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
               <table class="credentials">
-                <thead><tr><th>Name</th><th>May</th><th>Made</th><th>Last used</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    <th>May</th>
+                    <th>Made</th>
+                    <th>Last used</th>
+                    <th>Expires</th>
+                    <th><span class="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
                 <tbody>
                   ${view.credentials.map(
-                    (c) => html`<tr key=${c.id} data-credential=${c.id}>
-                      <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
-                      <td class="may" data-purpose=${c.purpose}>${c.may}</td>
-                      <td>${formatTime(c.created_at)}</td>
-                      <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
-                      <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
-                      <td class="actions">${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => setRevoking(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}</td>
-                    </tr>`,
+                    (c) =>
+                      html`<tr key=${c.id} data-credential=${c.id}>
+                        <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
+                        <td class="may" data-purpose=${c.purpose}>${c.may}</td>
+                        <td>${formatTime(c.created_at)}</td>
+                        <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
+                        <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
+                        <td class="actions">
+                          ${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => setRevoking(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}
+                        </td>
+                      </tr>`,
                   )}
                 </tbody>
               </table>`;
@@ -145,14 +206,19 @@ export function Hub() {
     </ol>
     ${message?.kind === 'ok' ? html`<p class="state ok" role="status">${message.text}</p>` : null}
     ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
-    ${revoking
-      ? html`<${Dialog} id="revoke" title="Revoke this credential?" onClose=${() => setRevoking(undefined)}>
-          <p>A hub using “${revoking.label ?? revoking.id}” can no longer get tokens; the tokens it holds stop working within seconds.</p>
-          <div class="toolbar">
-            <button type="button" class="danger" onClick=${() => revoke(revoking)}>Revoke</button>
-            <button type="button" data-safe onClick=${() => setRevoking(undefined)}>Keep it</button>
-          </div>
-        <//>`
-      : null}
+    ${
+      revoking
+        ? html`<${Dialog} id="revoke" title="Revoke this credential?" onClose=${() => setRevoking(undefined)}>
+            <p>
+              A hub using “${revoking.label ?? revoking.id}” can no longer get tokens; the tokens it holds stop working
+              within seconds.
+            </p>
+            <div class="toolbar">
+              <button type="button" class="danger" onClick=${() => revoke(revoking)}>Revoke</button>
+              <button type="button" data-safe onClick=${() => setRevoking(undefined)}>Keep it</button>
+            </div>
+          <//>`
+        : null
+    }
   </section>`;
 }

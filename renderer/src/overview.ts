@@ -34,24 +34,33 @@ export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) 
       what="the overview"
       retry=${reload}
       render=${(view: OverviewView) => {
-        const headline = view.headline ?? { state: aggregateState(view.services.map((s) => s.state)), text: `${AGGREGATE_WORDS[aggregateState(view.services.map((s) => s.state))]}.` };
+        const headline = view.headline ?? {
+          state: aggregateState(view.services.map((s) => s.state)),
+          text: `${AGGREGATE_WORDS[aggregateState(view.services.map((s) => s.state))]}.`,
+        };
         const needs = view.needs ?? [];
         return html`<p class="headline" data-aggregate=${headline.state}>
             <img src=${TRAY_ICONS[headline.state]} width="16" height="16" alt="" />
             <span>${headline.text}</span>
           </p>
-          ${needs.length > 0
-            ? html`<h3>Waiting for you</h3>
-                <ul class="needs">
-                  ${needs.map((n) => html`<li key=${`${n.service}:${n.kind}`} data-need=${n.kind}><span>${n.text}</span> <a class="button primary" href=${needHref(n)}>${n.action}</a></li>`)}
-                </ul>`
-            : null}
+          ${
+            needs.length > 0
+              ? html`<h3>Waiting for you</h3>
+                  <ul class="needs">
+                    ${needs.map((n) => html`<li key=${`${n.service}:${n.kind}`} data-need=${n.kind}><span>${n.text}</span> <a class="button primary" href=${needHref(n)}>${n.action}</a></li>`)}
+                  </ul>`
+              : null
+          }
           <h3>Needs attention</h3>
-          ${view.attention.length === 0
-            ? html`<p class="state ok" role="status">${needs.length === 0 ? 'Nothing needs you: no service failed, no signal was lost, the provider is signed in and locked down.' : 'Nothing failed: no service crashed, no signal was lost.'}</p>`
-            : html`<ul class="attention">
-                ${view.attention.map((a, i) => html`<li key=${i} class=${a.severity}>${a.text} <a href=${`#${a.place}`}>Open ${PLACE_WORDS[a.place] ?? a.place}</a></li>`)}
-              </ul>`}
+          ${
+            view.attention.length === 0
+              ? html`<p class="state ok" role="status">
+                  ${needs.length === 0 ? 'Nothing needs you: no service failed, no signal was lost, the provider is signed in and locked down.' : 'Nothing failed: no service crashed, no signal was lost.'}
+                </p>`
+              : html`<ul class="attention">
+                  ${view.attention.map((a, i) => html`<li key=${i} class=${a.severity}>${a.text} <a href=${`#${a.place}`}>Open ${PLACE_WORDS[a.place] ?? a.place}</a></li>`)}
+                </ul>`
+          }
           <h3>Services</h3>
           ${control.failure ? html`<${Failed} message=${control.failure} />` : null}
           <ul class="service-cards">
@@ -78,10 +87,25 @@ function needHref(need: Need): string {
 }
 
 /** The words of a console page an attention item links to. */
-const PLACE_WORDS: Record<string, string> = { 'first-run': 'Get started', services: 'Services', platform: 'Platform', provider: 'Provider', hub: 'Connect a hub', personas: 'Personas' };
+const PLACE_WORDS: Record<string, string> = {
+  'first-run': 'Get started',
+  services: 'Services',
+  platform: 'Platform',
+  provider: 'Provider',
+  hub: 'Connect a hub',
+  personas: 'Personas',
+};
 
 /** One service at a glance: its state in words, what it needs from the person if anything, its figures and actions. */
-function ServiceCard({ service: s, control, showLog }: { service: OverviewView['services'][number]; control: ServiceControl; showLog: (name: ServiceName) => void }) {
+function ServiceCard({
+  service: s,
+  control,
+  showLog,
+}: {
+  service: OverviewView['services'][number];
+  control: ServiceControl;
+  showLog: (name: ServiceName) => void;
+}) {
   const running = RUNNING_STATES.has(s.state);
   const problem = problemText(s);
   return html`<li class="service-card" data-service=${s.name}>
@@ -90,14 +114,20 @@ function ServiceCard({ service: s, control, showLog }: { service: OverviewView['
       <span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state] ?? s.state}</span>
     </div>
     <dl class="service-facts">
-      <dt>Port</dt><dd>${s.port}</dd>
-      <dt>Up</dt><dd>${running ? formatDuration(s.uptimeMs) : '\u2014'}</dd>
-      <dt>Memory</dt><dd>${formatBytes(s.memoryBytes)}</dd>
+      <dt>Port</dt>
+      <dd>${s.port}</dd>
+      <dt>Up</dt>
+      <dd>${running ? formatDuration(s.uptimeMs) : '\u2014'}</dd>
+      <dt>Memory</dt>
+      <dd>${formatBytes(s.memoryBytes)}</dd>
     </dl>
-    ${s.need
-      ? html`<p class="service-need">${s.need.text}</p><p><a class="button primary" href=${needHref(s.need)}>${s.need.action}</a></p>`
-      : html`${problem && s.state !== 'ready' ? html`<p class="service-problem">${problem}</p>` : null}
-          ${s.advice ? html`<p class="advice">${s.advice}</p>` : null}`}
+    ${
+      s.need
+        ? html`<p class="service-need">${s.need.text}</p>
+            <p><a class="button primary" href=${needHref(s.need)}>${s.need.action}</a></p>`
+        : html`${problem && s.state !== 'ready' ? html`<p class="service-problem">${problem}</p>` : null}
+          ${s.advice ? html`<p class="advice">${s.advice}</p>` : null}`
+    }
     <${ServiceActions} service=${s} control=${control} showLog=${showLog} />
   </li>`;
 }
@@ -120,7 +150,10 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   const title = `${SERVICE_CATALOGUE[name].title}: requests and errors per minute, ${span}`;
   const why = reason(activity);
   if (!activity || (why && activity.minutes.every((m) => m.requests === 0))) {
-    return html`<figure class="chart" data-chart=${id}><figcaption>${title}</figcaption><p class="muted chart-summary">Not counted: ${why ?? 'no reading yet'}.</p></figure>`;
+    return html`<figure class="chart" data-chart=${id}>
+      <figcaption>${title}</figcaption>
+      <p class="muted chart-summary">Not counted: ${why ?? 'no reading yet'}.</p>
+    </figure>`;
   }
   const requests = activity.minutes.map((m) => m.requests);
   const errors = activity.minutes.map((m) => m.errors);
@@ -139,14 +172,25 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   />`;
 }
 
-function HourChart(props: { id: string; service: ServiceName; activity: ServiceActivity | undefined; counter: string; one: string; many: string; kind: string }) {
+function HourChart(props: {
+  id: string;
+  service: ServiceName;
+  activity: ServiceActivity | undefined;
+  counter: string;
+  one: string;
+  many: string;
+  kind: string;
+}) {
   const { id, activity, counter } = props;
   const { title: what, label: who } = SERVICE_CATALOGUE[props.service];
   const title = `${what}: ${props.many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
     const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
-    return html`<figure class="chart" data-chart=${id}><figcaption>${title}</figcaption><p class="muted chart-summary">Not counted: ${missing}.</p></figure>`;
+    return html`<figure class="chart" data-chart=${id}>
+      <figcaption>${title}</figcaption>
+      <p class="muted chart-summary">Not counted: ${missing}.</p>
+    </figure>`;
   }
   const values = activity.hours.map((h) => h.counts[counter] ?? 0);
   return html`<${BarChart}
@@ -173,8 +217,13 @@ function Activity() {
   return html`<section class="activity" aria-labelledby="activity-title">
     <div class="section-head">
       <h3 id="activity-title">Recent activity</h3>
-      <label>Requests over the last
-        <select name="activity-span" value=${String(minutes)} onChange=${(e: Event) => setMinutes(Number((e.target as HTMLSelectElement).value))}>
+      <label
+        >Requests over the last
+        <select
+          name="activity-span"
+          value=${String(minutes)}
+          onChange=${(e: Event) => setMinutes(Number((e.target as HTMLSelectElement).value))}
+        >
           <option value="60">hour</option>
           <option value="360">6 hours</option>
           <option value="1440">24 hours</option>
@@ -185,16 +234,55 @@ function Activity() {
       load=${load}
       what="the activity charts"
       retry=${reload}
-      render=${(view: ActivityView) => html`<div class="charts">
-          ${MINUTE_CHARTS.filter(([name]) => name === 'persona-store' || name === 'model-provider' || view.services[name]).map(
-            ([name, id]) => html`<${MinuteChart} key=${id} id=${id} name=${name} activity=${view.services[name]} />`,
-          )}
-          <${HourChart} id="provider-runs" service="model-provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.cliRuns} one="CLI run" many="CLI runs" kind="runs" />
-          <${HourChart} id="provider-tokens" service="model-provider" activity=${view.services['model-provider']} counter=${METRIC_NAMES.tokens} one="token" many="tokens" kind="tokens" />
-          <${HourChart} id="persona-writes" service="persona-store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaWrites} one="write" many="writes" kind="runs" />
-          <${HourChart} id="persona-recalls" service="persona-store" activity=${view.services['persona-store']} counter=${METRIC_NAMES.personaRecalls} one="recall" many="recalls" kind="runs" />
-        </div>
-        <p class="muted">Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}.</p>`}
+      render=${(view: ActivityView) =>
+        html`<div class="charts">
+            ${MINUTE_CHARTS.filter(
+              ([name]) => name === 'persona-store' || name === 'model-provider' || view.services[name],
+            ).map(
+              ([name, id]) => html`<${MinuteChart} key=${id} id=${id} name=${name} activity=${view.services[name]} />`,
+            )}
+            <${HourChart}
+              id="provider-runs"
+              service="model-provider"
+              activity=${view.services['model-provider']}
+              counter=${METRIC_NAMES.cliRuns}
+              one="CLI run"
+              many="CLI runs"
+              kind="runs"
+            />
+            <${HourChart}
+              id="provider-tokens"
+              service="model-provider"
+              activity=${view.services['model-provider']}
+              counter=${METRIC_NAMES.tokens}
+              one="token"
+              many="tokens"
+              kind="tokens"
+            />
+            <${HourChart}
+              id="persona-writes"
+              service="persona-store"
+              activity=${view.services['persona-store']}
+              counter=${METRIC_NAMES.personaWrites}
+              one="write"
+              many="writes"
+              kind="runs"
+            />
+            <${HourChart}
+              id="persona-recalls"
+              service="persona-store"
+              activity=${view.services['persona-store']}
+              counter=${METRIC_NAMES.personaRecalls}
+              one="recall"
+              many="recalls"
+              kind="runs"
+            />
+          </div>
+          <p class="muted">
+            Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every
+            ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read
+            ${formatTime(view.at)}.
+          </p>`}
     />
   </section>`;
 }

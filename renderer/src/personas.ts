@@ -5,7 +5,12 @@ import { useState } from 'preact/hooks';
 import { CHANGE_ACTIONS as ACTIONS } from '../../common/change-log.ts';
 import type { ForgetPolicy } from '../../common/contract.ts';
 import type { WholeExport } from '../../main/console/answers.ts';
-import type { Card, Event as ChangeLogEntry, ForgetResult, IdentityBlock } from '../../services/persona-store/shapes.ts';
+import type {
+  Card,
+  Event as ChangeLogEntry,
+  ForgetResult,
+  IdentityBlock,
+} from '../../services/persona-store/shapes.ts';
 import { Dialog } from './dialog.ts';
 import { FieldTable, NoteTable, entryMatches, noteText, type FieldEntry, type NoteEntry } from './entries.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
@@ -21,19 +26,30 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
       what="personas"
       member="personas"
       empty="No personas yet. The hub creates one the first time your assistant writes to the persona store for a profile, and it appears here then. If the hub is already in use, check that it points at this persona store (its port is in the Services panel)."
-      renderList=${(list: Card[]) => html`<table class="personas">
-        <thead><tr><th>Name</th><th>Profile</th><th>Language</th><th>Tone</th></tr></thead>
-        <tbody>
-          ${list.map(
-            (p) => html`<tr key=${p.profile}>
-              <td><button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name}</button></td>
-              <td><code>${p.profile}</code></td>
-              <td>${p.language ?? '—'}</td>
-              <td>${p.tone ?? '—'}</td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>`}
+      renderList=${(list: Card[]) =>
+        html`<table class="personas">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Profile</th>
+              <th>Language</th>
+              <th>Tone</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${list.map(
+              (p) =>
+                html`<tr key=${p.profile}>
+                  <td>
+                    <button type="button" class="link" onClick=${() => open(p.profile)}>${p.display_name}</button>
+                  </td>
+                  <td><code>${p.profile}</code></td>
+                  <td>${p.language ?? '—'}</td>
+                  <td>${p.tone ?? '—'}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`}
     />
   </section>`;
 }
@@ -47,7 +63,12 @@ function matchWords(matched: number, of: number, one: string): string {
 }
 
 type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
-type Asking = { kind: 'forget-field'; key: string } | { kind: 'forget-note'; id: string; preview: string } | { kind: 'delete' } | { kind: 'edit'; persona: Card } | undefined;
+type Asking =
+  | { kind: 'forget-field'; key: string }
+  | { kind: 'forget-note'; id: string; preview: string }
+  | { kind: 'delete' }
+  | { kind: 'edit'; persona: Card }
+  | undefined;
 
 const FORGOTTEN: Record<ForgetResult['outcome'], string> = {
   kept: 'kept: it is out of every answer, recall and export, and stays in the database file',
@@ -64,7 +85,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   const [policy] = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
 
   /** Every action: through the console API, then its outcome in words and everything on the page read again. */
-  const act = async <T,>(method: string, params: unknown, said: (data: T) => string) => {
+  const act = async <T>(method: string, params: unknown, said: (data: T) => string) => {
     setAsking(undefined);
     try {
       const data = await call<T>(method, params);
@@ -84,14 +105,20 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       a.download = file;
       a.click();
       setTimeout(() => URL.revokeObjectURL(url), 0);
-      setOutcome({ kind: 'ok', text: `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).` });
+      setOutcome({
+        kind: 'ok',
+        text: `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).`,
+      });
     } catch (err) {
       setOutcome({ kind: 'error', text: (err as Error).message });
     }
   };
   const pin = (kind: 'field' | 'note', target: string, pinned: boolean) =>
-    act(kind === 'field' ? 'personas.pinField' : 'personas.pinNote', kind === 'field' ? { profile, key: target, pinned } : { profile, id: target, pinned }, () =>
-      `${pinned ? 'Pinned' : 'Unpinned'} the ${kind}${kind === 'field' ? ` ${target}` : ''}: it is ${pinned ? 'now' : 'no longer'} in the identity block the hub reads first.`,
+    act(
+      kind === 'field' ? 'personas.pinField' : 'personas.pinNote',
+      kind === 'field' ? { profile, key: target, pinned } : { profile, id: target, pinned },
+      () =>
+        `${pinned ? 'Pinned' : 'Unpinned'} the ${kind}${kind === 'field' ? ` ${target}` : ''}: it is ${pinned ? 'now' : 'no longer'} in the identity block the hub reads first.`,
     );
 
   return html`<section class="persona" aria-labelledby="persona-title">
@@ -100,21 +127,37 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       load=${card}
       what="the persona card"
       retry=${reloadCard}
-      render=${(block: IdentityBlock) => html`<header class="card">
-        <h2 id="persona-title" tabindex="-1">${block.persona.display_name}</h2>
-        <p class="muted">profile ${profile} · ${plural(block.field_count, 'field')} · ${plural(block.note_count, 'note')}</p>
-        <${CardMembers} persona=${block.persona} />
-        <div class="toolbar persona-actions">
-          <button type="button" onClick=${exportNow}>Export (JSON)</button>
-          <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona })}>Edit the card</button>
-          <button type="button" class="danger" onClick=${() => setAsking({ kind: 'delete' })}>Delete persona…</button>
-        </div>
-        <p class="notice">Fields and notes are what their writers reported: data, never instructions. Open an entry (▸) to see who wrote it and through which client.</p>
-      </header>`}
+      render=${(block: IdentityBlock) =>
+        html`<header class="card">
+          <h2 id="persona-title" tabindex="-1">${block.persona.display_name}</h2>
+          <p class="muted">
+            profile ${profile} · ${plural(block.field_count, 'field')} · ${plural(block.note_count, 'note')}
+          </p>
+          <${CardMembers} persona=${block.persona} />
+          <div class="toolbar persona-actions">
+            <button type="button" onClick=${exportNow}>Export (JSON)</button>
+            <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona })}>
+              Edit the card
+            </button>
+            <button type="button" class="danger" onClick=${() => setAsking({ kind: 'delete' })}>Delete persona…</button>
+          </div>
+          <p class="notice">
+            Fields and notes are what their writers reported: data, never instructions. Open an entry (▸) to see who
+            wrote it and through which client.
+          </p>
+        </header>`}
     />
     ${outcome ? html`<p class=${`state ${outcome.kind === 'ok' ? 'ok' : 'error'} outcome`} role=${outcome.kind === 'ok' ? 'status' : 'alert'}>${outcome.text}</p>` : null}
     <form class="filters entry-filter" role="search" onSubmit=${(e: Event) => e.preventDefault()}>
-      <label>Filter fields and notes <input type="search" name="entry-filter" value=${filter} onInput=${(e: Event) => setFilter((e.target as HTMLInputElement).value)} placeholder="key, value, words of a note" /></label>
+      <label
+        >Filter fields and notes
+        <input
+          type="search"
+          name="entry-filter"
+          value=${filter}
+          onInput=${(e: Event) => setFilter((e.target as HTMLInputElement).value)}
+          placeholder="key, value, words of a note"
+      /></label>
     </form>
     <h3>Fields</h3>
     <${Paged}
@@ -127,13 +170,28 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       renderList=${(all: FieldEntry[]) => {
         const list = all.filter((f) => entryMatches(filter, f));
         return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'field')}</p>` : null}
-          ${list.length > 0
+        ${
+          list.length > 0
             ? html`<${FieldTable}
                 fields=${list}
-                actions=${(f: FieldEntry) => html`<button type="button" onClick=${() => pin('field', f.key, !f.pinned)} aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}>${f.pinned ? 'Unpin' : 'Pin'}</button>
-                  <button type="button" onClick=${() => setAsking({ kind: 'forget-field', key: f.key })} aria-label=${`Forget field ${f.key}`}>Forget…</button>`}
+                actions=${(f: FieldEntry) =>
+                  html`<button
+                      type="button"
+                      onClick=${() => pin('field', f.key, !f.pinned)}
+                      aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}
+                    >
+                      ${f.pinned ? 'Unpin' : 'Pin'}
+                    </button>
+                    <button
+                      type="button"
+                      onClick=${() => setAsking({ kind: 'forget-field', key: f.key })}
+                      aria-label=${`Forget field ${f.key}`}
+                    >
+                      Forget…
+                    </button>`}
               />`
-            : null}`;
+            : null
+        }`;
       }}
     />
     <h3>Notes</h3>
@@ -147,50 +205,81 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       renderList=${(all: NoteEntry[]) => {
         const list = all.filter((n) => entryMatches(filter, n));
         return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'note')}</p>` : null}
-          ${list.length > 0
+        ${
+          list.length > 0
             ? html`<${NoteTable}
                 notes=${list}
-                actions=${(n: NoteEntry) => html`<button type="button" onClick=${() => pin('note', n.id, !n.pinned)} aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}>${n.pinned ? 'Unpin' : 'Pin'}</button>
-                  <button type="button" onClick=${() => setAsking({ kind: 'forget-note', id: n.id, preview: noteText(n).slice(0, 80) })} aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}>Forget…</button>`}
+                actions=${(n: NoteEntry) =>
+                  html`<button
+                      type="button"
+                      onClick=${() => pin('note', n.id, !n.pinned)}
+                      aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}
+                    >
+                      ${n.pinned ? 'Unpin' : 'Pin'}
+                    </button>
+                    <button
+                      type="button"
+                      onClick=${() => setAsking({ kind: 'forget-note', id: n.id, preview: noteText(n).slice(0, 80) })}
+                      aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}
+                    >
+                      Forget…
+                    </button>`}
               />`
-            : null}`;
+            : null
+        }`;
       }}
     />
     <${ChangeLog} profile=${profile} version=${version} />
-    ${asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
-      ? html`<${ForgetDialog}
-          what=${asking.kind === 'forget-field' ? html`the field <code>${asking.key}</code>` : html`the note “${asking.preview}”`}
-          kind=${asking.kind === 'forget-field' ? 'field' : 'note'}
-          policy=${policy}
-          cancel=${() => setAsking(undefined)}
-          confirm=${() =>
-            asking.kind === 'forget-field'
-              ? act<ForgetResult>('personas.forgetField', { profile, key: asking.key }, (d) => `Forgot the field ${asking.key}: ${FORGOTTEN[d.outcome]}.`)
-              : act<ForgetResult>('personas.forgetNote', { profile, id: asking.id }, (d) => `Forgot the note: ${FORGOTTEN[d.outcome]}.`)}
-        />`
-      : null}
-    ${asking?.kind === 'delete'
-      ? html`<${DeleteDialog}
-          profile=${profile}
-          cancel=${() => setAsking(undefined)}
-          confirm=${async (typed: string) => {
-            try {
-              await call('personas.delete', { profile, confirm: typed });
-              back(`Deleted the persona “${profile}” with all its fields and notes; its change log keeps one entry saying so.`);
-            } catch (err) {
-              setAsking(undefined);
-              setOutcome({ kind: 'error', text: (err as Error).message });
-            }
-          }}
-        />`
-      : null}
-    ${asking?.kind === 'edit'
-      ? html`<${EditCard}
-          persona=${asking.persona}
-          cancel=${() => setAsking(undefined)}
-          save=${(card: Record<string, string>) => act('personas.update', { profile, card }, () => `Saved the card: ${Object.keys(card).join(', ')} changed.`)}
-        />`
-      : null}
+    ${
+      asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
+        ? html`<${ForgetDialog}
+            what=${asking.kind === 'forget-field' ? html`the field <code>${asking.key}</code>` : html`the note “${asking.preview}”`}
+            kind=${asking.kind === 'forget-field' ? 'field' : 'note'}
+            policy=${policy}
+            cancel=${() => setAsking(undefined)}
+            confirm=${() =>
+              asking.kind === 'forget-field'
+                ? act<ForgetResult>(
+                    'personas.forgetField',
+                    { profile, key: asking.key },
+                    (d) => `Forgot the field ${asking.key}: ${FORGOTTEN[d.outcome]}.`,
+                  )
+                : act<ForgetResult>(
+                    'personas.forgetNote',
+                    { profile, id: asking.id },
+                    (d) => `Forgot the note: ${FORGOTTEN[d.outcome]}.`,
+                  )}
+          />`
+        : null
+    }
+    ${
+      asking?.kind === 'delete'
+        ? html`<${DeleteDialog}
+            profile=${profile}
+            cancel=${() => setAsking(undefined)}
+            confirm=${async (typed: string) => {
+              try {
+                await call('personas.delete', { profile, confirm: typed });
+                back(
+                  `Deleted the persona “${profile}” with all its fields and notes; its change log keeps one entry saying so.`,
+                );
+              } catch (err) {
+                setAsking(undefined);
+                setOutcome({ kind: 'error', text: (err as Error).message });
+              }
+            }}
+          />`
+        : null
+    }
+    ${
+      asking?.kind === 'edit'
+        ? html`<${EditCard}
+            persona=${asking.persona}
+            cancel=${() => setAsking(undefined)}
+            save=${(card: Record<string, string>) => act('personas.update', { profile, card }, () => `Saved the card: ${Object.keys(card).join(', ')} changed.`)}
+          />`
+        : null
+    }
   </section>`;
 }
 
@@ -208,20 +297,37 @@ function modeText(policy: ForgetPolicy, kind: 'field' | 'note'): string {
   }
 }
 
-function ForgetDialog(props: { what: unknown; kind: 'field' | 'note'; policy: Load<ForgetPolicy>; cancel: () => void; confirm: () => void }) {
+function ForgetDialog(props: {
+  what: unknown;
+  kind: 'field' | 'note';
+  policy: Load<ForgetPolicy>;
+  cancel: () => void;
+  confirm: () => void;
+}) {
   const { policy } = props;
   return html`<${Dialog} id="forget" title=${`Forget this ${props.kind}?`} onClose=${props.cancel}>
     <p>You are about to forget ${props.what}.</p>
-    ${policy.state === 'done'
-      ? html`<p class="forget-mode" data-mode=${policy.data.mode}><strong>What will happen: </strong>${modeText(policy.data, props.kind)}</p>
-          <p class="muted">${policy.data.decidedBy === 'settings-service'
-            ? 'Your settings service decides the mode per person; this is this installation\u2019s default, and the persona store applies your own setting when you confirm.'
-            : policy.data.decidedBy === 'installation'
-              ? 'This is the forget mode of this installation (PERSONA_FORGET_MODE).'
-              : 'This is your forget mode, as the persona store reports it.'}</p>`
-      : policy.state === 'error'
-        ? html`<p class="state error">The forget mode could not be read: ${policy.message} The persona store applies your setting when you confirm.</p>`
-        : html`<p class="muted">Reading your forget mode…</p>`}
+    ${
+      policy.state === 'done'
+        ? html`<p class="forget-mode" data-mode=${policy.data.mode}>
+              <strong>What will happen: </strong>${modeText(policy.data, props.kind)}
+            </p>
+            <p class="muted">
+              ${
+                policy.data.decidedBy === 'settings-service'
+                  ? 'Your settings service decides the mode per person; this is this installation\u2019s default, and the persona store applies your own setting when you confirm.'
+                  : policy.data.decidedBy === 'installation'
+                    ? 'This is the forget mode of this installation (PERSONA_FORGET_MODE).'
+                    : 'This is your forget mode, as the persona store reports it.'
+              }
+            </p>`
+        : policy.state === 'error'
+          ? html`<p class="state error">
+              The forget mode could not be read: ${policy.message} The persona store applies your setting when you
+              confirm.
+            </p>`
+          : html`<p class="muted">Reading your forget mode…</p>`
+    }
     <div class="toolbar">
       <button type="button" class="danger" onClick=${props.confirm}>Forget</button>
       <button type="button" data-safe onClick=${props.cancel}>Keep it</button>
@@ -232,10 +338,20 @@ function ForgetDialog(props: { what: unknown; kind: 'field' | 'note'; policy: Lo
 function DeleteDialog(props: { profile: string; cancel: () => void; confirm: (typed: string) => void }) {
   const [typed, setTyped] = useState('');
   return html`<${Dialog} id="delete" title="Delete this persona?" onClose=${props.cancel}>
-    <p>Deleting removes the card, every field and every note of <strong>${props.profile}</strong> from the database for good, whatever your forget mode. The change log keeps one entry saying it was deleted.</p>
+    <p>
+      Deleting removes the card, every field and every note of <strong>${props.profile}</strong> from the database for
+      good, whatever your forget mode. The change log keeps one entry saying it was deleted.
+    </p>
     <form onSubmit=${(e: Event) => (e.preventDefault(), typed === props.profile && props.confirm(typed))}>
-      <label>Type the profile <code>${props.profile}</code> to confirm
-        <input name="confirm-profile" autocomplete="off" spellcheck=${false} value=${typed} onInput=${(e: Event) => setTyped((e.target as HTMLInputElement).value)} />
+      <label
+        >Type the profile <code>${props.profile}</code> to confirm
+        <input
+          name="confirm-profile"
+          autocomplete="off"
+          spellcheck=${false}
+          value=${typed}
+          onInput=${(e: Event) => setTyped((e.target as HTMLInputElement).value)}
+        />
       </label>
       <div class="toolbar">
         <button type="submit" class="danger" disabled=${typed !== props.profile}>Delete for good</button>
@@ -256,20 +372,27 @@ const EDITABLE: [CardMember, string][] = [
 ];
 
 function EditCard(props: { persona: Card; cancel: () => void; save: (card: Record<string, string>) => void }) {
-  const initial: Record<string, string> = Object.fromEntries([...EDITABLE.map(([m]) => m), 'verbosity' as const].map((m) => [m, props.persona[m] ?? '']));
+  const initial: Record<string, string> = Object.fromEntries(
+    [...EDITABLE.map(([m]) => m), 'verbosity' as const].map((m) => [m, props.persona[m] ?? '']),
+  );
   const [draft, setDraft] = useState<Record<string, string>>(initial);
   const set = (m: string) => (e: Event) => setDraft({ ...draft, [m]: (e.target as HTMLInputElement).value });
   const changed = Object.fromEntries(Object.entries(draft).filter(([m, v]) => v !== initial[m]));
   return html`<${Dialog} id="edit-card" title="Edit the card" onClose=${props.cancel}>
     <form class="edit-card" onSubmit=${(e: Event) => (e.preventDefault(), props.save(changed))}>
       ${EDITABLE.map(
-        ([m, label]) => html`<label key=${m}>${label}
-          ${m === 'speaking_style'
-            ? html`<textarea name=${m} rows="3" value=${draft[m]} onInput=${set(m)}></textarea>`
-            : html`<input name=${m} value=${draft[m]} onInput=${set(m)} />`}
-        </label>`,
+        ([m, label]) =>
+          html`<label key=${m}
+            >${label}
+            ${
+              m === 'speaking_style'
+                ? html`<textarea name=${m} rows="3" value=${draft[m]} onInput=${set(m)}></textarea>`
+                : html`<input name=${m} value=${draft[m]} onInput=${set(m)} />`
+            }
+          </label>`,
       )}
-      <label>Verbosity
+      <label
+        >Verbosity
         <select name="verbosity" value=${draft.verbosity} onChange=${set('verbosity')}>
           <option value="">not set</option>
           <option value="terse">terse</option>
@@ -277,7 +400,9 @@ function EditCard(props: { persona: Card; cancel: () => void; save: (card: Recor
           <option value="detailed">detailed</option>
         </select>
       </label>
-      <p class="muted">An emptied box clears that member. The change is written as you, through the persona store, and logged.</p>
+      <p class="muted">
+        An emptied box clears that member. The change is written as you, through the persona store, and logged.
+      </p>
       <div class="toolbar">
         <button type="submit" disabled=${Object.keys(changed).length === 0}>Save</button>
         <button type="button" onClick=${props.cancel}>Cancel</button>
@@ -298,7 +423,11 @@ function CardMembers({ persona }: { persona: Card }) {
   const present = CARD_MEMBERS.filter(([m]) => persona[m]);
   if (present.length === 0) return null;
   return html`<dl class="card-members">
-    ${present.map(([m, label]) => html`<dt key=${`t-${m}`}>${label}</dt><dd key=${`d-${m}`}>${String(persona[m])}</dd>`)}
+    ${present.map(
+      ([m, label]) =>
+        html`<dt key=${`t-${m}`}>${label}</dt>
+          <dd key=${`d-${m}`}>${String(persona[m])}</dd>`,
+    )}
   </dl>`;
 }
 
@@ -306,7 +435,13 @@ function CardMembers({ persona }: { persona: Card }) {
  * Pages pile up behind a stack of cursors: "Next" pushes the answer's next_after, "Previous" pops. A cursor
  * is opaque: it goes back to the console exactly as the persona store sent it.
  */
-function usePages(): { after: unknown; page: number; next: (cursor: unknown) => void; previous: () => void; reset: () => void } {
+function usePages(): {
+  after: unknown;
+  page: number;
+  next: (cursor: unknown) => void;
+  previous: () => void;
+  reset: () => void;
+} {
   const [cursors, setCursors] = useState<unknown[]>([]);
   return {
     after: cursors[cursors.length - 1],
@@ -317,7 +452,19 @@ function usePages(): { after: unknown; page: number; next: (cursor: unknown) => 
   };
 }
 
-function Pager({ page, hasNext, next, previous, label }: { page: number; hasNext: boolean; next: () => void; previous: () => void; label: string }) {
+function Pager({
+  page,
+  hasNext,
+  next,
+  previous,
+  label,
+}: {
+  page: number;
+  hasNext: boolean;
+  next: () => void;
+  previous: () => void;
+  label: string;
+}) {
   if (page === 1 && !hasNext) return null;
   return html`<nav class="paging" aria-label=${label}>
     <button type="button" disabled=${page === 1} onClick=${previous}>Previous</button>
@@ -346,7 +493,13 @@ function Paged<T>(props: {
 }) {
   const pages = usePages();
   const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
-  const [load, reload] = useCall<unknown>(props.method, params, `${props.method}:${JSON.stringify(params)}`, undefined, props.version);
+  const [load, reload] = useCall<unknown>(
+    props.method,
+    params,
+    `${props.method}:${JSON.stringify(params)}`,
+    undefined,
+    props.version,
+  );
   return html`<${Loaded}
     load=${load}
     what=${props.what}
@@ -355,12 +508,23 @@ function Paged<T>(props: {
       const list = itemsOf<T>(data, props.member);
       const next = nextAfter(data);
       if (list.length === 0 && pages.page === 1) return html`<${Empty}><p>${props.empty}</p><//>`;
-      return html`${props.renderList ? props.renderList(list) : html`<ul class=${props.listClass}>${list.map((item) => props.render?.(item))}</ul>`}
-        <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label=${`Pages of ${props.what}`} />`;
+      return html`${
+          props.renderList
+            ? props.renderList(list)
+            : html`<ul class=${props.listClass}>
+                ${list.map((item) => props.render?.(item))}
+              </ul>`
+        }
+        <${Pager}
+          page=${pages.page}
+          hasNext=${next !== undefined}
+          next=${() => pages.next(next)}
+          previous=${pages.previous}
+          label=${`Pages of ${props.what}`}
+        />`;
     }}
   />`;
 }
-
 
 /** Change-log entries a page, as the person chooses (the store's page is at most 100). */
 const LOG_PAGE_SIZES = [10, 25, 50, 100] as const;
@@ -380,9 +544,22 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
   const [filters, setFilters] = useState<LogFilters>({});
   const [size, setSize] = useState<number>(25);
   const pages = usePages();
-  const params = { profile, limit: size, ...CHANGE_LOG_ORDER, ...filters, ...(pages.after === undefined ? {} : { after: pages.after }) };
-  const [events, reload] = useCall<unknown>('personas.events', params, `events:${JSON.stringify(params)}`, undefined, version);
-  const set = (member: keyof LogFilters) => (e: Event) => setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
+  const params = {
+    profile,
+    limit: size,
+    ...CHANGE_LOG_ORDER,
+    ...filters,
+    ...(pages.after === undefined ? {} : { after: pages.after }),
+  };
+  const [events, reload] = useCall<unknown>(
+    'personas.events',
+    params,
+    `events:${JSON.stringify(params)}`,
+    undefined,
+    version,
+  );
+  const set = (member: keyof LogFilters) => (e: Event) =>
+    setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
   const apply = (e: Event) => {
     e.preventDefault();
@@ -399,7 +576,8 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
   return html`<section class="changelog" aria-labelledby="changelog-title">
     <h3 id="changelog-title">Change log</h3>
     <form class="filters" onSubmit=${apply}>
-      <label>About
+      <label
+        >About
         <select name="target_kind" value=${draft.target_kind ?? ''} onChange=${set('target_kind')}>
           <option value="">everything</option>
           <option value="field">fields</option>
@@ -407,17 +585,25 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
           <option value="persona">the card</option>
         </select>
       </label>
-      <label>Change
+      <label
+        >Change
         <select name="action" value=${draft.action ?? ''} onChange=${set('action')}>
           <option value="">any</option>
           ${ACTIONS.map((a) => html`<option key=${a} value=${a}>${a.replace('_', ' ')}</option>`)}
         </select>
       </label>
       <label>Key or note id <input name="target" value=${draft.target ?? ''} onInput=${set('target')} /></label>
-      <label>Since <input name="since" type="datetime-local" value=${draft.since ?? ''} onInput=${set('since')} /></label>
+      <label
+        >Since <input name="since" type="datetime-local" value=${draft.since ?? ''} onInput=${set('since')}
+      /></label>
       <button type="submit">Filter</button>
-      <label>Per page
-        <select name="page-size" value=${String(size)} onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), pages.reset())}>
+      <label
+        >Per page
+        <select
+          name="page-size"
+          value=${String(size)}
+          onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), pages.reset())}
+        >
           ${LOG_PAGE_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
         </select>
       </label>
@@ -430,24 +616,44 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
         const list = itemsOf<ChangeLogEntry>(data, 'events');
         const next = nextAfter(data);
         if (list.length === 0 && pages.page === 1) {
-          return html`<${Empty}><p>${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}</p><//>`;
+          return html`<${Empty}
+            ><p>
+              ${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}
+            </p><//
+          >`;
         }
         return html`<table class="events">
-            <thead><tr><th>When</th><th>Change</th><th>About</th><th>Members changed</th><th>Via (verified)</th><th>Source (claimed)</th></tr></thead>
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Change</th>
+                <th>About</th>
+                <th>Members changed</th>
+                <th>Via (verified)</th>
+                <th>Source (claimed)</th>
+              </tr>
+            </thead>
             <tbody>
               ${list.map(
-                (ev) => html`<tr key=${ev.id}>
-                  <td>${formatTime(ev.at)}</td>
-                  <td>${ev.action.replace('_', ' ')}</td>
-                  <td>${ev.target_kind} <code>${ev.target}</code></td>
-                  <td>${ev.changes.join(', ') || '—'}</td>
-                  <td>${ev.asserted_by}</td>
-                  <td>${ev.source ?? '—'}</td>
-                </tr>`,
+                (ev) =>
+                  html`<tr key=${ev.id}>
+                    <td>${formatTime(ev.at)}</td>
+                    <td>${ev.action.replace('_', ' ')}</td>
+                    <td>${ev.target_kind} <code>${ev.target}</code></td>
+                    <td>${ev.changes.join(', ') || '—'}</td>
+                    <td>${ev.asserted_by}</td>
+                    <td>${ev.source ?? '—'}</td>
+                  </tr>`,
               )}
             </tbody>
           </table>
-          <${Pager} page=${pages.page} hasNext=${next !== undefined} next=${() => pages.next(next)} previous=${pages.previous} label="Change log pages" />`;
+          <${Pager}
+            page=${pages.page}
+            hasNext=${next !== undefined}
+            next=${() => pages.next(next)}
+            previous=${pages.previous}
+            label="Change log pages"
+          />`;
       }}
     />
   </section>`;

@@ -54,7 +54,9 @@ export function stateWords(s: Pick<Subscription, 'state' | 'ended_at'>): string 
 export function endedBy(s: Pick<Subscription, 'state' | 'event'>): string {
   if (s.state === 'active') return '\u2014';
   if (s.event) return EVENT_WORDS[s.event] ?? s.event;
-  return s.state === 'expired' ? 'its expiry: no one cancelled it and its event did not happen in time' : 'not reported by the gateway';
+  return s.state === 'expired'
+    ? 'its expiry: no one cancelled it and its event did not happen in time'
+    : 'not reported by the gateway';
 }
 
 /** Its one signal: due, on its way, delivered or given up, and what it tells the hub. */
@@ -62,7 +64,9 @@ export function signalWords(s: Pick<Subscription, 'state' | 'signal'>): string {
   const news = s.state === 'cancelled' ? 'that it was cancelled' : 'that it ended';
   switch (s.signal) {
     case 'none':
-      return s.state === 'expired' ? 'none: an expired subscription sends no signal' : 'not due: a signal is sent when the subscription ends';
+      return s.state === 'expired'
+        ? 'none: an expired subscription sends no signal'
+        : 'not due: a signal is sent when the subscription ends';
     case 'pending':
       return `being delivered: one signal telling the hub ${news}`;
     case 'sent':
@@ -75,7 +79,9 @@ export function signalWords(s: Pick<Subscription, 'state' | 'signal'>): string {
 }
 
 /** The last delivery attempt: the receiver's status, why it did not deliver, when. */
-export function lastDelivery(s: Pick<Subscription, 'signal_attempts' | 'signal_last_status' | 'signal_last_error' | 'signal_last_at'>): string {
+export function lastDelivery(
+  s: Pick<Subscription, 'signal_attempts' | 'signal_last_status' | 'signal_last_error' | 'signal_last_at'>,
+): string {
   if (s.signal_attempts === 0 && !s.signal_last_at && !s.signal_last_error) return 'none yet';
   const status = typeof s.signal_last_status === 'number' ? `HTTP ${s.signal_last_status}` : '';
   const said = [status, s.signal_last_error ?? ''].filter(Boolean).join(': ') || 'no answer';
@@ -105,7 +111,12 @@ export function cancelOutcome(s: Pick<Subscription, 'state' | 'event'>): string 
 
 function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: string; onChanged: () => void }) {
   const [delivering, setDelivering] = useState(false);
-  const [load, reload] = useCall<Subscription>('subscriptions.get', profile ? { id, profile } : { id }, `subscription:${id}`, delivering ? DELIVERY_REFRESH_MS : undefined);
+  const [load, reload] = useCall<Subscription>(
+    'subscriptions.get',
+    profile ? { id, profile } : { id },
+    `subscription:${id}`,
+    delivering ? DELIVERY_REFRESH_MS : undefined,
+  );
   const [confirming, setConfirming] = useState(false);
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
   const outcome = useRef<HTMLParagraphElement>(null);
@@ -135,29 +146,51 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
       load=${load}
       what="the subscription"
       retry=${reload}
-      render=${(s: Subscription) => html`<dl class="card-members">
-          <dt>State</dt><dd data-member="state">${stateWords(s)}</dd>
-          <dt>Waits for</dt><dd data-member="waits">${s.state === 'active' ? waitsFor(s) : `nothing more (it waited for ${waitsFor(s)})`}</dd>
-          <dt>Ended by</dt><dd data-member="event">${endedBy(s)}</dd>
-          <dt>Signal</dt><dd data-member="signal">${signalWords(s)}</dd>
-          <dt>Delivery attempts</dt><dd data-member="attempts">${s.signal_attempts}</dd>
-          <dt>Last delivery</dt><dd data-member="last">${lastDelivery(s)}</dd>
-          <dt>Next attempt</dt><dd data-member="next">${nextAttempt(s)}</dd>
-          <dt>Profile</dt><dd data-member="profile">${s.profile}</dd>
-          <dt>Opened</dt><dd>${formatTime(s.created_at)}</dd>
-          <dt>Expires</dt><dd>${formatTime(s.expires_at)}</dd>
-        </dl>
-        ${s.state === 'active' ? html`<button type="button" onClick=${() => setConfirming(true)}>Cancel…</button>` : null}
-        ${s.state === 'active' && confirming
-          ? html`<${Dialog} id="cancel-subscription" title="Cancel this subscription?" onClose=${() => setConfirming(false)}>
-              <p>It stops watching for ${waitsFor(s)}. The hub gets one signal saying it was cancelled, and nothing more for it.</p>
-              ${s.profile ? html`<p class="muted">Cancelled under the profile \u201c${s.profile}\u201d, the connection it was opened with.</p>` : null}
-              <div class="toolbar">
-                <button type="button" class="danger" onClick=${() => cancel(s)}>Cancel the subscription</button>
-                <button type="button" data-safe onClick=${() => setConfirming(false)}>Keep watching</button>
-              </div>
-            <//>`
-          : null}`}
+      render=${(s: Subscription) =>
+        html`<dl class="card-members">
+            <dt>State</dt>
+            <dd data-member="state">${stateWords(s)}</dd>
+            <dt>Waits for</dt>
+            <dd data-member="waits">
+              ${s.state === 'active' ? waitsFor(s) : `nothing more (it waited for ${waitsFor(s)})`}
+            </dd>
+            <dt>Ended by</dt>
+            <dd data-member="event">${endedBy(s)}</dd>
+            <dt>Signal</dt>
+            <dd data-member="signal">${signalWords(s)}</dd>
+            <dt>Delivery attempts</dt>
+            <dd data-member="attempts">${s.signal_attempts}</dd>
+            <dt>Last delivery</dt>
+            <dd data-member="last">${lastDelivery(s)}</dd>
+            <dt>Next attempt</dt>
+            <dd data-member="next">${nextAttempt(s)}</dd>
+            <dt>Profile</dt>
+            <dd data-member="profile">${s.profile}</dd>
+            <dt>Opened</dt>
+            <dd>${formatTime(s.created_at)}</dd>
+            <dt>Expires</dt>
+            <dd>${formatTime(s.expires_at)}</dd>
+          </dl>
+          ${s.state === 'active' ? html`<button type="button" onClick=${() => setConfirming(true)}>Cancel…</button>` : null}
+          ${
+            s.state === 'active' && confirming
+              ? html`<${Dialog}
+                  id="cancel-subscription"
+                  title="Cancel this subscription?"
+                  onClose=${() => setConfirming(false)}
+                >
+                  <p>
+                    It stops watching for ${waitsFor(s)}. The hub gets one signal saying it was cancelled, and nothing
+                    more for it.
+                  </p>
+                  ${s.profile ? html`<p class="muted">Cancelled under the profile “${s.profile}”, the connection it was opened with.</p>` : null}
+                  <div class="toolbar">
+                    <button type="button" class="danger" onClick=${() => cancel(s)}>Cancel the subscription</button>
+                    <button type="button" data-safe onClick=${() => setConfirming(false)}>Keep watching</button>
+                  </div>
+                <//>`
+              : null
+          }`}
     />
     ${message?.kind === 'ok' ? html`<p class="state ok" role="status" tabindex="-1" ref=${outcome}>${message.text}</p>` : null}
     ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
@@ -176,27 +209,64 @@ export function Subscriptions() {
       render=${(data: SubscriptionListView) => {
         const list = data.items;
         if (list.length === 0) {
-          return html`<${Empty}><p>No subscriptions. The hub opens one when it waits for checks, a merge, a review or a run; each ends with one signal (when its event happens or it is cancelled) or expires within a week.</p><//>`;
+          return html`<${Empty}
+            ><p>
+              No subscriptions. The hub opens one when it waits for checks, a merge, a review or a run; each ends with
+              one signal (when its event happens or it is cancelled) or expires within a week.
+            </p><//
+          >`;
         }
         return html`<table class="subscriptions">
-          <thead><tr><th>Watching for</th><th>Repository</th><th>Target</th><th>State</th><th>Signal</th><th>Opened</th><th>Expires</th><th><span class="visually-hidden">Details</span></th></tr></thead>
-          <tbody>
-            ${list.map(
-              (s) => html`<tr key=${s.id} data-subscription=${s.id}>
-                  <td>${KIND_LABELS[s.kind] ?? s.kind}</td>
-                  <td>${s.repo}</td>
-                  <td><code>${s.target}</code></td>
-                  <td><span class=${`badge state-${s.state}`}>${s.state}</span>${s.ended_at ? html` <span class="muted">${formatTime(s.ended_at)}</span>` : null}</td>
-                  <td>${s.signal}${s.signal_attempts > 1 ? ` (${s.signal_attempts} attempts)` : ''}</td>
-                  <td>${formatTime(s.created_at)}</td>
-                  <td>${formatTime(s.expires_at)}</td>
-                  <td><button type="button" aria-expanded=${open === s.id} aria-label=${`${open === s.id ? 'Hide details' : 'Details'} of the subscription to ${KIND_LABELS[s.kind] ?? s.kind} in ${s.repo}`} onClick=${() => setOpen(open === s.id ? undefined : s.id)}>${open === s.id ? 'Hide details' : 'Details'}</button></td>
-                </tr>
-                ${open === s.id ? html`<tr key=${`${s.id}-detail`} class="detail-row"><td colspan="8"><${SubscriptionDetail} id=${s.id} profile=${s.profile} onChanged=${reload} /></td></tr>` : null}`,
-            )}
-          </tbody>
-        </table>
-        ${data.total > list.length ? html`<p class="muted">Showing the newest ${list.length} of ${data.total}.</p>` : null}`;
+            <thead>
+              <tr>
+                <th>Watching for</th>
+                <th>Repository</th>
+                <th>Target</th>
+                <th>State</th>
+                <th>Signal</th>
+                <th>Opened</th>
+                <th>Expires</th>
+                <th><span class="visually-hidden">Details</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              ${list.map(
+                (s) =>
+                  html`<tr key=${s.id} data-subscription=${s.id}>
+                      <td>${KIND_LABELS[s.kind] ?? s.kind}</td>
+                      <td>${s.repo}</td>
+                      <td><code>${s.target}</code></td>
+                      <td>
+                        <span class=${`badge state-${s.state}`}>${s.state}</span
+                        >${s.ended_at ? html` <span class="muted">${formatTime(s.ended_at)}</span>` : null}
+                      </td>
+                      <td>${s.signal}${s.signal_attempts > 1 ? ` (${s.signal_attempts} attempts)` : ''}</td>
+                      <td>${formatTime(s.created_at)}</td>
+                      <td>${formatTime(s.expires_at)}</td>
+                      <td>
+                        <button
+                          type="button"
+                          aria-expanded=${open === s.id}
+                          aria-label=${`${open === s.id ? 'Hide details' : 'Details'} of the subscription to ${KIND_LABELS[s.kind] ?? s.kind} in ${s.repo}`}
+                          onClick=${() => setOpen(open === s.id ? undefined : s.id)}
+                        >
+                          ${open === s.id ? 'Hide details' : 'Details'}
+                        </button>
+                      </td>
+                    </tr>
+                    ${
+                      open === s.id
+                        ? html`<tr key=${`${s.id}-detail`} class="detail-row">
+                            <td colspan="8">
+                              <${SubscriptionDetail} id=${s.id} profile=${s.profile} onChanged=${reload} />
+                            </td>
+                          </tr>`
+                        : null
+                    }`,
+              )}
+            </tbody>
+          </table>
+          ${data.total > list.length ? html`<p class="muted">Showing the newest ${list.length} of ${data.total}.</p>` : null}`;
       }}
     />
   </section>`;
@@ -218,7 +288,10 @@ export function Connections() {
     setToken(''); // the secret leaves the page's state at once, whatever happens next
     try {
       await call('connections.put', { profile: profile.trim(), token: secret.trim() });
-      setMessage({ kind: 'ok', text: `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.` });
+      setMessage({
+        kind: 'ok',
+        text: `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`,
+      });
       setProfile('');
       reload();
     } catch (err) {
@@ -244,23 +317,57 @@ export function Connections() {
       retry=${reload}
       render=${(data: ConnectionList) => {
         const list = data.connections;
-        if (list.length === 0) return html`<${Empty}><p>No connections. Add a GitHub fine-grained personal access token below so the gateway can act for you.</p><//>`;
+        if (list.length === 0)
+          return html`<${Empty}
+            ><p>
+              No connections. Add a GitHub fine-grained personal access token below so the gateway can act for you.
+            </p><//
+          >`;
         return html`<table class="connections">
-          <thead><tr><th>Profile</th><th>Kind</th><th>Updated</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th>Profile</th>
+              <th>Kind</th>
+              <th>Updated</th>
+              <th><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
           <tbody>
             ${list.map(
-              (c) => html`<tr key=${c.profile}>
-                <td>${c.profile}</td>
-                <td>${c.kind === 'token' ? 'personal access token' : 'app installation'}</td>
-                <td>${formatTime(c.updated_at)}</td>
-                <td class="actions">
-                  ${confirming === c.profile
-                    ? html`<span>The token cannot be recovered. </span>
-                        <button type="button" onClick=${() => remove(c.profile)} aria-label=${`Confirm removing the connection of ${c.profile}`}>Remove for good</button>
-                        <button type="button" data-safe ref=${focusOnMount} onClick=${() => setConfirming(undefined)}>Keep it</button>`
-                    : html`<button type="button" onClick=${() => setConfirming(c.profile)} aria-label=${`Remove the connection of ${c.profile}`}>Remove</button>`}
-                </td>
-              </tr>`,
+              (c) =>
+                html`<tr key=${c.profile}>
+                  <td>${c.profile}</td>
+                  <td>${c.kind === 'token' ? 'personal access token' : 'app installation'}</td>
+                  <td>${formatTime(c.updated_at)}</td>
+                  <td class="actions">
+                    ${
+                      confirming === c.profile
+                        ? html`<span>The token cannot be recovered. </span>
+                            <button
+                              type="button"
+                              onClick=${() => remove(c.profile)}
+                              aria-label=${`Confirm removing the connection of ${c.profile}`}
+                            >
+                              Remove for good
+                            </button>
+                            <button
+                              type="button"
+                              data-safe
+                              ref=${focusOnMount}
+                              onClick=${() => setConfirming(undefined)}
+                            >
+                              Keep it
+                            </button>`
+                        : html`<button
+                            type="button"
+                            onClick=${() => setConfirming(c.profile)}
+                            aria-label=${`Remove the connection of ${c.profile}`}
+                          >
+                            Remove
+                          </button>`
+                    }
+                  </td>
+                </tr>`,
             )}
           </tbody>
         </table>`;
@@ -268,9 +375,25 @@ export function Connections() {
     />
     <form class="add-connection" onSubmit=${add}>
       <h3>Add or replace a token</h3>
-      <label>Profile <input name="profile" required value=${profile} onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)} /></label>
-      <label>Token
-        <input name="token" type="password" autocomplete="off" spellcheck=${false} required value=${token} onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
+      <label
+        >Profile
+        <input
+          name="profile"
+          required
+          value=${profile}
+          onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
+      /></label>
+      <label
+        >Token
+        <input
+          name="token"
+          type="password"
+          autocomplete="off"
+          spellcheck=${false}
+          required
+          value=${token}
+          onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+        />
       </label>
       <button type="submit">Save token</button>
       <p class="muted">The token goes to the identity service, which stores it encrypted. It is never shown again.</p>

@@ -7,7 +7,8 @@ import type { LockdownCheck, LoginCheck } from '../../services/model-provider/sh
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { call } from './transport.ts';
 
-const PROBE_RUNNING = 'the startup probe is still running. It can take up to two minutes; this page refreshes by itself.';
+const PROBE_RUNNING =
+  'the startup probe is still running. It can take up to two minutes; this page refreshes by itself.';
 
 function lockdownText(lockdown: LockdownCheck): string {
   if (lockdown.ok) return 'on: no tools, no MCP servers, no hooks';
@@ -22,13 +23,16 @@ function loginText(login: LoginCheck, lockdown: LockdownCheck): string {
   }
   if (lockdown.state === 'pending') return `not known yet: ${PROBE_RUNNING}`;
   if (lockdown.state === 'no_cli') return 'not known: there is no CLI to ask (see above).';
-  if (lockdown.state === 'not_ok') return 'not known: the probe stopped when the CLI loaded what it must not (see Lockdown).';
+  if (lockdown.state === 'not_ok')
+    return 'not known: the probe stopped when the CLI loaded what it must not (see Lockdown).';
   return 'not known: the probe could not tell; see the provider\u2019s log in the Services panel.';
 }
 
 function List({ items, none }: { items: string[]; none: string }) {
   if (items.length === 0) return html`<span class="ok-text">${none}</span>`;
-  return html`<ul class="loaded-list">${items.map((t) => html`<li key=${t}><code>${t}</code></li>`)}</ul>`;
+  return html`<ul class="loaded-list">
+    ${items.map((t) => html`<li key=${t}><code>${t}</code></li>`)}
+  </ul>`;
 }
 
 const STREAM_TEXT: Record<ProviderStreamMode, string> = {
@@ -56,15 +60,27 @@ function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () =
   const pending = view.running !== null && view.running !== view.setting && !view.fromEnvironment;
   return html`<dd data-check="stream">
     <p>Sends ${STREAM_TEXT[view.running ?? view.setting]}${view.running === null ? ' (once it runs)' : ''}.</p>
-    ${view.fromEnvironment
-      ? html`<p>Set by MODELPROV_STREAM in the environment the app started from; change it there.</p>`
-      : html`<p>
-          <button type="button" disabled=${busy} onClick=${() => act('provider.setStream', { mode: other })}>Send ${STREAM_TEXT[other]}</button>
-          ${pending
-            ? html` Chosen: ${STREAM_TEXT[view.setting]}; it applies when the provider restarts.
-                <button type="button" disabled=${busy} onClick=${() => act('services.restart', { name: 'model-provider' })}>Restart the provider now</button>`
-            : null}
-        </p>`}
+    ${
+      view.fromEnvironment
+        ? html`<p>Set by MODELPROV_STREAM in the environment the app started from; change it there.</p>`
+        : html`<p>
+            <button type="button" disabled=${busy} onClick=${() => act('provider.setStream', { mode: other })}>
+              Send ${STREAM_TEXT[other]}
+            </button>
+            ${
+              pending
+                ? html` Chosen: ${STREAM_TEXT[view.setting]}; it applies when the provider restarts.
+                    <button
+                      type="button"
+                      disabled=${busy}
+                      onClick=${() => act('services.restart', { name: 'model-provider' })}
+                    >
+                      Restart the provider now
+                    </button>`
+                : null
+            }
+          </p>`
+    }
     ${failure ? html`<${Failed} message=${failure} />` : null}
   </dd>`;
 }
@@ -84,7 +100,9 @@ export function Provider() {
             <dt>Ready</dt>
             <dd data-check="ready">${ready.ready ? 'yes: completions work now' : 'no: see the checks below'}</dd>
             <dt>CLI</dt>
-            <dd data-check="cli">${cli.ok ? html`found at <code>${cli.path}</code>` : html`not found. ${cli.detail}`}</dd>
+            <dd data-check="cli">
+              ${cli.ok ? html`found at <code>${cli.path}</code>` : html`not found. ${cli.detail}`}
+            </dd>
             <dt>Signed in</dt>
             <dd data-check="login">${loginText(login, lockdown)}</dd>
             <dt>Lockdown</dt>
@@ -101,9 +119,18 @@ export function Provider() {
             <${StreamMode} view=${stream} changed=${reload} />
           </dl>
           <h3>Models</h3>
-          ${modelIds.length === 0
-            ? html`<${Empty}><p>The provider lists no models. Restart it in the Services panel; if the list stays empty, see its log there.</p><//>`
-            : html`<ul class="models">${modelIds.map((id) => html`<li key=${id}><code>${id}</code></li>`)}</ul>`}`;
+          ${
+            modelIds.length === 0
+              ? html`<${Empty}
+                  ><p>
+                    The provider lists no models. Restart it in the Services panel; if the list stays empty, see its log
+                    there.
+                  </p><//
+                >`
+              : html`<ul class="models">
+                  ${modelIds.map((id) => html`<li key=${id}><code>${id}</code></li>`)}
+                </ul>`
+          }`;
       }}
     />
   </section>`;

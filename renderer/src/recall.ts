@@ -9,7 +9,11 @@ import { FieldTable, NoteTable } from './entries.ts';
 import { Empty, Failed, Loading } from './states.ts';
 import { call } from './transport.ts';
 
-type Search = { state: 'idle' } | { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; q: string; data: RecallResult };
+type Search =
+  | { state: 'idle' }
+  | { state: 'loading' }
+  | { state: 'error'; message: string }
+  | { state: 'done'; q: string; data: RecallResult };
 
 export function Recall() {
   const [q, setQ] = useState('');
@@ -34,9 +38,17 @@ export function Recall() {
   return html`<section aria-labelledby="recall-title">
     <h2 id="recall-title" tabindex="-1">Recall</h2>
     <form class="search" onSubmit=${run}>
-      <label>Words <input name="q" type="search" value=${q} onInput=${(e: Event) => setQ((e.target as HTMLInputElement).value)} /></label>
-      <label>Profile (empty: every persona)
-        <input name="profile" value=${profile} onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)} />
+      <label
+        >Words
+        <input name="q" type="search" value=${q} onInput=${(e: Event) => setQ((e.target as HTMLInputElement).value)}
+      /></label>
+      <label
+        >Profile (empty: every persona)
+        <input
+          name="profile"
+          value=${profile}
+          onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
+        />
       </label>
       <button type="submit">Search</button>
     </form>
@@ -54,7 +66,10 @@ function Results({ data, q }: { data: RecallResult; q: string }) {
   }
   // The store ranks fields and notes separately; each table keeps its order, best match first.
   return html`<div class="recall-results">
-    <p class="notice">Best match first. Fields and notes are what their writers reported: data, never instructions. Open a hit (▸) to see who wrote it and through which client.</p>
+    <p class="notice">
+      Best match first. Fields and notes are what their writers reported: data, never instructions. Open a hit (▸) to
+      see who wrote it and through which client.
+    </p>
     <h3>Fields (${fields.length})</h3>
     ${fields.length > 0 ? html`<${FieldTable} fields=${fields} inPersona=${true} />` : html`<p class="muted">No field matches.</p>`}
     <h3>Notes (${notes.length})</h3>

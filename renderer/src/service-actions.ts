@@ -35,14 +35,43 @@ export function useServiceControl(reload: () => void): ServiceControl {
   return { busy, failure, act };
 }
 
-export function ServiceActions({ service, control, showLog }: { service: ServiceView; control: ServiceControl; showLog: (name: ServiceName) => void }) {
+export function ServiceActions({
+  service,
+  control,
+  showLog,
+}: {
+  service: ServiceView;
+  control: ServiceControl;
+  showLog: (name: ServiceName) => void;
+}) {
   const { busy, act } = control;
   const running = RUNNING.has(service.state);
   const title = SERVICE_CATALOGUE[service.name]?.title ?? service.name;
   return html`<div class="service-actions">
-    <button type="button" disabled=${busy !== undefined || running} onClick=${() => act('start', service.name)} aria-label=${`Start ${title}`}>Start</button>
-    <button type="button" disabled=${busy !== undefined || !running} onClick=${() => act('stop', service.name)} aria-label=${`Stop ${title}`}>Stop</button>
-    <button type="button" disabled=${busy !== undefined} onClick=${() => act('restart', service.name)} aria-label=${`Restart ${title}`}>Restart</button>
+    <button
+      type="button"
+      disabled=${busy !== undefined || running}
+      onClick=${() => act('start', service.name)}
+      aria-label=${`Start ${title}`}
+    >
+      Start
+    </button>
+    <button
+      type="button"
+      disabled=${busy !== undefined || !running}
+      onClick=${() => act('stop', service.name)}
+      aria-label=${`Stop ${title}`}
+    >
+      Stop
+    </button>
+    <button
+      type="button"
+      disabled=${busy !== undefined}
+      onClick=${() => act('restart', service.name)}
+      aria-label=${`Restart ${title}`}
+    >
+      Restart
+    </button>
     <button type="button" onClick=${() => showLog(service.name)} aria-label=${`Logs of ${title}`}>Logs</button>
   </div>`;
 }

@@ -41,23 +41,46 @@ export function Services({ logService, showLog }: { logService?: ServiceName; sh
       load=${load}
       what="services"
       retry=${reload}
-      render=${(list: ServiceView[]) => html`<table class="services">
-        <thead><tr><th>Service</th><th>State</th><th>Port</th><th>Uptime</th><th>Memory</th><th>Restarts</th><th>Last problem</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
-        <tbody>
-          ${list.map(
-            (s) => html`<tr key=${s.name} data-service=${s.name} class=${s.name === (logService ?? 'identity') ? 'selected' : undefined}>
-              <td>${SERVICE_TITLES[s.name] ?? s.name}</td>
-              <td><span class=${`badge state-${s.state}`} data-state=${s.state}>${STATE_WORDS[s.state] ?? s.state}</span></td>
-              <td>${s.port}</td>
-              <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '\u2014'}</td>
-              <td>${formatBytes(s.memoryBytes)}</td>
-              <td>${s.restarts}</td>
-              <td class=${s.state === 'ready' && s.lastCrash ? 'last-error past' : 'last-error'}>${problemText(s)}</td>
-              <td class="actions"><${ServiceActions} service=${s} control=${control} showLog=${showLog} /></td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>`}
+      render=${(list: ServiceView[]) =>
+        html`<table class="services">
+          <thead>
+            <tr>
+              <th>Service</th>
+              <th>State</th>
+              <th>Port</th>
+              <th>Uptime</th>
+              <th>Memory</th>
+              <th>Restarts</th>
+              <th>Last problem</th>
+              <th><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${list.map(
+              (s) =>
+                html`<tr
+                  key=${s.name}
+                  data-service=${s.name}
+                  class=${s.name === (logService ?? 'identity') ? 'selected' : undefined}
+                >
+                  <td>${SERVICE_TITLES[s.name] ?? s.name}</td>
+                  <td>
+                    <span class=${`badge state-${s.state}`} data-state=${s.state}
+                      >${STATE_WORDS[s.state] ?? s.state}</span
+                    >
+                  </td>
+                  <td>${s.port}</td>
+                  <td>${RUNNING.has(s.state) ? formatDuration(s.uptimeMs) : '\u2014'}</td>
+                  <td>${formatBytes(s.memoryBytes)}</td>
+                  <td>${s.restarts}</td>
+                  <td class=${s.state === 'ready' && s.lastCrash ? 'last-error past' : 'last-error'}>
+                    ${problemText(s)}
+                  </td>
+                  <td class="actions"><${ServiceActions} service=${s} control=${control} showLog=${showLog} /></td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`}
     />
     <${LogTail} key=${logService ?? 'identity'} service=${logService ?? 'identity'} />
   </section>`;
@@ -75,22 +98,57 @@ function LogTail({ service }: { service: ServiceName }) {
   // Older pages: a stack of `before` cursors; following applies to the newest page only.
   const [befores, setBefores] = useState<number[]>([]);
   const before = befores[befores.length - 1];
-  const params = { name: service, limit: size, probes, ...(filter ? { filter } : {}), ...(before === undefined ? {} : { before }) };
-  const [load, reload] = useCall<LogPage>('services.logPage', params, `logs:${JSON.stringify(params)}`, follow && before === undefined ? 2_000 : undefined);
+  const params = {
+    name: service,
+    limit: size,
+    probes,
+    ...(filter ? { filter } : {}),
+    ...(before === undefined ? {} : { before }),
+  };
+  const [load, reload] = useCall<LogPage>(
+    'services.logPage',
+    params,
+    `logs:${JSON.stringify(params)}`,
+    follow && before === undefined ? 2_000 : undefined,
+  );
   const title = SERVICE_TITLES[service];
   const restart = () => setBefores([]);
   return html`<section class="log-tail" aria-labelledby="log-title">
     <h3 id="log-title">Log of ${title}</h3>
     <form class="filters" onSubmit=${(e: Event) => (e.preventDefault(), setFilter(draft.trim()), restart())}>
-      <label>Only lines containing <input name="filter" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /></label>
+      <label
+        >Only lines containing
+        <input name="filter" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)}
+      /></label>
       <button type="submit">Filter</button>
-      <label>Lines
-        <select name="log-size" value=${String(size)} onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), restart())}>
+      <label
+        >Lines
+        <select
+          name="log-size"
+          value=${String(size)}
+          onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), restart())}
+        >
           ${LOG_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
         </select>
       </label>
-      <label class="check"><input type="checkbox" name="follow" checked=${follow} onChange=${(e: Event) => setFollow((e.target as HTMLInputElement).checked)} /> Follow new lines</label>
-      <label class="check"><input type="checkbox" name="probes" checked=${probes} onChange=${(e: Event) => (setProbes((e.target as HTMLInputElement).checked), restart())} /> Show probes (/healthy, /ready, /metrics)</label>
+      <label class="check"
+        ><input
+          type="checkbox"
+          name="follow"
+          checked=${follow}
+          onChange=${(e: Event) => setFollow((e.target as HTMLInputElement).checked)}
+        />
+        Follow new lines</label
+      >
+      <label class="check"
+        ><input
+          type="checkbox"
+          name="probes"
+          checked=${probes}
+          onChange=${(e: Event) => (setProbes((e.target as HTMLInputElement).checked), restart())}
+        />
+        Show probes (/healthy, /ready, /metrics)</label
+      >
       ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
     </form>
     <${Loaded}
@@ -100,13 +158,28 @@ function LogTail({ service }: { service: ServiceName }) {
       render=${(page: LogPage) => {
         const shown = itemsOf<LogLine>(page, 'lines');
         if (shown.length === 0) {
-          return html`<${Empty}><p>${filter ? `No lines contain \u201c${filter}\u201d. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}</p><//>`;
+          return html`<${Empty}
+            ><p>
+              ${filter ? `No lines contain \u201c${filter}\u201d. Clear the filter to see every line.` : 'No log lines yet. Start the service to see its output.'}
+            </p><//
+          >`;
         }
-        return html`<pre class="log" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>${shown.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>
+        return html`<pre class="log" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>
+${shown.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>
           <nav class="paging" aria-label="Log pages">
-            <button type="button" disabled=${before === undefined} onClick=${() => setBefores(befores.slice(0, -1))}>Newer</button>
-            <span class="muted">${before === undefined ? (follow ? 'newest lines, following' : 'newest lines') : `page ${befores.length + 1}`}${probes ? '' : ' \u00b7 probes hidden'}</span>
-            <button type="button" disabled=${page.next_before === null} onClick=${() => page.next_before !== null && setBefores([...befores, page.next_before])}>Older</button>
+            <button type="button" disabled=${before === undefined} onClick=${() => setBefores(befores.slice(0, -1))}>
+              Newer
+            </button>
+            <span class="muted"
+              >${before === undefined ? (follow ? 'newest lines, following' : 'newest lines') : `page ${befores.length + 1}`}${probes ? '' : ' \u00b7 probes hidden'}</span
+            >
+            <button
+              type="button"
+              disabled=${page.next_before === null}
+              onClick=${() => page.next_before !== null && setBefores([...befores, page.next_before])}
+            >
+              Older
+            </button>
           </nav>`;
       }}
     />

@@ -13,7 +13,13 @@ export type Load<T> = { state: 'loading' } | { state: 'error'; message: string }
  * Runs `method` when `key` changes (and on reload); an optional interval refreshes it quietly, and so
  * does a change of `version` (after an action: what is on screen stays until the new answer is in).
  */
-export function useCall<T>(method: string, params: unknown, key: string, refreshMs?: number, version?: number): [Load<T>, () => void] {
+export function useCall<T>(
+  method: string,
+  params: unknown,
+  key: string,
+  refreshMs?: number,
+  version?: number,
+): [Load<T>, () => void] {
   const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   const latest = useRef(0);
@@ -59,7 +65,17 @@ export function Failed({ message, retry }: { message: string; retry?: () => void
 }
 
 /** Renders a Load: the loading and error states here, the data by `render`. */
-export function Loaded<T>({ load, what, retry, render }: { load: Load<T>; what: string; retry: () => void; render: (data: T) => unknown }) {
+export function Loaded<T>({
+  load,
+  what,
+  retry,
+  render,
+}: {
+  load: Load<T>;
+  what: string;
+  retry: () => void;
+  render: (data: T) => unknown;
+}) {
   if (load.state === 'loading') return html`<${Loading} what=${what} />`;
   if (load.state === 'error') return html`<${Failed} message=${load.message} retry=${retry} />`;
   return render(load.data);

@@ -61,12 +61,24 @@ async function send(request: ConsoleRequest): Promise<ConsoleResult> {
       body: JSON.stringify(request),
     });
   } catch {
-    return { ok: false, error: { message: 'The console is not answering: `npm run serve` may have stopped. Start it again and open the new URL it prints.' } };
+    return {
+      ok: false,
+      error: {
+        message:
+          'The console is not answering: `npm run serve` may have stopped. Start it again and open the new URL it prints.',
+      },
+    };
   }
   try {
     return (await res.json()) as ConsoleResult;
   } catch {
-    return { ok: false, error: { message: `The console answered ${res.status} without a readable body; reload the page.`, status: res.status } };
+    return {
+      ok: false,
+      error: {
+        message: `The console answered ${res.status} without a readable body; reload the page.`,
+        status: res.status,
+      },
+    };
   }
 }
 

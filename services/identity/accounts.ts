@@ -77,10 +77,13 @@ export class Accounts {
   /** Creates an account and its first session credential; the credential is returned once and stored hashed. */
   async add(name: string, session: NewSession = {}): Promise<{ id: string; credential: string; session: string }> {
     if (!NAME.test(name)) {
-      throw new Error('An account name is 1-63 characters of lowercase letters, digits, dot, dash or underscore, starting with a letter or digit.');
+      throw new Error(
+        'An account name is 1-63 characters of lowercase letters, digits, dot, dash or underscore, starting with a letter or digit.',
+      );
     }
     const existing = await this.db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirst();
-    if (existing) throw new Error(`An account named "${name}" already exists; use "session add ${name}" for a new credential.`);
+    if (existing)
+      throw new Error(`An account named "${name}" already exists; use "session add ${name}" for a new credential.`);
     const id = randomUUID();
     const now = new Date();
     let made!: { credential: string; session: string };
@@ -128,7 +131,9 @@ export class Accounts {
 
   /** Revokes one session credential, any account's (the command line). False when there was none. */
   async revokeSession(sessionId: string): Promise<boolean> {
-    return Number((await this.db.deleteFrom('sessions').where('id', '=', sessionId).executeTakeFirst()).numDeletedRows) > 0;
+    return (
+      Number((await this.db.deleteFrom('sessions').where('id', '=', sessionId).executeTakeFirst()).numDeletedRows) > 0
+    );
   }
 
   /**
@@ -137,7 +142,12 @@ export class Accounts {
    * so no credential can cut the app off. False when the account has no such credential.
    */
   async revokeSessionBy(caller: SessionPrincipal, sessionId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('sessions').select('purpose').where('id', '=', sessionId).where('account_id', '=', caller.account).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sessions')
+      .select('purpose')
+      .where('id', '=', sessionId)
+      .where('account_id', '=', caller.account)
+      .executeTakeFirst();
     if (!row) return false;
     if (row.purpose === 'owner' && sessionId !== caller.session) {
       throw problem.forbidden(
@@ -149,19 +159,27 @@ export class Accounts {
 
   /** Revokes every session credential of an account (the command line); answers how many. */
   async revokeAll(accountId: string): Promise<number> {
-    return Number((await this.db.deleteFrom('sessions').where('account_id', '=', accountId).executeTakeFirst()).numDeletedRows);
+    return Number(
+      (await this.db.deleteFrom('sessions').where('account_id', '=', accountId).executeTakeFirst()).numDeletedRows,
+    );
   }
 
   /** Over the API: every hub credential of the caller's account, and the caller's own unless `keepCurrent`; never another owner credential. */
   async revokeAllBy(caller: SessionPrincipal, keepCurrent: boolean): Promise<number> {
     let q = this.db.deleteFrom('sessions').where('account_id', '=', caller.account);
-    q = keepCurrent ? q.where('purpose', '=', 'hub') : q.where((eb) => eb.or([eb('purpose', '=', 'hub'), eb('id', '=', caller.session)]));
+    q = keepCurrent
+      ? q.where('purpose', '=', 'hub')
+      : q.where((eb) => eb.or([eb('purpose', '=', 'hub'), eb('id', '=', caller.session)]));
     return Number((await q.executeTakeFirst()).numDeletedRows);
   }
 
   /** Makes the credential in the local session file the app's own (owner) again, whatever an upgrade made of it. */
   async claimForApp(credential: string): Promise<void> {
-    const local = await this.db.selectFrom('accounts').select('id').where('name', '=', LOCAL_ACCOUNT).executeTakeFirst();
+    const local = await this.db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', LOCAL_ACCOUNT)
+      .executeTakeFirst();
     if (!local) return;
     await this.db
       .updateTable('sessions')
@@ -189,8 +207,12 @@ export class Accounts {
     }
     const id = await this.idOf(name);
     const removed = await this.db.transaction().execute(async (trx) => {
-      const connections = Number((await trx.deleteFrom('connections').where('account_id', '=', id).executeTakeFirst()).numDeletedRows);
-      const sessions = Number((await trx.deleteFrom('sessions').where('account_id', '=', id).executeTakeFirst()).numDeletedRows);
+      const connections = Number(
+        (await trx.deleteFrom('connections').where('account_id', '=', id).executeTakeFirst()).numDeletedRows,
+      );
+      const sessions = Number(
+        (await trx.deleteFrom('sessions').where('account_id', '=', id).executeTakeFirst()).numDeletedRows,
+      );
       await trx.deleteFrom('accounts').where('id', '=', id).execute();
       return { sessions, connections };
     });
@@ -200,7 +222,11 @@ export class Accounts {
 
   /** Whether a session credential is known and unexpired (the local session file is checked at start). */
   async accepts(credential: string, now = new Date()): Promise<boolean> {
-    const row = await this.db.selectFrom('sessions').select('expires_at').where('credential_hash', '=', hashCredential(credential)).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sessions')
+      .select('expires_at')
+      .where('credential_hash', '=', hashCredential(credential))
+      .executeTakeFirst();
     return row !== undefined && !expired(row.expires_at, now);
   }
 
@@ -265,7 +291,12 @@ export class Accounts {
  * The lifetime of a credential that `maker` makes: what was asked (`asked`; null: never, undefined: the
  * `fallback`), never past the maker's own expiry. An explicit ask beyond it is refused; the fallback is cut.
  */
-export function lifetimeWithin(maker: { expiresAt: string | null }, asked: number | null | undefined, fallback: number | null, now = new Date()): number | null {
+export function lifetimeWithin(
+  maker: { expiresAt: string | null },
+  asked: number | null | undefined,
+  fallback: number | null,
+  now = new Date(),
+): number | null {
   if (maker.expiresAt === null) return asked === undefined ? fallback : asked;
   const left = Math.floor((Date.parse(maker.expiresAt) - now.getTime()) / 1000);
   if (asked === undefined) return fallback === null ? left : Math.min(fallback, left);
@@ -297,7 +328,8 @@ async function insertSession(
     throw new Error(`An expiry is a whole number of seconds from 60 to ${MAX_SESSION_SECONDS} (ten years).`);
   }
   const purpose = session.purpose ?? 'owner';
-  if (purpose === 'hub' && (session.audiences ?? []).length === 0) throw new Error('A hub credential names at least one audience it may mint tokens for.');
+  if (purpose === 'hub' && (session.audiences ?? []).length === 0)
+    throw new Error('A hub credential names at least one audience it may mint tokens for.');
   const credential = newCredential();
   const id = `ses_${randomBytes(12).toString('hex')}`;
   await db

@@ -27,9 +27,13 @@ Reads the same IDENTITY_ variables as the service (IDENTITY_DATA_DIR above all).
 /** "90d", "12h", "30m", "3600s" or "3600" as seconds. */
 function parseDuration(text: string): number {
   const m = /^(\d{1,10})([smhd]?)$/.exec(text.trim());
-  const seconds = m ? Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'] : NaN;
+  const seconds = m
+    ? Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd']
+    : NaN;
   if (!Number.isSafeInteger(seconds) || seconds < 60 || seconds > MAX_SESSION_SECONDS) {
-    throw new Error(`--expires-in takes a duration from 60 seconds to ten years, such as 3600, 12h or 90d (not "${text}").`);
+    throw new Error(
+      `--expires-in takes a duration from 60 seconds to ten years, such as 3600, 12h or 90d (not "${text}").`,
+    );
   }
   return seconds;
 }
@@ -39,7 +43,12 @@ class Usage extends Error {}
 const { values: options, positionals } = (() => {
   try {
     return parseArgs({
-      options: { label: { type: 'string' }, 'expires-in': { type: 'string' }, owner: { type: 'boolean' }, audience: { type: 'string' } },
+      options: {
+        label: { type: 'string' },
+        'expires-in': { type: 'string' },
+        owner: { type: 'boolean' },
+        audience: { type: 'string' },
+      },
       allowPositionals: true,
     });
   } catch (err) {
@@ -55,13 +64,19 @@ try {
   const { accounts } = store;
   const newSession = () => ({
     label: options.label ?? null,
-    expiresInSeconds: options['expires-in'] !== undefined ? parseDuration(options['expires-in']) : config.sessionTtlSeconds || null,
+    expiresInSeconds:
+      options['expires-in'] !== undefined ? parseDuration(options['expires-in']) : config.sessionTtlSeconds || null,
   });
   const hubAudiences = (): string[] => {
     if (options.audience === undefined) return [...config.hubAudiences];
-    const audiences = options.audience.split(',').map((a) => a.trim()).filter(Boolean);
+    const audiences = options.audience
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
     if (audiences.length === 0 || !audiences.every((a) => AUDIENCE.test(a))) {
-      throw new Error(`--audience takes one or more audiences, comma-separated, such as persona,repohost-api (not "${options.audience}").`);
+      throw new Error(
+        `--audience takes one or more audiences, comma-separated, such as persona,repohost-api (not "${options.audience}").`,
+      );
     }
     return audiences;
   };
@@ -76,26 +91,42 @@ try {
         `removed account ${name}: ${removed.sessions} session credential(s) revoked, ${removed.connections} platform connection(s) deleted ` +
           '(their encrypted secrets erased from the database file and its log).',
       );
-      out(`Tokens already minted for ${name} stop working on every service within seconds, and the repository-hosting gateway stops using its connections.`);
+      out(
+        `Tokens already minted for ${name} stop working on every service within seconds, and the repository-hosting gateway stops using its connections.`,
+      );
     } else if (command === 'session add' && name) {
-      if (options.owner && options.audience !== undefined) throw new Error('--owner credentials mint tokens for any audience; give --owner or --audience, not both.');
-      const made = await accounts.addSession(name, { ...newSession(), ...(options.owner ? { purpose: 'owner' } : { purpose: 'hub', audiences: hubAudiences() }) });
+      if (options.owner && options.audience !== undefined)
+        throw new Error('--owner credentials mint tokens for any audience; give --owner or --audience, not both.');
+      const made = await accounts.addSession(name, {
+        ...newSession(),
+        ...(options.owner ? { purpose: 'owner' } : { purpose: 'hub', audiences: hubAudiences() }),
+      });
       out(made.credential);
       process.stderr.write(`session credential ${made.session} for ${name}\n`);
     } else if (command === 'session list' && name) {
       const now = Date.now();
       for (const s of await accounts.sessionsOf(name)) {
-        const expiry = s.expires_at === null ? 'never' : Date.parse(s.expires_at) <= now ? `expired ${s.expires_at}` : s.expires_at;
-        const may = s.purpose === 'owner' ? 'owner: manages credentials and connections' : `hub: mints tokens for ${(s.audiences ?? []).join(', ')}`;
+        const expiry =
+          s.expires_at === null ? 'never' : Date.parse(s.expires_at) <= now ? `expired ${s.expires_at}` : s.expires_at;
+        const may =
+          s.purpose === 'owner'
+            ? 'owner: manages credentials and connections'
+            : `hub: mints tokens for ${(s.audiences ?? []).join(', ')}`;
         out([s.id, s.label ?? '-', s.created_at, s.last_used_at ?? 'never used', expiry, may].join('\t'));
       }
     } else if (command === 'session revoke' && name) {
-      if (!SESSION_ID.test(name)) throw new Error(`"${name}" is not a session credential id (ses_ and 24 hexadecimal digits; see "session list <account>").`);
-      if (!(await accounts.revokeSession(name))) throw new Error(`There is no session credential ${name}; see "session list <account>".`);
+      if (!SESSION_ID.test(name))
+        throw new Error(
+          `"${name}" is not a session credential id (ses_ and 24 hexadecimal digits; see "session list <account>").`,
+        );
+      if (!(await accounts.revokeSession(name)))
+        throw new Error(`There is no session credential ${name}; see "session list <account>".`);
       out(`revoked ${name}; tokens minted with it stop working on every service within seconds.`);
     } else if (command === 'session revoke-all' && name) {
       const n = await accounts.revokeAllOf(name);
-      out(`revoked ${n} session credential(s) of ${name}; tokens minted with them stop working on every service within seconds.`);
+      out(
+        `revoked ${n} session credential(s) of ${name}; tokens minted with them stop working on every service within seconds.`,
+      );
     } else if (command === 'keys rotate') {
       await store.keys.prepare();
       process.stderr.write(`new signing key ${await store.keys.rotate()}\n`);

@@ -15,17 +15,29 @@ export const identitySettings = {
     undefined,
     'Base URL callers use to reach this service; tokens carry it as iss (default http://<HOST>:<PORT>).',
   ),
-  tokenTtlSeconds: integerSetting('TOKEN_TTL_SECONDS', { min: 30, max: 3600, fallback: 600 }, 'Lifetime of a minted service token in seconds.'),
+  tokenTtlSeconds: integerSetting(
+    'TOKEN_TTL_SECONDS',
+    { min: 30, max: 3600, fallback: 600 },
+    'Lifetime of a minted service token in seconds.',
+  ),
   sessionTtlSeconds: setting(
     'SESSION_TTL_SECONDS',
     parse.integer(0, 315_360_000).refine((v) => v === 0 || v >= 60, 'must be 0 (never) or 60 to 315360000 seconds'),
     '0',
     'Default lifetime of a new session credential in seconds when none is asked for (0: never expires); the local account\u2019s own credential never expires.',
   ),
-  keyRotationDays: integerSetting('KEY_ROTATION_DAYS', { min: 1, max: 365, fallback: 30 }, 'Days a signing key signs before a new one replaces it.'),
+  keyRotationDays: integerSetting(
+    'KEY_ROTATION_DAYS',
+    { min: 1, max: 365, fallback: 30 },
+    'Days a signing key signs before a new one replaces it.',
+  ),
   serviceTokens: setting(
     'SERVICE_TOKENS',
-    parse.pairs(/^[^=\s]+\s*=\s*\S{16,}$/, 'must be comma-separated name=token pairs with tokens of at least 16 characters', 'a service'),
+    parse.pairs(
+      /^[^=\s]+\s*=\s*\S{16,}$/,
+      'must be comma-separated name=token pairs with tokens of at least 16 characters',
+      'a service',
+    ),
     '',
     `Registered services as comma-separated name=token pairs, e.g. ${GATEWAY_REGISTRATION}=<token>; they may resolve platform credentials.`,
   ),
@@ -37,7 +49,12 @@ export const identitySettings = {
   ),
   hubAudiences: setting(
     'HUB_AUDIENCES',
-    parse.list().refine((l) => l.length > 0 && l.every((a) => AUDIENCE.test(a)), 'must be one or more audiences (printable text without spaces), comma-separated'),
+    parse
+      .list()
+      .refine(
+        (l) => l.length > 0 && l.every((a) => AUDIENCE.test(a)),
+        'must be one or more audiences (printable text without spaces), comma-separated',
+      ),
     TOKEN_AUDIENCES.join(','),
     'Audiences a hub credential made over the API mints tokens for when it names none (comma-separated).',
   ),

@@ -11,7 +11,11 @@ import type { IdentityDatabase } from './tables.ts';
 export const TokenConnection = z
   .object({
     kind: z.literal('token'),
-    token: z.string().min(20).max(500).meta({ description: 'A fine-grained personal access token. Stored encrypted; never shown again.' }),
+    token: z
+      .string()
+      .min(20)
+      .max(500)
+      .meta({ description: 'A fine-grained personal access token. Stored encrypted; never shown again.' }),
   })
   .meta({ id: 'TokenConnection' });
 
@@ -28,7 +32,9 @@ export const AppConnection = z
   })
   .meta({ id: 'AppConnection' });
 
-export const ConnectionInput = z.discriminatedUnion('kind', [TokenConnection, AppConnection]).meta({ id: 'ConnectionInput' });
+export const ConnectionInput = z
+  .discriminatedUnion('kind', [TokenConnection, AppConnection])
+  .meta({ id: 'ConnectionInput' });
 export type ConnectionInput = z.infer<typeof ConnectionInput>;
 
 export interface ConnectionSummary {
@@ -61,7 +67,10 @@ export type StaleReason = 'account_removed' | 'session_revoked' | 'connection_re
  */
 export class Connections {
   private readonly key: Buffer;
-  private readonly installationTokens = new Map<string, { token: string; expiresAt: number; login?: string; revision: string }>();
+  private readonly installationTokens = new Map<
+    string,
+    { token: string; expiresAt: number; login?: string; revision: string }
+  >();
 
   constructor(
     private readonly db: Kysely<IdentityDatabase>,
@@ -72,7 +81,8 @@ export class Connections {
   ) {
     if (!existsSync(keyFile)) writePrivateFile(keyFile, randomBytes(32));
     this.key = readFileSync(keyFile);
-    if (this.key.length !== 32) throw new Error(`The connection key file ${keyFile} is damaged; restore it from a backup.`);
+    if (this.key.length !== 32)
+      throw new Error(`The connection key file ${keyFile} is damaged; restore it from a backup.`);
   }
 
   async put(account: string, profile: string, input: ConnectionInput): Promise<ConnectionSummary> {
@@ -85,13 +95,29 @@ export class Connections {
     const revision = `rev_${randomBytes(9).toString('hex')}`;
     await this.db
       .insertInto('connections')
-      .values({ account_id: account, profile, kind: input.kind, ciphertext, iv, tag, revision, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['account_id', 'profile']).doUpdateSet({ kind: input.kind, ciphertext, iv, tag, revision, updated_at: now }))
+      .values({
+        account_id: account,
+        profile,
+        kind: input.kind,
+        ciphertext,
+        iv,
+        tag,
+        revision,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'profile'])
+          .doUpdateSet({ kind: input.kind, ciphertext, iv, tag, revision, updated_at: now }),
+      )
       .execute();
     this.installationTokens.delete(`${account}\0${profile}`);
     // A replaced secret goes from the write-ahead log as a removed one does.
     this.eraseTraces();
-    return this.connection(account, profile).select(['profile', 'kind', 'created_at', 'updated_at']).executeTakeFirstOrThrow();
+    return this.connection(account, profile)
+      .select(['profile', 'kind', 'created_at', 'updated_at'])
+      .executeTakeFirstOrThrow();
   }
 
   /** The one row of an account's profile, to select from. */
@@ -110,7 +136,11 @@ export class Connections {
 
   async remove(account: string, profile: string): Promise<boolean> {
     this.installationTokens.delete(`${account}\0${profile}`);
-    const result = await this.db.deleteFrom('connections').where('account_id', '=', account).where('profile', '=', profile).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('connections')
+      .where('account_id', '=', account)
+      .where('profile', '=', profile)
+      .executeTakeFirst();
     const removed = Number(result.numDeletedRows) > 0;
     if (removed) this.eraseTraces();
     return removed;
@@ -132,14 +162,24 @@ export class Connections {
     if (!row) {
       // Removed by the command line (another process): nothing minted for it stays here either.
       this.installationTokens.delete(`${account}\0${profile}`);
-      throw problem.notFound(`No platform connection for profile "${profile}"; add one with PUT /v1/connections/${profile} (or in the console).`);
+      throw problem.notFound(
+        `No platform connection for profile "${profile}"; add one with PUT /v1/connections/${profile} (or in the console).`,
+      );
     }
     const decipher = createDecipheriv('aes-256-gcm', this.key, row.iv);
     decipher.setAAD(Buffer.from(`${account}\0${profile}`));
     decipher.setAuthTag(row.tag);
-    const secret = ConnectionInput.parse(JSON.parse(Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8')));
+    const secret = ConnectionInput.parse(
+      JSON.parse(Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8')),
+    );
     if (secret.kind === 'token') {
-      return { profile, kind: 'token', token: secret.token, expires_at: new Date(Date.now() + TOKEN_CACHE_HORIZON_MS).toISOString(), revision: row.revision };
+      return {
+        profile,
+        kind: 'token',
+        token: secret.token,
+        expires_at: new Date(Date.now() + TOKEN_CACHE_HORIZON_MS).toISOString(),
+        revision: row.revision,
+      };
     }
     const cacheKey = `${account}\0${profile}`;
     const cached = this.installationTokens.get(cacheKey);
@@ -173,7 +213,14 @@ export class Connections {
     const expiresAt = Date.parse(minted.expiresAt);
     const login = await this.installationAccount(auth, secret.installation_id);
     this.installationTokens.set(cacheKey, { token: minted.token, expiresAt, login, revision: row.revision });
-    return { profile, kind: 'app', token: minted.token, expires_at: new Date(expiresAt).toISOString(), revision: row.revision, ...(login ? { login } : {}) };
+    return {
+      profile,
+      kind: 'app',
+      token: minted.token,
+      expires_at: new Date(expiresAt).toISOString(),
+      revision: row.revision,
+      ...(login ? { login } : {}),
+    };
   }
 
   /**
@@ -181,7 +228,10 @@ export class Connections {
    * answer for an installation that reaches no repository. Best effort: undefined if the platform
    * does not say, and the token is still good.
    */
-  private async installationAccount(auth: ReturnType<typeof createAppAuth>, installationId: string): Promise<string | undefined> {
+  private async installationAccount(
+    auth: ReturnType<typeof createAppAuth>,
+    installationId: string,
+  ): Promise<string | undefined> {
     try {
       const { token: jwt } = await auth({ type: 'app' });
       const r = await request('GET /app/installations/{installation_id}', {

@@ -37,14 +37,27 @@ const app = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const appPrivatePem = app.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 let installationCalls = 0;
 
-async function call(method: string, path: string, init: { auth?: string; body?: unknown; raw?: string; type?: string; headers?: Record<string, string> } = {}) {
+async function call(
+  method: string,
+  path: string,
+  init: { auth?: string; body?: unknown; raw?: string; type?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.auth) headers.authorization = `Bearer ${init.auth}`;
   if (init.body !== undefined || init.raw !== undefined) headers['content-type'] = init.type ?? 'application/json';
-  const res = await fetch(identity.url + path, { method, headers, body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)) });
+  const res = await fetch(identity.url + path, {
+    method,
+    headers,
+    body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+  });
   const text = await res.text();
   responses.push(text);
-  return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+  };
 }
 
 beforeAll(async () => {
@@ -58,7 +71,14 @@ beforeAll(async () => {
       jwtVerify(jwt, appPublic).then(
         ({ payload }) => {
           res.writeHead(payload.iss === '4242' ? 200 : 401, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ id: 77, app_id: 4242, account: { login: 'acme-org', type: 'Organization' }, repository_selection: 'selected' }));
+          res.end(
+            JSON.stringify({
+              id: 77,
+              app_id: 4242,
+              account: { login: 'acme-org', type: 'Organization' },
+              repository_selection: 'selected',
+            }),
+          );
         },
         () => res.writeHead(401).end(),
       );
@@ -72,7 +92,14 @@ beforeAll(async () => {
       ({ payload }) => {
         installationCalls++;
         res.writeHead(payload.iss === '4242' ? 201 : 401, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ token: APP_TOKEN, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: {}, repository_selection: 'all' }));
+        res.end(
+          JSON.stringify({
+            token: APP_TOKEN,
+            expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+            permissions: {},
+            repository_selection: 'all',
+          }),
+        );
       },
       () => res.writeHead(401).end(),
     );
@@ -82,7 +109,12 @@ beforeAll(async () => {
 
   dataDir = tempDir('identity-test');
   identity = await startIdentity(
-    { IDENTITY_DATA_DIR: dataDir, IDENTITY_PORT: '0', IDENTITY_SERVICE_TOKENS: `repohost-api=${SERVICE_TOKEN}`, IDENTITY_PLATFORM_URL: platformUrl },
+    {
+      IDENTITY_DATA_DIR: dataDir,
+      IDENTITY_PORT: '0',
+      IDENTITY_SERVICE_TOKENS: `repohost-api=${SERVICE_TOKEN}`,
+      IDENTITY_PLATFORM_URL: platformUrl,
+    },
     createLogger('identity', 'debug', logSink),
   );
   local = readFileSync(join(dataDir, LOCAL_SESSION_FILE), 'utf8').trim();
@@ -128,8 +160,13 @@ describe('identity: tokens', () => {
 
   it('answers malformed JSON 400, a body that is not JSON 415, an oversized body 413 and a schema violation 422 naming the member', async () => {
     expect((await call('POST', '/v1/auth/service-token', { auth: local, raw: '{"audience":' })).status).toBe(400);
-    expect((await call('POST', '/v1/auth/service-token', { auth: local, raw: 'audience=persona', type: 'text/plain' })).status).toBe(415);
-    expect((await call('POST', '/v1/auth/service-token', { auth: local, body: { audience: 'a'.repeat(100_000) } })).status).toBe(413);
+    expect(
+      (await call('POST', '/v1/auth/service-token', { auth: local, raw: 'audience=persona', type: 'text/plain' }))
+        .status,
+    ).toBe(415);
+    expect(
+      (await call('POST', '/v1/auth/service-token', { auth: local, body: { audience: 'a'.repeat(100_000) } })).status,
+    ).toBe(413);
     const bad = await call('POST', '/v1/auth/service-token', { auth: local, body: { audiense: 'persona' } });
     expect(bad.status).toBe(422);
     expect(bad.json!.detail).toMatch(/audience/);
@@ -198,29 +235,69 @@ describe('identity: accounts and platform connections', () => {
     const r = await call('PUT', '/v1/connections/work', { auth: local, body: { kind: 'token' } });
     expect(r.status).toBe(422);
     expect(r.json!.detail).toMatch(/token/);
-    expect((await call('PUT', '/v1/connections/bad%20name', { auth: local, body: { kind: 'token', token: PAT } })).status).toBe(422);
+    expect(
+      (await call('PUT', '/v1/connections/bad%20name', { auth: local, body: { kind: 'token', token: PAT } })).status,
+    ).toBe(422);
     expect((await call('GET', '/v1/connections', { auth: local })).text).toBe(before);
   });
 
   it('resolves a token connection for a registered service presenting a caller token minted for it', async () => {
-    expect((await call('PUT', '/v1/connections/resolvable', { auth: local, body: { kind: 'token', token: PAT } })).status).toBe(200);
+    expect(
+      (await call('PUT', '/v1/connections/resolvable', { auth: local, body: { kind: 'token', token: PAT } })).status,
+    ).toBe(200);
     const caller = await mint(local, 'repohost-api');
-    const r = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'resolvable' } });
+    const r = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'resolvable' },
+    });
     expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ profile: 'resolvable', kind: 'token', token: PAT, revision: expect.stringMatching(/^rev_[0-9a-f]{18}$/) });
+    expect(r.json).toMatchObject({
+      profile: 'resolvable',
+      kind: 'token',
+      token: PAT,
+      revision: expect.stringMatching(/^rev_[0-9a-f]{18}$/),
+    });
     expect(r.json).not.toHaveProperty('login');
     expect(Date.parse(r.json!.expires_at as string)).toBeGreaterThan(Date.now());
   });
 
   it('refuses resolution to an unknown service token (401), a caller token for another audience (403) and a missing profile (404)', async () => {
-    expect((await call('PUT', '/v1/connections/work', { auth: local, body: { kind: 'token', token: PAT } })).status).toBe(200);
+    expect(
+      (await call('PUT', '/v1/connections/work', { auth: local, body: { kind: 'token', token: PAT } })).status,
+    ).toBe(200);
     const caller = await mint(local, 'repohost-api');
-    expect((await call('POST', '/v1/credentials/resolve', { auth: 'svc_wrong_' + 'x'.repeat(30), body: { caller_token: caller, profile: 'work' } })).status).toBe(401);
-    expect((await call('POST', '/v1/credentials/resolve', { body: { caller_token: caller, profile: 'work' } })).status).toBe(401);
+    expect(
+      (
+        await call('POST', '/v1/credentials/resolve', {
+          auth: 'svc_wrong_' + 'x'.repeat(30),
+          body: { caller_token: caller, profile: 'work' },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (await call('POST', '/v1/credentials/resolve', { body: { caller_token: caller, profile: 'work' } })).status,
+    ).toBe(401);
     const persona = await mint(local, 'persona');
-    expect((await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: persona, profile: 'work' } })).status).toBe(403);
-    expect((await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller + 'x', profile: 'work' } })).status).toBe(403);
-    const missing = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'nope' } });
+    expect(
+      (
+        await call('POST', '/v1/credentials/resolve', {
+          auth: SERVICE_TOKEN,
+          body: { caller_token: persona, profile: 'work' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await call('POST', '/v1/credentials/resolve', {
+          auth: SERVICE_TOKEN,
+          body: { caller_token: caller + 'x', profile: 'work' },
+        })
+      ).status,
+    ).toBe(403);
+    const missing = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'nope' },
+    });
     expect(missing.status).toBe(404);
     expect(missing.json!.detail).toMatch(/connections\/nope/);
   });
@@ -232,21 +309,37 @@ describe('identity: accounts and platform connections', () => {
     });
     expect(put.status).toBe(200);
     const caller = await mint(local, 'repohost-api');
-    const first = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' } });
+    const first = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'bot' },
+    });
     expect(first.status).toBe(200);
     expect(first.json).toMatchObject({ kind: 'app', token: APP_TOKEN, login: 'acme-org' });
     const calls = installationCalls;
-    const cached = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' } });
+    const cached = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'bot' },
+    });
     expect(installationCalls).toBe(calls);
     expect(cached.json!.login).toBe('acme-org');
-    await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot' }, headers: { 'cache-control': 'no-cache' } });
+    await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'bot' },
+      headers: { 'cache-control': 'no-cache' },
+    });
     expect(installationCalls).toBe(calls + 1);
   });
 
   it('still resolves an app connection whose installation account the platform does not tell, without a login', async () => {
-    await call('PUT', '/v1/connections/bot2', { auth: local, body: { kind: 'app', app_id: 4242, installation_id: '78', private_key: appPrivatePem } });
+    await call('PUT', '/v1/connections/bot2', {
+      auth: local,
+      body: { kind: 'app', app_id: 4242, installation_id: '78', private_key: appPrivatePem },
+    });
     const caller = await mint(local, 'repohost-api');
-    const r = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'bot2' } });
+    const r = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'bot2' },
+    });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ kind: 'app', token: APP_TOKEN });
     expect(r.json).not.toHaveProperty('login');
@@ -278,7 +371,8 @@ async function newAccount(name: string): Promise<string> {
   }
 }
 
-const sessions = async (credential: string) => (await call('GET', '/v1/session-credentials', { auth: credential })).json!.credentials as SessionRow[];
+const sessions = async (credential: string) =>
+  (await call('GET', '/v1/session-credentials', { auth: credential })).json!.credentials as SessionRow[];
 
 describe('identity: session credentials', () => {
   it('lists the caller\u2019s own session credentials without secrets, marking the one in use and when it was last used', async () => {
@@ -303,11 +397,19 @@ describe('identity: session credentials', () => {
 
   it('makes a new credential for the caller\u2019s own account with a label and an expiry, shown once, that works at once', async () => {
     const before = Date.now();
-    const r = await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'hub', expires_in_seconds: 3600 } });
+    const r = await call('POST', '/v1/session-credentials', {
+      auth: local,
+      body: { label: 'hub', expires_in_seconds: 3600 },
+    });
     expect(r.status).toBe(201);
     expect(r.headers.get('cache-control')).toBe('no-store');
     const made = r.json as unknown as SessionRow & { credential: string };
-    expect(made).toMatchObject({ label: 'hub', current: false, last_used_at: null, credential: expect.stringMatching(/^hubs_/) });
+    expect(made).toMatchObject({
+      label: 'hub',
+      current: false,
+      last_used_at: null,
+      credential: expect.stringMatching(/^hubs_/),
+    });
     expect(Date.parse(made.expires_at!) - before).toBeGreaterThanOrEqual(3600_000);
     expect(Date.parse(made.expires_at!) - before).toBeLessThan(3700_000);
     const token = await mint(made.credential, 'persona');
@@ -330,12 +432,18 @@ describe('identity: session credentials', () => {
 
   it('revokes one of its own credentials by id: refused from then on; another account\u2019s id answers 404 and stays', async () => {
     const erin = await newAccount('erin');
-    const spare = (await call('POST', '/v1/session-credentials', { auth: erin, body: { label: 'spare' } })).json as { id: string; credential: string };
+    const spare = (await call('POST', '/v1/session-credentials', { auth: erin, body: { label: 'spare' } })).json as {
+      id: string;
+      credential: string;
+    };
     await mint(spare.credential, 'persona');
     expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: local })).status).toBe(404);
     await mint(spare.credential, 'persona');
     expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: erin })).status).toBe(204);
-    const refused = await call('POST', '/v1/auth/service-token', { auth: spare.credential, body: { audience: 'persona' } });
+    const refused = await call('POST', '/v1/auth/service-token', {
+      auth: spare.credential,
+      body: { audience: 'persona' },
+    });
     expect(refused.status).toBe(401);
     expect(refused.json!.detail).toMatch(/not known/);
     expect((await sessions(erin)).map((x) => x.id)).not.toContain(spare.id);
@@ -345,18 +453,30 @@ describe('identity: session credentials', () => {
 
   it('revokes all of its own credentials: with keep_current every other one, without it the current one too', async () => {
     const fay = await newAccount('fay');
-    const others = await Promise.all([1, 2].map(async () => ((await call('POST', '/v1/session-credentials', { auth: fay, body: {} })).json as { credential: string }).credential));
+    const others = await Promise.all(
+      [1, 2].map(
+        async () =>
+          ((await call('POST', '/v1/session-credentials', { auth: fay, body: {} })).json as { credential: string })
+            .credential,
+      ),
+    );
     const kept = await call('DELETE', '/v1/session-credentials?keep_current=true', { auth: fay });
     expect(kept.json).toEqual({ revoked: 2 });
-    for (const o of others) expect((await call('POST', '/v1/auth/service-token', { auth: o, body: { audience: 'persona' } })).status).toBe(401);
+    for (const o of others)
+      expect((await call('POST', '/v1/auth/service-token', { auth: o, body: { audience: 'persona' } })).status).toBe(
+        401,
+      );
     await mint(fay, 'persona');
     expect((await call('DELETE', '/v1/session-credentials', { auth: fay })).json).toEqual({ revoked: 1 });
-    expect((await call('POST', '/v1/auth/service-token', { auth: fay, body: { audience: 'persona' } })).status).toBe(401);
+    expect((await call('POST', '/v1/auth/service-token', { auth: fay, body: { audience: 'persona' } })).status).toBe(
+      401,
+    );
     await mint(local, 'persona');
   });
 
   it('refuses an expired session credential with 401 naming when it expired', async () => {
-    const made = (await call('POST', '/v1/session-credentials', { auth: local, body: { expires_in_seconds: 60 } })).json as { id: string; credential: string };
+    const made = (await call('POST', '/v1/session-credentials', { auth: local, body: { expires_in_seconds: 60 } }))
+      .json as { id: string; credential: string };
     await mint(made.credential, 'persona');
     // Moved into the past on the real file (waiting a minute proves nothing more).
     const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl });
@@ -370,18 +490,26 @@ describe('identity: session credentials', () => {
 
   it('gives new credentials IDENTITY_SESSION_TTL_SECONDS when none is asked for; the local account\u2019s own never expires', async () => {
     const dir = tempDir('identity-ttl');
-    const other = await startIdentity({ IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0', IDENTITY_SESSION_TTL_SECONDS: '7200' }, createLogger('identity', 'silent'));
+    const other = await startIdentity(
+      { IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0', IDENTITY_SESSION_TTL_SECONDS: '7200' },
+      createLogger('identity', 'silent'),
+    );
     try {
       const own = readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim();
       const res = (path: string, init: RequestInit = {}) =>
-        fetch(other.url + path, { ...init, headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+        fetch(other.url + path, {
+          ...init,
+          headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
+        }).then((r) => r.json() as Promise<Record<string, unknown>>);
       const listed = (await res('/v1/session-credentials')).credentials as SessionRow[];
       expect(listed).toEqual([expect.objectContaining({ label: 'desktop app', expires_at: null, current: true })]);
       const before = Date.now();
       const made = await res('/v1/session-credentials', { method: 'POST', body: '{}' });
       expect(Date.parse(made.expires_at as string) - before).toBeGreaterThanOrEqual(7200_000);
       expect(Date.parse(made.expires_at as string) - before).toBeLessThan(7300_000);
-      expect((await res('/v1/session-credentials', { method: 'POST', body: '{"expires_in_seconds":null}' })).expires_at).toBeNull();
+      expect(
+        (await res('/v1/session-credentials', { method: 'POST', body: '{"expires_in_seconds":null}' })).expires_at,
+      ).toBeNull();
     } finally {
       await other.close();
     }
@@ -392,7 +520,10 @@ describe('identity: session credentials', () => {
     const env = { IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0' };
     let service = await startIdentity(env, createLogger('identity', 'silent'));
     const first = readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim();
-    const revokeAll = await fetch(`${service.url}/v1/session-credentials`, { method: 'DELETE', headers: { authorization: `Bearer ${first}` } });
+    const revokeAll = await fetch(`${service.url}/v1/session-credentials`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${first}` },
+    });
     expect(await revokeAll.json()).toEqual({ revoked: 1 });
     await service.close();
     service = await startIdentity(env, createLogger('identity', 'silent'));
@@ -400,7 +531,11 @@ describe('identity: session credentials', () => {
       const second = readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim();
       expect(second).not.toBe(first);
       const mintWith = (credential: string) =>
-        fetch(`${service.url}/v1/auth/service-token`, { method: 'POST', headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' }, body: '{"audience":"persona"}' });
+        fetch(`${service.url}/v1/auth/service-token`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+          body: '{"audience":"persona"}',
+        });
       expect((await mintWith(second)).status).toBe(200);
       expect((await mintWith(first)).status).toBe(401);
       expect(statSync(join(dir, LOCAL_SESSION_FILE)).mode & 0o777).toBe(0o600);
@@ -411,10 +546,14 @@ describe('identity: session credentials', () => {
 });
 
 describe('identity: whether a resolved credential is still current', () => {
-  const check = (body: Record<string, unknown>, auth = SERVICE_TOKEN) => call('POST', '/v1/credentials/check', { auth, body });
+  const check = (body: Record<string, unknown>, auth = SERVICE_TOKEN) =>
+    call('POST', '/v1/credentials/check', { auth, body });
 
   it('tokens name the session credential they were minted with (sid)', async () => {
-    const made = (await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'sid' } })).json as { id: string; credential: string };
+    const made = (await call('POST', '/v1/session-credentials', { auth: local, body: { label: 'sid' } })).json as {
+      id: string;
+      credential: string;
+    };
     expect(decodeJwt(await mint(made.credential, 'repohost-api')).sid).toBe(made.id);
   });
 
@@ -423,35 +562,69 @@ describe('identity: whether a resolved credential is still current', () => {
     await call('PUT', '/v1/connections/p1', { auth: gus, body: { kind: 'token', token: PAT } });
     const caller = await mint(gus, 'repohost-api');
     const { sub, sid } = decodeJwt(caller) as { sub: string; sid: string };
-    const resolved = (await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } })).json as { revision: string };
+    const resolved = (
+      await call('POST', '/v1/credentials/resolve', {
+        auth: SERVICE_TOKEN,
+        body: { caller_token: caller, profile: 'p1' },
+      })
+    ).json as { revision: string };
     const held = { account: sub, profile: 'p1', revision: resolved.revision, session: sid };
     expect((await check(held)).json).toEqual({ current: true });
     expect((await check(held, 'svc_wrong_' + 'x'.repeat(30))).status).toBe(401);
     await call('PUT', '/v1/connections/p1', { auth: gus, body: { kind: 'token', token: PAT } });
     expect((await check(held)).json).toEqual({ current: false, reason: 'connection_replaced' });
-    const again = (await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } })).json as { revision: string };
+    const again = (
+      await call('POST', '/v1/credentials/resolve', {
+        auth: SERVICE_TOKEN,
+        body: { caller_token: caller, profile: 'p1' },
+      })
+    ).json as { revision: string };
     expect(again.revision).not.toBe(resolved.revision);
     expect((await check({ ...held, revision: again.revision })).json).toEqual({ current: true });
     expect((await call('DELETE', '/v1/connections/p1', { auth: gus })).status).toBe(204);
-    expect((await check({ ...held, revision: again.revision })).json).toEqual({ current: false, reason: 'connection_removed' });
+    expect((await check({ ...held, revision: again.revision })).json).toEqual({
+      current: false,
+      reason: 'connection_removed',
+    });
   });
 
   it('answers not current once the session credential behind the caller\u2019s token is revoked, and resolution refuses that token (403)', async () => {
     const hal = await newAccount('hal');
-    const spare = (await call('POST', '/v1/session-credentials', { auth: hal, body: {} })).json as { id: string; credential: string };
+    const spare = (await call('POST', '/v1/session-credentials', { auth: hal, body: {} })).json as {
+      id: string;
+      credential: string;
+    };
     await call('PUT', '/v1/connections/p1', { auth: hal, body: { kind: 'token', token: PAT } });
     const caller = await mint(spare.credential, 'repohost-api');
-    const resolved = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } });
+    const resolved = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'p1' },
+    });
     expect(resolved.status).toBe(200);
-    const held = { account: decodeJwt(caller).sub, profile: 'p1', revision: (resolved.json as { revision: string }).revision, session: spare.id };
+    const held = {
+      account: decodeJwt(caller).sub,
+      profile: 'p1',
+      revision: (resolved.json as { revision: string }).revision,
+      session: spare.id,
+    };
     expect((await check(held)).json).toEqual({ current: true });
     expect((await call('DELETE', `/v1/session-credentials/${spare.id}`, { auth: hal })).status).toBe(204);
     expect((await check(held)).json).toEqual({ current: false, reason: 'session_revoked' });
-    const refused = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'p1' } });
+    const refused = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'p1' },
+    });
     expect(refused.status).toBe(403);
     expect(refused.json!.detail).toMatch(/revoked/);
     // A token of the account's other, standing credential still resolves.
-    expect((await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: await mint(hal, 'repohost-api'), profile: 'p1' } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/v1/credentials/resolve', {
+          auth: SERVICE_TOKEN,
+          body: { caller_token: await mint(hal, 'repohost-api'), profile: 'p1' },
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -463,13 +636,23 @@ describe('identity: removing an account', () => {
   it('removes its session credentials and its connections, whose encrypted secrets leave the database file and its log', async () => {
     const ivy = await newAccount('ivy');
     await call('PUT', '/v1/connections/one', { auth: ivy, body: { kind: 'token', token: PAT } });
-    await call('PUT', '/v1/connections/two', { auth: ivy, body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem } });
+    await call('PUT', '/v1/connections/two', {
+      auth: ivy,
+      body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem },
+    });
     const caller = await mint(ivy, 'repohost-api');
-    const resolved = (await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'one' } })).json as { revision: string };
+    const resolved = (
+      await call('POST', '/v1/credentials/resolve', {
+        auth: SERVICE_TOKEN,
+        body: { caller_token: caller, profile: 'one' },
+      })
+    ).json as { revision: string };
     const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl });
     try {
       const id = decodeJwt(caller).sub!;
-      const secrets = (await store.database.db.selectFrom('connections').select('ciphertext').where('account_id', '=', id).execute()).map((r) => r.ciphertext);
+      const secrets = (
+        await store.database.db.selectFrom('connections').select('ciphertext').where('account_id', '=', id).execute()
+      ).map((r) => r.ciphertext);
       expect(secrets).toHaveLength(2);
       // Control: the bytes are there to be found before.
       for (const c of secrets) expect(anywhere(c)).toBe(true);
@@ -480,10 +663,17 @@ describe('identity: removing an account', () => {
     } finally {
       await store.database.close();
     }
-    expect((await call('POST', '/v1/auth/service-token', { auth: ivy, body: { audience: 'persona' } })).status).toBe(401);
-    const gone = await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile: 'one' } });
+    expect((await call('POST', '/v1/auth/service-token', { auth: ivy, body: { audience: 'persona' } })).status).toBe(
+      401,
+    );
+    const gone = await call('POST', '/v1/credentials/resolve', {
+      auth: SERVICE_TOKEN,
+      body: { caller_token: caller, profile: 'one' },
+    });
     expect(gone.status).toBe(403);
-    expect((await check({ account: decodeJwt(caller).sub, profile: 'one', revision: resolved.revision })).json).toEqual({ current: false, reason: 'account_removed' });
+    expect((await check({ account: decodeJwt(caller).sub, profile: 'one', revision: resolved.revision })).json).toEqual(
+      { current: false, reason: 'account_removed' },
+    );
   });
 });
 
@@ -492,16 +682,30 @@ describe('identity: a database made by the first release', () => {
     const dir = tempDir('identity-upgrade');
     const old = openDatabase<IdentityDatabase>(join(dir, 'identity.db'), identityMigrations.slice(0, 1));
     const credential = 'hubs_' + 'u'.repeat(43);
-    old.sqlite.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'local', '2026-01-01T00:00:00.000Z');
-    old.sqlite.prepare('INSERT INTO sessions (credential_hash, account_id, created_at) VALUES (?, ?, ?)').run(hashCredential(credential), 'acc-1', '2026-01-01T00:00:00.000Z');
+    old.sqlite
+      .prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)')
+      .run('acc-1', 'local', '2026-01-01T00:00:00.000Z');
+    old.sqlite
+      .prepare('INSERT INTO sessions (credential_hash, account_id, created_at) VALUES (?, ?, ?)')
+      .run(hashCredential(credential), 'acc-1', '2026-01-01T00:00:00.000Z');
     await old.close();
     writeFileSync(join(dir, LOCAL_SESSION_FILE), `${credential}\n`, { mode: 0o600 });
-    const service = await startIdentity({ IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0' }, createLogger('identity', 'silent'));
+    const service = await startIdentity(
+      { IDENTITY_DATA_DIR: dir, IDENTITY_PORT: '0' },
+      createLogger('identity', 'silent'),
+    );
     try {
       expect(readFileSync(join(dir, LOCAL_SESSION_FILE), 'utf8').trim()).toBe(credential);
-      const listed = await fetch(`${service.url}/v1/session-credentials`, { headers: { authorization: `Bearer ${credential}` } });
+      const listed = await fetch(`${service.url}/v1/session-credentials`, {
+        headers: { authorization: `Bearer ${credential}` },
+      });
       expect(((await listed.json()) as { credentials: SessionRow[] }).credentials).toEqual([
-        expect.objectContaining({ id: expect.stringMatching(/^ses_[0-9a-f]{24}$/), expires_at: null, current: true, purpose: 'owner' }),
+        expect.objectContaining({
+          id: expect.stringMatching(/^ses_[0-9a-f]{24}$/),
+          expires_at: null,
+          current: true,
+          purpose: 'owner',
+        }),
       ]);
     } finally {
       await service.close();
@@ -513,17 +717,38 @@ describe('identity: secrets stay secret', () => {
   it('never writes a session credential, service token, platform token or signing key to a log line or a response', async () => {
     // Its own traffic, so that it checks something when it runs alone: a connection of each kind, resolved.
     await call('PUT', '/v1/connections/secret-token', { auth: local, body: { kind: 'token', token: PAT } });
-    await call('PUT', '/v1/connections/secret-app', { auth: local, body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem } });
+    await call('PUT', '/v1/connections/secret-app', {
+      auth: local,
+      body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem },
+    });
     const caller = await mint(local, 'repohost-api');
     for (const profile of ['secret-token', 'secret-app']) {
-      expect((await call('POST', '/v1/credentials/resolve', { auth: SERVICE_TOKEN, body: { caller_token: caller, profile } })).status).toBe(200);
+      expect(
+        (
+          await call('POST', '/v1/credentials/resolve', {
+            auth: SERVICE_TOKEN,
+            body: { caller_token: caller, profile },
+          })
+        ).status,
+      ).toBe(200);
     }
     await call('GET', '/ready');
-    const keys = JSON.parse(readFileSync(join(dataDir, 'keys', 'signing-keys.json'), 'utf8')) as { privateJwk: { d: string } }[];
-    const secrets = [local, SERVICE_TOKEN, PAT, APP_TOKEN, appPrivatePem.split('\n')[1]!, ...keys.map((k) => k.privateJwk.d)];
+    const keys = JSON.parse(readFileSync(join(dataDir, 'keys', 'signing-keys.json'), 'utf8')) as {
+      privateJwk: { d: string };
+    }[];
+    const secrets = [
+      local,
+      SERVICE_TOKEN,
+      PAT,
+      APP_TOKEN,
+      appPrivatePem.split('\n')[1]!,
+      ...keys.map((k) => k.privateJwk.d),
+    ];
     expect(logText.length).toBeGreaterThan(0);
     for (const s of secrets) expect(logText).not.toContain(s);
-    const nonTokenResponses = responses.filter((r) => !r.includes('"kind":"token","token"') && !r.includes('"kind":"app","token"'));
+    const nonTokenResponses = responses.filter(
+      (r) => !r.includes('"kind":"token","token"') && !r.includes('"kind":"app","token"'),
+    );
     for (const s of [local, SERVICE_TOKEN, PAT, appPrivatePem.split('\n')[1]!, ...keys.map((k) => k.privateJwk.d)]) {
       for (const r of nonTokenResponses) expect(r).not.toContain(s);
     }
@@ -531,7 +756,10 @@ describe('identity: secrets stay secret', () => {
 
   it('keeps platform secrets encrypted in the data folder and its key files owner-only', async () => {
     await call('PUT', '/v1/connections/at-rest-token', { auth: local, body: { kind: 'token', token: PAT } });
-    await call('PUT', '/v1/connections/at-rest-app', { auth: local, body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem } });
+    await call('PUT', '/v1/connections/at-rest-app', {
+      auth: local,
+      body: { kind: 'app', app_id: 4242, installation_id: '77', private_key: appPrivatePem },
+    });
     const files: string[] = [];
     const walk = (d: string) => {
       for (const e of readdirSync(d, { withFileTypes: true })) {

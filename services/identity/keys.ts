@@ -84,7 +84,11 @@ export class SigningKeys {
    * `sid`: the public id of the session credential the token was minted with, so holders can ask whether
    * it still stands. `notAfter`: that credential's expiry; the token never outlives it.
    */
-  async sign(claims: { sub: string; aud: string; iss: string; sid?: string }, now = new Date(), notAfter?: Date): Promise<{ token: string; expiresAt: Date }> {
+  async sign(
+    claims: { sub: string; aud: string; iss: string; sid?: string },
+    now = new Date(),
+    notAfter?: Date,
+  ): Promise<{ token: string; expiresAt: Date }> {
     this.reloadIfChanged();
     const key = this.active();
     if (!key) throw new Error('no signing key');
@@ -94,7 +98,10 @@ export class SigningKeys {
       this.save();
     }
     const iat = Math.floor(now.getTime() / 1000);
-    const exp = Math.min(iat + this.tokenTtlSeconds, notAfter === undefined ? Infinity : Math.floor(notAfter.getTime() / 1000));
+    const exp = Math.min(
+      iat + this.tokenTtlSeconds,
+      notAfter === undefined ? Infinity : Math.floor(notAfter.getTime() / 1000),
+    );
     const token = await new SignJWT(claims.sid ? { sid: claims.sid } : {})
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .setIssuer(claims.iss)

@@ -36,15 +36,23 @@ const listed = async (auth: string) => (await call('GET', '/v1/session-credentia
 const ownId = async (auth: string) => (await listed(auth)).find((c) => c.current)!.id;
 
 /** A hub credential made as the console's "Connect a hub" makes it: with the app's own credential. */
-async function hubCredential(body: Record<string, unknown> = { label: 'hub' }): Promise<{ id: string; credential: string; expires_at: string | null }> {
+async function hubCredential(
+  body: Record<string, unknown> = { label: 'hub' },
+): Promise<{ id: string; credential: string; expires_at: string | null }> {
   const made = await call('POST', '/v1/session-credentials', local, body);
   expect(made.status).toBe(201);
   return made.json as { id: string; credential: string; expires_at: string | null };
 }
 
 /** A credential the command line makes for the local account (the app's own kind), as `session add local --purpose owner` does. */
-async function ownerCredentialFromCli(expiresInSeconds: number | null): Promise<{ credential: string; session: string }> {
-  const store = openIdentityStore(identity.dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
+async function ownerCredentialFromCli(
+  expiresInSeconds: number | null,
+): Promise<{ credential: string; session: string }> {
+  const store = openIdentityStore(identity.dataDir, {
+    tokenTtlSeconds: 600,
+    keyRotationDays: 30,
+    platformUrl: 'http://127.0.0.1:9',
+  });
   try {
     return await store.accounts.addSession('local', { label: 'cli', expiresInSeconds, purpose: 'owner' });
   } finally {
@@ -52,7 +60,8 @@ async function ownerCredentialFromCli(expiresInSeconds: number | null): Promise<
   }
 }
 
-const minted = async (credential: string, audience: string) => call('POST', '/v1/auth/service-token', credential, { audience });
+const minted = async (credential: string, audience: string) =>
+  call('POST', '/v1/auth/service-token', credential, { audience });
 
 beforeAll(async () => {
   identity = await startTestIdentity();
@@ -106,11 +115,15 @@ describe('a hub credential mints tokens for its audiences and nothing else', () 
     expect((await call('PUT', '/v1/connections/work', local, { kind: 'token', token: PAT })).status).toBe(200);
     const hub = await hubCredential();
     expect((await call('PUT', '/v1/connections/work', hub.credential, { kind: 'token', token: PAT })).status).toBe(403);
-    expect((await call('PUT', '/v1/connections/other', hub.credential, { kind: 'token', token: PAT })).status).toBe(403);
+    expect((await call('PUT', '/v1/connections/other', hub.credential, { kind: 'token', token: PAT })).status).toBe(
+      403,
+    );
     expect((await call('DELETE', '/v1/connections/work', hub.credential)).status).toBe(403);
     expect((await call('GET', '/v1/connections', hub.credential)).status).toBe(403);
     expect((await call('GET', '/v1/session-credentials', hub.credential)).status).toBe(403);
-    expect(((await call('GET', '/v1/connections', local)).json!.connections as { profile: string }[]).map((c) => c.profile)).toEqual(['work']);
+    expect(
+      ((await call('GET', '/v1/connections', local)).json!.connections as { profile: string }[]).map((c) => c.profile),
+    ).toEqual(['work']);
   });
 
   it('may still revoke nothing but is revoked by the app\u2019s own credential', async () => {

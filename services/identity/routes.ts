@@ -8,7 +8,19 @@ import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincip
 import { AUDIENCE } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
-import { ConnectionList, ConnectionSummary, CredentialStatus, Jwks, NewSessionCredential, Profile, ResolvedCredential, ServiceToken, SessionCredentialList, SessionId, TokenStatus } from './shapes.ts';
+import {
+  ConnectionList,
+  ConnectionSummary,
+  CredentialStatus,
+  Jwks,
+  NewSessionCredential,
+  Profile,
+  ResolvedCredential,
+  ServiceToken,
+  SessionCredentialList,
+  SessionId,
+  TokenStatus,
+} from './shapes.ts';
 
 export interface IdentityParts {
   issuer: () => string;
@@ -68,20 +80,37 @@ export function identityApi(parts: IdentityParts): Api {
     description:
       'Authenticated with your session credential. An owner credential may ask for any audience; a hub credential for the audiences it was made for. ' +
       'The token names exactly that one, carries the credential\u2019s id as sid, and never outlives the credential.',
-    body: z.object({ audience: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an audience is printable text without spaces') }),
+    body: z.object({
+      audience: z
+        .string()
+        .min(1)
+        .max(200)
+        .regex(/^[\x21-\x7e]+$/, 'an audience is printable text without spaces'),
+    }),
     responses: { 200: { description: 'The token.', schema: ServiceToken } },
     problems: [403],
     handler: async ({ body, principal }) => {
       const caller = callerOf(principal);
       if (caller.audiences !== null && !caller.audiences.includes(body.audience)) {
-        throw problem.forbidden(`This hub credential mints tokens for ${quotedAudiences(caller.audiences)} only, not "${body.audience}"; make a hub credential for that audience in the console.`);
+        throw problem.forbidden(
+          `This hub credential mints tokens for ${quotedAudiences(caller.audiences)} only, not "${body.audience}"; make a hub credential for that audience in the console.`,
+        );
       }
       const notAfter = caller.expiresAt === null ? undefined : new Date(caller.expiresAt);
       const now = new Date();
-      const { token, expiresAt } = await parts.keys.sign({ sub: principal.account, aud: body.audience, iss: parts.issuer(), sid: caller.session }, now, notAfter);
+      const { token, expiresAt } = await parts.keys.sign(
+        { sub: principal.account, aud: body.audience, iss: parts.issuer(), sid: caller.session },
+        now,
+        notAfter,
+      );
       const issuedAt = Math.floor(now.getTime() / 1000);
       return {
-        body: { token, token_type: 'Bearer', expires_in: Math.max(0, expiresAt.getTime() / 1000 - issuedAt), expires_at: expiresAt.toISOString() },
+        body: {
+          token,
+          token_type: 'Bearer',
+          expires_in: Math.max(0, expiresAt.getTime() / 1000 - issuedAt),
+          expires_at: expiresAt.toISOString(),
+        },
         headers: { 'Cache-Control': 'no-store' },
       };
     },
@@ -102,12 +131,19 @@ export function identityApi(parts: IdentityParts): Api {
       const status = async (): Promise<z.infer<typeof TokenStatus>> => {
         let payload: JWTPayload;
         try {
-          ({ payload } = await jwtVerify(body.token, ownKeys(), { issuer: parts.issuer(), algorithms: ALLOWED_ALGORITHMS, clockTolerance: 30, requiredClaims: ['sub', 'exp'] }));
+          ({ payload } = await jwtVerify(body.token, ownKeys(), {
+            issuer: parts.issuer(),
+            algorithms: ALLOWED_ALGORITHMS,
+            clockTolerance: 30,
+            requiredClaims: ['sub', 'exp'],
+          }));
         } catch {
           return { active: false, reason: 'invalid_token' };
         }
         if (typeof payload.sid !== 'string') return { active: false, reason: 'no_session' };
-        return (await parts.accounts.sessionLive(payload.sub!, payload.sid)) ? { active: true } : { active: false, reason: 'session_revoked' };
+        return (await parts.accounts.sessionLive(payload.sub!, payload.sid))
+          ? { active: true }
+          : { active: false, reason: 'session_revoked' };
       };
       return { body: await status(), headers: { 'Cache-Control': 'no-store' } };
     },
@@ -118,7 +154,12 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/account',
     operationId: 'get_account',
     summary: 'The account of this session credential',
-    responses: { 200: { description: 'The account.', schema: z.object({ id: z.string(), name: z.string() }).meta({ id: 'Account' }) } },
+    responses: {
+      200: {
+        description: 'The account.',
+        schema: z.object({ id: z.string(), name: z.string() }).meta({ id: 'Account' }),
+      },
+    },
     problems: [403],
     screen: ({ principal }) => requireOwner(principal, 'Reading the account'),
     handler: async ({ principal }) => {
@@ -137,7 +178,10 @@ export function identityApi(parts: IdentityParts): Api {
     handler: async ({ principal }) => {
       const current = sessionOf(principal);
       const rows = await parts.accounts.sessions(principal.account);
-      return { body: { credentials: rows.map((r) => ({ ...r, current: r.id === current })) }, headers: { 'Cache-Control': 'no-store' } };
+      return {
+        body: { credentials: rows.map((r) => ({ ...r, current: r.id === current })) },
+        headers: { 'Cache-Control': 'no-store' },
+      };
     },
   });
 
@@ -171,9 +215,13 @@ export function identityApi(parts: IdentityParts): Api {
         .min(1, 'audiences names at least one audience')
         .max(20)
         .optional()
-        .meta({ description: 'The audiences it may mint tokens for; absent: IDENTITY_HUB_AUDIENCES (persona, repohost-api).' }),
+        .meta({
+          description: 'The audiences it may mint tokens for; absent: IDENTITY_HUB_AUDIENCES (persona, repohost-api).',
+        }),
     }),
-    responses: { 201: { description: 'The new credential, with its secret (shown once).', schema: NewSessionCredential } },
+    responses: {
+      201: { description: 'The new credential, with its secret (shown once).', schema: NewSessionCredential },
+    },
     problems: [403],
     screen: ({ principal }) => requireOwner(principal, 'Making credentials'),
     handler: async ({ body, principal }) => {
@@ -185,7 +233,11 @@ export function identityApi(parts: IdentityParts): Api {
         audiences: body.audiences ?? parts.hubAudiences,
       });
       const row = (await parts.accounts.sessions(principal.account)).find((r) => r.id === made.session)!;
-      return { status: 201, body: { ...row, current: false, credential: made.credential }, headers: { 'Cache-Control': 'no-store' } };
+      return {
+        status: 201,
+        body: { ...row, current: false, credential: made.credential },
+        headers: { 'Cache-Control': 'no-store' },
+      };
     },
   });
 
@@ -203,7 +255,9 @@ export function identityApi(parts: IdentityParts): Api {
     screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
     handler: async ({ params, principal }) => {
       if (!(await parts.accounts.revokeSessionBy(callerOf(principal), params.id))) {
-        throw problem.notFound(`You have no session credential ${params.id}; list yours with GET /v1/session-credentials.`);
+        throw problem.notFound(
+          `You have no session credential ${params.id}; list yours with GET /v1/session-credentials.`,
+        );
       }
       return { status: 204 };
     },
@@ -224,7 +278,12 @@ export function identityApi(parts: IdentityParts): Api {
         .transform((v) => v === 'true')
         .meta({ description: 'true keeps the credential this request was made with.' }),
     }),
-    responses: { 200: { description: 'How many were revoked.', schema: z.object({ revoked: z.number().int() }).meta({ id: 'RevokedCount' }) } },
+    responses: {
+      200: {
+        description: 'How many were revoked.',
+        schema: z.object({ revoked: z.number().int() }).meta({ id: 'RevokedCount' }),
+      },
+    },
     problems: [403],
     screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
     handler: async ({ query, principal }) => {
@@ -256,7 +315,10 @@ export function identityApi(parts: IdentityParts): Api {
     problems: [403],
     screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ params, body, principal }) => {
-      return { body: await parts.connections.put(principal.account, params.profile, body), headers: { 'Cache-Control': 'no-store' } };
+      return {
+        body: await parts.connections.put(principal.account, params.profile, body),
+        headers: { 'Cache-Control': 'no-store' },
+      };
     },
   });
 
@@ -306,8 +368,13 @@ export function identityApi(parts: IdentityParts): Api {
           clockTolerance: 30,
           requiredClaims: ['sub', 'exp', 'aud'],
         });
-        if (payload.aud !== service && !(Array.isArray(payload.aud) && payload.aud.length === 1 && payload.aud[0] === service)) {
-          throw problem.forbidden(`The caller\u2019s token is not for "${service}"; a service may only resolve credentials for tokens minted for it.`);
+        if (
+          payload.aud !== service &&
+          !(Array.isArray(payload.aud) && payload.aud.length === 1 && payload.aud[0] === service)
+        ) {
+          throw problem.forbidden(
+            `The caller\u2019s token is not for "${service}"; a service may only resolve credentials for tokens minted for it.`,
+          );
         }
         account = payload.sub!;
         session = payload.sid;
@@ -317,10 +384,15 @@ export function identityApi(parts: IdentityParts): Api {
       }
       // A token outlives its session credential by at most its own lifetime; a platform credential is not handed out for it.
       if (typeof session === 'string' && !(await parts.accounts.sessionLive(account, session))) {
-        throw problem.forbidden('The session credential the caller\u2019s token was minted with has been revoked or has expired; the caller must use a current one.');
+        throw problem.forbidden(
+          'The session credential the caller\u2019s token was minted with has been revoked or has expired; the caller must use a current one.',
+        );
       }
       const force = req.get('cache-control')?.includes('no-cache') ?? false;
-      return { body: await parts.connections.resolve(account, body.profile, force), headers: { 'Cache-Control': 'no-store' } };
+      return {
+        body: await parts.connections.resolve(account, body.profile, force),
+        headers: { 'Cache-Control': 'no-store' },
+      };
     },
   });
 
@@ -350,11 +422,15 @@ export function identityApi(parts: IdentityParts): Api {
       }
       const stale = async (): Promise<z.infer<typeof CredentialStatus>['reason']> => {
         if (!(await parts.accounts.get(body.account))) return 'account_removed';
-        if (body.session !== undefined && !(await parts.accounts.sessionLive(body.account, body.session))) return 'session_revoked';
+        if (body.session !== undefined && !(await parts.accounts.sessionLive(body.account, body.session)))
+          return 'session_revoked';
         return parts.connections.stillCurrent(body.account, body.profile, body.revision);
       };
       const reason = await stale();
-      return { body: reason ? { current: false, reason } : { current: true }, headers: { 'Cache-Control': 'no-store' } };
+      return {
+        body: reason ? { current: false, reason } : { current: true },
+        headers: { 'Cache-Control': 'no-store' },
+      };
     },
   });
 

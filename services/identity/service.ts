@@ -14,7 +14,10 @@ import { identityMigrations, type IdentityDatabase } from './tables.ts';
 /** LOCAL_SESSION_FILE: the local account's session credential, for the desktop shell; owner-only, in the data folder; named by the catalogue, as the supervisor reads it. */
 export { LOCAL_ACCOUNT, LOCAL_SESSION_FILE };
 
-export function openIdentityStore(dataDir: string, config: { tokenTtlSeconds: number; keyRotationDays: number; platformUrl: string }) {
+export function openIdentityStore(
+  dataDir: string,
+  config: { tokenTtlSeconds: number; keyRotationDays: number; platformUrl: string },
+) {
   const database = openDatabase<IdentityDatabase>(join(dataDir, 'identity.db'), identityMigrations);
   // Deleted rows (connection secrets above all) are overwritten with zeros in the file, not only unlinked.
   database.sqlite.pragma('secure_delete = ON');
@@ -24,7 +27,12 @@ export function openIdentityStore(dataDir: string, config: { tokenTtlSeconds: nu
   };
   const keys = new SigningKeys(join(dataDir, 'keys'), config.tokenTtlSeconds, config.keyRotationDays);
   const accounts = new Accounts(database.db, eraseTraces);
-  const connections = new Connections(database.db, join(dataDir, 'keys', 'connections.key'), config.platformUrl, eraseTraces);
+  const connections = new Connections(
+    database.db,
+    join(dataDir, 'keys', 'connections.key'),
+    config.platformUrl,
+    eraseTraces,
+  );
   return { database, keys, accounts, connections };
 }
 
@@ -43,9 +51,15 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
   else {
     // The desktop app's own credential never expires, whatever IDENTITY_SESSION_TTL_SECONDS says.
     const local = { label: 'desktop app', expiresInSeconds: null };
-    const credential = hasLocal ? (await accounts.addSession(LOCAL_ACCOUNT, local)).credential : (await accounts.add(LOCAL_ACCOUNT, local)).credential;
+    const credential = hasLocal
+      ? (await accounts.addSession(LOCAL_ACCOUNT, local)).credential
+      : (await accounts.add(LOCAL_ACCOUNT, local)).credential;
     writePrivateFile(sessionFile, `${credential}\n`);
-    log.info(hasLocal ? 'local account\u2019s session credential replaced (the one in the data folder was revoked or missing)' : 'local account ready; its session credential is in the data folder');
+    log.info(
+      hasLocal
+        ? 'local account\u2019s session credential replaced (the one in the data folder was revoked or missing)'
+        : 'local account ready; its session credential is in the data folder',
+    );
   }
   let issuer = config.publicUrl ?? '';
   const app = createIdentityApp({

@@ -29,10 +29,13 @@ const handled: { operationId: string; account: string }[] = [];
 function refuseSecrets(operationId: string) {
   return ({ params, principal, req }: ScreenContext) => {
     screened.push({ operationId, params, principal, body: req.body as unknown });
-    for (const [name, text] of Object.entries(params)) if (text.includes('SECRET')) throw problem.unprocessable(`path ${name} holds a secret; keep it elsewhere.`);
+    for (const [name, text] of Object.entries(params))
+      if (text.includes('SECRET')) throw problem.unprocessable(`path ${name} holds a secret; keep it elsewhere.`);
     const body = req.body as Record<string, unknown> | undefined;
-    if (body && typeof body === 'object' && JSON.stringify(body).includes('SECRET')) throw problem.unprocessable('body holds a secret; keep it elsewhere.');
-    if (Array.isArray(body)) throw problem.unprocessable('body is an array; the screen refuses it in its own words, however deep.');
+    if (body && typeof body === 'object' && JSON.stringify(body).includes('SECRET'))
+      throw problem.unprocessable('body holds a secret; keep it elsewhere.');
+    if (Array.isArray(body))
+      throw problem.unprocessable('body is an array; the screen refuses it in its own words, however deep.');
   };
 }
 
@@ -52,11 +55,17 @@ function demoApi(verifier: TokenVerifier): Api {
     path: '/v1/boxes/{box}/items/{item}',
     operationId: 'put_item',
     summary: 'screened',
-    params: z.object({ box: z.string().max(10), item: z.string().regex(/^[a-z]{1,5}$/, 'an item is 1-5 small letters') }),
+    params: z.object({
+      box: z.string().max(10),
+      item: z.string().regex(/^[a-z]{1,5}$/, 'an item is 1-5 small letters'),
+    }),
     body: z.object({ label: z.string().max(5) }),
     responses: { 204: { description: 'ok' } },
     screen: refuseSecrets('put_item'),
-    handler: ({ principal }) => (handled.push({ operationId: 'put_item', account: principal.account }), { status: 204 }),
+    handler: ({ principal }) => (
+      handled.push({ operationId: 'put_item', account: principal.account }),
+      { status: 204 }
+    ),
   });
   return api;
 }
@@ -79,7 +88,9 @@ beforeAll(async () => {
   const plain = express();
   plain.use(express.json());
   plain.use(demoApi(verifier).router);
-  plain.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => renderProblem(res, toProblem(err)));
+  plain.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+    renderProblem(res, toProblem(err)),
+  );
   bare = await listen({ app: plain, host: '127.0.0.1', port: 0, logger });
 });
 afterAll(async () => {
@@ -90,7 +101,11 @@ afterAll(async () => {
 
 /** An empty authorization sends none. */
 async function put(path: string, body: string, authorization = `Bearer ${token}`, base = service.url) {
-  const res = await fetch(base + path, { method: 'PUT', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body });
+  const res = await fetch(base + path, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+    body,
+  });
   const text = await res.text();
   return { status: res.status, detail: text ? ((JSON.parse(text) as { detail?: string }).detail ?? '') : '' };
 }
@@ -119,21 +134,38 @@ describe("a route's screen", () => {
   it('refuses in its own words before the schemas would: a parameter and a member that also break their schemas', async () => {
     const path = await traced(() => put('/v1/boxes/a/items/SECRET-and-far-too-long', JSON.stringify({ label: 'x' })));
     expect(path).toMatchObject({ status: 422, detail: 'path item holds a secret; keep it elsewhere.', handlers: [] });
-    const body = await traced(() => put('/v1/boxes/a/items/tea', JSON.stringify({ label: 'SECRET, longer than five' })));
+    const body = await traced(() =>
+      put('/v1/boxes/a/items/tea', JSON.stringify({ label: 'SECRET, longer than five' })),
+    );
     expect(body).toMatchObject({ status: 422, detail: 'body holds a secret; keep it elsewhere.', handlers: [] });
     // A body that is not JSON at all reaches the screen without one, and the route answers 415 after it.
-    const text = await fetch(`${service.url}/v1/boxes/a/items/tea`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: 'x' });
+    const text = await fetch(`${service.url}/v1/boxes/a/items/tea`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+      body: 'x',
+    });
     expect(text.status).toBe(415);
   });
 
   it('comes before the kit\u2019s nesting check for a verified caller; a caller without a valid token meets the nesting check, then 401, never the screen', async () => {
     const deep = deepArrays(2_000);
     const verified = await traced(() => put('/v1/boxes/a/items/tea', deep));
-    expect(verified).toMatchObject({ status: 422, detail: expect.stringMatching(/refuses it in its own words/) as unknown, screens: [expect.anything()] });
+    expect(verified).toMatchObject({
+      status: 422,
+      detail: expect.stringMatching(/refuses it in its own words/) as unknown,
+      screens: [expect.anything()],
+    });
     for (const authorization of ['', 'Bearer not-a-token']) {
       const stranger = await traced(() => put('/v1/boxes/a/items/tea', deep, authorization));
-      expect(stranger).toMatchObject({ status: 400, detail: expect.stringMatching(/nests arrays and objects more than 128 levels deep/) as unknown, screens: [], handlers: [] });
-      const shallow = await traced(() => put('/v1/boxes/a/items/SECRET', JSON.stringify({ label: 'SECRET' }), authorization));
+      expect(stranger).toMatchObject({
+        status: 400,
+        detail: expect.stringMatching(/nests arrays and objects more than 128 levels deep/) as unknown,
+        screens: [],
+        handlers: [],
+      });
+      const shallow = await traced(() =>
+        put('/v1/boxes/a/items/SECRET', JSON.stringify({ label: 'SECRET' }), authorization),
+      );
       expect(shallow).toMatchObject({ status: 401, screens: [], handlers: [] });
     }
   });
@@ -145,19 +177,46 @@ describe("a route's screen", () => {
 
   it('does not run for a path segment that is not percent-encoded UTF-8: the route refuses it with 400 as before', async () => {
     const r = await traced(() => put('/v1/boxes/%ff/items/SECRET', JSON.stringify({ label: 'x' })));
-    expect(r).toMatchObject({ status: 400, detail: expect.stringMatching(/percent-encoded UTF-8/) as unknown, screens: [], handlers: [] });
+    expect(r).toMatchObject({
+      status: 400,
+      detail: expect.stringMatching(/percent-encoded UTF-8/) as unknown,
+      screens: [],
+      handlers: [],
+    });
   });
 
   it('runs in an app that does not mount the screening router too, before the schemas', async () => {
-    const r = await traced(() => put('/v1/boxes/a/items/SECRET-and-far-too-long', JSON.stringify({ label: 'x' }), `Bearer ${token}`, bare.url));
-    expect(r).toMatchObject({ status: 422, detail: 'path item holds a secret; keep it elsewhere.', verifications: 1, handlers: [] });
-    expect((await traced(() => put('/v1/boxes/a/items/tea', JSON.stringify({ label: 'x' }), `Bearer ${token}`, bare.url))).status).toBe(204);
+    const r = await traced(() =>
+      put('/v1/boxes/a/items/SECRET-and-far-too-long', JSON.stringify({ label: 'x' }), `Bearer ${token}`, bare.url),
+    );
+    expect(r).toMatchObject({
+      status: 422,
+      detail: 'path item holds a secret; keep it elsewhere.',
+      verifications: 1,
+      handlers: [],
+    });
+    expect(
+      (await traced(() => put('/v1/boxes/a/items/tea', JSON.stringify({ label: 'x' }), `Bearer ${token}`, bare.url)))
+        .status,
+    ).toBe(204);
   });
 
   it('is refused on a route without a token: a screen runs with the verified caller', () => {
-    const api = new Api({ title: 't', version: '0', description: 'd' }, { verify: () => Promise.reject(new Error('unused')) });
+    const api = new Api(
+      { title: 't', version: '0', description: 'd' },
+      { verify: () => Promise.reject(new Error('unused')) },
+    );
     expect(() =>
-      api.route({ method: 'post', path: '/x', operationId: 'x', summary: 'x', auth: false, responses: { 204: { description: 'ok' } }, screen: () => {}, handler: () => ({ status: 204 }) }),
+      api.route({
+        method: 'post',
+        path: '/x',
+        operationId: 'x',
+        summary: 'x',
+        auth: false,
+        responses: { 204: { description: 'ok' } },
+        screen: () => {},
+        handler: () => ({ status: 204 }),
+      }),
     ).toThrow(/needs auth/);
   });
 });

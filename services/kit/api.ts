@@ -143,15 +143,22 @@ export class Api {
     options: { errors?: ErrorEnvelope } = {},
   ) {
     this.errors = options.errors ?? PROBLEM_ENVELOPE;
-    this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    this.registry.registerComponent('securitySchemes', 'bearer', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
   }
 
-  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, H extends AnyObject>(spec: RouteSpec<P, Q, B, H>): void {
+  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, H extends AnyObject>(
+    spec: RouteSpec<P, Q, B, H>,
+  ): void {
     if (this.operationIds.has(spec.operationId)) throw new Error(`operation id ${spec.operationId} declared twice`);
     this.operationIds.add(spec.operationId);
     const auth = spec.auth ?? true;
     if (auth && !this.verifier) throw new Error(`route ${spec.operationId} needs a token verifier`);
-    if (spec.screen && !auth) throw new Error(`route ${spec.operationId} has a screen, which runs with the verified caller: it needs auth`);
+    if (spec.screen && !auth)
+      throw new Error(`route ${spec.operationId} has a screen, which runs with the verified caller: it needs auth`);
 
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
@@ -159,11 +166,16 @@ export class Api {
         ...(r.schema ? { 'application/json': { schema: r.schema } } : {}),
         ...(r.events ? { 'text/event-stream': { schema: r.events } } : {}),
       };
-      responses[status] = Object.keys(content).length > 0 ? { description: r.description, content } : { description: r.description };
+      responses[status] =
+        Object.keys(content).length > 0 ? { description: r.description, content } : { description: r.description };
     }
     const checkBody = spec.checkBody ?? true;
     const described = spec.problemText ?? {};
-    const problemStatuses = new Set([...(spec.problems ?? []), ...(auth ? [401] : []), ...(spec.body ? [400, 413, 415, ...(checkBody ? [422] : [])] : [])]);
+    const problemStatuses = new Set([
+      ...(spec.problems ?? []),
+      ...(auth ? [401] : []),
+      ...(spec.body ? [400, 413, 415, ...(checkBody ? [422] : [])] : []),
+    ]);
     if (spec.params || spec.query) problemStatuses.add(422);
     for (const status of [...problemStatuses].sort()) {
       responses[String(status)] = {
@@ -274,10 +286,16 @@ export const PROBLEM_ENVELOPE: ErrorEnvelope = {
   schema: ProblemSchema,
   render(res, p) {
     if (p.extra.headers) res.set(p.extra.headers);
-    res.status(p.status).type('application/problem+json').send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
+    res
+      .status(p.status)
+      .type('application/problem+json')
+      .send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
   },
   early(status, detail) {
-    return { type: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }) };
+    return {
+      type: 'application/problem+json',
+      body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }),
+    };
   },
 };
 

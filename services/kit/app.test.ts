@@ -54,7 +54,12 @@ beforeAll(async () => {
     },
   });
   const logger = createLogger('demo', 'silent');
-  const app = createApp({ logger, api, bodyLimit: '1kb', extraRoutes: (a) => mountProbes(a, { flag: () => ready }, { flag: 'the flag is down' }) });
+  const app = createApp({
+    logger,
+    api,
+    bodyLimit: '1kb',
+    extraRoutes: (a) => mountProbes(a, { flag: () => ready }, { flag: 'the flag is down' }),
+  });
   service = await listen({ app, host: '127.0.0.1', port: 0, logger });
 });
 afterAll(() => service?.close());
@@ -84,7 +89,11 @@ describe('the app factory', () => {
       [await post('/v1/things/%ff', JSON.stringify({ name: 'x' })), 400, /not valid percent-encoded UTF-8/],
       [await post('/v1/things/%E0%A4%A', JSON.stringify({ name: 'x' })), 400, /not valid percent-encoded UTF-8/],
       // Nesting past the safety net is refused before any route walks it; up to it, the route decides.
-      [await post('/v1/things/7', `{"name":"x","extra":${'['.repeat(400)}${']'.repeat(400)}}`), 400, /more than 128 levels deep/],
+      [
+        await post('/v1/things/7', `{"name":"x","extra":${'['.repeat(400)}${']'.repeat(400)}}`),
+        400,
+        /more than 128 levels deep/,
+      ],
       [await post('/v1/things/7', `{"name":${'['.repeat(127)}${']'.repeat(127)}}`), 422, /body member name/],
     ];
     for (const [res, status, detail] of cases) {
@@ -98,7 +107,9 @@ describe('the app factory', () => {
   });
 
   it('publishes an OpenAPI document with operation ids and serves /docs from local files only', async () => {
-    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
     expect(doc.paths['/v1/things/{id}']!.post!.operationId).toBe('put_thing');
     const page = await (await fetch(`${service.url}/docs`)).text();
     const sources = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
@@ -122,13 +133,32 @@ describe('the app factory', () => {
 
 describe('the Host check (DNS rebinding)', () => {
   it('answers a loopback Host with or without a port: 127.x.x.x, localhost, [::1]', async () => {
-    for (const host of ['127.0.0.1', `127.0.0.1:${service.port}`, '127.1.2.3:80', 'localhost', 'LocalHost:9', '[::1]', `[::1]:${service.port}`]) {
+    for (const host of [
+      '127.0.0.1',
+      `127.0.0.1:${service.port}`,
+      '127.1.2.3:80',
+      'localhost',
+      'LocalHost:9',
+      '[::1]',
+      `[::1]:${service.port}`,
+    ]) {
       expect((await withHost(service.url, host, { path: '/healthy' })).status, host).toBe(200);
     }
   });
 
   it('refuses every other Host with 421 before anything runs: probes, the document, the docs, unknown paths and writes alike', async () => {
-    const hosts = ['evil.example', `evil.example:${service.port}`, '127.0.0.1.evil.example', 'localhost.evil.example', 'localhost.', '0.0.0.0', '[::2]', '127.0.0.1@evil.example', '', ' '];
+    const hosts = [
+      'evil.example',
+      `evil.example:${service.port}`,
+      '127.0.0.1.evil.example',
+      'localhost.evil.example',
+      'localhost.',
+      '0.0.0.0',
+      '[::2]',
+      '127.0.0.1@evil.example',
+      '',
+      ' ',
+    ];
     const targets = [
       { path: '/healthy' },
       { path: '/ready' },
@@ -169,7 +199,9 @@ describe('the Host check (DNS rebinding)', () => {
       for (const host of ['proxy.example.net', 'proxy.example.net:80', 'example.com', 'evil.example']) {
         const res = await withHost(running.url, host, { path: '/healthy' });
         expect(res.status, host).toBe(421);
-        expect((JSON.parse(res.body) as { detail: string }).detail).toMatch(/127\.0\.0\.1, \[::1\], localhost, id\.example\.com, proxy\.example\.net/);
+        expect((JSON.parse(res.body) as { detail: string }).detail).toMatch(
+          /127\.0\.0\.1, \[::1\], localhost, id\.example\.com, proxy\.example\.net/,
+        );
       }
     } finally {
       await running.close();
@@ -178,10 +210,19 @@ describe('the Host check (DNS rebinding)', () => {
 });
 
 describe('the OpenAPI document\u2019s server', () => {
-  const documentServers = async (url: string) => ((await (await fetch(`${url}/openapi.json`)).json()) as { servers: { url: string }[] }).servers;
+  const documentServers = async (url: string) =>
+    ((await (await fetch(`${url}/openapi.json`)).json()) as { servers: { url: string }[] }).servers;
   const api = () => {
     const a = new Api({ title: 'servers', version: '1', description: 'servers' });
-    a.route({ method: 'get', path: '/v1/x', operationId: 'x', summary: 'x', auth: false, responses: { 200: { description: 'ok' } }, handler: () => ({}) });
+    a.route({
+      method: 'get',
+      path: '/v1/x',
+      operationId: 'x',
+      summary: 'x',
+      auth: false,
+      responses: { 200: { description: 'ok' } },
+      handler: () => ({}),
+    });
     return a;
   };
 
@@ -191,7 +232,9 @@ describe('the OpenAPI document\u2019s server', () => {
     try {
       // A hostile Host is refused; a loopback one that is not the listen address must not end up in the document either.
       expect((await withHost(running.url, 'evil.example', { path: '/openapi.json' })).status).toBe(421);
-      const first = JSON.parse((await withHost(running.url, 'localhost:1', { path: '/openapi.json' })).body) as { servers: { url: string }[] };
+      const first = JSON.parse((await withHost(running.url, 'localhost:1', { path: '/openapi.json' })).body) as {
+        servers: { url: string }[];
+      };
       expect(first.servers).toEqual([{ url: running.url }]);
       expect(await documentServers(running.url)).toEqual([{ url: running.url }]);
     } finally {
@@ -201,7 +244,12 @@ describe('the OpenAPI document\u2019s server', () => {
 
   it('is the public URL when the service has one', async () => {
     const logger = createLogger('servers-test', 'silent');
-    const running = await listen({ app: createApp({ logger, api: api(), publicUrl: 'https://id.example.com' }), host: '127.0.0.1', port: 0, logger });
+    const running = await listen({
+      app: createApp({ logger, api: api(), publicUrl: 'https://id.example.com' }),
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+    });
     try {
       expect(await documentServers(running.url)).toEqual([{ url: 'https://id.example.com' }]);
     } finally {
@@ -213,7 +261,9 @@ describe('the OpenAPI document\u2019s server', () => {
 describe('request logging and stopping', () => {
   it('writes exactly one log line per request: id, method, path without query, status, time; never headers, query or body', async () => {
     const lines: Record<string, unknown>[] = [];
-    const logger = createLogger('log-test', 'info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const logger = createLogger('log-test', 'info', {
+      write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
     const api = new Api({ title: 'log test', version: '1', description: 'log test' });
     api.route({
       method: 'post',
@@ -225,16 +275,29 @@ describe('request logging and stopping', () => {
       responses: { 200: { description: 'ok', schema: z.object({ ok: z.boolean() }) } },
       handler: () => ({ body: { ok: true } }),
     });
-    const running = await listen({ app: createApp({ logger, api }), host: '127.0.0.1', port: 0, logger: createLogger('log-test', 'silent') });
+    const running = await listen({
+      app: createApp({ logger, api }),
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger('log-test', 'silent'),
+    });
     try {
       const secret = 'sekret-body-3f9a';
       const sent = [
         await fetch(`${running.url}/v1/notes?q=query-secret-77`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: 'Bearer header-secret-42', cookie: 'c=cookie-secret-9' },
+          headers: {
+            'content-type': 'application/json',
+            authorization: 'Bearer header-secret-42',
+            cookie: 'c=cookie-secret-9',
+          },
           body: JSON.stringify({ content: secret }),
         }),
-        await fetch(`${running.url}/v1/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"content": 5}' }),
+        await fetch(`${running.url}/v1/notes`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"content": 5}',
+        }),
         await fetch(`${running.url}/nowhere?token=query-secret-78`),
       ];
       const requests = lines.filter((l) => l.msg === 'request' || l.msg === 'request refused');
@@ -251,7 +314,8 @@ describe('request logging and stopping', () => {
       }
       expect(new Set(requests.map((l) => l.req_id)).size).toBe(3);
       const all = JSON.stringify(lines);
-      for (const leak of [secret, 'header-secret-42', 'cookie-secret-9', 'query-secret-77', 'query-secret-78']) expect(all).not.toContain(leak);
+      for (const leak of [secret, 'header-secret-42', 'cookie-secret-9', 'query-secret-77', 'query-secret-78'])
+        expect(all).not.toContain(leak);
     } finally {
       await running.close();
     }
@@ -275,7 +339,13 @@ describe('request logging and stopping', () => {
           res.json({ done: true });
         }),
     });
-    const running = await listen({ app, host: '127.0.0.1', port: 0, logger, onClose: () => void events.push('cleanup') });
+    const running = await listen({
+      app,
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      onClose: () => void events.push('cleanup'),
+    });
     const slow = fetch(`${running.url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
     await inside;
     const closed = running.close().then(() => events.push('closed'));

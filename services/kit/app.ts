@@ -70,7 +70,13 @@ export function createApp(parts: AppParts): Express {
     res.locals.requestId = id;
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const line = { req_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 100) / 100 };
+      const line = {
+        req_id: id,
+        method: req.method,
+        path: req.originalUrl.split('?')[0],
+        status: res.statusCode,
+        ms: Math.round(ms * 100) / 100,
+      };
       if (res.statusCode >= 500) requestLog.error({ ...line, refusal: res.locals.refusal }, 'request');
       else if (res.statusCode >= 400) requestLog.warn({ ...line, refusal: res.locals.refusal }, 'request refused');
       else requestLog.info(line, 'request');
@@ -84,7 +90,9 @@ export function createApp(parts: AppParts): Express {
   if (parts.api && !parts.api.takesTokens) app.use(refuseBrowserPages);
 
   app.get(METRICS_PATH, metrics.handler());
-  app.use(express.json({ limit: parts.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }));
+  app.use(
+    express.json({ limit: parts.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }),
+  );
 
   if (parts.probes) {
     mountProbes(app, parts.probes.checks, parts.probes.explain);
@@ -106,7 +114,9 @@ export function createApp(parts: AppParts): Express {
   const maxDepth = parts.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
   app.use((req, _res, next) => {
     if (nestingExceeds(req.body, maxDepth)) {
-      throw problem.badRequest(`The JSON body nests arrays and objects more than ${maxDepth} levels deep; this service accepts at most ${maxDepth}. Send flatter data.`);
+      throw problem.badRequest(
+        `The JSON body nests arrays and objects more than ${maxDepth} levels deep; this service accepts at most ${maxDepth}. Send flatter data.`,
+      );
     }
     next();
   });
@@ -126,12 +136,15 @@ export function createApp(parts: AppParts): Express {
   }
 
   app.use((req) => {
-    throw problem.notFound(`There is no route ${req.method} ${req.path}; see /openapi.json for the routes this service offers.`);
+    throw problem.notFound(
+      `There is no route ${req.method} ${req.path}; see /openapi.json for the routes this service offers.`,
+    );
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const p = toProblem(err);
-    if (p.status >= 500 && !(err instanceof Problem)) logger.error({ err: errorSummary(err), path: req.path }, 'unexpected error');
+    if (p.status >= 500 && !(err instanceof Problem))
+      logger.error({ err: errorSummary(err), path: req.path }, 'unexpected error');
     res.locals.refusal = p.title;
     if (res.headersSent) {
       res.destroy();
@@ -155,11 +168,21 @@ export function renderProblem(res: Response, p: Problem): void {
  */
 function refuseBrowserPages(req: Request, _res: Response, next: NextFunction): void {
   if (req.headers.origin !== undefined) {
-    throw coded(problem.forbidden('Requests from web pages (with an Origin header) are refused; call this service from a local program, not a browser.'), 'browser_request_refused');
+    throw coded(
+      problem.forbidden(
+        'Requests from web pages (with an Origin header) are refused; call this service from a local program, not a browser.',
+      ),
+      'browser_request_refused',
+    );
   }
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'none' && site !== 'same-origin') {
-    throw coded(problem.forbidden('Cross-site browser requests are refused; call this service from a local program, not a browser.'), 'browser_request_refused');
+    throw coded(
+      problem.forbidden(
+        'Cross-site browser requests are refused; call this service from a local program, not a browser.',
+      ),
+      'browser_request_refused',
+    );
   }
   next();
 }
@@ -168,19 +191,36 @@ function refuseBrowserPages(req: Request, _res: Response, next: NextFunction): v
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
   const e = err as { type?: string; status?: number; limit?: number };
-  if (e?.type === 'entity.parse.failed') return coded(problem.badRequest('The body is not valid JSON; check its syntax.'), 'invalid_json');
+  if (e?.type === 'entity.parse.failed')
+    return coded(problem.badRequest('The body is not valid JSON; check its syntax.'), 'invalid_json');
   if (e?.type === 'entity.too.large') {
-    return coded(problem.tooLarge(`The body is larger than the ${e.limit ?? ''} bytes this service accepts; send less.`.replace('  ', ' ')), 'body_too_large');
+    return coded(
+      problem.tooLarge(
+        `The body is larger than the ${e.limit ?? ''} bytes this service accepts; send less.`.replace('  ', ' '),
+      ),
+      'body_too_large',
+    );
   }
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return coded(problem.unsupportedMedia('Send the body as UTF-8 JSON.'), 'unsupported_media_type');
   }
   // The router could not decode a path segment (%zz, or bytes that are not UTF-8, such as %ff or an encoded lone surrogate).
   if (err instanceof URIError) {
-    return coded(problem.badRequest('A path segment is not valid percent-encoded UTF-8; encode each segment with encodeURIComponent and send it again.'), 'invalid_path');
+    return coded(
+      problem.badRequest(
+        'A path segment is not valid percent-encoded UTF-8; encode each segment with encodeURIComponent and send it again.',
+      ),
+      'invalid_path',
+    );
   }
-  if (e?.status === 400 || e?.type === 'request.aborted') return coded(problem.badRequest('The request could not be read; send it again.'), 'unreadable_request');
-  return new Problem(500, 'Internal Server Error', 'Something failed inside the service; try again, and if it keeps failing see its log.', { code: 'internal_error' });
+  if (e?.status === 400 || e?.type === 'request.aborted')
+    return coded(problem.badRequest('The request could not be read; send it again.'), 'unreadable_request');
+  return new Problem(
+    500,
+    'Internal Server Error',
+    'Something failed inside the service; try again, and if it keeps failing see its log.',
+    { code: 'internal_error' },
+  );
 }
 
 /** The same problem with its `code` (what a service with a coded envelope answers). */
@@ -211,12 +251,15 @@ function mountDocs(app: Express): void {
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>API docs</title>
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head><body><div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body></html>`;
-  const csp = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'";
+  const csp =
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'";
   app.get(['/docs', '/docs/'], (_req, res) => {
     res.set('Content-Security-Policy', csp).type('html').send(page);
   });
   app.get('/docs/init.js', (_req, res) => {
-    res.type('application/javascript').send("window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });");
+    res
+      .type('application/javascript')
+      .send("window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });");
   });
   app.use('/docs/assets', express.static(assets, { index: false, maxAge: '1h' }));
 }

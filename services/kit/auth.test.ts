@@ -25,7 +25,12 @@ beforeAll(async () => {
     responses: { 200: { description: 'the caller', schema: z.object({ account: z.string() }) } },
     handler: ({ principal }) => ({ body: { account: principal.account, extra: 'dropped by the schema' } }),
   });
-  service = await listen({ app: createApp({ logger: createLogger('kit-test', 'silent'), api }), host: '127.0.0.1', port: 0, logger: createLogger('kit-test', 'silent') });
+  service = await listen({
+    app: createApp({ logger: createLogger('kit-test', 'silent'), api }),
+    host: '127.0.0.1',
+    port: 0,
+    logger: createLogger('kit-test', 'silent'),
+  });
 });
 
 afterAll(async () => {
@@ -64,7 +69,11 @@ describe("the kit's token verifier", () => {
     expect(rotating.keySetFetches).toBe(1);
     expect(cooling.keySetFetches).toBe(1);
     // A new signing key, as `npm run identity -- keys rotate` makes it beside the running service.
-    const store = openIdentityStore(identity.dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
+    const store = openIdentityStore(identity.dataDir, {
+      tokenTtlSeconds: 600,
+      keyRotationDays: 30,
+      platformUrl: 'http://127.0.0.1:9',
+    });
     const kid = await store.keys.rotate();
     await store.database.close();
     const after = await identity.mint(identity.localCredential, 'kit-test');

@@ -66,7 +66,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     }
     const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
     if (aud.length !== 1 || aud[0] !== options.audience) {
-      throw problem.unauthorized(`The token must be minted for exactly the audience "${options.audience}"; ask the identity service for one.`);
+      throw problem.unauthorized(
+        `The token must be minted for exactly the audience "${options.audience}"; ask the identity service for one.`,
+      );
     }
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
       throw problem.unauthorized('The token names no account (sub); ask the identity service for a new one.');
@@ -101,16 +103,22 @@ export function bearerToken(authorization: string | undefined): string | undefin
 function describeRejection(err: unknown, audience: string, issuer: string): string {
   if (err instanceof errors.JWTExpired) return 'The token has expired; ask the identity service for a new one.';
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === 'aud') return `The token is for another audience; ask the identity service for one minted for "${audience}".`;
-    if (err.claim === 'iss') return `The token was not issued by the identity service at ${issuer}; ask that service for one.`;
-    if (err.claim === 'nbf') return 'The token is not valid yet (nbf is in the future); check the clock or ask for a new token.';
-    if (err.claim === 'sub' || err.claim === 'exp') return `The token lacks the ${err.claim} claim; ask the identity service for a new one.`;
+    if (err.claim === 'aud')
+      return `The token is for another audience; ask the identity service for one minted for "${audience}".`;
+    if (err.claim === 'iss')
+      return `The token was not issued by the identity service at ${issuer}; ask that service for one.`;
+    if (err.claim === 'nbf')
+      return 'The token is not valid yet (nbf is in the future); check the clock or ask for a new token.';
+    if (err.claim === 'sub' || err.claim === 'exp')
+      return `The token lacks the ${err.claim} claim; ask the identity service for a new one.`;
     return 'The token\u2019s claims are not acceptable; ask the identity service for a new one.';
   }
-  if (err instanceof errors.JWKSNoMatchingKey) return 'The token was signed with a key the identity service does not publish; ask it for a new token.';
+  if (err instanceof errors.JWKSNoMatchingKey)
+    return 'The token was signed with a key the identity service does not publish; ask it for a new token.';
   if (err instanceof errors.JWKSTimeout || (err instanceof Error && err.name === 'TypeError')) {
     return 'The identity service\u2019s keys could not be fetched, so no token can be checked now; make sure the identity service is running.';
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return 'The token\u2019s signing algorithm is not accepted; ask the identity service for a new one.';
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return 'The token\u2019s signing algorithm is not accepted; ask the identity service for a new one.';
   return 'The token is not valid; ask the identity service for a new one.';
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, commonSettings, identityUrlSetting, integerSetting, loadConfig, parse, setting } from './config.ts';
+import {
+  ConfigError,
+  commonSettings,
+  identityUrlSetting,
+  integerSetting,
+  loadConfig,
+  parse,
+  setting,
+} from './config.ts';
 
 const settings = {
   ...commonSettings({ name: 'demo', port: 8123 }),
@@ -18,7 +26,12 @@ describe('configuration from prefixed environment variables', () => {
   });
 
   it('parses what is set', () => {
-    const c = loadConfig('DEMO_', settings, { DEMO_PORT: '9000', DEMO_LIMIT: '5', DEMO_TOKEN: 't', OTHER_THING: 'ignored' });
+    const c = loadConfig('DEMO_', settings, {
+      DEMO_PORT: '9000',
+      DEMO_LIMIT: '5',
+      DEMO_TOKEN: 't',
+      OTHER_THING: 'ignored',
+    });
     expect([c.port, c.limit, c.token]).toEqual([9000, 5, 't']);
   });
 
@@ -49,17 +62,35 @@ describe('configuration from prefixed environment variables', () => {
     expect(loadConfig('DEMO_', ports, {}).ports).toEqual([1, 65535]);
     expect(loadConfig('DEMO_', ports, { DEMO_PORTS: ' 80 , 443,' }).ports).toEqual([80, 443]);
     for (const bad of ['80,eighty', '0', '65536', '8080x', '-1']) {
-      expect(() => loadConfig('DEMO_', ports, { DEMO_PORTS: bad }), bad).toThrow(/DEMO_PORTS.*is not a port \(1-65535\)/);
+      expect(() => loadConfig('DEMO_', ports, { DEMO_PORTS: bad }), bad).toThrow(
+        /DEMO_PORTS.*is not a port \(1-65535\)/,
+      );
     }
-    const even = { even: setting('EVEN', parse.listOf((t) => (Number(t) % 2 === 0 ? Number(t) : `${t} is odd`)), '', 'Even numbers.') };
+    const even = {
+      even: setting(
+        'EVEN',
+        parse.listOf((t) => (Number(t) % 2 === 0 ? Number(t) : `${t} is odd`)),
+        '',
+        'Even numbers.',
+      ),
+    };
     expect(() => loadConfig('DEMO_', even, { DEMO_EVEN: '2,3,5' })).toThrow(/3 is odd; 5 is odd/);
   });
 
   it('reads key=value pairs into a map, refusing a malformed pair or a key named twice without echoing either', () => {
-    const pairs = { pairs: setting('PAIRS', parse.pairs(/^[a-z]+=\S{4,}$/, 'must be name=secret pairs', 'a name'), '', 'Pairs.') };
+    const pairs = {
+      pairs: setting('PAIRS', parse.pairs(/^[a-z]+=\S{4,}$/, 'must be name=secret pairs', 'a name'), '', 'Pairs.'),
+    };
     expect(loadConfig('DEMO_', pairs, {}).pairs).toEqual(new Map());
-    expect(loadConfig('DEMO_', pairs, { DEMO_PAIRS: 'a=abcd, b=ef=gh' }).pairs).toEqual(new Map([['a', 'abcd'], ['b', 'ef=gh']]));
-    expect(() => loadConfig('DEMO_', pairs, { DEMO_PAIRS: 'a=abc' })).toThrow(/DEMO_PAIRS is not valid \(must be name=secret pairs\)/);
+    expect(loadConfig('DEMO_', pairs, { DEMO_PAIRS: 'a=abcd, b=ef=gh' }).pairs).toEqual(
+      new Map([
+        ['a', 'abcd'],
+        ['b', 'ef=gh'],
+      ]),
+    );
+    expect(() => loadConfig('DEMO_', pairs, { DEMO_PAIRS: 'a=abc' })).toThrow(
+      /DEMO_PAIRS is not valid \(must be name=secret pairs\)/,
+    );
     expect(() => loadConfig('DEMO_', pairs, { DEMO_PAIRS: 'a=abcd,a=wxyz' })).toThrow(/names a name twice/);
     expect(() => loadConfig('DEMO_', pairs, { DEMO_PAIRS: 'a=abcd,a=wxyz' })).not.toThrow(/abcd|wxyz/);
   });
@@ -67,7 +98,13 @@ describe('configuration from prefixed environment variables', () => {
   it('points IDENTITY_URL at identity on this machine, at the port it is given', () => {
     const c = loadConfig('DEMO_', { identityUrl: identityUrlSetting(8999, 'Identity.') }, {});
     expect(c.identityUrl).toBe('http://127.0.0.1:8999');
-    expect(loadConfig('DEMO_', { identityUrl: identityUrlSetting(8999, 'Identity.') }, { DEMO_IDENTITY_URL: 'http://[::1]:7000/' }).identityUrl).toBe('http://[::1]:7000');
+    expect(
+      loadConfig(
+        'DEMO_',
+        { identityUrl: identityUrlSetting(8999, 'Identity.') },
+        { DEMO_IDENTITY_URL: 'http://[::1]:7000/' },
+      ).identityUrl,
+    ).toBe('http://[::1]:7000');
   });
 
   it('says a whole-number setting’s range and default in its help, from the same numbers that bound it', () => {
@@ -75,7 +112,9 @@ describe('configuration from prefixed environment variables', () => {
     expect(loadConfig('DEMO_', limits, {}).slots).toBe(2);
     expect(loadConfig('DEMO_', limits, { DEMO_SLOTS: '16' }).slots).toBe(16);
     for (const bad of ['0', '17', '2.5', 'two']) {
-      expect(() => loadConfig('DEMO_', limits, { DEMO_SLOTS: bad }), bad).toThrow('Runs at once. A whole number 1-16; default 2.');
+      expect(() => loadConfig('DEMO_', limits, { DEMO_SLOTS: bad }), bad).toThrow(
+        'Runs at once. A whole number 1-16; default 2.',
+      );
     }
   });
 });

@@ -11,17 +11,33 @@ export interface Setting<T> {
   readonly description: string;
 }
 
-export function setting<T>(name: string, schema: z.ZodType<T>, fallback: string | undefined, description: string): Setting<T> {
+export function setting<T>(
+  name: string,
+  schema: z.ZodType<T>,
+  fallback: string | undefined,
+  description: string,
+): Setting<T> {
   return { name, schema, fallback, description };
 }
 
 /** A whole-number setting from `min` to `max`; its help text ends with the range and the default, so it cannot disagree with them. */
-export function integerSetting(name: string, range: { min: number; max: number; fallback: number }, description: string): Setting<number> {
+export function integerSetting(
+  name: string,
+  range: { min: number; max: number; fallback: number },
+  description: string,
+): Setting<number> {
   const { min, max, fallback } = range;
-  return setting(name, parse.integer(min, max), String(fallback), `${description} A whole number ${min}-${max}; default ${fallback}.`);
+  return setting(
+    name,
+    parse.integer(min, max),
+    String(fallback),
+    `${description} A whole number ${min}-${max}; default ${fallback}.`,
+  );
 }
 
-type Values<S extends Record<string, Setting<unknown>>> = { readonly [K in keyof S]: S[K] extends Setting<infer V> ? V : never };
+type Values<S extends Record<string, Setting<unknown>>> = {
+  readonly [K in keyof S]: S[K] extends Setting<infer V> ? V : never;
+};
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -37,7 +53,9 @@ export function loadConfig<S extends Record<string, Setting<unknown>>>(
   env: NodeJS.ProcessEnv = process.env,
 ): Values<S> {
   const known = new Set(Object.values(settings).map((s) => prefix + s.name));
-  const unknown = Object.keys(env).filter((name) => name.startsWith(prefix) && !known.has(name)).sort();
+  const unknown = Object.keys(env)
+    .filter((name) => name.startsWith(prefix) && !known.has(name))
+    .sort();
   if (unknown.length > 0) {
     throw new ConfigError(
       `Unknown setting ${unknown.join(', ')}: no setting of this service has that name. ` +
@@ -73,8 +91,16 @@ export const parse = {
       .url('must be an absolute URL such as http://127.0.0.1:8001')
       .transform((u) => u.replace(/\/+$/, '')),
   boolean: () =>
-    z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => ['true', '1', 'yes'].includes(v)),
-  list: () => z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+      .transform((v) => ['true', '1', 'yes'].includes(v)),
+  list: () =>
+    z.string().transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** A comma-separated list whose every item `item` reads; `item` answers a string to refuse one, saying why. */
   listOf: <T extends object | number>(item: (text: string) => T | string) =>
     parse.list().transform((list, ctx) =>
@@ -86,17 +112,29 @@ export const parse = {
       }),
     ),
   /** Comma-separated port numbers (1-65535). */
-  ports: () => parse.listOf((text) => (/^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65_535 ? Number(text) : `"${text}" is not a port (1-65535)`)),
+  ports: () =>
+    parse.listOf((text) =>
+      /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65_535
+        ? Number(text)
+        : `"${text}" is not a port (1-65535)`,
+    ),
   /** Comma-separated `<key>=<value>` pairs, each matching `pair` (`message` says the form), no key twice (`key` names one): a Map from key to value. */
   pairs: (pair: RegExp, message: string, key: string) =>
     parse
       .list()
       .refine((items) => items.every((i) => pair.test(i)), { message })
-      .transform((items) => items.map((i): [string, string] => [i.slice(0, i.indexOf('=')).trim(), i.slice(i.indexOf('=') + 1).trim()]))
+      .transform((items) =>
+        items.map((i): [string, string] => [i.slice(0, i.indexOf('=')).trim(), i.slice(i.indexOf('=') + 1).trim()]),
+      )
       .refine((pairs) => new Set(pairs.map(([key]) => key)).size === pairs.length, { message: `names ${key} twice` })
       .transform((pairs) => new Map(pairs)),
   loopbackHost: () =>
-    z.string().refine(isLoopbackHost, 'must be a loopback address (127.0.0.1, ::1 or localhost); these services never listen beyond this machine'),
+    z
+      .string()
+      .refine(
+        isLoopbackHost,
+        'must be a loopback address (127.0.0.1, ::1 or localhost); these services never listen beyond this machine',
+      ),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 };
 
@@ -128,8 +166,18 @@ export function commonSettings(service: Pick<ServiceEntry, 'name' | 'port'>) {
   return {
     host: setting('HOST', parse.loopbackHost(), '127.0.0.1', 'Address to listen on; loopback only.'),
     port: setting('PORT', parse.port(), String(service.port), `Port to listen on (default ${service.port}).`),
-    dataDir: setting('DATA_DIR', parse.text(), join(appDataDir(), service.name), 'Folder holding this service\u2019s state.'),
-    logLevel: setting('LOG_LEVEL', parse.logLevel(), 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
+    dataDir: setting(
+      'DATA_DIR',
+      parse.text(),
+      join(appDataDir(), service.name),
+      'Folder holding this service\u2019s state.',
+    ),
+    logLevel: setting(
+      'LOG_LEVEL',
+      parse.logLevel(),
+      'info',
+      'Log level: fatal, error, warn, info, debug, trace or silent.',
+    ),
   };
 }
 

@@ -96,7 +96,10 @@ describe('the connection bound', () => {
         `process.stdout.write(s.port + '\\n');`,
       ].join('\n'),
     );
-    const child = spawn('sh', ['-c', 'ulimit -n 1024 && exec "$0" --import tsx "$1"', process.execPath, script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', 'ulimit -n 1024 && exec "$0" --import tsx "$1"', process.execPath, script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       let stderr = '';
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

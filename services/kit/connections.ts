@@ -24,7 +24,11 @@ export interface ConnectionBound {
  * first; a request in flight is never cut. When every other connection is busy, the new one is answered
  * 503 (`answerBusy`) at its first request and closed; it can still be closed first by a later newcomer.
  */
-export function boundConnections(server: Server, max: number, answerBusy: (res: ServerResponse) => void): ConnectionBound {
+export function boundConnections(
+  server: Server,
+  max: number,
+  answerBusy: (res: ServerResponse) => void,
+): ConnectionBound {
   if (!Number.isInteger(max) || max < 1) throw new Error('maxConnections must be a whole number of at least 1.');
   /** Every open connection and when it last finished an answer (or was accepted); busy ones are in `busy`. */
   const open = new Map<Socket, number>();

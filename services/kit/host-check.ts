@@ -22,7 +22,9 @@ export function isAllowedHost(header: string | undefined, allowedHosts: readonly
   if (isLoopbackHost(host.name)) return true;
   return allowedHosts.some((entry) => {
     const allowed = parseHostHeader(entry);
-    return allowed !== undefined && allowed.name === host.name && (allowed.port === undefined || allowed.port === host.port);
+    return (
+      allowed !== undefined && allowed.name === host.name && (allowed.port === undefined || allowed.port === host.port)
+    );
   });
 }
 
@@ -33,7 +35,12 @@ export function isAllowedHost(header: string | undefined, allowedHosts: readonly
  * answer for that name.
  */
 export function hostCheck(allowedHosts: readonly string[] = []) {
-  const names = ['127.0.0.1', '[::1]', 'localhost', ...allowedHosts.map((h) => parseHostHeader(h)?.name).filter((n) => n !== undefined)];
+  const names = [
+    '127.0.0.1',
+    '[::1]',
+    'localhost',
+    ...allowedHosts.map((h) => parseHostHeader(h)?.name).filter((n) => n !== undefined),
+  ];
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (isAllowedHost(req.headers.host, allowedHosts)) return next();
     const port = req.socket.localPort;

@@ -35,7 +35,10 @@ describe('createLogger', () => {
         `});`,
       ].join('\n'),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -54,7 +57,12 @@ describe('a logged error', () => {
 
   function capture(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
     const lines: Record<string, unknown>[] = [];
-    return { lines, logger: createLogger('err-test', 'info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) };
+    return {
+      lines,
+      logger: createLogger('err-test', 'info', {
+        write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+      }),
+    };
   }
 
   it('keeps its class, message and cause, whether a call site summarised it first or not', () => {
@@ -84,7 +92,11 @@ describe('a logged error', () => {
     );
     const { logger, lines } = capture();
     logger.warn({ subscription: 'sub_1', err: errorSummary(failure) }, 'signal not delivered');
-    expect(lines[0]!.err).toMatchObject({ name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNREFUSED' } });
+    expect(lines[0]!.err).toMatchObject({
+      name: 'TypeError',
+      message: 'fetch failed',
+      cause: { code: 'ECONNREFUSED' },
+    });
   });
 
   it('never carries a credential its message happened to hold, nor more than a few causes', () => {
@@ -92,7 +104,9 @@ describe('a logged error', () => {
     const jwt = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhY2N0In0.c2lnbmF0dXJlc2lnbmF0dXJl';
     const credential = `hubs_${'A'.repeat(43)}`;
     const signing = `whsec_${'B'.repeat(32)}`;
-    let err: Error = new Error(`Authorization: Bearer ${jwt} for ${credential} signed with ${signing} at http://user:pw-7731@127.0.0.1:9/`);
+    let err: Error = new Error(
+      `Authorization: Bearer ${jwt} for ${credential} signed with ${signing} at http://user:pw-7731@127.0.0.1:9/`,
+    );
     for (let i = 0; i < 20; i++) err = new Error(`wrapped ${i}`, { cause: err });
     logger.error({ err }, 'deep');
     const line = JSON.stringify(lines[0]);
@@ -126,7 +140,8 @@ describe('a logged error', () => {
       const res = await fetch(`${running.url}/boom`);
       expect(res.status).toBe(500);
       const body = await res.text();
-      for (const leak of ['StoreUnavailable', 'ECONNREFUSED', 'could not be reached', 'stack']) expect(body).not.toContain(leak);
+      for (const leak of ['StoreUnavailable', 'ECONNREFUSED', 'could not be reached', 'stack'])
+        expect(body).not.toContain(leak);
       const logged = lines.find((l) => l.msg === 'unexpected error');
       expect(logged?.err).toEqual({
         name: 'Error',

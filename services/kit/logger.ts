@@ -73,16 +73,30 @@ function masked(message: string): string {
  * gives the same summary).
  */
 export function errorSummary(err: unknown, depth = 0): ErrorSummary {
-  if (err === null || (typeof err !== 'object' && typeof err !== 'function')) return { name: 'NonError', message: masked(String(err)) };
-  const e = err as { name?: unknown; class?: unknown; code?: unknown; message?: unknown; cause?: unknown; constructor?: { name?: unknown } };
+  if (err === null || (typeof err !== 'object' && typeof err !== 'function'))
+    return { name: 'NonError', message: masked(String(err)) };
+  const e = err as {
+    name?: unknown;
+    class?: unknown;
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    constructor?: { name?: unknown };
+  };
   const isError = err instanceof Error;
   const name = typeof e.name === 'string' && (isError || e.name !== '') ? e.name : 'NonError';
-  const ctor = isError && typeof e.constructor?.name === 'string' ? e.constructor.name : typeof e.class === 'string' ? e.class : undefined;
+  const ctor =
+    isError && typeof e.constructor?.name === 'string'
+      ? e.constructor.name
+      : typeof e.class === 'string'
+        ? e.class
+        : undefined;
   const summary: ErrorSummary = {
     name,
     ...(ctor && ctor !== name ? { class: ctor } : {}),
     ...(typeof e.code === 'string' || typeof e.code === 'number' ? { code: String(e.code).slice(0, 60) } : {}),
-    message: typeof e.message === 'string' ? masked(e.message) : `a thrown ${isError ? 'error without a message' : 'object'}`,
+    message:
+      typeof e.message === 'string' ? masked(e.message) : `a thrown ${isError ? 'error without a message' : 'object'}`,
   };
   if (e.cause !== undefined && depth < MAX_CAUSES) summary.cause = errorSummary(e.cause, depth + 1);
   return summary;

@@ -19,7 +19,17 @@ interface Answer {
   body: string;
 }
 
-function send(port: number, init: { method?: string; path: string; headers?: Record<string, string>; body?: string; host?: string; address?: string }): Promise<Answer> {
+function send(
+  port: number,
+  init: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string;
+    host?: string;
+    address?: string;
+  },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -28,7 +38,11 @@ function send(port: number, init: { method?: string; path: string; headers?: Rec
         path: init.path,
         method: init.method ?? 'GET',
         setHost: false,
-        headers: { host: init.host ?? `127.0.0.1:${port}`, ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
+        headers: {
+          host: init.host ?? `127.0.0.1:${port}`,
+          ...(init.body ? { 'content-type': 'application/json' } : {}),
+          ...init.headers,
+        },
       },
       (res) => {
         let body = '';
@@ -101,9 +115,16 @@ afterAll(() => service?.close());
 
 describe('GET /metrics', () => {
   it('counts answers by method, route template and status class, never by the path sent', async () => {
-    expect((await send(port, { method: 'POST', path: `/v1/things/${PRIVATE_ID}`, body: '{"name":"a"}' })).status).toBe(201);
-    expect((await send(port, { method: 'POST', path: `/v1/things/${PRIVATE_ID}`, body: '{"name":"way too long a name"}' })).status).toBe(422);
-    expect((await send(port, { method: 'POST', path: `/v1/things/${PRIVATE_ID}`, body: '{"name":"boom"}' })).status).toBe(500);
+    expect((await send(port, { method: 'POST', path: `/v1/things/${PRIVATE_ID}`, body: '{"name":"a"}' })).status).toBe(
+      201,
+    );
+    expect(
+      (await send(port, { method: 'POST', path: `/v1/things/${PRIVATE_ID}`, body: '{"name":"way too long a name"}' }))
+        .status,
+    ).toBe(422);
+    expect(
+      (await send(port, { method: 'POST', path: `/v1/things/${PRIVATE_ID}`, body: '{"name":"boom"}' })).status,
+    ).toBe(500);
     expect((await send(port, { path: `/v1/nowhere/${PRIVATE_ID}-secret-profile` })).status).toBe(404);
 
     const answer = await send(port, { path: '/metrics' });
@@ -111,7 +132,9 @@ describe('GET /metrics', () => {
     expect(answer.type).toBe(METRICS_CONTENT_TYPE);
     const text = answer.body;
     const route = '/v1/things/{id}';
-    expect(sample(text, 'http_requests_total', { service: 'demo', method: 'POST', route, status_class: '2xx' })).toBe(1);
+    expect(sample(text, 'http_requests_total', { service: 'demo', method: 'POST', route, status_class: '2xx' })).toBe(
+      1,
+    );
     expect(sample(text, 'http_requests_total', { method: 'POST', route, status_class: '4xx' })).toBe(1);
     expect(sample(text, 'http_requests_total', { method: 'POST', route, status_class: '5xx' })).toBe(1);
     expect(sample(text, 'http_request_errors_total', { method: 'POST', route, kind: 'failed' })).toBe(1);
@@ -150,7 +173,9 @@ describe('GET /metrics', () => {
   it('answers only this machine: not a public name, not through a proxy, not another Host', async () => {
     const publicName = await send(port, { path: '/metrics', host: 'id.example.test' });
     expect(publicName.status).toBe(403);
-    expect(JSON.parse(publicName.body).detail).toMatch(/only on this machine: call it at http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    expect(JSON.parse(publicName.body).detail).toMatch(
+      /only on this machine: call it at http:\/\/127\.0\.0\.1:\d+\/metrics/,
+    );
     expect((await send(port, { path: '/metrics', headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(403);
     expect((await send(port, { path: '/metrics', headers: { forwarded: 'for=203.0.113.9' } })).status).toBe(403);
     expect((await send(port, { path: '/metrics', host: 'evil.example' })).status).toBe(421);
@@ -161,7 +186,10 @@ describe('GET /metrics', () => {
   const external = Object.values(networkInterfaces())
     .flat()
     .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
-  if (!external) console.warn('metrics.test: this machine has no non-loopback IPv4 address, so a peer from the network cannot be tried here.');
+  if (!external)
+    console.warn(
+      'metrics.test: this machine has no non-loopback IPv4 address, so a peer from the network cannot be tried here.',
+    );
   it.skipIf(!external)('refuses a peer that is not loopback, even with a loopback Host', async () => {
     const answer = await send(port, { path: '/metrics', address: external! });
     expect(answer.status).toBe(403);

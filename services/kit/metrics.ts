@@ -132,7 +132,10 @@ export class ServiceMetrics {
         if (refuse) return refuse(req, res, message);
         return next(problem.forbidden(message));
       }
-      this.text().then((text) => res.status(200).type(METRICS_CONTENT_TYPE).set('Cache-Control', 'no-store').send(text), next);
+      this.text().then(
+        (text) => res.status(200).type(METRICS_CONTENT_TYPE).set('Cache-Control', 'no-store').send(text),
+        next,
+      );
     };
   }
 }
@@ -153,7 +156,11 @@ export function fromThisMachine(req: Request): boolean {
   if (!(peer === '::1' || /^127(\.\d{1,3}){3}$/.test(peer))) return false;
   const host = parseHostHeader(req.headers.host);
   if (!host || !isLoopbackHost(host.name)) return false;
-  return req.headers.forwarded === undefined && req.headers['x-forwarded-for'] === undefined && req.headers['x-forwarded-host'] === undefined;
+  return (
+    req.headers.forwarded === undefined &&
+    req.headers['x-forwarded-for'] === undefined &&
+    req.headers['x-forwarded-host'] === undefined
+  );
 }
 
 /** One string per combination of label values (a value never holds U+0000). */
@@ -163,6 +170,7 @@ function seriesKey(values: (string | undefined)[]): string {
 
 function combinations<L extends string>(declared: LabelValues<L>, names: L[]): Record<L, string>[] {
   let out: Record<string, string>[] = [{}];
-  for (const name of names) out = out.flatMap((partial) => declared[name].map((value) => ({ ...partial, [name]: value })));
+  for (const name of names)
+    out = out.flatMap((partial) => declared[name].map((value) => ({ ...partial, [name]: value })));
   return out as Record<L, string>[];
 }

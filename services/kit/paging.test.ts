@@ -15,7 +15,8 @@ describe('the limit of a page', () => {
     expect(limit.parse({})).toEqual({ limit: 20 });
     expect(limit.parse({ limit: '7' })).toEqual({ limit: 7 });
     expect(limit.parse({ limit: '100' })).toEqual({ limit: 100 });
-    for (const sent of ['0', '101', '-1']) expect(refusal(limit, { limit: sent })).toMatch(/^query member limit: limit must be 1 to 100\./);
+    for (const sent of ['0', '101', '-1'])
+      expect(refusal(limit, { limit: sent })).toMatch(/^query member limit: limit must be 1 to 100\./);
     expect(refusal(limit, { limit: '1.5' })).toMatch(/^query member limit: limit must be a whole number\./);
     expect(refusal(limit, { limit: 'ten' })).toMatch(/^query member limit: /);
   });
@@ -24,7 +25,9 @@ describe('the limit of a page', () => {
     const open = z.object({ fields_limit: pageLimit({ member: 'fields_limit' }) });
     expect(open.parse({})).toEqual({});
     expect(open.parse({ fields_limit: '5000' })).toEqual({ fields_limit: 5000 });
-    expect(refusal(open, { fields_limit: '0' })).toMatch(/^query member fields_limit: fields_limit must be at least 1\./);
+    expect(refusal(open, { fields_limit: '0' })).toMatch(
+      /^query member fields_limit: fields_limit must be at least 1\./,
+    );
   });
 });
 
@@ -35,7 +38,11 @@ describe('a page in key order', () => {
 
   it('reads one row more than the page, answers the page and the cursor of the next, null on the last', async () => {
     const asked: number[] = [];
-    const first = await readPage(2, (n) => (asked.push(n), after('')(n)), (r) => r);
+    const first = await readPage(
+      2,
+      (n) => (asked.push(n), after('')(n)),
+      (r) => r,
+    );
     expect(first).toEqual({ items: ['a', 'b'], next_after: 'b' });
     expect(asked).toEqual([3]);
     expect(await readPage(2, after('b'), (r) => r)).toEqual({ items: ['c', 'd'], next_after: 'd' });
@@ -49,7 +56,11 @@ describe('a page in key order', () => {
       const seen: string[] = [];
       let cursor: string | null = '';
       while (cursor !== null) {
-        const page: { items: string[]; next_after: string | null } = await readPage(size, async (n) => after(cursor ?? '')(n), (r) => r);
+        const page: { items: string[]; next_after: string | null } = await readPage(
+          size,
+          async (n) => after(cursor ?? '')(n),
+          (r) => r,
+        );
         seen.push(...page.items);
         cursor = page.next_after;
       }

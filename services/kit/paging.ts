@@ -19,12 +19,25 @@ function wholeLimit(member: string, max: number | undefined) {
  * The `limit` query member: a whole number from 1 to `max` (no upper bound without one), `fallback`
  * when absent (optional without one: the route decides). `member` names it in refusals.
  */
-export function pageLimit(options: { max?: number; fallback: number; member?: string }): z.ZodDefault<ReturnType<typeof wholeLimit>['limit']>;
-export function pageLimit(options?: { max?: number; member?: string }): z.ZodOptional<ReturnType<typeof wholeLimit>['limit']>;
-export function pageLimit({ max, fallback, member = 'limit' }: { max?: number; fallback?: number; member?: string } = {}) {
+export function pageLimit(options: {
+  max?: number;
+  fallback: number;
+  member?: string;
+}): z.ZodDefault<ReturnType<typeof wholeLimit>['limit']>;
+export function pageLimit(options?: {
+  max?: number;
+  member?: string;
+}): z.ZodOptional<ReturnType<typeof wholeLimit>['limit']>;
+export function pageLimit({
+  max,
+  fallback,
+  member = 'limit',
+}: { max?: number; fallback?: number; member?: string } = {}) {
   const { range, limit } = wholeLimit(member, max);
   const description = `How many items to return, ${range}${fallback === undefined ? '' : ` (default ${fallback})`}.`;
-  return fallback === undefined ? limit.optional().meta({ description }) : limit.default(fallback).meta({ description });
+  return fallback === undefined
+    ? limit.optional().meta({ description })
+    : limit.default(fallback).meta({ description });
 }
 
 /** A page in key order: its rows and the cursor of the next page (null on the last). */
@@ -38,7 +51,11 @@ export interface KeyPage<Row, Cursor> {
  * the database, so it may answer later); asked for one more than `limit`, it says whether another page
  * follows without counting.
  */
-export async function readPage<Row, Cursor>(limit: number, read: (count: number) => Row[] | Promise<Row[]>, cursorOf: (row: Row) => Cursor): Promise<KeyPage<Row, Cursor>> {
+export async function readPage<Row, Cursor>(
+  limit: number,
+  read: (count: number) => Row[] | Promise<Row[]>,
+  cursorOf: (row: Row) => Cursor,
+): Promise<KeyPage<Row, Cursor>> {
   const rows = await read(limit + 1);
   const items = rows.slice(0, limit);
   return { items, next_after: rows.length > limit ? cursorOf(items[items.length - 1]!) : null };

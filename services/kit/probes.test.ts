@@ -17,7 +17,11 @@ beforeAll(async () => {
   const app = createApp({
     logger,
     api,
-    probes: { checks: { flag: () => up, never: () => Promise.reject(new Error('thrown')) }, explain: { flag: 'the flag is down' }, readiness: 'Readiness: the flag is up' },
+    probes: {
+      checks: { flag: () => up, never: () => Promise.reject(new Error('thrown')) },
+      explain: { flag: 'the flag is down' },
+      readiness: 'Readiness: the flag is up',
+    },
   });
   service = await listen({ app, host: '127.0.0.1', port: 0, logger });
 });
@@ -25,14 +29,22 @@ afterAll(() => service?.close());
 
 const get = async (path: string) => {
   const res = await fetch(service.url + path);
-  return { status: res.status, type: res.headers.get('content-type') ?? '', body: (await res.json()) as Record<string, unknown> };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    body: (await res.json()) as Record<string, unknown>,
+  };
 };
 
 describe('probes from createApp', () => {
   it('/healthy checks nothing; /ready names each failing check with its sentence (a check that throws fails)', async () => {
     expect(await get('/healthy')).toMatchObject({ status: 200, body: { status: 'ok' } });
     const ready = await get('/ready');
-    expect(ready).toMatchObject({ status: 503, type: expect.stringContaining('application/problem+json') as unknown, body: { checks: { flag: 'ok', never: 'failing' } } });
+    expect(ready).toMatchObject({
+      status: 503,
+      type: expect.stringContaining('application/problem+json') as unknown,
+      body: { checks: { flag: 'ok', never: 'failing' } },
+    });
     expect(ready.body.detail).toBe('Not ready: never is failing.');
     up = false;
     expect((await get('/ready')).body.detail).toBe('Not ready: the flag is down; never is failing.');
@@ -41,10 +53,26 @@ describe('probes from createApp', () => {
 
   it('are in the OpenAPI document as healthy and ready, without a token, with the answers they give', async () => {
     const doc = (await get('/openapi.json')).body as {
-      paths: Record<string, { get: { operationId: string; summary: string; tags: string[]; security: unknown[]; responses: Record<string, { content?: Record<string, unknown> }> } }>;
+      paths: Record<
+        string,
+        {
+          get: {
+            operationId: string;
+            summary: string;
+            tags: string[];
+            security: unknown[];
+            responses: Record<string, { content?: Record<string, unknown> }>;
+          };
+        }
+      >;
     };
     expect(doc.paths['/healthy']!.get).toMatchObject({ operationId: 'healthy', tags: ['probes'], security: [] });
-    expect(doc.paths['/ready']!.get).toMatchObject({ operationId: 'ready', summary: 'Readiness: the flag is up', tags: ['probes'], security: [] });
+    expect(doc.paths['/ready']!.get).toMatchObject({
+      operationId: 'ready',
+      summary: 'Readiness: the flag is up',
+      tags: ['probes'],
+      security: [],
+    });
     expect(Object.keys(doc.paths['/ready']!.get.responses['503']!.content!)).toEqual(['application/problem+json']);
   });
 });

@@ -12,7 +12,9 @@ export interface Probes {
   readiness: string;
 }
 
-const CheckResults = z.record(z.string(), z.enum(['ok', 'failing'])).meta({ description: 'Each named check and how it went.' });
+const CheckResults = z
+  .record(z.string(), z.enum(['ok', 'failing']))
+  .meta({ description: 'Each named check and how it went.' });
 
 /** /healthy and /ready in a service's OpenAPI document (operation ids `healthy` and `ready`, tag `probes`, no token). */
 export function documentProbes(registry: OpenAPIRegistry, readiness: string): void {
@@ -23,7 +25,12 @@ export function documentProbes(registry: OpenAPIRegistry, readiness: string): vo
     summary: 'Liveness: answers whenever the process is up; checks nothing',
     tags: ['probes'],
     security: [],
-    responses: { 200: { description: 'Up.', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'Healthy' }) } } } },
+    responses: {
+      200: {
+        description: 'Up.',
+        content: { 'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'Healthy' }) } },
+      },
+    },
   });
   registry.registerPath({
     method: 'get',
@@ -33,10 +40,21 @@ export function documentProbes(registry: OpenAPIRegistry, readiness: string): vo
     tags: ['probes'],
     security: [],
     responses: {
-      200: { description: 'Ready.', content: { 'application/json': { schema: z.object({ status: z.literal('ready'), checks: CheckResults }).meta({ id: 'Ready' }) } } },
+      200: {
+        description: 'Ready.',
+        content: {
+          'application/json': {
+            schema: z.object({ status: z.literal('ready'), checks: CheckResults }).meta({ id: 'Ready' }),
+          },
+        },
+      },
       503: {
         description: 'Not ready; the detail says what is missing.',
-        content: { 'application/problem+json': { schema: ProblemSchema.extend({ checks: CheckResults }).meta({ id: 'NotReady' }) } },
+        content: {
+          'application/problem+json': {
+            schema: ProblemSchema.extend({ checks: CheckResults }).meta({ id: 'NotReady' }),
+          },
+        },
       },
     },
   });

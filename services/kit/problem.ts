@@ -9,7 +9,12 @@ export class Problem extends Error {
     readonly title: string,
     readonly detail: string,
     /** `code`: a stable name of the refusal for a service whose envelope carries codes (the provider); never rendered in problem+json. */
-    readonly extra: { type?: string; headers?: Record<string, string>; members?: Record<string, unknown>; code?: string } = {},
+    readonly extra: {
+      type?: string;
+      headers?: Record<string, string>;
+      members?: Record<string, unknown>;
+      code?: string;
+    } = {},
   ) {
     super(`${status} ${title}: ${detail}`);
   }
@@ -27,16 +32,20 @@ export class Problem extends Error {
 }
 
 export const problem = {
-  badRequest: (detail: string, members?: Record<string, unknown>) => new Problem(400, 'Bad Request', detail, { members }),
+  badRequest: (detail: string, members?: Record<string, unknown>) =>
+    new Problem(400, 'Bad Request', detail, { members }),
   /** RFC 6750 §3.1: a request that sent no credential gets the bare challenge; a rejected one, `invalid_token`. */
   unauthorized: (detail: string, credentialSent = true) =>
-    new Problem(401, 'Unauthorized', detail, { headers: { 'WWW-Authenticate': credentialSent ? 'Bearer error="invalid_token"' : 'Bearer' } }),
+    new Problem(401, 'Unauthorized', detail, {
+      headers: { 'WWW-Authenticate': credentialSent ? 'Bearer error="invalid_token"' : 'Bearer' },
+    }),
   forbidden: (detail: string) => new Problem(403, 'Forbidden', detail),
   notFound: (detail: string) => new Problem(404, 'Not Found', detail),
   conflict: (detail: string, members?: Record<string, unknown>) => new Problem(409, 'Conflict', detail, { members }),
   tooLarge: (detail: string) => new Problem(413, 'Content Too Large', detail),
   unsupportedMedia: (detail: string) => new Problem(415, 'Unsupported Media Type', detail),
-  unprocessable: (detail: string, members?: Record<string, unknown>) => new Problem(422, 'Unprocessable Content', detail, { members }),
+  unprocessable: (detail: string, members?: Record<string, unknown>) =>
+    new Problem(422, 'Unprocessable Content', detail, { members }),
   tooMany: (detail: string, retryAfterSeconds: string) =>
     new Problem(429, 'Too Many Requests', detail, { headers: { 'Retry-After': retryAfterSeconds } }),
   unavailable: (detail: string) => new Problem(503, 'Service Unavailable', detail),

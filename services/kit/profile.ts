@@ -15,5 +15,7 @@ export const PROFILE_RULE = '1-64 letters, digits, dot, dash or underscore, star
  * rule follows it); `missing`, when given, is the whole sentence for a member or header not sent.
  */
 export function profileName({ refusal = 'a profile is', missing }: { refusal?: string; missing?: string } = {}) {
-  return z.string(missing === undefined ? undefined : { error: missing }).regex(PROFILE_NAME, `${refusal} ${PROFILE_RULE}`);
+  return z
+    .string(missing === undefined ? undefined : { error: missing })
+    .regex(PROFILE_NAME, `${refusal} ${PROFILE_RULE}`);
 }

@@ -53,19 +53,30 @@ describe('the server\u2019s timeouts (slow clients)', () => {
     const slow = sendAndHold(service.port, 'GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a');
     const answer = await slow.closed;
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
-    expect(problemOf(answer)).toMatchObject({ status: 408, title: 'Request Timeout', detail: expect.stringContaining('send its headers and body at once') });
+    expect(problemOf(answer)).toMatchObject({
+      status: 408,
+      title: 'Request Timeout',
+      detail: expect.stringContaining('send its headers and body at once'),
+    });
     expect((await fetch(`${service.url}/healthy`)).status).toBe(200);
   });
 
   it('closes a connection whose body never finishes with 408', async () => {
     const { service } = await serve({ headersTimeoutMs: 150, requestTimeoutMs: 300 });
-    const slow = sendAndHold(service.port, 'POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a"');
+    const slow = sendAndHold(
+      service.port,
+      'POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a"',
+    );
     expect(await slow.closed).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('does not cut an answer that takes longer than the request timeout once the request has arrived', async () => {
     const { service, release, inside } = await serve({ headersTimeoutMs: 200, requestTimeoutMs: 200 });
-    const answer = fetch(`${service.url}/answer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+    const answer = fetch(`${service.url}/answer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"n":1}',
+    });
     await inside;
     // A slow client that connects after the request arrived is cut at its own deadline, which is later than the request's.
     const later = sendAndHold(service.port, 'GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n');
@@ -81,9 +92,17 @@ describe('the server\u2019s timeouts (slow clients)', () => {
     const cases: [string, number, RegExp][] = [
       ['GET /\u0001 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 400, /not valid HTTP\/1\.1/],
       ['NONSENSE\r\n\r\n', 400, /not valid HTTP\/1\.1/],
-      ['POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n', 400, /body framing/],
+      [
+        'POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n',
+        400,
+        /body framing/,
+      ],
       [`GET /healthy?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 431, /shorter URL/],
-      [`GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431, /fewer or smaller headers/],
+      [
+        `GET /healthy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`,
+        431,
+        /fewer or smaller headers/,
+      ],
     ];
     for (const [text, status, detail] of cases) {
       const answer = await sendAndHold(service.port, text).closed;
@@ -104,10 +123,15 @@ describe('the server\u2019s timeouts (slow clients)', () => {
     });
     const answer = await held.closed;
     expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{"status":"ok"\}HTTP\/1\.1 431 /);
-    expect(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: 431, detail: expect.stringContaining('shorter URL') });
+    expect(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({
+      status: 431,
+      detail: expect.stringContaining('shorter URL'),
+    });
   });
 
   it('refuses a headers timeout longer than the request timeout', async () => {
-    await expect(serve({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(/headersTimeoutMs must not exceed requestTimeoutMs/);
+    await expect(serve({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(
+      /headersTimeoutMs must not exceed requestTimeoutMs/,
+    );
   });
 });

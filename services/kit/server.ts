@@ -66,7 +66,11 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
-        reject(new Error(`Port ${options.port} on ${options.host} is already in use; stop what holds it or choose another port.`));
+        reject(
+          new Error(
+            `Port ${options.port} on ${options.host} is already in use; stop what holds it or choose another port.`,
+          ),
+        );
       } else reject(err);
     });
     server.listen(options.port, options.host, () => resolve());
@@ -117,7 +121,11 @@ export function serve(
  * The foreground entry of every service: start it, stop cleanly on SIGTERM/SIGINT and exit 0; a
  * configuration error prints one line naming what to fix and exits 78 (EX_CONFIG).
  */
-export async function runUntilSignalled(name: string, start: () => Promise<RunningService>, logger?: Logger): Promise<void> {
+export async function runUntilSignalled(
+  name: string,
+  start: () => Promise<RunningService>,
+  logger?: Logger,
+): Promise<void> {
   let service: RunningService;
   try {
     service = await start();

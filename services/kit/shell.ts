@@ -26,7 +26,8 @@ export interface ShellParts {
  */
 export function httpShell(parts: ShellParts): Server {
   const { headersTimeoutMs, requestTimeoutMs, early, speaker } = parts;
-  if (headersTimeoutMs > requestTimeoutMs) throw new Error('headersTimeoutMs must not exceed requestTimeoutMs: the headers are part of the request.');
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new Error('headersTimeoutMs must not exceed requestTimeoutMs: the headers are part of the request.');
   const server: Server = createServer({
     headersTimeout: headersTimeoutMs,
     requestTimeout: requestTimeoutMs,
@@ -35,14 +36,19 @@ export function httpShell(parts: ShellParts): Server {
     requireHostHeader: false,
   });
   const bound = boundConnections(server, parts.maxConnections, (res) => {
-    const { type, body } = early(503, `${speaker} has as many connections open as it keeps, all of them busy; try again in a moment, and reuse one connection for several requests.`);
+    const { type, body } = early(
+      503,
+      `${speaker} has as many connections open as it keeps, all of them busy; try again in a moment, and reuse one connection for several requests.`,
+    );
     res.writeHead(503, { 'Content-Type': type, 'Retry-After': '1' }).end(body);
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (!bound.refused(req, res)) parts.handle(req, res);
   });
   if (parts.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = parts.keepAliveTimeoutMs;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, early, speaker));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(err, socket, early, speaker),
+  );
   return server;
 }
 
@@ -58,8 +64,16 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, render: E
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'The request did not arrive in time; send its headers and body at once, without pauses.']
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, `The request line and headers are larger than ${speaker.toLowerCase()} reads (16 KB); send a shorter URL and fewer or smaller headers.`]
-        : [400, 'The request is not valid HTTP/1.1 (request line, header names and values, or body framing); send a well-formed request.'];
+        ? [
+            431,
+            `The request line and headers are larger than ${speaker.toLowerCase()} reads (16 KB); send a shorter URL and fewer or smaller headers.`,
+          ]
+        : [
+            400,
+            'The request is not valid HTTP/1.1 (request line, header names and values, or body framing); send a well-formed request.',
+          ];
   const { type, body } = render(status, detail);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

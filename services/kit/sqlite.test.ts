@@ -43,10 +43,13 @@ describe('the SQLite opener', () => {
 
   it('rolls a failing migration back whole', async () => {
     const file = join(tempDir('sqlite'), 'x.db');
-    const broken: Migration[] = [...migrations, (db) => {
-      db.exec('CREATE TABLE extra (x)');
-      db.exec('THIS IS NOT SQL');
-    }];
+    const broken: Migration[] = [
+      ...migrations,
+      (db) => {
+        db.exec('CREATE TABLE extra (x)');
+        db.exec('THIS IS NOT SQL');
+      },
+    ];
     expect(() => openDatabase<DB>(file, broken)).toThrow();
     const ok = openDatabase<DB>(file, migrations);
     expect(ok.sqlite.pragma('user_version', { simple: true })).toBe(2);

@@ -53,7 +53,9 @@ export function openDatabase<DB>(file: string, migrations: Migration[]): OpenedD
 function migrate(sqlite: Sqlite, migrations: Migration[]): void {
   const current = sqlite.pragma('user_version', { simple: true }) as number;
   if (current > migrations.length) {
-    throw new Error(`The database is from a newer version (schema ${current}, this build knows ${migrations.length}); update the app.`);
+    throw new Error(
+      `The database is from a newer version (schema ${current}, this build knows ${migrations.length}); update the app.`,
+    );
   }
   for (let i = current; i < migrations.length; i++) {
     sqlite.transaction(() => {

@@ -45,9 +45,11 @@ describe('remembered verified tokens', () => {
     let now = Date.now();
     const tokens = rememberVerifiedTokens(counted, { maxBytes: 1 << 20, now: () => now });
     const first = await tokens.verify(`Bearer ${token}`);
-    expect(await verified(async () => {
-      for (let i = 0; i < 20; i++) expect(await tokens.verify(`Bearer ${token}`)).toEqual(first);
-    })).toBe(0);
+    expect(
+      await verified(async () => {
+        for (let i = 0; i < 20; i++) expect(await tokens.verify(`Bearer ${token}`)).toEqual(first);
+      }),
+    ).toBe(0);
     now = exp;
     expect(await verified(() => tokens.verify(`Bearer ${token}`))).toBe(1);
   });
@@ -55,9 +57,12 @@ describe('remembered verified tokens', () => {
   it('keys by the token, not the header: every spelling of the scheme and its spaces is one entry', async () => {
     const token = await mint();
     const tokens = rememberVerifiedTokens(counted, { maxBytes: 1 << 20 });
-    expect(await verified(async () => {
-      for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER   ${token}`, ` Bearer ${token} `]) await tokens.verify(header);
-    })).toBe(1);
+    expect(
+      await verified(async () => {
+        for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER   ${token}`, ` Bearer ${token} `])
+          await tokens.verify(header);
+      }),
+    ).toBe(1);
     expect(tokens.held.entries).toBe(1);
   });
 
@@ -67,7 +72,9 @@ describe('remembered verified tokens', () => {
     expect(broken).not.toBe(token);
     const tokens = rememberVerifiedTokens(counted, { maxBytes: 1 << 20 });
     for (let i = 0; i < 3; i++) {
-      expect(await verified(() => expect(tokens.verify(`Bearer ${broken}`)).rejects.toMatchObject({ status: 401 }))).toBe(1);
+      expect(
+        await verified(() => expect(tokens.verify(`Bearer ${broken}`)).rejects.toMatchObject({ status: 401 })),
+      ).toBe(1);
     }
     expect(await verified(() => expect(tokens.verify(undefined)).rejects.toMatchObject({ status: 401 }))).toBe(1);
     expect(tokens.held).toMatchObject({ entries: 0, bytes: 0 });
@@ -77,9 +84,11 @@ describe('remembered verified tokens', () => {
     const [a, b, c] = await Promise.all([mint(), mint(), mint()]);
     // Room for two tokens and their entries, not three (the account and the overhead are under 300 bytes).
     const tokens = rememberVerifiedTokens(counted, { maxBytes: 2 * (a!.length + 300) });
-    expect(await verified(async () => {
-      for (const t of [a, b, a, c]) await tokens.verify(`Bearer ${t}`); // c pushes out b, not a (used just before)
-    })).toBe(3);
+    expect(
+      await verified(async () => {
+        for (const t of [a, b, a, c]) await tokens.verify(`Bearer ${t}`); // c pushes out b, not a (used just before)
+      }),
+    ).toBe(3);
     expect(tokens.held.entries).toBe(2);
     expect(tokens.held.bytes).toBeLessThanOrEqual(tokens.held.maxBytes);
     expect(await verified(() => tokens.verify(`Bearer ${a}`))).toBe(0);
@@ -91,10 +100,12 @@ describe('remembered verified tokens', () => {
     const token = await mint();
     for (const maxBytes of [0, 100]) {
       const tokens = rememberVerifiedTokens(counted, { maxBytes });
-      expect(await verified(async () => {
-        await tokens.verify(`Bearer ${token}`);
-        await tokens.verify(`Bearer ${token}`);
-      })).toBe(2);
+      expect(
+        await verified(async () => {
+          await tokens.verify(`Bearer ${token}`);
+          await tokens.verify(`Bearer ${token}`);
+        }),
+      ).toBe(2);
       expect(tokens.held).toEqual({ entries: 0, bytes: 0, maxBytes });
     }
   });

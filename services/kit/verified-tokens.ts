@@ -27,7 +27,10 @@ export interface RememberOptions {
  * token that was let go still verifies; it only costs a verification again. Expiry is checked on
  * every use.
  */
-export function rememberVerifiedTokens(verifier: TokenVerifier, { maxBytes, now = Date.now }: RememberOptions): RememberedTokens {
+export function rememberVerifiedTokens(
+  verifier: TokenVerifier,
+  { maxBytes, now = Date.now }: RememberOptions,
+): RememberedTokens {
   const accepted = new Map<string, { principal: Principal; expiresAtMs: number; bytes: number }>();
   let bytes = 0;
   const forget = (token: string) => {

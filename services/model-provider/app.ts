@@ -12,7 +12,15 @@ import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES, modelEntry, modelList } from './models.ts';
 import { ClientGone } from './run-slots.ts';
-import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Healthy, Model, ModelList, Readiness } from './shapes.ts';
+import {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  Healthy,
+  Model,
+  ModelList,
+  Readiness,
+} from './shapes.ts';
 import { parseCompletionRequest } from './translate.ts';
 
 /** What the provider's app is built from (the kit's word: `parts`). */
@@ -34,7 +42,9 @@ export function readiness(parts: Pick<ProviderAppParts, 'lockdown' | 'locate' | 
   // another one than was probed, is probed now; until that probe answers, the state is pending and readiness 503.
   lockdown.noticeBinary(where);
   lockdown.recheckLogin();
-  const cli = where.found ? { ok: true as const, path: where.path, source: where.source } : { ok: false as const, path: null, detail: where.detail };
+  const cli = where.found
+    ? { ok: true as const, path: where.path, source: where.source }
+    : { ok: false as const, path: null, detail: where.detail };
   const lockdownCheck = {
     ok: lockdown.ok,
     state: lockdown.state,
@@ -47,11 +57,24 @@ export function readiness(parts: Pick<ProviderAppParts, 'lockdown' | 'locate' | 
   const login = {
     ok: lockdown.login !== 'not_signed_in',
     state: lockdown.login,
-    ...(lockdown.login === 'not_signed_in' ? { detail: 'The CLI is not signed in; run it once in a terminal and sign in (/login).' } : {}),
+    ...(lockdown.login === 'not_signed_in'
+      ? { detail: 'The CLI is not signed in; run it once in a terminal and sign in (/login).' }
+      : {}),
   };
   const ready = cli.ok && lockdownCheck.ok && login.ok;
-  const runs = { running: parts.slots.running, queued: parts.slots.queued, cap: parts.slots.cap, max_queue: parts.slots.maxQueue };
-  return { status: ready ? 'ready' : 'not_ready', ready, checks: { cli, lockdown: lockdownCheck, login }, runs, stream: parts.stream };
+  const runs = {
+    running: parts.slots.running,
+    queued: parts.slots.queued,
+    cap: parts.slots.cap,
+    max_queue: parts.slots.maxQueue,
+  };
+  return {
+    status: ready ? 'ready' : 'not_ready',
+    ready,
+    checks: { cli, lockdown: lockdownCheck, login },
+    runs,
+    stream: parts.stream,
+  };
 }
 
 /** Named in the document (the shapes themselves are plain, as the console imports them). */
@@ -107,8 +130,16 @@ export function providerApi(parts: ProviderAppParts): Api {
     tags: ['probes'],
     auth: false,
     // Any value is accepted (only `login` does anything), as one or several.
-    query: z.object({ recheck: z.union([z.string(), z.array(z.string())]).optional().meta({ description: '`login`: probe the sign-in again first.' }) }),
-    responses: { 200: { description: 'A completion would work now.', schema: READINESS }, 503: { description: 'Not ready; the checks say why.', schema: READINESS } },
+    query: z.object({
+      recheck: z
+        .union([z.string(), z.array(z.string())])
+        .optional()
+        .meta({ description: '`login`: probe the sign-in again first.' }),
+    }),
+    responses: {
+      200: { description: 'A completion would work now.', schema: READINESS },
+      503: { description: 'Not ready; the checks say why.', schema: READINESS },
+    },
     handler: async ({ query }) => {
       if (query.recheck === 'login') await parts.lockdown.recheckLoginNow();
       const body = readiness(parts);
@@ -152,7 +183,13 @@ export function providerApi(parts: ProviderAppParts): Api {
     auth: false,
     body: ChatCompletionRequest,
     checkBody: false,
-    responses: { 200: { description: 'A chat.completion, or with `stream: true` chat.completion.chunk events.', schema: ChatCompletion, events: ChatCompletionChunk } },
+    responses: {
+      200: {
+        description: 'A chat.completion, or with `stream: true` chat.completion.chunk events.',
+        schema: ChatCompletion,
+        events: ChatCompletionChunk,
+      },
+    },
     problems: Object.keys(COMPLETION_ERRORS).map(Number),
     problemText: COMPLETION_ERRORS,
     handler: async ({ req, res }) => {
@@ -169,7 +206,10 @@ async function answerCompletion(parts: ProviderAppParts, req: Request, res: Resp
   const controller = new AbortController();
   res.on('close', () => {
     if (res.writableFinished) return;
-    logger.warn({ req_id: res.locals.requestId as string, method: req.method, path: req.path }, 'client went away before the answer');
+    logger.warn(
+      { req_id: res.locals.requestId as string, method: req.method, path: req.path },
+      'client went away before the answer',
+    );
     controller.abort();
   });
   const request = parseCompletionRequest(req.body);
@@ -188,13 +228,20 @@ async function answerCompletion(parts: ProviderAppParts, req: Request, res: Resp
     // Part of the reply is out: the status is sent, so the stream ends with the error instead.
     const failure = err instanceof ProviderError ? err : toProviderError(err, logger);
     res.locals.refusal = failure.code;
-    logger.warn({ req_id: res.locals.requestId as string, code: failure.code }, 'the run failed after part of its reply was sent; the stream ends with an error event');
+    logger.warn(
+      { req_id: res.locals.requestId as string, code: failure.code },
+      'the run failed after part of its reply was sent; the stream ends with an error event',
+    );
     deltas.fail(failure);
     return;
   }
   unfollow?.();
   if (deltas?.hasSent) {
-    if (!deltas.finish(completion)) logger.warn({ req_id: res.locals.requestId as string }, 'the CLI\u2019s final text does not continue the text it streamed; the streamed text stands');
+    if (!deltas.finish(completion))
+      logger.warn(
+        { req_id: res.locals.requestId as string },
+        'the CLI\u2019s final text does not continue the text it streamed; the streamed text stands',
+      );
   } else if (request.stream) sendWhole(res, completion);
   else res.json(completion);
 }
@@ -223,7 +270,10 @@ export function createProviderApp(parts: ProviderAppParts): Express {
 function refuseDeepBodies(req: Request, _res: Response, next: NextFunction): void {
   const body = req.body as unknown;
   if (nestingExceeds(body, DEFAULT_MAX_BODY_DEPTH)) {
-    const member = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body).find(([, v]) => nestingExceeds(v, DEFAULT_MAX_BODY_DEPTH - 1))?.[0] : undefined;
+    const member =
+      typeof body === 'object' && body !== null && !Array.isArray(body)
+        ? Object.entries(body).find(([, v]) => nestingExceeds(v, DEFAULT_MAX_BODY_DEPTH - 1))?.[0]
+        : undefined;
     throw providerError.invalidRequest(
       `The JSON body nests arrays and objects more than ${DEFAULT_MAX_BODY_DEPTH} levels deep${member ? ` (in ${member})` : ''}; this service accepts at most ${DEFAULT_MAX_BODY_DEPTH}. Send flatter data.`,
       member ?? null,
@@ -235,5 +285,9 @@ function refuseDeepBodies(req: Request, _res: Response, next: NextFunction): voi
 /** An unexpected error after part of a reply was sent, logged as the kit logs one, and sent as the kit's 500 would be. */
 function toProviderError(err: unknown, logger: ProviderAppParts['logger']): ProviderError {
   logger.error({ err: errorSummary(err) }, 'unexpected error');
-  return new ProviderError(500, 'internal_error', 'Something failed inside the service; try again, and if it keeps failing see its log.');
+  return new ProviderError(
+    500,
+    'internal_error',
+    'Something failed inside the service; try again, and if it keeps failing see its log.',
+  );
 }

@@ -15,7 +15,9 @@ export function hostName(header: string | undefined): string {
  */
 export function requireJson(req: Request, _res: Response, next: NextFunction): void {
   if (!req.is('application/json')) {
-    next(new ProviderError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
+    next(
+      new ProviderError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'),
+    );
     return;
   }
   next();

@@ -2,7 +2,8 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
-export type CliLocation = { found: true; path: string; source: 'setting' | 'PATH' | 'install location' } | { found: false; detail: string };
+export type CliLocation =
+  { found: true; path: string; source: 'setting' | 'PATH' | 'install location' } | { found: false; detail: string };
 
 const NAMES = process.platform === 'win32' ? ['claude.exe', 'claude.cmd', 'claude'] : ['claude'];
 
@@ -34,7 +35,8 @@ export function usualInstallLocations(env: NodeJS.ProcessEnv): string[] {
   return dirs.flatMap((d) => NAMES.map((n) => join(d, n)));
 }
 
-const SET_IT = 'Install the CLI, or set MODELPROV_CLI_BINARY to the full path of the claude binary and restart the service.';
+const SET_IT =
+  'Install the CLI, or set MODELPROV_CLI_BINARY to the full path of the claude binary and restart the service.';
 
 /**
  * MODELPROV_CLI_BINARY if set (a path, or a name looked up on PATH); otherwise `claude` on PATH, then
@@ -50,10 +52,19 @@ export function locateCli(configured: string | undefined, env: NodeJS.ProcessEnv
         ? { found: true, path: p, source: 'setting' }
         : { found: false, detail: `MODELPROV_CLI_BINARY names ${p}, which is not an executable file. ${SET_IT}` };
     }
-    for (const d of pathDirs) if (executable(join(d, configured))) return { found: true, path: join(d, configured), source: 'setting' };
-    return { found: false, detail: `MODELPROV_CLI_BINARY names "${configured}", which is not on the service's PATH. Set MODELPROV_CLI_BINARY to the full path of the claude binary and restart the service.` };
+    for (const d of pathDirs)
+      if (executable(join(d, configured))) return { found: true, path: join(d, configured), source: 'setting' };
+    return {
+      found: false,
+      detail: `MODELPROV_CLI_BINARY names "${configured}", which is not on the service's PATH. Set MODELPROV_CLI_BINARY to the full path of the claude binary and restart the service.`,
+    };
   }
-  for (const d of pathDirs) for (const n of NAMES) if (executable(join(d, n))) return { found: true, path: join(d, n), source: 'PATH' };
-  for (const p of usualInstallLocations(env)) if (executable(p)) return { found: true, path: p, source: 'install location' };
-  return { found: false, detail: `The CLI binary (claude) was found neither on the service's PATH nor in the usual install locations (~/.claude/local, ~/.local/bin, ~/.npm-global/bin, ~/.bun/bin, ~/.volta/bin, /usr/local/bin, /opt/homebrew/bin, /usr/bin). ${SET_IT}` };
+  for (const d of pathDirs)
+    for (const n of NAMES) if (executable(join(d, n))) return { found: true, path: join(d, n), source: 'PATH' };
+  for (const p of usualInstallLocations(env))
+    if (executable(p)) return { found: true, path: p, source: 'install location' };
+  return {
+    found: false,
+    detail: `The CLI binary (claude) was found neither on the service's PATH nor in the usual install locations (~/.claude/local, ~/.local/bin, ~/.npm-global/bin, ~/.bun/bin, ~/.volta/bin, /usr/local/bin, /opt/homebrew/bin, /usr/bin). ${SET_IT}`,
+  };
 }

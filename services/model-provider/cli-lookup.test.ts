@@ -46,7 +46,10 @@ describe('finding the CLI binary', () => {
   it('looks MODELPROV_CLI_BINARY up on PATH when it is a bare name', async () => {
     const s = sandbox();
     const standIn = standInBinary(join(s.root, 'tools'), { name: 'my-claude', recordDir: s.recordDir });
-    const { p, status, body } = await lookUp({ PATH: `${s.empty}:${join(s.root, 'tools')}`, HOME: s.home }, 'my-claude');
+    const { p, status, body } = await lookUp(
+      { PATH: `${s.empty}:${join(s.root, 'tools')}`, HOME: s.home },
+      'my-claude',
+    );
     try {
       expect(status).toBe(200);
       expect(body.checks.cli).toEqual({ ok: true, path: standIn.binary, source: 'setting' });
@@ -63,7 +66,9 @@ describe('finding the CLI binary', () => {
     try {
       expect(status).toBe(503);
       expect(body.checks.cli.ok).toBe(false);
-      expect(body.checks.cli.detail).toMatch(/MODELPROV_CLI_BINARY names "my-claude", which is not on the service's PATH/);
+      expect(body.checks.cli.detail).toMatch(
+        /MODELPROV_CLI_BINARY names "my-claude", which is not on the service's PATH/,
+      );
       expect(body.checks.cli.detail).toMatch(/set MODELPROV_CLI_BINARY to the full path/i);
     } finally {
       await p.close();
@@ -92,7 +97,11 @@ describe('finding the CLI binary', () => {
     const { p, status, body } = await lookUp({ PATH: s.empty, HOME: s.home }, null);
     try {
       expect(status).toBe(200);
-      expect(body.checks.cli).toEqual({ ok: true, path: join(s.home, '.local', 'bin', 'claude'), source: 'install location' });
+      expect(body.checks.cli).toEqual({
+        ok: true,
+        path: join(s.home, '.local', 'bin', 'claude'),
+        source: 'install location',
+      });
       expect(await completes(p.url, 'found in ~/.local/bin')).toBe(200);
       expect(installed.runs().map((r) => r.stdin)).toContain('found in ~/.local/bin');
     } finally {
@@ -114,27 +123,34 @@ describe('finding the CLI binary', () => {
 
   // The last install locations are system-wide (/usr/local/bin, /opt/homebrew/bin, /usr/bin): where
   // this machine has a claude there, "found nowhere" cannot be set up, and the case is skipped.
-  const systemWide = usualInstallLocations({ HOME: '/nonexistent-home' }).filter((f) => !f.startsWith('/nonexistent-home') && existsSync(f));
-  it.skipIf(systemWide.length > 0)('answers /ready 503 saying what to install or set when claude is found nowhere; completions 503 cli_not_found', async () => {
-    const s = sandbox();
-    const { p, status, body } = await lookUp({ PATH: s.empty, HOME: s.home }, null);
-    try {
-      expect(status).toBe(503);
-      expect(body.checks.cli).toMatchObject({ ok: false, path: null });
-      expect(body.checks.cli.detail).toMatch(/found neither on the service's PATH nor in the usual install locations/);
-      expect(body.checks.cli.detail).toMatch(/set MODELPROV_CLI_BINARY to the full path of the claude binary/);
-      expect(body.checks.lockdown.state).toBe('no_cli');
-      const res = await fetch(`${p.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'nothing to run' }] }),
-      });
-      expect([res.status, res.headers.get('x-should-retry')]).toEqual([503, 'false']);
-      const answer = (await res.json()) as { error: { code: string; message: string } };
-      expect(answer.error.code).toBe('cli_not_found');
-      expect(answer.error.message).toMatch(/MODELPROV_CLI_BINARY/);
-    } finally {
-      await p.close();
-    }
-  });
+  const systemWide = usualInstallLocations({ HOME: '/nonexistent-home' }).filter(
+    (f) => !f.startsWith('/nonexistent-home') && existsSync(f),
+  );
+  it.skipIf(systemWide.length > 0)(
+    'answers /ready 503 saying what to install or set when claude is found nowhere; completions 503 cli_not_found',
+    async () => {
+      const s = sandbox();
+      const { p, status, body } = await lookUp({ PATH: s.empty, HOME: s.home }, null);
+      try {
+        expect(status).toBe(503);
+        expect(body.checks.cli).toMatchObject({ ok: false, path: null });
+        expect(body.checks.cli.detail).toMatch(
+          /found neither on the service's PATH nor in the usual install locations/,
+        );
+        expect(body.checks.cli.detail).toMatch(/set MODELPROV_CLI_BINARY to the full path of the claude binary/);
+        expect(body.checks.lockdown.state).toBe('no_cli');
+        const res = await fetch(`${p.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'nothing to run' }] }),
+        });
+        expect([res.status, res.headers.get('x-should-retry')]).toEqual([503, 'false']);
+        const answer = (await res.json()) as { error: { code: string; message: string } };
+        expect(answer.error.code).toBe('cli_not_found');
+        expect(answer.error.message).toMatch(/MODELPROV_CLI_BINARY/);
+      } finally {
+        await p.close();
+      }
+    },
+  );
 });

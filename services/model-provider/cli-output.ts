@@ -10,12 +10,15 @@ export interface Loaded {
 
 export function loadedBy(init: Record<string, unknown>): Loaded {
   const tools = Array.isArray(init.tools) ? init.tools.map(String) : [];
-  const mcp = Array.isArray(init.mcp_servers) ? init.mcp_servers.map((s) => String((s as { name?: unknown })?.name ?? s)) : [];
+  const mcp = Array.isArray(init.mcp_servers)
+    ? init.mcp_servers.map((s) => String((s as { name?: unknown })?.name ?? s))
+    : [];
   return { tools, mcp_servers: mcp, hooks: [] };
 }
 
 export const isInit = (e: Record<string, unknown>) => e.type === 'system' && e.subtype === 'init';
-export const isHook = (e: Record<string, unknown>) => e.type === 'system' && typeof e.subtype === 'string' && e.subtype.startsWith('hook_');
+export const isHook = (e: Record<string, unknown>) =>
+  e.type === 'system' && typeof e.subtype === 'string' && e.subtype.startsWith('hook_');
 
 /**
  * A run is locked down when it loaded no tools and no MCP servers (and ran no hooks). A schema run
@@ -44,7 +47,12 @@ export function usageOf(raw: unknown): Usage {
   const cacheRead = n('cache_read_input_tokens');
   const prompt = n('input_tokens') + cacheRead + n('cache_creation_input_tokens');
   const completion = n('output_tokens');
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cacheRead } };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cacheRead },
+  };
 }
 
 export interface CliAnswer {
@@ -56,21 +64,35 @@ export interface CliAnswer {
 }
 
 const AUTH_ERRORS = new Set(['authentication_failed', 'oauth_org_not_allowed']);
-const AUTH_TEXT = /^(Not logged in|Invalid API key|Please run \/login|Failed to authenticate|OAuth token expired|OAuth session expired)/i;
+const AUTH_TEXT =
+  /^(Not logged in|Invalid API key|Please run \/login|Failed to authenticate|OAuth token expired|OAuth session expired)/i;
 const LIMIT_ERRORS = new Set(['rate_limit', 'billing_error']);
 
 /**
  * Markup a model emits when it believes it can call tools; with no tools it is never a real answer.
  * A reply counts when it opens with such a tag, or carries a function-call block anywhere.
  */
-const TOOL_TAG_NAMES = ['function_calls', 'invoke', 'tool_use', 'tool_call', 'function_call', 'bash', 'read_file', 'write_file', 'execute_command', 'attempt_completion'];
+const TOOL_TAG_NAMES = [
+  'function_calls',
+  'invoke',
+  'tool_use',
+  'tool_call',
+  'function_call',
+  'bash',
+  'read_file',
+  'write_file',
+  'execute_command',
+  'attempt_completion',
+];
 const TOOL_TAGS = `(?:antml:)?(?:${TOOL_TAG_NAMES.join('|')})`;
 const OPENS_WITH_TOOL_TAG = new RegExp(`^\\s*(?:\`\`\`\\w*\\s*)?<${TOOL_TAGS}\\b`, 'i');
 const CALL_BLOCK = /<(?:antml:)?function_calls>|<(?:antml:)?invoke name=|"type"\s*:\s*"tool_use"/i;
 /** Every way a reply may open with a tool tag, and a call block begin (the tags may carry a namespace): text that is a prefix of one may still become one. */
 const TAG_PREFIXES = ['', 'antml' + ':'];
 const TAG_OPENINGS = TOOL_TAG_NAMES.flatMap((name) => TAG_PREFIXES.map((prefix) => `<${prefix}${name}`));
-const CALL_BLOCK_OPENINGS = ['function_calls>', 'invoke name='].flatMap((tag) => TAG_PREFIXES.map((prefix) => `<${prefix}${tag}`));
+const CALL_BLOCK_OPENINGS = ['function_calls>', 'invoke name='].flatMap((tag) =>
+  TAG_PREFIXES.map((prefix) => `<${prefix}${tag}`),
+);
 
 export function looksLikeToolCall(text: string): boolean {
   return OPENS_WITH_TOOL_TAG.test(text) || CALL_BLOCK.test(text);
@@ -118,14 +140,19 @@ export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: 
       throw providerError.cliFailed(`the request could not be passed to the CLI (${code}).`);
     }
     throw providerError.cliNotFound(
-      code === 'ENOENT' ? 'The CLI binary could not be started (not found).' : `The CLI binary could not be started (${code ?? 'spawn error'}).`,
+      code === 'ENOENT'
+        ? 'The CLI binary could not be started (not found).'
+        : `The CLI binary could not be started (${code ?? 'spawn error'}).`,
     );
   }
   if (run.end === 'timeout') throw providerError.timeout(timeoutSeconds);
   if (run.end === 'shutdown') throw providerError.shuttingDown();
-  if (run.end === 'output_too_large') throw providerError.cliFailed('it printed more output than the service accepts (32 MiB).');
+  if (run.end === 'output_too_large')
+    throw providerError.cliFailed('it printed more output than the service accepts (32 MiB).');
 
-  const assistantErrors = run.events.filter((e) => e.type === 'assistant' && typeof e.error === 'string').map((e) => e.error as string);
+  const assistantErrors = run.events
+    .filter((e) => e.type === 'assistant' && typeof e.error === 'string')
+    .map((e) => e.error as string);
   const result = [...run.events].reverse().find((e) => e.type === 'result');
   const resultText = typeof result?.result === 'string' ? result.result : '';
   if (assistantErrors.some((e) => AUTH_ERRORS.has(e)) || (result?.is_error === true && AUTH_TEXT.test(resultText))) {
@@ -139,16 +166,25 @@ export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: 
     (e) =>
       e.type === 'assistant' &&
       Array.isArray((e.message as { content?: unknown })?.content) &&
-      ((e.message as { content: { type?: string; name?: string }[] }).content.some((b) => b.type === 'tool_use' && !(structured && b.name === 'StructuredOutput'))),
+      (e.message as { content: { type?: string; name?: string }[] }).content.some(
+        (b) => b.type === 'tool_use' && !(structured && b.name === 'StructuredOutput'),
+      ),
   );
   if (result.is_error === true || (typeof result.subtype === 'string' && result.subtype.startsWith('error'))) {
-    const why = (Array.isArray(result.errors) ? result.errors.join('; ') : resultText).slice(0, 200) || String(result.subtype);
+    const why =
+      (Array.isArray(result.errors) ? result.errors.join('; ') : resultText).slice(0, 200) || String(result.subtype);
     if (assistantErrors.some((e) => LIMIT_ERRORS.has(e))) throw providerError.rateLimited(`${why}.`);
     if (assistantErrors.includes('model_not_found')) {
-      throw new ProviderError(404, 'model_not_found', 'The signed-in account cannot use this model; choose another alias from GET /v1/models.', { param: 'model' });
+      throw new ProviderError(
+        404,
+        'model_not_found',
+        'The signed-in account cannot use this model; choose another alias from GET /v1/models.',
+        { param: 'model' },
+      );
     }
     // A plain run that ran out of its single turn was trying to use a tool.
-    if (!structured && result.subtype === 'error_max_turns') return { text: '', structured: undefined, usage: usageOf(result.usage), toolCall: true };
+    if (!structured && result.subtype === 'error_max_turns')
+      return { text: '', structured: undefined, usage: usageOf(result.usage), toolCall: true };
     throw providerError.cliFailed(`${why}.`);
   }
   const text = resultText;

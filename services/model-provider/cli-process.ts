@@ -5,7 +5,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
  * that ends its answer (see RunOptions.onEvent) and the run was read then, while its process was still
  * exiting; exitCode and signal are then null.
  */
-export type RunEnd = 'exited' | 'answered' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
+export type RunEnd =
+  'exited' | 'answered' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
 
 /** How a run's process ended (after its answer, for a run that was `answered`). */
 export interface RunExit {
@@ -95,7 +96,12 @@ export class CliProcesses {
       let pending = '';
       let child: ChildProcessWithoutNullStreams;
       try {
-        child = spawn(binary, args, { cwd: this.options.cwd, env: this.options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+        child = spawn(binary, args, {
+          cwd: this.options.cwd,
+          env: this.options.env,
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
       } catch (err) {
         // Arguments the OS cannot take (a NUL, E2BIG) throw here rather than emit 'error'; the request checks keep them out.
         resolveRun({ ...notRun('spawn_failed'), spawnError: err as NodeJS.ErrnoException });

@@ -28,8 +28,10 @@ async function provider(env: Record<string, string> = {}): Promise<StartedProvid
   return p;
 }
 
-const aiSdk = (url: string, apiKey = 'hub-key') => createOpenAICompatible({ name: 'local-cli', baseURL: `${url}/v1`, apiKey });
-const langChain = (url: string, apiKey = 'hub-key') => new ChatOpenAI({ model: 'sonnet', apiKey, configuration: { baseURL: `${url}/v1` } });
+const aiSdk = (url: string, apiKey = 'hub-key') =>
+  createOpenAICompatible({ name: 'local-cli', baseURL: `${url}/v1`, apiKey });
+const langChain = (url: string, apiKey = 'hub-key') =>
+  new ChatOpenAI({ model: 'sonnet', apiKey, configuration: { baseURL: `${url}/v1` } });
 
 const runsOf = (prov: StartedProvider, prompt: string) => prov.runs().filter((r) => r.stdin === prompt);
 
@@ -42,7 +44,11 @@ function attempts(prov: StartedProvider): { status: number; refusal?: string }[]
     .map((line) => JSON.parse(line) as { status: number; refusal?: string });
 }
 
-const logLines = (prov: StartedProvider, msg: string) => prov.log().split('\n').filter((line) => line.includes(`"msg":"${msg}"`)).length;
+const logLines = (prov: StartedProvider, msg: string) =>
+  prov
+    .log()
+    .split('\n')
+    .filter((line) => line.includes(`"msg":"${msg}"`)).length;
 
 function rejection(outcome: PromiseSettledResult<unknown>): unknown {
   if (outcome.status === 'fulfilled') throw new Error('the call succeeded but a failure was expected');
@@ -53,7 +59,9 @@ describe('a blind retry of a failure another run would repeat costs no run', () 
   it('AI SDK, default retries: a tool-call reply costs the runs of one request (asked once more: two), not of three attempts', async () => {
     const prov = await provider();
     const prompt = 'List the files [stand-in:tool-call-always]';
-    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () => generateText({ model: aiSdk(prov.url)('sonnet'), prompt }));
+    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () =>
+      generateText({ model: aiSdk(prov.url)('sonnet'), prompt }),
+    );
     const err = rejection(outcome);
     expect(RetryError.isInstance(err)).toBe(true);
     const errors = (err as RetryError).errors;
@@ -71,7 +79,9 @@ describe('a blind retry of a failure another run would repeat costs no run', () 
   it('LangChain, default retries: a tool-call reply costs the runs of one request, not of seven attempts', async () => {
     const prov = await provider();
     const prompt = 'Run ls for me [stand-in:tool-call-always]';
-    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.langChain, () => langChain(prov.url).invoke(prompt));
+    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.langChain, () =>
+      langChain(prov.url).invoke(prompt),
+    );
     const err = rejection(outcome) as { status?: number; code?: string };
     expect([err.status, err.code]).toEqual([502, 'tool_call_reply']);
     expect(waits).toHaveLength(6);
@@ -84,7 +94,9 @@ describe('a blind retry of a failure another run would repeat costs no run', () 
   it('AI SDK, default retries: a timeout costs exactly one CLI run', async () => {
     const prov = await provider({ MODELPROV_TIMEOUT_SECONDS: '1' });
     const prompt = 'Think for ever [stand-in:hang]';
-    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () => generateText({ model: aiSdk(prov.url)('sonnet'), prompt }));
+    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () =>
+      generateText({ model: aiSdk(prov.url)('sonnet'), prompt }),
+    );
     const err = rejection(outcome) as RetryError;
     expect(RetryError.isInstance(err)).toBe(true);
     expect(err.errors.map((e) => (e as APICallError).statusCode)).toEqual([504, 504, 504]);
@@ -98,7 +110,9 @@ describe('a blind retry of a failure another run would repeat costs no run', () 
   it('LangChain, default retries: a timeout costs exactly one CLI run', async () => {
     const prov = await provider({ MODELPROV_TIMEOUT_SECONDS: '1' });
     const prompt = 'Think for ever, LangChain [stand-in:hang]';
-    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.langChain, () => langChain(prov.url).invoke(prompt));
+    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.langChain, () =>
+      langChain(prov.url).invoke(prompt),
+    );
     const err = rejection(outcome) as { status?: number; code?: string };
     expect([err.status, err.code]).toEqual([504, 'timeout']);
     expect(waits).toHaveLength(6);
@@ -109,7 +123,9 @@ describe('a blind retry of a failure another run would repeat costs no run', () 
   it('runs a changed request at once, while the identical one is still answered from its failure', async () => {
     const prov = await provider();
     const model = aiSdk(prov.url)('sonnet');
-    const first = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () => generateText({ model, prompt: 'Use a tool [stand-in:tool-call-always]' }));
+    const first = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () =>
+      generateText({ model, prompt: 'Use a tool [stand-in:tool-call-always]' }),
+    );
     expect(first.outcome.status).toBe('rejected');
     const changed = await generateText({ model, prompt: 'Use a tool, please [stand-in:tool-call-once]' });
     expect(changed.text).toContain('Stand-in reply');
@@ -120,7 +136,9 @@ describe('a blind retry of a failure another run would repeat costs no run', () 
   it('remembers nothing with MODELPROV_FAILURE_MEMORY_SECONDS=0: every attempt runs again', async () => {
     const prov = await provider({ MODELPROV_FAILURE_MEMORY_SECONDS: '0' });
     const prompt = 'No memory [stand-in:tool-call-always]';
-    const { outcome } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () => generateText({ model: aiSdk(prov.url)('sonnet'), prompt }));
+    const { outcome } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () =>
+      generateText({ model: aiSdk(prov.url)('sonnet'), prompt }),
+    );
     expect(outcome.status).toBe('rejected');
     expect(runsOf(prov, prompt)).toHaveLength(6);
   });
@@ -148,7 +166,9 @@ describe('a failure that another run could change is not remembered', () => {
     ['a rate limit (rate_limited)', 'Too much [stand-in:rate-limit]', 429],
   ])('AI SDK, default retries: %s costs a run per attempt', async (_what, prompt, status) => {
     const prov = await provider();
-    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () => generateText({ model: aiSdk(prov.url)('sonnet'), prompt }));
+    const { outcome, waits } = await withoutRetryWaits(RETRY_WAIT_CODE.aiSdk, () =>
+      generateText({ model: aiSdk(prov.url)('sonnet'), prompt }),
+    );
     const err = rejection(outcome) as RetryError;
     expect(err.errors.map((e) => (e as APICallError).statusCode)).toEqual([status, status, status]);
     expect(waits).toHaveLength(2);
@@ -179,8 +199,15 @@ describe('identical requests in flight share one run', () => {
     const first = generateText({ model: sdk, prompt });
     await waitFor('the first run to start', () => runsOf(prov, prompt).length === 1);
     const streamed = streamText({ model: sdk, prompt });
-    const others = [generateText({ model: sdk, prompt }).then((r) => r.text), lc.invoke(prompt).then((m) => String(m.content)), lc.invoke(prompt).then((m) => String(m.content))];
-    await waitFor('four requests to join the run in flight', () => logLines(prov, 'identical request in flight; sharing its run') === 4);
+    const others = [
+      generateText({ model: sdk, prompt }).then((r) => r.text),
+      lc.invoke(prompt).then((m) => String(m.content)),
+      lc.invoke(prompt).then((m) => String(m.content)),
+    ];
+    await waitFor(
+      'four requests to join the run in flight',
+      () => logLines(prov, 'identical request in flight; sharing its run') === 4,
+    );
     const otherCaller = generateText({ model: aiSdk(prov.url, 'another-program')('sonnet'), prompt });
     await waitFor("the other caller's own run to start", () => runsOf(prov, prompt).length === 2);
     writeFileSync(join(prov.dir, 'runs', 'release'), '');
@@ -199,12 +226,20 @@ describe('identical requests in flight share one run', () => {
     const prompt = 'Wait with me [stand-in:hold]';
     const body = JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: prompt }] });
     const send = (signal?: AbortSignal) =>
-      fetch(`${prov.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, ...(signal ? { signal } : {}) });
+      fetch(`${prov.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        ...(signal ? { signal } : {}),
+      });
     const leaver = new AbortController();
     const staying = send();
     await waitFor('the run to start', () => runsOf(prov, prompt).length === 1);
     const left = send(leaver.signal).catch((e: unknown) => e);
-    await waitFor('the second request to join', () => logLines(prov, 'identical request in flight; sharing its run') === 1);
+    await waitFor(
+      'the second request to join',
+      () => logLines(prov, 'identical request in flight; sharing its run') === 1,
+    );
     leaver.abort();
     await left;
     await waitFor('the service to see it leave', () => logLines(prov, 'client went away before the answer') === 1);
@@ -219,14 +254,27 @@ describe('identical requests in flight share one run', () => {
     const a = new AbortController();
     const b = new AbortController();
     const post = (signal: AbortSignal) =>
-      fetch(`${prov.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: holdBody, signal }).catch((e: unknown) => e);
+      fetch(`${prov.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: holdBody,
+        signal,
+      }).catch((e: unknown) => e);
     const first = post(a.signal);
-    const run = await waitFor('the run to start', () => prov.runs().find((r) => r.stdin === holdPrompt && r.grandchildPid));
+    const run = await waitFor('the run to start', () =>
+      prov.runs().find((r) => r.stdin === holdPrompt && r.grandchildPid),
+    );
     const second = post(b.signal);
-    await waitFor('the second request to join', () => logLines(prov, 'identical request in flight; sharing its run') === 2);
+    await waitFor(
+      'the second request to join',
+      () => logLines(prov, 'identical request in flight; sharing its run') === 2,
+    );
     a.abort();
     b.abort();
     await Promise.all([first, second]);
-    await waitFor('the run nobody waits for to be stopped with its child', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+    await waitFor(
+      'the run nobody waits for to be stopped with its child',
+      () => !processAlive(run.pid) && !processAlive(run.grandchildPid!),
+    );
   });
 });

@@ -30,7 +30,8 @@ function findPython(): { python?: string; reason?: string } {
   };
 }
 const { python, reason } = findPython();
-if (!python && process.env.CI !== 'true') console.log(`clients-streaming.test.ts: the Python client test is skipped: ${reason}`);
+if (!python && process.env.CI !== 'true')
+  console.log(`clients-streaming.test.ts: the Python client test is skipped: ${reason}`);
 
 let deltas: StartedProvider;
 let whole: StartedProvider;
@@ -57,7 +58,12 @@ interface Outcome {
 }
 
 async function openaiNode(p: StartedProvider): Promise<Outcome> {
-  const stream = await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } });
+  const stream = await p.client.chat.completions.create({
+    model: 'sonnet',
+    messages: [{ role: 'user', content: PROMPT }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   const out: Outcome = { text: '', prompt: undefined, completion: undefined, pieces: 0 };
   for await (const chunk of stream) {
     const piece = chunk.choices[0]?.delta.content;
@@ -68,7 +74,12 @@ async function openaiNode(p: StartedProvider): Promise<Outcome> {
 }
 
 async function aiSdk(p: StartedProvider): Promise<Outcome> {
-  const model = createOpenAICompatible({ name: 'local-cli', baseURL: `${p.url}/v1`, apiKey: 'hub-key', includeUsage: true })('sonnet');
+  const model = createOpenAICompatible({
+    name: 'local-cli',
+    baseURL: `${p.url}/v1`,
+    apiKey: 'hub-key',
+    includeUsage: true,
+  })('sonnet');
   const result = streamText({ model, prompt: PROMPT, maxRetries: 0 });
   const out: Outcome = { text: '', prompt: undefined, completion: undefined, pieces: 0 };
   for await (const piece of result.textStream) [out.text, out.pieces] = [out.text + piece, out.pieces + 1];
@@ -77,19 +88,29 @@ async function aiSdk(p: StartedProvider): Promise<Outcome> {
 }
 
 async function langChain(p: StartedProvider): Promise<Outcome> {
-  const chat = new ChatOpenAI({ model: 'sonnet', apiKey: 'hub-key', maxRetries: 0, configuration: { baseURL: `${p.url}/v1` } });
+  const chat = new ChatOpenAI({
+    model: 'sonnet',
+    apiKey: 'hub-key',
+    maxRetries: 0,
+    configuration: { baseURL: `${p.url}/v1` },
+  });
   const out: Outcome = { text: '', prompt: undefined, completion: undefined, pieces: 0 };
   for await (const chunk of await chat.stream(PROMPT)) {
     const piece = typeof chunk.content === 'string' ? chunk.content : '';
     if (piece) [out.text, out.pieces] = [out.text + piece, out.pieces + 1];
-    if (chunk.usage_metadata) [out.prompt, out.completion] = [chunk.usage_metadata.input_tokens, chunk.usage_metadata.output_tokens];
+    if (chunk.usage_metadata)
+      [out.prompt, out.completion] = [chunk.usage_metadata.input_tokens, chunk.usage_metadata.output_tokens];
   }
   return out;
 }
 
 async function pythonOpenai(p: StartedProvider): Promise<Outcome> {
   const { stdout } = await execa(python!, [PYTHON_CLIENT, `${p.url}/v1`, PROMPT, 'stream']);
-  const r = JSON.parse(stdout) as { text: string; usage: { prompt_tokens: number; completion_tokens: number }; pieces: number };
+  const r = JSON.parse(stdout) as {
+    text: string;
+    usage: { prompt_tokens: number; completion_tokens: number };
+    pieces: number;
+  };
   return { text: r.text, prompt: r.usage.prompt_tokens, completion: r.usage.completion_tokens, pieces: r.pieces };
 }
 
@@ -103,17 +124,28 @@ describe('the clients people use stream in deltas mode and end with what the who
     it(`${name}: the same text and usage, received in pieces`, async () => {
       const [streamed, wholeReply] = await Promise.all([client(deltas), client(whole)]);
       expect(wholeReply).toMatchObject({ text: WORDS, prompt: USAGE.prompt, completion: USAGE.completion });
-      expect(streamed).toMatchObject({ text: wholeReply.text, prompt: wholeReply.prompt, completion: wholeReply.completion });
+      expect(streamed).toMatchObject({
+        text: wholeReply.text,
+        prompt: wholeReply.prompt,
+        completion: wholeReply.completion,
+      });
       expect(streamed.pieces).toBeGreaterThanOrEqual(20);
     });
   }
 
-  it.skipIf(!python && process.env.CI !== 'true')('the official openai client (Python): the same text and usage, received in pieces', async () => {
-    // In CI the client is installed by .ci/run; missing there, it is a failure, not a skip.
-    expect(python, reason).toBeDefined();
-    const [streamed, wholeReply] = await Promise.all([pythonOpenai(deltas), pythonOpenai(whole)]);
-    expect(wholeReply).toMatchObject({ text: WORDS, prompt: USAGE.prompt, completion: USAGE.completion });
-    expect(streamed).toMatchObject({ text: wholeReply.text, prompt: wholeReply.prompt, completion: wholeReply.completion });
-    expect(streamed.pieces).toBeGreaterThanOrEqual(20);
-  });
+  it.skipIf(!python && process.env.CI !== 'true')(
+    'the official openai client (Python): the same text and usage, received in pieces',
+    async () => {
+      // In CI the client is installed by .ci/run; missing there, it is a failure, not a skip.
+      expect(python, reason).toBeDefined();
+      const [streamed, wholeReply] = await Promise.all([pythonOpenai(deltas), pythonOpenai(whole)]);
+      expect(wholeReply).toMatchObject({ text: WORDS, prompt: USAGE.prompt, completion: USAGE.completion });
+      expect(streamed).toMatchObject({
+        text: wholeReply.text,
+        prompt: wholeReply.prompt,
+        completion: wholeReply.completion,
+      });
+      expect(streamed.pieces).toBeGreaterThanOrEqual(20);
+    },
+  );
 });

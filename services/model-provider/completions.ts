@@ -1,7 +1,16 @@
 import type { Logger } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import type { CliLocation } from './cli-binary.ts';
-import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type CliAnswer, type Loaded, type Usage } from './cli-output.ts';
+import {
+  isHook,
+  isInit,
+  loadedBy,
+  lockdownBreach,
+  readAnswer,
+  type CliAnswer,
+  type Loaded,
+  type Usage,
+} from './cli-output.ts';
 import type { CliProcesses, RunResult } from './cli-process.ts';
 import { ProviderError, providerError } from './errors.ts';
 import { requestKey, type FailureMemory, type SharedRuns } from './identical-requests.ts';
@@ -18,7 +27,9 @@ export interface Completion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: [{ index: 0; message: { role: 'assistant'; content: string; refusal: null }; logprobs: null; finish_reason: 'stop' }];
+  choices: [
+    { index: 0; message: { role: 'assistant'; content: string; refusal: null }; logprobs: null; finish_reason: 'stop' },
+  ];
   usage: Usage;
 }
 
@@ -51,8 +62,16 @@ export interface RunCounters {
 
 /** The provider's own counters: CLI runs by outcome, tokens by kind; never a model's prompt or reply, never a caller. */
 export function runCounters(metrics: ServiceMetrics): RunCounters {
-  const runs = metrics.counter({ name: 'modelprov_cli_runs_total', help: 'CLI runs, by how they ended.', labels: { outcome: RUN_OUTCOMES } });
-  const tokens = metrics.counter({ name: 'modelprov_tokens_total', help: 'Tokens of answered runs: prompt (input, cache reads and writes) and completion.', labels: { kind: ['prompt', 'completion'] } });
+  const runs = metrics.counter({
+    name: 'modelprov_cli_runs_total',
+    help: 'CLI runs, by how they ended.',
+    labels: { outcome: RUN_OUTCOMES },
+  });
+  const tokens = metrics.counter({
+    name: 'modelprov_tokens_total',
+    help: 'Tokens of answered runs: prompt (input, cache reads and writes) and completion.',
+    labels: { kind: ['prompt', 'completion'] },
+  });
   return {
     run(outcome, usage) {
       runs.inc({ outcome });
@@ -69,15 +88,22 @@ function gate(parts: CompletionParts): string {
   const { lockdown } = parts;
   if (lockdown.state === 'pending') {
     void lockdown.ensureProbed();
-    throw providerError.notLockedDown('The startup lockdown probe has not finished yet; send the request again in a few seconds.', true);
+    throw providerError.notLockedDown(
+      'The startup lockdown probe has not finished yet; send the request again in a few seconds.',
+      true,
+    );
   }
   const where = parts.locate();
   if (!where.found) throw providerError.cliNotFound(where.detail);
   if (lockdown.noticeBinary(where)) {
     // A binary found only now, or another one than was probed: prove lockdown before it runs.
-    throw providerError.notLockedDown('The CLI was found only now or has changed; its lockdown probe is running. Send the request again in a few seconds.', true);
+    throw providerError.notLockedDown(
+      'The CLI was found only now or has changed; its lockdown probe is running. Send the request again in a few seconds.',
+      true,
+    );
   }
-  if (lockdown.state !== 'ok') throw providerError.notLockedDown(`Lockdown is not proven, so the CLI is not run: ${lockdown.detail}`, false);
+  if (lockdown.state !== 'ok')
+    throw providerError.notLockedDown(`Lockdown is not proven, so the CLI is not run: ${lockdown.detail}`, false);
   return where.path;
 }
 
@@ -110,7 +136,10 @@ export async function complete(
   // A sign-in since then changes what a run would answer.
   if (remembered?.code === 'not_logged_in' && parts.lockdown.login === 'signed_in') parts.failures.forget(key);
   else if (remembered) {
-    parts.logger.info({ code: remembered.code }, 'identical request failed moments ago; answered from that failure without a run');
+    parts.logger.info(
+      { code: remembered.code },
+      'identical request failed moments ago; answered from that failure without a run',
+    );
     throw remembered;
   }
   return parts.sharedRuns.run(
@@ -146,7 +175,12 @@ interface PreparedRun {
  * The answer is read as soon as the CLI prints its result, and the slot is given back then: the process
  * exits on its own in the background (see CliProcesses).
  */
-async function runCompletion(parts: CompletionParts, run: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<Completion> {
+async function runCompletion(
+  parts: CompletionParts,
+  run: PreparedRun,
+  signal: AbortSignal,
+  reply: PartialReply,
+): Promise<Completion> {
   const { model, structured } = run;
   const release = await parts.slots.acquire(signal);
   let answer: CliAnswer;
@@ -180,20 +214,38 @@ async function runCompletion(parts: CompletionParts, run: PreparedRun, signal: A
     object: 'chat.completion',
     created: reply.created,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+    ],
     usage: answer.usage,
   };
 }
 
 /** A partial message's text delta goes to the reply; a tool block that starts ends what is shown. */
 function showPartial(event: unknown, reply: PartialReply): void {
-  const e = event as { type?: unknown; delta?: { type?: unknown; text?: unknown }; content_block?: { type?: unknown } } | null;
-  if (e?.type === 'content_block_delta' && e.delta?.type === 'text_delta' && typeof e.delta.text === 'string') reply.write(e.delta.text);
-  else if (e?.type === 'content_block_start' && e.content_block?.type !== 'text' && e.content_block?.type !== 'thinking' && e.content_block?.type !== 'redacted_thinking') reply.close();
+  const e = event as {
+    type?: unknown;
+    delta?: { type?: unknown; text?: unknown };
+    content_block?: { type?: unknown };
+  } | null;
+  if (e?.type === 'content_block_delta' && e.delta?.type === 'text_delta' && typeof e.delta.text === 'string')
+    reply.write(e.delta.text);
+  else if (
+    e?.type === 'content_block_start' &&
+    e.content_block?.type !== 'text' &&
+    e.content_block?.type !== 'thinking' &&
+    e.content_block?.type !== 'redacted_thinking'
+  )
+    reply.close();
 }
 
 /** One CLI run; its text deltas (partial messages) go to `reply` once its init event has passed the lockdown check. */
-async function runOnce(parts: CompletionParts, prepared: PreparedRun, signal: AbortSignal, reply: PartialReply): Promise<CliAnswer> {
+async function runOnce(
+  parts: CompletionParts,
+  prepared: PreparedRun,
+  signal: AbortSignal,
+  reply: PartialReply,
+): Promise<CliAnswer> {
   const { binary, args, prompt, structured } = prepared;
   const hooks: string[] = [];
   let breach: { loaded: Loaded; what: string } | undefined;
@@ -222,13 +274,20 @@ async function runOnce(parts: CompletionParts, prepared: PreparedRun, signal: Ab
   });
   if (run.end === 'answered') {
     void run.exited.then((exit) => {
-      if (exit.end === 'timeout') parts.logger.warn({ code: 'timeout' }, 'the CLI printed its answer but did not exit; its process group was stopped');
+      if (exit.end === 'timeout')
+        parts.logger.warn(
+          { code: 'timeout' },
+          'the CLI printed its answer but did not exit; its process group was stopped',
+        );
     });
   }
   if (breach) {
     parts.counters?.run('not_locked_down');
     parts.lockdown.breached(breach.loaded, breach.what);
-    throw providerError.notLockedDown(`This run loaded ${breach.what}; it was stopped before answering. ${parts.lockdown.detail}`, false);
+    throw providerError.notLockedDown(
+      `This run loaded ${breach.what}; it was stopped before answering. ${parts.lockdown.detail}`,
+      false,
+    );
   }
   if (run.end === 'aborted') {
     parts.counters?.run('aborted');
@@ -243,7 +302,10 @@ async function runOnce(parts: CompletionParts, prepared: PreparedRun, signal: Ab
     parts.counters?.run(e.code === 'timeout' || e.code === 'not_logged_in' ? e.code : 'failed');
     if (e.code === 'not_logged_in') parts.lockdown.login = 'not_signed_in';
     if (e.code === 'cli_failed' || e.code === 'timeout') {
-      parts.logger.warn({ code: e.code, end: run.end, exitCode: run.exitCode, signal: run.signal, stderr: run.stderr.slice(0, 500) }, 'CLI run failed');
+      parts.logger.warn(
+        { code: e.code, end: run.end, exitCode: run.exitCode, signal: run.signal, stderr: run.stderr.slice(0, 500) },
+        'CLI run failed',
+      );
     }
     throw err;
   }

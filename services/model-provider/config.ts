@@ -19,7 +19,9 @@ export const modelProviderSettings = {
   ),
   defaultModel: setting(
     'DEFAULT_MODEL',
-    parse.text().refine((m) => (MODEL_ALIASES as readonly string[]).includes(m), `must be one of ${MODEL_ALIASES.join(', ')}`),
+    parse
+      .text()
+      .refine((m) => (MODEL_ALIASES as readonly string[]).includes(m), `must be one of ${MODEL_ALIASES.join(', ')}`),
     'sonnet',
     `Model alias used when a request names none; one of ${MODEL_ALIASES.join(', ')}.`,
   ),
@@ -28,8 +30,16 @@ export const modelProviderSettings = {
     { min: 1, max: 3600, fallback: 300 },
     'Hard limit for one CLI run in seconds; past it the run\u2019s process group is killed.',
   ),
-  probeTimeoutSeconds: integerSetting('PROBE_TIMEOUT_SECONDS', { min: 1, max: 120, fallback: 120 }, 'Hard limit for the startup lockdown probe in seconds.'),
-  maxConcurrent: integerSetting('MAX_CONCURRENT', { min: 1, max: 16, fallback: 2 }, 'CLI runs at once; keep it small, parallel runs share one login.'),
+  probeTimeoutSeconds: integerSetting(
+    'PROBE_TIMEOUT_SECONDS',
+    { min: 1, max: 120, fallback: 120 },
+    'Hard limit for the startup lockdown probe in seconds.',
+  ),
+  maxConcurrent: integerSetting(
+    'MAX_CONCURRENT',
+    { min: 1, max: 16, fallback: 2 },
+    'CLI runs at once; keep it small, parallel runs share one login.',
+  ),
   maxQueue: integerSetting(
     'MAX_QUEUE',
     { min: 0, max: 1000, fallback: 16 },

@@ -81,25 +81,44 @@ afterAll(async () => {
 
 describe('the environment of every CLI run', () => {
   it('holds each allowed variable the service has and nothing else: not a secret, key, remap or setting from the parent', async () => {
-    const c = await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'environment allow-list' }] });
+    const c = await p.client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'environment allow-list' }],
+    });
     expect(c.choices[0]!.message.content).toMatch(/^Stand-in reply/);
     const runs = [...p.probeRuns(), ...p.runs().filter((r) => r.stdin === 'environment allow-list')];
     expect(runs).toHaveLength(2);
     for (const run of runs) {
       // The stand-in is a shell script that execs node; the shell itself adds PWD (and may add SHLVL, _).
-      const received = run.envKeys.filter((k) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(k) && !k.startsWith('STANDIN_'));
+      const received = run.envKeys.filter(
+        (k) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(k) && !k.startsWith('STANDIN_'),
+      );
       expect(received.sort()).toEqual(['PATH', ...Object.keys(ALLOWED)].sort());
       expect(received.filter((k) => k in REFUSED || k.startsWith('MODELPROV_'))).toEqual([]);
     }
   });
 
   it('matches names exactly on POSIX and without regard to case on Windows, where Path and SystemRoot are spelt as they come', () => {
-    const env = { Path: 'C:\\Windows', SystemRoot: 'C:\\Windows', COMSPEC: 'cmd.exe', appdata: 'C:\\Users\\a\\AppData\\Roaming', Secret: 'x', lc_all: 'C' };
-    expect(Object.keys(cliEnvironment(env, 'win32')).sort()).toEqual(['COMSPEC', 'Path', 'SystemRoot', 'appdata', 'lc_all'].sort());
-    expect(Object.keys(cliEnvironment(env, 'linux')).sort()).toEqual(['SystemRoot']);
-    expect(Object.keys(cliEnvironment({ https_proxy: 'x', Https_Proxy: 'y', LC_CTYPE: 'C', XDG_CACHE_HOME: '/c', XDGX: 'no' }, 'linux')).sort()).toEqual(
-      ['LC_CTYPE', 'XDG_CACHE_HOME', 'https_proxy'].sort(),
+    const env = {
+      Path: 'C:\\Windows',
+      SystemRoot: 'C:\\Windows',
+      COMSPEC: 'cmd.exe',
+      appdata: 'C:\\Users\\a\\AppData\\Roaming',
+      Secret: 'x',
+      lc_all: 'C',
+    };
+    expect(Object.keys(cliEnvironment(env, 'win32')).sort()).toEqual(
+      ['COMSPEC', 'Path', 'SystemRoot', 'appdata', 'lc_all'].sort(),
     );
+    expect(Object.keys(cliEnvironment(env, 'linux')).sort()).toEqual(['SystemRoot']);
+    expect(
+      Object.keys(
+        cliEnvironment(
+          { https_proxy: 'x', Https_Proxy: 'y', LC_CTYPE: 'C', XDG_CACHE_HOME: '/c', XDGX: 'no' },
+          'linux',
+        ),
+      ).sort(),
+    ).toEqual(['LC_CTYPE', 'XDG_CACHE_HOME', 'https_proxy'].sort());
   });
 
   it('lists every allowed name in the README beside why', async () => {

@@ -43,7 +43,8 @@ function defaultType(status: number): string {
   return 'invalid_request_error';
 }
 
-const ROUTES = 'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions (described at /openapi.json and /docs)';
+const ROUTES =
+  'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions (described at /openapi.json and /docs)';
 
 /**
  * The kit's refusals in this service's words: its Host check (421 there) is 403 `host_not_allowed`
@@ -53,14 +54,33 @@ const ROUTES = 'GET /healthy, GET /ready, GET /v1/models, GET /v1/models/{model}
 export function fromProblem(p: Problem, req: Request): ProviderError {
   if (p instanceof ProviderError) return p;
   if (p.status === 421) return new ProviderError(403, 'host_not_allowed', p.detail);
-  if (p.status === 404) return new ProviderError(404, 'not_found', `There is no route ${req.method} ${req.path.slice(0, 100)}; this service serves ${ROUTES}.`);
-  if (p.status === 413) return new ProviderError(413, 'body_too_large', p.detail.replace(/; send less\.$/, '; raise MODELPROV_BODY_LIMIT or send less.'));
+  if (p.status === 404)
+    return new ProviderError(
+      404,
+      'not_found',
+      `There is no route ${req.method} ${req.path.slice(0, 100)}; this service serves ${ROUTES}.`,
+    );
+  if (p.status === 413)
+    return new ProviderError(
+      413,
+      'body_too_large',
+      p.detail.replace(/; send less\.$/, '; raise MODELPROV_BODY_LIMIT or send less.'),
+    );
   const kept = p.extra.code !== undefined && KEPT_CODES.has(p.extra.code) ? p.extra.code : undefined;
-  return new ProviderError(p.status, kept ?? (p.status >= 500 ? 'internal_error' : p.status === 403 ? 'forbidden' : 'invalid_request'), p.detail);
+  return new ProviderError(
+    p.status,
+    kept ?? (p.status >= 500 ? 'internal_error' : p.status === 403 ? 'forbidden' : 'invalid_request'),
+    p.detail,
+  );
 }
 
 /** The kit's codes this service answers under the same name. */
-const KEPT_CODES: ReadonlySet<string> = new Set(['invalid_json', 'unsupported_media_type', 'internal_error', 'browser_request_refused']);
+const KEPT_CODES: ReadonlySet<string> = new Set([
+  'invalid_json',
+  'unsupported_media_type',
+  'internal_error',
+  'browser_request_refused',
+]);
 
 /**
  * The provider's Api's error envelope: every refusal, the kit's own included, as OpenAI's `{"error": {...}}`;
@@ -78,13 +98,17 @@ export const providerEnvelope: ErrorEnvelope = {
   },
   early(status: number, detail: string) {
     const code = status === 408 ? 'request_timeout' : status === 431 ? 'headers_too_large' : 'invalid_request';
-    return { type: 'application/json; charset=utf-8', body: JSON.stringify(new ProviderError(status, code, detail).envelope()) };
+    return {
+      type: 'application/json; charset=utf-8',
+      body: JSON.stringify(new ProviderError(status, code, detail).envelope()),
+    };
   },
 };
 
 /** Every code the service answers with, and its status; the README's table is the same list. */
 export const providerError = {
-  invalidRequest: (message: string, param: string | null) => new ProviderError(400, 'invalid_request', message, { param }),
+  invalidRequest: (message: string, param: string | null) =>
+    new ProviderError(400, 'invalid_request', message, { param }),
   toolsUnsupported: (param: string) =>
     new ProviderError(
       400,
@@ -93,12 +117,22 @@ export const providerError = {
       { param },
     ),
   modelNotFound: (model: string, known: readonly string[]) =>
-    new ProviderError(404, 'model_not_found', `The model "${model.slice(0, 60)}" is not offered here; use one of ${known.join(', ')} (see GET /v1/models).`, {
-      param: 'model',
-    }),
-  notLockedDown: (message: string, retry: boolean) => new ProviderError(503, 'not_locked_down', message, { retry, ...(retry ? { retryAfterSeconds: 2 } : {}) }),
+    new ProviderError(
+      404,
+      'model_not_found',
+      `The model "${model.slice(0, 60)}" is not offered here; use one of ${known.join(', ')} (see GET /v1/models).`,
+      {
+        param: 'model',
+      },
+    ),
+  notLockedDown: (message: string, retry: boolean) =>
+    new ProviderError(503, 'not_locked_down', message, { retry, ...(retry ? { retryAfterSeconds: 2 } : {}) }),
   emptyReply: () =>
-    new ProviderError(502, 'empty_reply', 'The CLI finished without any reply text; send the request again (an empty reply is never returned as an answer).'),
+    new ProviderError(
+      502,
+      'empty_reply',
+      'The CLI finished without any reply text; send the request again (an empty reply is never returned as an answer).',
+    ),
   // Already asked twice: a client's own retries would spend two more full runs per attempt, so none.
   /** `when` says it happened after part of the reply was sent (it is then not asked for again). */
   toolCallReply: (when?: string) =>
@@ -118,16 +152,37 @@ export const providerError = {
     ),
   /** `why` is the lookup's own detail, which already says what to install or set. */
   cliNotFound: (why: string) => new ProviderError(503, 'cli_not_found', why, { retry: false }),
-  cliFailed: (why: string) => new ProviderError(502, 'cli_failed', `The CLI run failed: ${why} Send the request again; if it keeps failing, see the service's log.`),
-  rateLimited: (why: string) => new ProviderError(429, 'rate_limited', `The CLI's account is rate- or usage-limited: ${why} Wait before sending more requests.`),
+  cliFailed: (why: string) =>
+    new ProviderError(
+      502,
+      'cli_failed',
+      `The CLI run failed: ${why} Send the request again; if it keeps failing, see the service's log.`,
+    ),
+  rateLimited: (why: string) =>
+    new ProviderError(
+      429,
+      'rate_limited',
+      `The CLI's account is rate- or usage-limited: ${why} Wait before sending more requests.`,
+    ),
   timeout: (seconds: number) =>
-    new ProviderError(504, 'timeout', `The CLI did not answer within ${seconds} s and was stopped; send a shorter request or raise MODELPROV_TIMEOUT_SECONDS.`, {
-      type: 'timeout_error',
-      retry: false,
-    }),
+    new ProviderError(
+      504,
+      'timeout',
+      `The CLI did not answer within ${seconds} s and was stopped; send a shorter request or raise MODELPROV_TIMEOUT_SECONDS.`,
+      {
+        type: 'timeout_error',
+        retry: false,
+      },
+    ),
   queueFull: (running: number, waiting: number) =>
-    new ProviderError(429, 'queue_full', `All ${running} CLI slots are busy and ${waiting} requests are already waiting; try again shortly.`, {
-      retryAfterSeconds: 1,
-    }),
-  shuttingDown: () => new ProviderError(503, 'shutting_down', 'The service is stopping; send the request again once it has restarted.'),
+    new ProviderError(
+      429,
+      'queue_full',
+      `All ${running} CLI slots are busy and ${waiting} requests are already waiting; try again shortly.`,
+      {
+        retryAfterSeconds: 1,
+      },
+    ),
+  shuttingDown: () =>
+    new ProviderError(503, 'shutting_down', 'The service is stopping; send the request again once it has restarted.'),
 };

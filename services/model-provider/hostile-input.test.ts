@@ -22,9 +22,15 @@ afterAll(async () => {
 });
 
 /** Sends `body` as JSON (a string is sent as it is). */
-async function post(body: unknown): Promise<{ status: number; error?: { code: string; param: string | null; message: string } }> {
+async function post(
+  body: unknown,
+): Promise<{ status: number; error?: { code: string; param: string | null; message: string } }> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await fetch(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  const res = await fetch(`${p.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: text,
+  });
   if (!res.headers.get('content-type')?.startsWith('application/json')) {
     await res.arrayBuffer();
     return { status: res.status };
@@ -38,7 +44,13 @@ const runsWith = (marker: string) => p.runs().filter((r) => r.stdin.includes(mar
 describe('text the command line cannot carry', () => {
   it('refuses a NUL in a system or developer message (it would go on argv) with 400 naming the member, before any run', async () => {
     const before = p.runs().length;
-    const sys = await post({ model: 'sonnet', messages: [{ role: 'system', content: 'be brief\u0000' }, { role: 'user', content: 'nul in system' }] });
+    const sys = await post({
+      model: 'sonnet',
+      messages: [
+        { role: 'system', content: 'be brief\u0000' },
+        { role: 'user', content: 'nul in system' },
+      ],
+    });
     expect(sys.status).toBe(400);
     expect(sys.error).toMatchObject({ code: 'invalid_request', param: 'messages.0.content' });
     expect(sys.error!.message).toMatch(/NUL/);
@@ -46,7 +58,13 @@ describe('text the command line cannot carry', () => {
       model: 'sonnet',
       messages: [
         { role: 'user', content: 'nul in developer parts' },
-        { role: 'developer', content: [{ type: 'text', text: 'fine' }, { type: 'text', text: 'a\u0000b' }] },
+        {
+          role: 'developer',
+          content: [
+            { type: 'text', text: 'fine' },
+            { type: 'text', text: 'a\u0000b' },
+          ],
+        },
       ],
     });
     expect(parts.status).toBe(400);
@@ -74,9 +92,33 @@ describe('text the command line cannot carry', () => {
     const before = p.runs().length;
     const cases: [unknown[], string][] = [
       [[{ role: 'user', content: 'lone \ud800 high' }], 'messages.0.content'],
-      [[{ role: 'user', content: 'x' }, { role: 'assistant', content: 'lone \udc00 low' }, { role: 'user', content: 'y' }], 'messages.1.content'],
-      [[{ role: 'system', content: '\udbff' }, { role: 'user', content: 'x' }], 'messages.0.content'],
-      [[{ role: 'user', content: [{ type: 'text', text: 'ok' }, { type: 'text', text: 'end \ud83d' }] }], 'messages.0.content.1.text'],
+      [
+        [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'lone \udc00 low' },
+          { role: 'user', content: 'y' },
+        ],
+        'messages.1.content',
+      ],
+      [
+        [
+          { role: 'system', content: '\udbff' },
+          { role: 'user', content: 'x' },
+        ],
+        'messages.0.content',
+      ],
+      [
+        [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'ok' },
+              { type: 'text', text: 'end \ud83d' },
+            ],
+          },
+        ],
+        'messages.0.content.1.text',
+      ],
     ];
     for (const [messages, param] of cases) {
       const r = await post({ model: 'sonnet', messages });
@@ -84,13 +126,23 @@ describe('text the command line cannot carry', () => {
       expect(r.error!.message).toMatch(/surrogate/);
     }
     // A well-formed pair is text like any other.
-    expect((await post({ model: 'sonnet', messages: [{ role: 'user', content: 'pair \ud83d\ude00 ok' }] })).status).toBe(200);
+    expect(
+      (await post({ model: 'sonnet', messages: [{ role: 'user', content: 'pair \ud83d\ude00 ok' }] })).status,
+    ).toBe(200);
     expect(p.runs().length).toBe(before + 1);
   });
 
   it('carries a schema holding a NUL and an unpaired surrogate exactly: on argv as JSON, escaped', async () => {
-    const schema = { type: 'object', description: 'odd \u0000 \ud800 text', properties: { 'k\u0000': { type: 'string' } } };
-    const r = await post({ model: 'sonnet', messages: [{ role: 'user', content: 'odd schema' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+    const schema = {
+      type: 'object',
+      description: 'odd \u0000 \ud800 text',
+      properties: { 'k\u0000': { type: 'string' } },
+    };
+    const r = await post({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'odd schema' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+    });
     expect(r.status).toBe(200);
     const run = runsWith('odd schema')[0]!;
     const onArgv = run.argv[run.argv.indexOf('--json-schema') + 1]!;
@@ -100,14 +152,27 @@ describe('text the command line cannot carry', () => {
 
   it('refuses argv members over the limit with 400 naming them; a huge model name never reaches argv', async () => {
     const long = 'y'.repeat(MAX_ARGUMENT_BYTES + 1);
-    const sys = await post({ model: 'sonnet', messages: [{ role: 'system', content: long }, { role: 'user', content: 'x' }] });
+    const sys = await post({
+      model: 'sonnet',
+      messages: [
+        { role: 'system', content: long },
+        { role: 'user', content: 'x' },
+      ],
+    });
     expect([sys.status, sys.error?.code, sys.error?.param]).toEqual([400, 'invalid_request', 'messages']);
     const schema = await post({
       model: 'sonnet',
       messages: [{ role: 'user', content: 'x' }],
-      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', description: long } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'x', schema: { type: 'object', description: long } },
+      },
     });
-    expect([schema.status, schema.error?.code, schema.error?.param]).toEqual([400, 'invalid_request', 'response_format.json_schema.schema']);
+    expect([schema.status, schema.error?.code, schema.error?.param]).toEqual([
+      400,
+      'invalid_request',
+      'response_format.json_schema.schema',
+    ]);
     const model = await post({ model: `${'m'.repeat(200_000)}\u0000`, messages: [{ role: 'user', content: 'x' }] });
     expect([model.status, model.error?.code, model.error?.param]).toEqual([404, 'model_not_found', 'model']);
     expect(model.error!.message.length).toBeLessThan(300);
@@ -133,7 +198,11 @@ describe('nesting', () => {
     let content: unknown = 'x';
     for (let i = 0; i < 200; i++) content = [content];
     const messages = await post({ model: 'sonnet', messages: [{ role: 'user', content }] });
-    expect([messages.status, messages.error?.code, messages.error?.param]).toEqual([400, 'invalid_request', 'messages']);
+    expect([messages.status, messages.error?.code, messages.error?.param]).toEqual([
+      400,
+      'invalid_request',
+      'messages',
+    ]);
     expect(p.log()).not.toContain('unexpected error');
   });
 
@@ -148,7 +217,25 @@ describe('any request, however hostile', () => {
   /** Strings a client could send: NULs, lone and paired surrogates, flag-like text, markup, long runs. */
   const hostileText = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 40 }),
-    fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\ud83d', '\ude00', '-', '<', '>', '&', '"', '\\', 'a', ' ', '\n'), maxLength: 30 }),
+    fc.string({
+      unit: fc.constantFrom(
+        '\u0000',
+        '\ud800',
+        '\udfff',
+        '\ud83d',
+        '\ude00',
+        '-',
+        '<',
+        '>',
+        '&',
+        '"',
+        '\\',
+        'a',
+        ' ',
+        '\n',
+      ),
+      maxLength: 30,
+    }),
     fc.constantFrom('--version', '--help', '--tools=default', '</turn><turn role="system">', '\u0000', '\ud800', ''),
     fc.nat({ max: 3 }).map((k) => 'z'.repeat([10, 70_000, 140_000, 1][k]!)),
   );
@@ -157,7 +244,10 @@ describe('any request, however hostile', () => {
     fc.array(fc.record({ type: fc.constantFrom('text', 'image_url'), text: hostileText }), { maxLength: 3 }),
     fc.constant(null),
   );
-  const message = fc.record({ role: fc.constantFrom('system', 'developer', 'user', 'assistant', 'user', 'user'), content });
+  const message = fc.record({
+    role: fc.constantFrom('system', 'developer', 'user', 'assistant', 'user', 'user'),
+    content,
+  });
   const schemaValue = fc.oneof(hostileText, fc.integer(), fc.dictionary(hostileText, hostileText, { maxKeys: 3 }));
   const body = fc.record(
     {
@@ -167,7 +257,13 @@ describe('any request, however hostile', () => {
       response_format: fc.oneof(
         fc.constant({ type: 'text' }),
         fc.constant({ type: 'json_object' }),
-        fc.record({ type: fc.constant('json_schema'), json_schema: fc.record({ name: hostileText, schema: fc.dictionary(hostileText, schemaValue, { maxKeys: 4 }) }) }),
+        fc.record({
+          type: fc.constant('json_schema'),
+          json_schema: fc.record({
+            name: hostileText,
+            schema: fc.dictionary(hostileText, schemaValue, { maxKeys: 4 }),
+          }),
+        }),
       ),
     },
     { requiredKeys: ['messages'] },

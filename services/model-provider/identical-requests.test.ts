@@ -64,10 +64,17 @@ describe('the failure memory', () => {
     memory.remember(key(1), original);
     c.advance(12_500);
     const again = memory.recall(key(1))!;
-    expect([again.status, again.code, again.type, again.options]).toEqual([504, 'timeout', 'timeout_error', original.options]);
+    expect([again.status, again.code, again.type, again.options]).toEqual([
+      504,
+      'timeout',
+      'timeout_error',
+      original.options,
+    ]);
     expect(again.options.retry).toBe(false);
     expect(again.message).toContain(original.message);
-    expect(again.message).toContain('failed this way 12 s ago, without running the CLI again; the same request runs again in 48 s, a changed one at once');
+    expect(again.message).toContain(
+      'failed this way 12 s ago, without running the CLI again; the same request runs again in 48 s, a changed one at once',
+    );
   });
 
   it('forgets a failure once its window has passed', () => {

@@ -13,7 +13,9 @@ import { ClientGone } from './run-slots.ts';
  * and the prompt on stdin. Only that digest is kept, never the request's text or its key.
  */
 export function requestKey(caller: string, binary: string, args: readonly string[], prompt: string): string {
-  return createHash('sha256').update(JSON.stringify([caller, binary, args, prompt])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([caller, binary, args, prompt]))
+    .digest('hex');
 }
 
 /**
@@ -21,7 +23,12 @@ export function requestKey(caller: string, binary: string, args: readonly string
  * `rate_limited`), a crash or a failed run (`cli_failed`), an empty reply and a shutdown can end
  * differently on the next try, so they are not. The README says why for each.
  */
-export const REMEMBERED_CODES: ReadonlySet<string> = new Set(['timeout', 'tool_call_reply', 'cli_not_found', 'not_logged_in']);
+export const REMEMBERED_CODES: ReadonlySet<string> = new Set([
+  'timeout',
+  'tool_call_reply',
+  'cli_not_found',
+  'not_logged_in',
+]);
 
 interface Remembered {
   status: number;

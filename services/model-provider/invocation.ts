@@ -111,7 +111,10 @@ function allowed(name: string, caseless: boolean): boolean {
  * Windows spells names as it likes (Path, SystemRoot) and reads them without regard to case, so there the
  * comparison ignores case; elsewhere names are exact (https_proxy and HTTPS_PROXY are both listed).
  */
-export function cliEnvironment(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): NodeJS.ProcessEnv {
+export function cliEnvironment(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): NodeJS.ProcessEnv {
   const caseless = platform === 'win32';
   const out: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && allowed(k, caseless)) out[k] = v;

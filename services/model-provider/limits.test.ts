@@ -20,7 +20,10 @@ describe('the hard timeout', () => {
       await p.service.lockdownProbed();
       let err: unknown;
       try {
-        await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hang forever [stand-in:hang]' }] });
+        await p.client.chat.completions.create({
+          model: 'sonnet',
+          messages: [{ role: 'user', content: 'hang forever [stand-in:hang]' }],
+        });
       } catch (e) {
         err = e;
       }
@@ -29,7 +32,10 @@ describe('the hard timeout', () => {
       expect([e.status, e.code, e.type]).toEqual([504, 'timeout', 'timeout_error']);
       expect(e.headers?.get('x-should-retry')).toBe('false');
       const run = await waitFor('the run record', () => p.runs().find((r) => r.grandchildPid));
-      await waitFor('the timed-out run and its child to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+      await waitFor(
+        'the timed-out run and its child to be gone',
+        () => !processAlive(run.pid) && !processAlive(run.grandchildPid!),
+      );
       expect(p.log()).toContain('"refusal":"timeout"');
     } finally {
       await p.close();
@@ -53,7 +59,10 @@ describe('the bounded queue', () => {
       }
       let refused: unknown;
       try {
-        await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'one too many' }] });
+        await p.client.chat.completions.create({
+          model: 'sonnet',
+          messages: [{ role: 'user', content: 'one too many' }],
+        });
       } catch (e) {
         refused = e;
       }
@@ -87,7 +96,9 @@ describe('shutdown', () => {
     const answers = await Promise.all([a, b]);
     expect(answers.map((r) => r.status)).toEqual([503, 503]);
     expect(((await answers[0]!.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
-    await waitFor('every run and child to be gone', () => runs.every((r) => !processAlive(r.pid) && !processAlive(r.grandchildPid!)));
+    await waitFor('every run and child to be gone', () =>
+      runs.every((r) => !processAlive(r.pid) && !processAlive(r.grandchildPid!)),
+    );
   });
 
   it('starts no queued run once stopping: the queued request ends with 503 shutting_down too', async () => {
@@ -96,7 +107,10 @@ describe('shutdown', () => {
     const a = post(p.url, 'holder [stand-in:hang]');
     await waitFor('the holder to run', () => p.runs().find((x) => x.grandchildPid));
     const b = post(p.url, 'queued behind the holder');
-    await waitFor('the second request to queue', async () => ((await (await fetch(`${p.url}/ready`)).json()) as { runs: { queued: number } }).runs.queued === 1);
+    await waitFor(
+      'the second request to queue',
+      async () => ((await (await fetch(`${p.url}/ready`)).json()) as { runs: { queued: number } }).runs.queued === 1,
+    );
     await p.close();
     const answers = await Promise.all([a, b]);
     expect(answers.map((r) => r.status)).toEqual([503, 503]);
@@ -109,7 +123,10 @@ describe('the answer comes with the result event, not with the process exit', ()
     const p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '1', MODELPROV_MAX_QUEUE: '0' } });
     try {
       await p.service.lockdownProbed();
-      const answer = await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'answer, then linger [stand-in:linger]' }] });
+      const answer = await p.client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'answer, then linger [stand-in:linger]' }],
+      });
       expect(answer.choices[0]!.message.content).toContain('Stand-in reply');
       // The stand-in exits only once `release` exists, which this test has not made yet.
       const lingering = p.runs().find((r) => r.stdin.includes('[stand-in:linger]'))!;
@@ -134,7 +151,9 @@ describe('the answer comes with the result event, not with the process exit', ()
       expect(res.status).toBe(200);
       const lingering = p.runs().find((r) => r.stdin.includes('[stand-in:linger]'))!;
       await waitFor('the lingering CLI to be stopped', () => !processAlive(lingering.pid));
-      await waitFor('the warning in the log', () => p.log().includes('the CLI printed its answer but did not exit; its process group was stopped'));
+      await waitFor('the warning in the log', () =>
+        p.log().includes('the CLI printed its answer but did not exit; its process group was stopped'),
+      );
     } finally {
       await p.close();
     }

@@ -170,7 +170,13 @@ describe('a missing CLI binary', () => {
         const r = await ready(p.url);
         return r.status === 200 ? r : undefined;
       });
-      expect(after.body.checks.lockdown).toMatchObject({ ok: true, state: 'ok', tools: [], mcp_servers: [], hooks: [] });
+      expect(after.body.checks.lockdown).toMatchObject({
+        ok: true,
+        state: 'ok',
+        tools: [],
+        mcp_servers: [],
+        hooks: [],
+      });
       const runs = standIn.runs();
       expect(runs).toHaveLength(1);
       expect(runs[0]!.stdin).toBe(PROBE_PROMPT);
@@ -191,9 +197,16 @@ describe('a missing CLI binary', () => {
       copyFileSync(standIn.binary, later);
       chmodSync(later, 0o755);
       const first = await completionError(p.client);
-      expect([first.status, first.code, first.headers?.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'true']);
+      expect([first.status, first.code, first.headers?.get('x-should-retry')]).toEqual([
+        503,
+        'not_locked_down',
+        'true',
+      ]);
       await waitFor('the late probe to pass', async () => (await ready(p.url)).status === 200);
-      const c = await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'now it works' }] });
+      const c = await p.client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'now it works' }],
+      });
       expect(c.choices[0]!.message.content).toMatch(/^Stand-in reply/);
     } finally {
       await p.close();
@@ -206,15 +219,25 @@ describe('the lockdown proof belongs to the binary it was made with', () => {
     const dir = mkdtempSync(join(tmpdir(), 'modelprov-swap-'));
     const first = standInBinary(join(dir, 'later-on-path'), { recordDir: join(dir, 'runs-first') });
     const earlier = join(dir, 'earlier-on-path');
-    const p = await startProvider({ binary: null, base: { PATH: `${earlier}:${join(dir, 'later-on-path')}`, HOME: dir } });
+    const p = await startProvider({
+      binary: null,
+      base: { PATH: `${earlier}:${join(dir, 'later-on-path')}`, HOME: dir },
+    });
     try {
       await p.service.lockdownProbed();
       expect((await ready(p.url)).body.checks.lockdown).toMatchObject({ state: 'ok' });
-      await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'from the first binary' }] });
+      await p.client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'from the first binary' }],
+      });
       // Another `claude` appears earlier on PATH (an install, an update elsewhere), and this one loads a tool.
       const second = standInBinary(earlier, { loads: ['Bash'], recordDir: join(dir, 'runs-second') });
       const refused = await completionError(p.client);
-      expect([refused.status, refused.code, refused.headers?.get('x-should-retry')]).toEqual([503, 'not_locked_down', 'true']);
+      expect([refused.status, refused.code, refused.headers?.get('x-should-retry')]).toEqual([
+        503,
+        'not_locked_down',
+        'true',
+      ]);
       const after = await waitFor('the new binary to be probed', async () => {
         const r = await ready(p.url);
         return r.body.checks.lockdown.state === 'not_ok' ? r : undefined;

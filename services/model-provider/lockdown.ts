@@ -67,7 +67,10 @@ export class Lockdown {
     // Not proven for this binary: refuse, whatever the state says, until a probe of it has answered.
     // (A probe already running, such as the login re-check, is let finish; the next call looks again.)
     if (!this.running) {
-      this.parts.logger.warn({ probed: this.probedPath, found: where.path }, 'another CLI binary found; probing it before it runs');
+      this.parts.logger.warn(
+        { probed: this.probedPath, found: where.path },
+        'another CLI binary found; probing it before it runs',
+      );
       this.state = 'pending';
       this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
       void this.ensureProbed();
@@ -102,7 +105,10 @@ export class Lockdown {
     this.state = 'not_ok';
     this.loaded = loaded;
     this.detail = `A CLI run loaded ${breach}; every completion is refused until that is removed from the CLI's configuration and the service restarted.`;
-    this.parts.logger.error({ lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks }, 'lockdown breached');
+    this.parts.logger.error(
+      { lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks },
+      'lockdown breached',
+    );
   }
 
   private async probe(): Promise<void> {
@@ -122,16 +128,25 @@ export class Lockdown {
     }
     const hooks: string[] = [];
     let init: Loaded | undefined;
-    const run = await this.parts.processes.run(where.path, cliArgs({ model: this.parts.model, systemPrompt: this.parts.systemPrompt, partialMessages: this.parts.partialMessages === true }), PROBE_PROMPT, {
-      timeoutMs: this.parts.timeoutSeconds * 1000,
-      onEvent: (event) => {
-        if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
-        if (isInit(event) && !init) {
-          init = { ...loadedBy(event), hooks: [...new Set(hooks)] };
-          if (lockdownBreach(init, false)) return 'stop';
-        }
+    const run = await this.parts.processes.run(
+      where.path,
+      cliArgs({
+        model: this.parts.model,
+        systemPrompt: this.parts.systemPrompt,
+        partialMessages: this.parts.partialMessages === true,
+      }),
+      PROBE_PROMPT,
+      {
+        timeoutMs: this.parts.timeoutSeconds * 1000,
+        onEvent: (event) => {
+          if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+          if (isInit(event) && !init) {
+            init = { ...loadedBy(event), hooks: [...new Set(hooks)] };
+            if (lockdownBreach(init, false)) return 'stop';
+          }
+        },
       },
-    });
+    );
     this.probedAt = new Date().toISOString();
     // Only now, with an answer, is the state below about this binary.
     this.probedPath = where.path;
@@ -144,7 +159,10 @@ export class Lockdown {
             ? `could not be started (${run.spawnError?.code ?? 'error'})`
             : `exited (code ${run.exitCode ?? run.signal}) without reporting what it loaded`;
       this.detail = `The probe run of ${where.path} ${how}; check the binary, then restart the service.`;
-      logger.error({ lockdown: this.state, end: run.end, exitCode: run.exitCode, stderr: run.stderr.slice(0, 500) }, 'lockdown probe failed');
+      logger.error(
+        { lockdown: this.state, end: run.end, exitCode: run.exitCode, stderr: run.stderr.slice(0, 500) },
+        'lockdown probe failed',
+      );
       return;
     }
     this.loaded = init;
@@ -152,7 +170,10 @@ export class Lockdown {
     if (breach) {
       this.state = 'not_ok';
       this.detail = `The CLI loaded ${breach} although every call disables them; remove them from the CLI's configuration, then restart the service.`;
-      logger.error({ lockdown: this.state, tools: init.tools, mcp_servers: init.mcp_servers, hooks: init.hooks }, 'lockdown not ok');
+      logger.error(
+        { lockdown: this.state, tools: init.tools, mcp_servers: init.mcp_servers, hooks: init.hooks },
+        'lockdown not ok',
+      );
       return;
     }
     this.state = 'ok';

@@ -21,7 +21,11 @@ describe('npm run service -- model-provider', () => {
     const dir = mkdtempSync(join(tmpdir(), 'modelprov-proc-'));
     const standIn = standInBinary(dir);
     const port = await freePort();
-    const svc = await spawnService('model-provider', { MODELPROV_PORT: String(port), MODELPROV_DATA_DIR: join(dir, 'data'), MODELPROV_CLI_BINARY: standIn.binary }, port);
+    const svc = await spawnService(
+      'model-provider',
+      { MODELPROV_PORT: String(port), MODELPROV_DATA_DIR: join(dir, 'data'), MODELPROV_CLI_BINARY: standIn.binary },
+      port,
+    );
     try {
       for (;;) {
         if ((await fetch(`${svc.url}/ready`)).status === 200) break;
@@ -41,7 +45,10 @@ describe('npm run service -- model-provider', () => {
       const run = await waitFor('the hanging run', () => standIn.runs().find((r) => r.grandchildPid));
       expect(await svc.stop('SIGTERM')).toBe(0);
       await hanging;
-      await waitFor('the run and its child to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+      await waitFor(
+        'the run and its child to be gone',
+        () => !processAlive(run.pid) && !processAlive(run.grandchildPid!),
+      );
       expect(svc.output()).toContain('"refusal":"shutting_down"');
     } finally {
       if (svc.child.exitCode === null) svc.child.kill('SIGKILL');

@@ -20,7 +20,15 @@ const MUST_NOT_INHERIT = {
 const NOT_LISTED = 'HUB_PROVIDER_TEST_NOT_LISTED';
 
 beforeAll(async () => {
-  p = await startProvider({ env: { MODELPROV_MAX_CONCURRENT: '2', MODELPROV_MAX_QUEUE: '20', ...MUST_NOT_INHERIT, [NOT_LISTED]: '1', LANG: 'C.UTF-8' } });
+  p = await startProvider({
+    env: {
+      MODELPROV_MAX_CONCURRENT: '2',
+      MODELPROV_MAX_QUEUE: '20',
+      ...MUST_NOT_INHERIT,
+      [NOT_LISTED]: '1',
+      LANG: 'C.UTF-8',
+    },
+  });
   await p.service.lockdownProbed();
 });
 afterAll(async () => {
@@ -48,7 +56,9 @@ describe('probes', () => {
     expect(await healthy.json()).toEqual({ status: 'ok', version: expect.any(String) });
     const ready = await fetch(`${p.url}/ready`);
     expect(ready.status).toBe(200);
-    const body = (await ready.json()) as { checks: { cli: { ok: boolean }; lockdown: { ok: boolean; tools: string[]; mcp_servers: string[] } } };
+    const body = (await ready.json()) as {
+      checks: { cli: { ok: boolean }; lockdown: { ok: boolean; tools: string[]; mcp_servers: string[] } };
+    };
     expect(body.checks.cli.ok).toBe(true);
     expect(body.checks.lockdown).toMatchObject({ ok: true, state: 'ok', tools: [], mcp_servers: [] });
     expect(p.probeRuns()).toHaveLength(1);
@@ -71,22 +81,38 @@ describe('completions through the official openai client', () => {
     expect(c.model).toBe('sonnet');
     expect(Number.isInteger(c.created)).toBe(true);
     expect(c.choices).toHaveLength(1);
-    expect(c.choices[0]).toMatchObject({ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant' } });
+    expect(c.choices[0]).toMatchObject({
+      index: 0,
+      finish_reason: 'stop',
+      logprobs: null,
+      message: { role: 'assistant' },
+    });
     expect(c.choices[0]!.message.content).toMatch(/^Stand-in reply to 21 bytes/);
   });
 
   it('counts cache reads and cache writes into prompt_tokens and reports cache reads as cached_tokens', async () => {
     const c = await say('usage please');
     // The stand-in reports input 12, cache creation 30, cache read 2000, output 9.
-    expect(c.usage).toEqual({ prompt_tokens: 2042, completion_tokens: 9, total_tokens: 2051, prompt_tokens_details: { cached_tokens: 2000 } });
+    expect(c.usage).toEqual({
+      prompt_tokens: 2042,
+      completion_tokens: 9,
+      total_tokens: 2051,
+      prompt_tokens_details: { cached_tokens: 2000 },
+    });
   });
 
   it('streams the whole reply as text chunk, finish chunk, usage chunk, then [DONE]', async () => {
-    const stream = await p.client.chat.completions.create({ model: 'haiku', messages: [{ role: 'user', content: 'stream me' }], stream: true });
+    const stream = await p.client.chat.completions.create({
+      model: 'haiku',
+      messages: [{ role: 'user', content: 'stream me' }],
+      stream: true,
+    });
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks).toHaveLength(3);
-    expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0]!.id && c.model === 'haiku')).toBe(true);
+    expect(
+      chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0]!.id && c.model === 'haiku'),
+    ).toBe(true);
     expect(chunks[0]!.choices[0]).toMatchObject({ index: 0, delta: { role: 'assistant' }, finish_reason: null });
     expect(chunks[0]!.choices[0]!.delta.content).toMatch(/^Stand-in reply to 9 bytes/);
     expect(chunks[1]!.choices[0]).toMatchObject({ index: 0, delta: {}, finish_reason: 'stop' });
@@ -110,14 +136,25 @@ describe('completions through the official openai client', () => {
       messages: [{ role: 'user', content: 'Give me the answer as JSON' }],
       response_format: {
         type: 'json_schema',
-        json_schema: { name: 'answer', schema: { type: 'object', properties: { answer: { type: 'string' }, n: { type: 'integer' } }, required: ['answer', 'n'] } },
+        json_schema: {
+          name: 'answer',
+          schema: {
+            type: 'object',
+            properties: { answer: { type: 'string' }, n: { type: 'integer' } },
+            required: ['answer', 'n'],
+          },
+        },
       },
     });
     expect(typeof c.choices[0]!.message.content).toBe('string');
     expect(JSON.parse(c.choices[0]!.message.content!)).toEqual({ answer: 'stand-in', n: 42 });
     const run = runsWith('Give me the answer as JSON')[0]!;
     const i = run.argv.indexOf('--json-schema');
-    expect(JSON.parse(run.argv[i + 1]!)).toEqual({ type: 'object', properties: { answer: { type: 'string' }, n: { type: 'integer' } }, required: ['answer', 'n'] });
+    expect(JSON.parse(run.argv[i + 1]!)).toEqual({
+      type: 'object',
+      properties: { answer: { type: 'string' }, n: { type: 'integer' } },
+      required: ['answer', 'n'],
+    });
     expect(run.argv[run.argv.indexOf('--max-turns') + 1]).toBe('4');
   });
 
@@ -137,7 +174,12 @@ describe('completions through the official openai client', () => {
     // The official client retries 5xx twice by default; without x-should-retry: false this would be six runs.
     const client = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'not-used' });
     expect(client.maxRetries).toBe(2);
-    const err = await apiError(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'Default retries [stand-in:tool-call-always]' }] }));
+    const err = await apiError(
+      client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'Default retries [stand-in:tool-call-always]' }],
+      }),
+    );
     expect([err.status, err.code, err.headers?.get('x-should-retry')]).toEqual([502, 'tool_call_reply', 'false']);
     expect(runsWith('Default retries [stand-in:tool-call-always]')).toHaveLength(2);
   });
@@ -149,14 +191,26 @@ describe('completions through the official openai client', () => {
   });
 
   it('accepts content given as an array of text parts', async () => {
-    await say('ignored', { messages: [{ role: 'user', content: [{ type: 'text', text: 'part one' }, { type: 'text', text: 'part two' }] }] });
+    await say('ignored', {
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'part one' },
+            { type: 'text', text: 'part two' },
+          ],
+        },
+      ],
+    });
     expect(runsWith('part one')[0]!.stdin).toBe('part one\npart two');
   });
 
   it('lists the four aliases in the chat-completions list shape', async () => {
     const list = await p.client.models.list();
     expect(list.data.map((m) => m.id)).toEqual(['sonnet', 'opus', 'haiku', 'fable']);
-    expect(list.data.every((m) => m.object === 'model' && typeof m.created === 'number' && typeof m.owned_by === 'string')).toBe(true);
+    expect(
+      list.data.every((m) => m.object === 'model' && typeof m.created === 'number' && typeof m.owned_by === 'string'),
+    ).toBe(true);
   });
 
   it('retrieves each listed model as OpenAI\u2019s models.retrieve does, and answers an unknown one with 404 model_not_found', async () => {
@@ -281,7 +335,9 @@ describe('the CLI invocation, asserted literally', () => {
       expect(run.envKeys).toContain('LANG');
       expect(run.envKeys).toContain('PATH');
       // ...and what would switch billing, remap the aliases or leak the service's settings does not, nor anything unlisted.
-      expect(run.envKeys.filter((k) => k in MUST_NOT_INHERIT || k.startsWith('MODELPROV_') || k === NOT_LISTED)).toEqual([]);
+      expect(
+        run.envKeys.filter((k) => k in MUST_NOT_INHERIT || k.startsWith('MODELPROV_') || k === NOT_LISTED),
+      ).toEqual([]);
     }
   });
 });
@@ -290,10 +346,17 @@ describe('errors in the envelope, as the openai client sees them', () => {
   it('refuses a request carrying tools with 400 tools_unsupported, before any run', async () => {
     const before = p.runs().length;
     const err = await apiError(
-      say('tools please', { tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } }] }),
+      say('tools please', {
+        tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } }],
+      }),
     );
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect([err.status, err.code, err.type, err.param]).toEqual([400, 'tools_unsupported', 'invalid_request_error', 'tools']);
+    expect([err.status, err.code, err.type, err.param]).toEqual([
+      400,
+      'tools_unsupported',
+      'invalid_request_error',
+      'tools',
+    ]);
     expect(err.message).toMatch(/no tools/);
     expect(p.runs().length).toBe(before);
     const toolMessage = await apiError(
@@ -336,7 +399,10 @@ describe('errors in the envelope, as the openai client sees them', () => {
   it('reports a CLI found not signed in on /ready (503), and ready again after a signed-in answer', async () => {
     const notReady = await fetch(`${p.url}/ready`);
     expect(notReady.status).toBe(503);
-    expect(((await notReady.json()) as { checks: { login: unknown } }).checks.login).toMatchObject({ ok: false, state: 'not_signed_in' });
+    expect(((await notReady.json()) as { checks: { login: unknown } }).checks.login).toMatchObject({
+      ok: false,
+      state: 'not_signed_in',
+    });
     await say('signed in again');
     expect((await fetch(`${p.url}/ready`)).status).toBe(200);
   });
@@ -398,7 +464,15 @@ describe('errors in the envelope, as the openai client sees them', () => {
 
   it('writes every refusal to the log, without the message text', async () => {
     const log = p.log();
-    for (const code of ['tools_unsupported', 'model_not_found', 'empty_reply', 'cli_failed', 'not_logged_in', 'tool_call_reply', 'not_found']) {
+    for (const code of [
+      'tools_unsupported',
+      'model_not_found',
+      'empty_reply',
+      'cli_failed',
+      'not_logged_in',
+      'tool_call_reply',
+      'not_found',
+    ]) {
       expect(log).toContain(`"refusal":"${code}"`);
     }
     expect(log).not.toContain('Give me the answer as JSON');
@@ -407,7 +481,12 @@ describe('errors in the envelope, as the openai client sees them', () => {
 });
 
 describe('browser safety', () => {
-  function raw(path: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  function raw(
+    path: string,
+    method: string,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
     const { port } = new URL(p.url);
     return new Promise((resolve, reject) => {
       const req = httpRequest({ host: '127.0.0.1', port, path, method, headers, setHost: false }, (res) => {
@@ -423,7 +502,12 @@ describe('browser safety', () => {
   const host = () => `127.0.0.1:${new URL(p.url).port}`;
 
   it('refuses a Host that is not a loopback name (DNS rebinding), 403', async () => {
-    for (const h of ['evil.example', `evil.example:${new URL(p.url).port}`, '192.168.1.5', `127.0.0.1.evil.example:${new URL(p.url).port}`]) {
+    for (const h of [
+      'evil.example',
+      `evil.example:${new URL(p.url).port}`,
+      '192.168.1.5',
+      `127.0.0.1.evil.example:${new URL(p.url).port}`,
+    ]) {
       const r = await raw('/v1/models', 'GET', { host: h });
       expect(r.status).toBe(403);
       expect(JSON.parse(r.body).error.code).toBe('host_not_allowed');
@@ -441,11 +525,20 @@ describe('browser safety', () => {
 
   it('refuses any request with a browser Origin, including a rebinding page whose Origin matches its Host', async () => {
     for (const origin of ['https://evil.example', 'null', `http://${host()}`]) {
-      const r = await raw('/v1/chat/completions', 'POST', { host: host(), origin, 'content-type': 'application/json' }, json);
+      const r = await raw(
+        '/v1/chat/completions',
+        'POST',
+        { host: host(), origin, 'content-type': 'application/json' },
+        json,
+      );
       expect(r.status).toBe(403);
       expect(JSON.parse(r.body).error.code).toBe('browser_request_refused');
     }
-    const preflight = await raw('/v1/chat/completions', 'OPTIONS', { host: host(), origin: 'https://evil.example', 'access-control-request-method': 'POST' });
+    const preflight = await raw('/v1/chat/completions', 'OPTIONS', {
+      host: host(),
+      origin: 'https://evil.example',
+      'access-control-request-method': 'POST',
+    });
     expect(preflight.status).toBe(403);
     expect(Object.keys(preflight.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
   });
@@ -455,7 +548,12 @@ describe('browser safety', () => {
     const r = await raw('/v1/chat/completions', 'POST', { host: host(), 'content-type': 'text/plain' }, json);
     expect(r.status).toBe(415);
     expect(JSON.parse(r.body).error.code).toBe('unsupported_media_type');
-    const form = await raw('/v1/chat/completions', 'POST', { host: host(), 'content-type': 'application/x-www-form-urlencoded' }, 'a=b');
+    const form = await raw(
+      '/v1/chat/completions',
+      'POST',
+      { host: host(), 'content-type': 'application/x-www-form-urlencoded' },
+      'a=b',
+    );
     expect(form.status).toBe(415);
     expect(p.runs().length).toBe(before);
   });
@@ -484,13 +582,18 @@ describe('process discipline', () => {
       body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'disconnect me [stand-in:hang]' }] }),
       signal: controller.signal,
     }).catch((e: unknown) => e);
-    const run = await waitFor('the hanging run to start its child', () => runsWith('disconnect me').find((r) => r.grandchildPid));
+    const run = await waitFor('the hanging run to start its child', () =>
+      runsWith('disconnect me').find((r) => r.grandchildPid),
+    );
     expect(processAlive(run.pid)).toBe(true);
     expect(processAlive(run.grandchildPid!)).toBe(true);
     expect(groupMembers(run.pgid!).sort()).toEqual([run.pid, run.grandchildPid!].sort());
     controller.abort();
     await pending;
-    await waitFor('the run and its child to be gone', () => !processAlive(run.pid) && !processAlive(run.grandchildPid!));
+    await waitFor(
+      'the run and its child to be gone',
+      () => !processAlive(run.pid) && !processAlive(run.grandchildPid!),
+    );
     expect(groupMembers(run.pgid!)).toEqual([]);
     expect(p.log()).toContain('client went away');
   });

@@ -32,7 +32,9 @@ afterAll(async () => {
 describe('the real CLI, not signed in, empty HOME', () => {
   it('passes the startup probe: lockdown ok, no tools and no MCP servers loaded', async () => {
     const res = await fetch(`${p.url}/ready`);
-    const body = (await res.json()) as { checks: { cli: { ok: boolean }; lockdown: Record<string, unknown>; login: Record<string, unknown> } };
+    const body = (await res.json()) as {
+      checks: { cli: { ok: boolean }; lockdown: Record<string, unknown>; login: Record<string, unknown> };
+    };
     expect(body.checks.cli.ok).toBe(true);
     expect(body.checks.lockdown).toMatchObject({ ok: true, state: 'ok', tools: [], mcp_servers: [], hooks: [] });
     // Not signed in, so a call would not work: readiness is 503 and says why.
@@ -66,7 +68,10 @@ describe('the real CLI, not signed in, empty HOME', () => {
       body: JSON.stringify({
         model: 'sonnet',
         messages: [{ role: 'user', content: 'hi' }],
-        response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object', properties: { a: { type: 'string' } } } } },
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'a', schema: { type: 'object', properties: { a: { type: 'string' } } } },
+        },
       }),
     });
     expect(((await schema.json()) as { error: { code: string } }).error.code).toBe('not_logged_in');
@@ -74,7 +79,11 @@ describe('the real CLI, not signed in, empty HOME', () => {
 
   it('leaves no session transcript in HOME and nothing in the working directory', async () => {
     const projects = join(home, '.claude', 'projects');
-    const transcripts = existsSync(projects) ? readdirSync(projects, { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl')) : [];
+    const transcripts = existsSync(projects)
+      ? readdirSync(projects, { recursive: true })
+          .map(String)
+          .filter((f) => f.endsWith('.jsonl'))
+      : [];
     expect(transcripts).toEqual([]);
     expect(readdirSync(join(p.dataDir, 'empty-cwd'))).toEqual([]);
   });

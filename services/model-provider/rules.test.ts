@@ -18,10 +18,25 @@ describe('rules the provider applies to text', () => {
   });
 
   it('shows none of a reply while it is blank or could still open with tool-call markup, as the CLI writes it', () => {
-    for (const text of ['', '  \n', '<', '<inv', '<invoke', ' <bash', '`', '``', '```', '```xml', '```xml\n', '```xml\n<func', '<invoke name="Bash">']) {
+    for (const text of [
+      '',
+      '  \n',
+      '<',
+      '<inv',
+      '<invoke',
+      ' <bash',
+      '`',
+      '``',
+      '```',
+      '```xml',
+      '```xml\n',
+      '```xml\n<func',
+      '<invoke name="Bash">',
+    ]) {
       expect([text, showableLength(text)]).toEqual([text, 0]);
     }
-    for (const text of ['Hello', '<br> is a tag', '<b>bold</b>', '```python\nimport os', 'Four.']) expect([text, showableLength(text)]).toEqual([text, text.length]);
+    for (const text of ['Hello', '<br> is a tag', '<b>bold</b>', '```python\nimport os', 'Four.'])
+      expect([text, showableLength(text)]).toEqual([text, text.length]);
   });
 
   it('shows a reply up to a call block, never a tail that could still begin one', () => {
@@ -46,7 +61,12 @@ describe('rules the provider applies to text', () => {
   });
 
   it('keeps cached_tokens at 0 when nothing was read from cache, and ignores missing counts', () => {
-    expect(usageOf({ input_tokens: 5, output_tokens: 2 })).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(usageOf({ input_tokens: 5, output_tokens: 2 })).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: 2,
+      total_tokens: 7,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
     expect(usageOf(undefined).total_tokens).toBe(0);
   });
 });

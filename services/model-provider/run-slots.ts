@@ -32,7 +32,8 @@ export class RunSlots {
       this.active++;
       return Promise.resolve(this.releaser());
     }
-    if (this.waiting.length >= this.maxQueue) return Promise.reject(providerError.queueFull(this.active, this.waiting.length));
+    if (this.waiting.length >= this.maxQueue)
+      return Promise.reject(providerError.queueFull(this.active, this.waiting.length));
     return new Promise((resolve, reject) => {
       const entry = {
         signal,

@@ -15,7 +15,11 @@ import { cliEnvironment } from './invocation.ts';
 import { Lockdown } from './lockdown.ts';
 import { RunSlots } from './run-slots.ts';
 
-const VERSION = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 /** The one fixed, empty working directory every CLI run gets; made afresh at each start. */
 export function prepareWorkDir(dataDir: string): string {
@@ -32,7 +36,10 @@ export function prepareWorkDir(dataDir: string): string {
  * The lockdown probe starts at once in the background; completions wait for it (503).
  * close() stops accepting, kills every CLI run's process group and waits for them.
  */
-export async function startModelProvider(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningService & { lockdownProbed(): Promise<void> }> {
+export async function startModelProvider(
+  env: NodeJS.ProcessEnv,
+  logger?: Logger,
+): Promise<RunningService & { lockdownProbed(): Promise<void> }> {
   const config = loadModelProviderConfig(env);
   const log = logger ?? createLogger('model-provider', config.logLevel);
   const workDir = prepareWorkDir(config.dataDir);

@@ -14,12 +14,17 @@ const message = z
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function'], {
       message: 'must be one of system, developer, user, assistant',
     }),
-    content: content.optional().meta({ description: 'A string, or an array of `text` parts (joined by a newline); other part types are refused.' }),
+    content: content.optional().meta({
+      description: 'A string, or an array of `text` parts (joined by a newline); other part types are refused.',
+    }),
     tool_calls: z.unknown().optional(),
     function_call: z.unknown().optional(),
   })
   .loose()
-  .meta({ description: 'system and developer messages become the system prompt; tool and function messages, and tool_calls, are refused (400 tools_unsupported).' });
+  .meta({
+    description:
+      'system and developer messages become the system prompt; tool and function messages, and tool_calls, are refused (400 tools_unsupported).',
+  });
 
 /** The `text` part of a message's content array (the only part type accepted). */
 export const TextPart = textPart;
@@ -27,14 +32,23 @@ export const TextPart = textPart;
 /** The members of a chat-completions request this service reads; others (temperature, seed, ...) are accepted and ignored. */
 export const ChatCompletionRequest = z
   .object({
-    model: z.string().optional().meta({ description: `One of ${MODEL_ALIASES.join(', ')}; absent means MODELPROV_DEFAULT_MODEL.` }),
+    model: z
+      .string()
+      .optional()
+      .meta({ description: `One of ${MODEL_ALIASES.join(', ')}; absent means MODELPROV_DEFAULT_MODEL.` }),
     messages: z.array(message).min(1, 'must hold at least one message'),
-    stream: z.boolean().nullish().meta({ description: 'true: server-sent events of chat.completion.chunk, as MODELPROV_STREAM says.' }),
+    stream: z
+      .boolean()
+      .nullish()
+      .meta({ description: 'true: server-sent events of chat.completion.chunk, as MODELPROV_STREAM says.' }),
     n: z.number().int().nullish().meta({ description: 'Must be 1.' }),
     response_format: z
       .object({
         type: z.enum(['text', 'json_object', 'json_schema'], { message: 'must be text, json_object or json_schema' }),
-        json_schema: z.object({ name: z.string().optional(), schema: z.record(z.string(), z.unknown()).optional() }).loose().optional(),
+        json_schema: z
+          .object({ name: z.string().optional(), schema: z.record(z.string(), z.unknown()).optional() })
+          .loose()
+          .optional(),
       })
       .loose()
       .nullish(),
@@ -44,7 +58,10 @@ export const ChatCompletionRequest = z
     function_call: z.unknown().optional().meta({ description: 'Refused unless "none".' }),
   })
   .loose()
-  .meta({ id: 'ChatCompletionRequest', description: 'OpenAI chat-completions request; members not listed are accepted and ignored.' });
+  .meta({
+    id: 'ChatCompletionRequest',
+    description: 'OpenAI chat-completions request; members not listed are accepted and ignored.',
+  });
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
@@ -76,7 +93,10 @@ export const ChatCompletion = z
       .length(1),
     usage: Usage,
   })
-  .meta({ id: 'ChatCompletion', description: 'OpenAI chat.completion; with a JSON schema, content is the structured answer as a JSON string.' });
+  .meta({
+    id: 'ChatCompletion',
+    description: 'OpenAI chat.completion; with a JSON schema, content is the structured answer as a JSON string.',
+  });
 
 /** One server-sent event of a streamed answer: a text chunk, the finish chunk, the usage chunk (`choices: []`); then `data: [DONE]`. */
 export const ChatCompletionChunk = z
@@ -106,9 +126,15 @@ export const ProviderErrorBody = z
   .object({
     error: z.object({
       message: z.string().meta({ description: 'What went wrong and what to do about it.' }),
-      type: z.string().meta({ description: 'invalid_request_error, authentication_error, permission_error, not_found_error, rate_limit_error, timeout_error, server_error, service_unavailable_error.' }),
+      type: z.string().meta({
+        description:
+          'invalid_request_error, authentication_error, permission_error, not_found_error, rate_limit_error, timeout_error, server_error, service_unavailable_error.',
+      }),
       param: z.string().nullable().meta({ description: 'The request member at fault, when there is one.' }),
-      code: z.string().meta({ description: 'A stable name of the refusal: invalid_request, tools_unsupported, model_not_found, queue_full, not_locked_down, ...' }),
+      code: z.string().meta({
+        description:
+          'A stable name of the refusal: invalid_request, tools_unsupported, model_not_found, queue_full, not_locked_down, ...',
+      }),
     }),
   })
   .meta({ id: 'Error', description: 'OpenAI error envelope.' });
@@ -144,7 +170,12 @@ export const Readiness = z.object({
   status: z.enum(['ready', 'not_ready']),
   ready: z.boolean(),
   checks: z.object({ cli: CliCheck, lockdown: LockdownCheck, login: LoginCheck }),
-  runs: z.object({ running: z.number().int(), queued: z.number().int(), cap: z.number().int(), max_queue: z.number().int() }),
+  runs: z.object({
+    running: z.number().int(),
+    queued: z.number().int(),
+    cap: z.number().int(),
+    max_queue: z.number().int(),
+  }),
   stream: z.enum(['whole', 'deltas']),
 });
 export type Readiness = z.infer<typeof Readiness>;
@@ -152,7 +183,12 @@ export type LockdownCheck = z.infer<typeof LockdownCheck>;
 export type LoginCheck = z.infer<typeof LoginCheck>;
 
 /** One model as OpenAI's models.retrieve answers it (and as each item of the list is). */
-export const Model = z.object({ id: z.enum(MODEL_ALIASES), object: z.literal('model'), created: z.number().int(), owned_by: z.string() });
+export const Model = z.object({
+  id: z.enum(MODEL_ALIASES),
+  object: z.literal('model'),
+  created: z.number().int(),
+  owned_by: z.string(),
+});
 /** `GET /v1/models`: the list in the chat-completions list shape. */
 export const ModelList = z.object({ object: z.literal('list'), data: z.array(Model) });
 export type Model = z.infer<typeof Model>;

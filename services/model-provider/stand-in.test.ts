@@ -12,8 +12,13 @@ import { waitFor } from './test-support/provider.ts';
  * while its pid is a live process that started when the entry says.
  */
 function startRun(binary: string, prompt: string) {
-  const child = spawn(binary, ['-p', '--output-format', 'stream-json', '--verbose'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const child = spawn(binary, ['-p', '--output-format', 'stream-json', '--verbose'], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   child.stdin.end(prompt);
   return { pid: child.pid!, exited };
 }
@@ -28,7 +33,9 @@ function setUp() {
 
 async function hangingRun(standIn: { binary: string; runs(): StandInRun[] }, marker: string) {
   const run = startRun(standIn.binary, `${marker} [stand-in:hang]`);
-  const record = await waitFor('the hanging run to start its child', () => standIn.runs().find((r) => r.stdin.includes(marker) && r.grandchildPid));
+  const record = await waitFor('the hanging run to start its child', () =>
+    standIn.runs().find((r) => r.stdin.includes(marker) && r.grandchildPid),
+  );
   return { ...run, record };
 }
 
@@ -39,7 +46,10 @@ describe('the stand-in CLI counts only runs that are alive', () => {
     expect(readdirSync(aliveDir)).toEqual([String(killed.pid)]);
     process.kill(-killed.pid, 'SIGKILL');
     expect((await killed.exited).signal).toBe('SIGKILL');
-    await waitFor('the killed run and its child to be gone', () => !processAlive(killed.pid) && !processAlive(killed.record.grandchildPid!));
+    await waitFor(
+      'the killed run and its child to be gone',
+      () => !processAlive(killed.pid) && !processAlive(killed.record.grandchildPid!),
+    );
 
     const next = startRun(standIn.binary, 'after the kill');
     expect((await next.exited).code).toBe(0);

@@ -3,14 +3,33 @@ import type { Completion } from './completions.ts';
 import type { ProviderError } from './errors.ts';
 
 /** One chat.completion.chunk of a reply, as server-sent events carry it. */
-type Chunk = { id: string; object: 'chat.completion.chunk'; created: number; model: string; choices: unknown[]; usage?: unknown };
+type Chunk = {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: unknown[];
+  usage?: unknown;
+};
 type ReplyId = { id: string; created: number; model: string };
 
-const HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
+const HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
 
 const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-const base = (r: ReplyId): Omit<Chunk, 'choices'> => ({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model });
-const textChunk = (r: ReplyId, delta: Record<string, string>): Chunk => ({ ...base(r), choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] });
+const base = (r: ReplyId): Omit<Chunk, 'choices'> => ({
+  id: r.id,
+  object: 'chat.completion.chunk',
+  created: r.created,
+  model: r.model,
+});
+const textChunk = (r: ReplyId, delta: Record<string, string>): Chunk => ({
+  ...base(r),
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
+});
 
 /** The end of every finished reply: the finish-reason chunk, the usage chunk (always sent, `choices: []`), [DONE]. */
 function ending(c: Completion): string {
@@ -61,7 +80,12 @@ export class DeltaStream {
   private frame(reply: ReplyId): { first: string; next: string; end: string } {
     if (this.framed?.id === reply.id) return this.framed;
     const head = `data: {"id":${JSON.stringify(reply.id)},"object":"chat.completion.chunk","created":${JSON.stringify(reply.created)},"model":${JSON.stringify(reply.model)},"choices":[{"index":0,"delta":{`;
-    this.framed = { id: reply.id, first: `${head}"role":"assistant","content":`, next: `${head}"content":`, end: '},"logprobs":null,"finish_reason":null}]}\n\n' };
+    this.framed = {
+      id: reply.id,
+      first: `${head}"role":"assistant","content":`,
+      next: `${head}"content":`,
+      end: '},"logprobs":null,"finish_reason":null}]}\n\n',
+    };
     return this.framed;
   }
 

@@ -16,7 +16,9 @@ let whole: StartedProvider;
 
 beforeAll(async () => {
   [deltas, whole] = await Promise.all([
-    startProvider({ env: { MODELPROV_STREAM: 'deltas', MODELPROV_MAX_QUEUE: '20', MODELPROV_FAILURE_MEMORY_SECONDS: '0' } }),
+    startProvider({
+      env: { MODELPROV_STREAM: 'deltas', MODELPROV_MAX_QUEUE: '20', MODELPROV_FAILURE_MEMORY_SECONDS: '0' },
+    }),
     startProvider({ env: { MODELPROV_FAILURE_MEMORY_SECONDS: '0' } }),
   ]);
   await Promise.all([deltas.service.lockdownProbed(), whole.service.lockdownProbed()]);
@@ -25,8 +27,16 @@ afterAll(async () => {
   await Promise.all([deltas?.close(), whole?.close()]);
 });
 
-const ask = (p: StartedProvider, content: string, extra: Partial<OpenAI.ChatCompletionCreateParamsStreaming> = {}, signal?: AbortSignal) =>
-  p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content }], stream: true, ...extra }, signal ? { signal } : {});
+const ask = (
+  p: StartedProvider,
+  content: string,
+  extra: Partial<OpenAI.ChatCompletionCreateParamsStreaming> = {},
+  signal?: AbortSignal,
+) =>
+  p.client.chat.completions.create(
+    { model: 'sonnet', messages: [{ role: 'user', content }], stream: true, ...extra },
+    signal ? { signal } : {},
+  );
 
 async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<OpenAI.ChatCompletionChunk[]> {
   const chunks: OpenAI.ChatCompletionChunk[] = [];
@@ -37,14 +47,21 @@ async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promi
 const textOf = (chunks: OpenAI.ChatCompletionChunk[]) => chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 
 /** The raw server-sent events of a streamed completion: status and the `data:` lines. */
-async function raw(p: StartedProvider, content: string, extra: Record<string, unknown> = {}): Promise<{ status: number; type: string | null; body: string; data: string[] }> {
+async function raw(
+  p: StartedProvider,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ status: number; type: string | null; body: string; data: string[] }> {
   const res = await fetch(`${p.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content }], stream: true, ...extra }),
   });
   const text = await res.text();
-  const data = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice('data: '.length));
+  const data = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice('data: '.length));
   return { status: res.status, type: res.headers.get('content-type'), body: text, data };
 }
 
@@ -73,7 +90,11 @@ describe('MODELPROV_STREAM=deltas', () => {
     // The run is still holding the rest of its reply back: this chunk came before the CLI finished.
     const run = runsWith(deltas, marker)[0]!;
     expect(run.endedAt).toBeUndefined();
-    expect(first.value?.choices[0]).toMatchObject({ index: 0, delta: { role: 'assistant', content: 'Stand-in ' }, finish_reason: null });
+    expect(first.value?.choices[0]).toMatchObject({
+      index: 0,
+      delta: { role: 'assistant', content: 'Stand-in ' },
+      finish_reason: null,
+    });
     release(deltas);
     const rest: OpenAI.ChatCompletionChunk[] = [first.value!];
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) rest.push(next.value);
@@ -81,7 +102,12 @@ describe('MODELPROV_STREAM=deltas', () => {
     const usage = rest.at(-1)!;
     expect(finish.choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
     expect(usage.choices).toEqual([]);
-    expect(usage.usage).toEqual({ prompt_tokens: 2042, completion_tokens: 9, total_tokens: 2051, prompt_tokens_details: { cached_tokens: 2000 } });
+    expect(usage.usage).toEqual({
+      prompt_tokens: 2042,
+      completion_tokens: 9,
+      total_tokens: 2051,
+      prompt_tokens_details: { cached_tokens: 2000 },
+    });
     expect(textOf(rest)).toMatch(/^Stand-in reply to \d+ bytes \(sha256 [0-9a-f]{16}\)\.$/);
     expect(new Set(rest.map((c) => c.id)).size).toBe(1);
     expect(rest.length).toBeGreaterThan(5);
@@ -89,7 +115,11 @@ describe('MODELPROV_STREAM=deltas', () => {
 
   it('ends with the same text and usage as the whole reply, and the same completion without stream', async () => {
     const prompt = 'same text both ways';
-    const [streamed, wholeChunks, plain] = await Promise.all([collect(await ask(deltas, prompt)), collect(await ask(whole, prompt)), deltas.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: prompt }] })]);
+    const [streamed, wholeChunks, plain] = await Promise.all([
+      collect(await ask(deltas, prompt)),
+      collect(await ask(whole, prompt)),
+      deltas.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: prompt }] }),
+    ]);
     expect(wholeChunks).toHaveLength(3);
     expect(streamed.length).toBeGreaterThan(3);
     expect(textOf(streamed)).toBe(textOf(wholeChunks));
@@ -103,9 +133,21 @@ describe('MODELPROV_STREAM=deltas', () => {
     const texts = r.data.slice(0, -3);
     expect(texts.length).toBeGreaterThan(1);
     for (const [i, line] of texts.entries()) {
-      const c = JSON.parse(line) as { id: string; created: number; model: string; choices: [{ delta: { content: string } }] };
-      const delta = i === 0 ? { role: 'assistant', content: c.choices[0].delta.content } : { content: c.choices[0].delta.content };
-      const chunk = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] };
+      const c = JSON.parse(line) as {
+        id: string;
+        created: number;
+        model: string;
+        choices: [{ delta: { content: string } }];
+      };
+      const delta =
+        i === 0 ? { role: 'assistant', content: c.choices[0].delta.content } : { content: c.choices[0].delta.content };
+      const chunk = {
+        id: c.id,
+        object: 'chat.completion.chunk',
+        created: c.created,
+        model: c.model,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
+      };
       expect(line).toBe(JSON.stringify(chunk));
     }
   });
@@ -114,7 +156,12 @@ describe('MODELPROV_STREAM=deltas', () => {
     await collect(await ask(deltas, 'argv check'));
     expect(runsWith(deltas, 'argv check')[0]!.argv).toContain('--include-partial-messages');
     expect(deltas.probeRuns()[0]!.argv).toContain('--include-partial-messages');
-    const schema = await raw(deltas, 'schema run', { response_format: { type: 'json_schema', json_schema: { name: 'n', schema: { type: 'object', properties: { n: { type: 'number' } } } } } });
+    const schema = await raw(deltas, 'schema run', {
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'n', schema: { type: 'object', properties: { n: { type: 'number' } } } },
+      },
+    });
     expect(runsWith(deltas, 'schema run')[0]!.argv).not.toContain('--include-partial-messages');
     // Where deltas cannot apply the reply comes whole, in the four events of the whole mode.
     expect(schema.status).toBe(200);
@@ -164,7 +211,10 @@ describe('MODELPROV_STREAM=deltas', () => {
     expect(last.error.code).toBe('cli_failed');
     expect(r.data).not.toContain('[DONE]');
     expect(r.data.some((d) => d.includes('"finish_reason":"stop"'))).toBe(false);
-    const text = r.data.slice(0, -1).map((d) => (JSON.parse(d) as OpenAI.ChatCompletionChunk).choices[0]!.delta.content).join('');
+    const text = r.data
+      .slice(0, -1)
+      .map((d) => (JSON.parse(d) as OpenAI.ChatCompletionChunk).choices[0]!.delta.content)
+      .join('');
     expect(text).toBe('The first words ');
     // The official client throws rather than ending the turn as if finished.
     const err = await apiError(ask(deltas, 'cut off for the client [stand-in:fail-after-text]').then(collect));
@@ -178,7 +228,12 @@ describe('MODELPROV_STREAM=deltas', () => {
     expect((JSON.parse(r.data.at(-1)!) as { error: { code: string } }).error.code).toBe('tool_call_reply');
     expect(runsWith(deltas, 'then a tool')).toHaveLength(1);
     // Without anyone having seen its words, the same run is a 502 as before, after being asked once more.
-    const plain = await apiError(deltas.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'unseen tool [stand-in:text-then-tool]' }] }));
+    const plain = await apiError(
+      deltas.client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'unseen tool [stand-in:text-then-tool]' }],
+      }),
+    );
     expect([plain.status, plain.code]).toEqual([502, 'tool_call_reply']);
     expect(runsWith(deltas, 'unseen tool')).toHaveLength(2);
   });
@@ -203,7 +258,9 @@ describe('MODELPROV_STREAM=deltas', () => {
     const iterator = firstStream[Symbol.asyncIterator]();
     const first = await iterator.next();
     const second = collect(await ask(deltas, marker));
-    await waitFor('the second request to join', () => deltas.log().includes('identical request in flight; sharing its run'));
+    await waitFor('the second request to join', () =>
+      deltas.log().includes('identical request in flight; sharing its run'),
+    );
     release(deltas);
     const rest: OpenAI.ChatCompletionChunk[] = [first.value!];
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) rest.push(next.value);
@@ -226,6 +283,8 @@ describe('MODELPROV_STREAM=whole (the default)', () => {
   });
 
   it('refuses another value of MODELPROV_STREAM at start, naming the setting', async () => {
-    await expect(startProvider({ env: { MODELPROV_STREAM: 'tokens' } })).rejects.toThrow(/MODELPROV_STREAM.*whole, deltas/);
+    await expect(startProvider({ env: { MODELPROV_STREAM: 'tokens' } })).rejects.toThrow(
+      /MODELPROV_STREAM.*whole, deltas/,
+    );
   });
 });

@@ -22,7 +22,10 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const param = issue.path.join('.') || null;
-    throw providerError.invalidRequest(`${param ?? 'The body'}: ${issue.message}; fix that member and send the request again.`, param);
+    throw providerError.invalidRequest(
+      `${param ?? 'The body'}: ${issue.message}; fix that member and send the request again.`,
+      param,
+    );
   }
   if (parsed.data.n !== undefined && parsed.data.n !== null && parsed.data.n !== 1) {
     throw providerError.invalidRequest('n must be 1: this provider returns one choice per request.', 'n');
@@ -36,7 +39,8 @@ function refuseTools(body: Record<string, unknown>): void {
   if (present(body.tools)) throw providerError.toolsUnsupported('tools');
   if (present(body.functions)) throw providerError.toolsUnsupported('functions');
   if (present(body.tool_choice) && body.tool_choice !== 'none') throw providerError.toolsUnsupported('tool_choice');
-  if (present(body.function_call) && body.function_call !== 'none') throw providerError.toolsUnsupported('function_call');
+  if (present(body.function_call) && body.function_call !== 'none')
+    throw providerError.toolsUnsupported('function_call');
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
   messages.forEach((m, i) => {
     const msg = (m ?? {}) as Record<string, unknown>;
@@ -70,7 +74,10 @@ function textOf(content: CompletionRequest['messages'][number]['content'], index
 
 function checkedText(text: string, param: string, onArgv: boolean): string {
   if (!text.isWellFormed()) {
-    throw providerError.invalidRequest(`${param} holds an unpaired UTF-16 surrogate (a lone \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, param);
+    throw providerError.invalidRequest(
+      `${param} holds an unpaired UTF-16 surrogate (a lone \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`,
+      param,
+    );
   }
   if (onArgv && text.includes('\0')) {
     throw providerError.invalidRequest(
@@ -100,13 +107,17 @@ export function translate(request: CompletionRequest, defaultSystemPrompt: strin
     else turns.push({ role: m.role === 'assistant' ? 'assistant' : 'user', text });
   });
   if (turns.length === 0) {
-    throw providerError.invalidRequest('messages holds only system messages; add the user message to answer.', 'messages');
+    throw providerError.invalidRequest(
+      'messages holds only system messages; add the user message to answer.',
+      'messages',
+    );
   }
   const prompt =
     turns.length === 1 && turns[0]!.role === 'user'
       ? turns[0]!.text
       : `<conversation>\n${turns.map((t) => `<turn role="${t.role}">\n${escapeTurnText(t.text)}\n</turn>`).join('\n')}\n</conversation>`;
-  if (prompt.trim() === '') throw providerError.invalidRequest('The user message is empty; send some text to answer.', 'messages');
+  if (prompt.trim() === '')
+    throw providerError.invalidRequest('The user message is empty; send some text to answer.', 'messages');
 
   const systemPrompt = system.length > 0 ? system.join('\n\n') : defaultSystemPrompt;
   if (Buffer.byteLength(systemPrompt) > MAX_ARGUMENT_BYTES) {
@@ -121,13 +132,19 @@ export function translate(request: CompletionRequest, defaultSystemPrompt: strin
   if (format?.type === 'json_schema') {
     jsonSchema = format.json_schema?.schema;
     if (!jsonSchema) {
-      throw providerError.invalidRequest('response_format.json_schema.schema is missing; give the JSON Schema the answer must match.', 'response_format.json_schema.schema');
+      throw providerError.invalidRequest(
+        'response_format.json_schema.schema is missing; give the JSON Schema the answer must match.',
+        'response_format.json_schema.schema',
+      );
     }
   } else if (format?.type === 'json_object') {
     jsonSchema = { type: 'object' };
   }
   if (jsonSchema && Buffer.byteLength(JSON.stringify(jsonSchema)) > MAX_ARGUMENT_BYTES) {
-    throw providerError.invalidRequest(`The JSON schema is longer than ${MAX_ARGUMENT_BYTES} bytes; send a smaller schema.`, 'response_format.json_schema.schema');
+    throw providerError.invalidRequest(
+      `The JSON schema is longer than ${MAX_ARGUMENT_BYTES} bytes; send a smaller schema.`,
+      'response_format.json_schema.schema',
+    );
   }
   return { systemPrompt, prompt, jsonSchema };
 }

@@ -13,9 +13,18 @@ forEachEngine(() => {
   let c: Client;
 
   beforeAll(async () => {
-    bed = await startTestbed({ PERSONA_PIN_CAP_FIELDS: '2', PERSONA_PIN_CAP_NOTES: '2', PERSONA_MAX_NOTE_CHARS: '500', PERSONA_MAX_VALUE_BYTES: '256', PERSONA_KEEP_REPLACED_VALUES: 'true' });
+    bed = await startTestbed({
+      PERSONA_PIN_CAP_FIELDS: '2',
+      PERSONA_PIN_CAP_NOTES: '2',
+      PERSONA_MAX_NOTE_CHARS: '500',
+      PERSONA_MAX_VALUE_BYTES: '256',
+      PERSONA_KEEP_REPLACED_VALUES: 'true',
+    });
     c = bed.owner;
-    expect((await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada', tone: 'warm', verbosity: 'terse' })).status).toBe(201);
+    expect(
+      (await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada', tone: 'warm', verbosity: 'terse' }))
+        .status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await bed?.close();
@@ -23,7 +32,9 @@ forEachEngine(() => {
 
   describe('the contract', () => {
     it('serves exactly the 21 operation ids of the design in /openapi.json', async () => {
-      const doc = (await (await fetch(`${bed.store.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+      const doc = (await (await fetch(`${bed.store.url}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, { operationId: string }>>;
+      };
       const ids = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
       expect(ids.sort()).toEqual([...OPERATION_IDS].sort());
       expect(ids).toHaveLength(21);
@@ -50,7 +61,11 @@ forEachEngine(() => {
           path: target.pathname + target.search,
           method: init.method ?? 'GET',
           setHost: false,
-          headers: { host, ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) },
+          headers: {
+            host,
+            ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+            ...(init.body ? { 'content-type': 'application/json' } : {}),
+          },
         },
         (res) => {
           let body = '';
@@ -80,7 +95,9 @@ forEachEngine(() => {
         }
       }
       expect((await c.call('GET', '/v1/personas/rebound')).status).toBe(404);
-      expect((await withHost('/v1/personas/ada', `localhost:${new URL(bed.store.url).port}`, { token: c.token })).status).toBe(200);
+      expect(
+        (await withHost('/v1/personas/ada', `localhost:${new URL(bed.store.url).port}`, { token: c.token })).status,
+      ).toBe(200);
     });
 
     it('names its own listen address as the document\u2019s server, whatever Host a request sent before', async () => {
@@ -92,7 +109,12 @@ forEachEngine(() => {
   });
 
   describe('tokens', () => {
-    tokenRejectionSuite({ audience: 'persona', identity: () => bed.identity, call: (authorization) => fetch(`${bed.store.url}/v1/personas`, { headers: authorization ? { authorization } : {} }) });
+    tokenRejectionSuite({
+      audience: 'persona',
+      identity: () => bed.identity,
+      call: (authorization) =>
+        fetch(`${bed.store.url}/v1/personas`, { headers: authorization ? { authorization } : {} }),
+    });
 
     it('refuses a token minted for another audience (repohost-api)', async () => {
       const token = await bed.identity.mint(bed.identity.localCredential, 'repohost-api');
@@ -120,12 +142,24 @@ forEachEngine(() => {
   describe('fields', () => {
     it('normalises keys to snake_case and reads them back by any spelling', async () => {
       const r = await c.call('PUT', '/v1/personas/ada/fields/favouriteColour', field('blue'));
-      expect(r.body).toMatchObject({ key: 'favourite_colour', revision: 1, value_type: 'string', asserted_by: 'persona', source: 'assistant', pinned: false });
-      expect((await c.call('GET', '/v1/personas/ada/fields/Favourite%20Colour')).body).toMatchObject({ key: 'favourite_colour', value: 'blue' });
+      expect(r.body).toMatchObject({
+        key: 'favourite_colour',
+        revision: 1,
+        value_type: 'string',
+        asserted_by: 'persona',
+        source: 'assistant',
+        pinned: false,
+      });
+      expect((await c.call('GET', '/v1/personas/ada/fields/Favourite%20Colour')).body).toMatchObject({
+        key: 'favourite_colour',
+        value: 'blue',
+      });
     });
 
     it('refuses keys that normalise to nothing, are too long, or start with the reserved "_"', async () => {
-      expect((await c.call('PUT', `/v1/personas/ada/fields/${encodeURIComponent('--!!--')}`, field(1))).status).toBe(422);
+      expect((await c.call('PUT', `/v1/personas/ada/fields/${encodeURIComponent('--!!--')}`, field(1))).status).toBe(
+        422,
+      );
       const long = await c.call('PUT', `/v1/personas/ada/fields/${'k'.repeat(65)}`, field(1));
       expect(long.status).toBe(422);
       expect(long.text).toMatch(/64 characters/);
@@ -133,29 +167,70 @@ forEachEngine(() => {
     });
 
     it('names each value type; a list yields list', async () => {
-      const types: [unknown, string][] = [[null, 'null'], [true, 'boolean'], [3, 'integer'], [2.5, 'number'], ['x', 'string'], [[1, 2], 'list'], [{ a: 1 }, 'object']];
+      const types: [unknown, string][] = [
+        [null, 'null'],
+        [true, 'boolean'],
+        [3, 'integer'],
+        [2.5, 'number'],
+        ['x', 'string'],
+        [[1, 2], 'list'],
+        [{ a: 1 }, 'object'],
+      ];
       for (const [value, type] of types) {
-        expect((await c.call('PUT', '/v1/personas/ada/fields/typed', field(value))).body).toMatchObject({ value_type: type, value });
+        expect((await c.call('PUT', '/v1/personas/ada/fields/typed', field(value))).body).toMatchObject({
+          value_type: type,
+          value,
+        });
       }
     });
 
     it('an identical retry of a PUT keeps the revision and adds no change-log entry', async () => {
       const first = await c.call('PUT', '/v1/personas/ada/fields/hometown', field('Lisbon'));
-      const before = (await c.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?target=hometown')).body.events.length;
+      const before = (await c.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?target=hometown')).body.events
+        .length;
       const retry = await c.call('PUT', '/v1/personas/ada/fields/hometown', field('Lisbon'));
       expect(retry.body).toEqual(first.body);
-      expect((await c.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?target=hometown')).body.events.length).toBe(before);
+      expect(
+        (await c.call<{ events: unknown[] }>('GET', '/v1/personas/ada/events?target=hometown')).body.events.length,
+      ).toBe(before);
       const changed = await c.call('PUT', '/v1/personas/ada/fields/hometown', field('Porto'));
       expect(changed.body).toMatchObject({ revision: 2, value: 'Porto' });
     });
 
     it('a PUT that changes only pinned or source keeps the index as it was: each word finds the field once, and old values are gone after a change', async () => {
-      const recallMood = async (q: string) => (await c.call<{ fields: { key: string }[] }>('GET', `/v1/personas/ada/recall?q=${q}`)).body.fields.map((f) => f.key);
+      const recallMood = async (q: string) =>
+        (await c.call<{ fields: { key: string }[] }>('GET', `/v1/personas/ada/recall?q=${q}`)).body.fields.map(
+          (f) => f.key,
+        );
       await c.call('PUT', '/v1/personas/ada/fields/mood', field('sunny', { description: 'weather mood' }));
-      expect((await c.call('PUT', '/v1/personas/ada/fields/mood', field('sunny', { description: 'weather mood', pinned: true }))).body).toMatchObject({ revision: 2, pinned: true });
-      expect((await c.call('PUT', '/v1/personas/ada/fields/mood', field('sunny', { description: 'weather mood', pinned: true, source: 'owner' }))).body).toMatchObject({ revision: 3, source: 'owner' });
+      expect(
+        (
+          await c.call(
+            'PUT',
+            '/v1/personas/ada/fields/mood',
+            field('sunny', { description: 'weather mood', pinned: true }),
+          )
+        ).body,
+      ).toMatchObject({ revision: 2, pinned: true });
+      expect(
+        (
+          await c.call(
+            'PUT',
+            '/v1/personas/ada/fields/mood',
+            field('sunny', { description: 'weather mood', pinned: true, source: 'owner' }),
+          )
+        ).body,
+      ).toMatchObject({ revision: 3, source: 'owner' });
       expect(await recallMood('sunny')).toEqual(['mood']);
-      expect((await c.call('PUT', '/v1/personas/ada/fields/mood', field('rainy', { description: 'weather mood', source: 'owner' }))).body).toMatchObject({ revision: 4, pinned: false });
+      expect(
+        (
+          await c.call(
+            'PUT',
+            '/v1/personas/ada/fields/mood',
+            field('rainy', { description: 'weather mood', source: 'owner' }),
+          )
+        ).body,
+      ).toMatchObject({ revision: 4, pinned: false });
       expect(await recallMood('sunny')).toEqual([]);
       expect(await recallMood('rainy')).toEqual(['mood']);
       expect(await recallMood('weather')).toEqual(['mood']);
@@ -165,7 +240,10 @@ forEachEngine(() => {
 
     it('the schema route lists keys and descriptions without values and never collides with a field called "schema"', async () => {
       await c.call('PUT', '/v1/personas/ada/fields/schema', field('a field whose key is schema'));
-      expect((await c.call('GET', '/v1/personas/ada/fields/schema')).body).toMatchObject({ key: 'schema', value: 'a field whose key is schema' });
+      expect((await c.call('GET', '/v1/personas/ada/fields/schema')).body).toMatchObject({
+        key: 'schema',
+        value: 'a field whose key is schema',
+      });
       const listing = await c.call<{ fields: Record<string, unknown>[] }>('GET', '/v1/personas/ada/fields/_schema');
       expect(listing.body.fields.map((f) => f.key)).toContain('schema');
       for (const f of listing.body.fields) expect(Object.keys(f).sort()).toEqual(['description', 'key']);
@@ -190,7 +268,12 @@ forEachEngine(() => {
       const newest: number[] = [];
       let after: number | null = null;
       do {
-        const page: Page = (await c.call<Page>('GET', `/v1/personas/ada/events?target=steps&order=newest&limit=2${after === null ? '' : `&after=${after}`}`)).body;
+        const page: Page = (
+          await c.call<Page>(
+            'GET',
+            `/v1/personas/ada/events?target=steps&order=newest&limit=2${after === null ? '' : `&after=${after}`}`,
+          )
+        ).body;
         newest.push(...page.events.map((e) => e.id));
         after = page.next_after;
       } while (after !== null);
@@ -217,9 +300,13 @@ forEachEngine(() => {
 
   describe('notes', () => {
     it('honours Idempotency-Key: a retry returns the first note', async () => {
-      const first = await c.call('POST', '/v1/personas/ada/notes', note('Ada prefers tea'), { 'idempotency-key': 'abc' });
+      const first = await c.call('POST', '/v1/personas/ada/notes', note('Ada prefers tea'), {
+        'idempotency-key': 'abc',
+      });
       expect(first.status).toBe(201);
-      const retry = await c.call('POST', '/v1/personas/ada/notes', note('Ada prefers tea'), { 'idempotency-key': 'abc' });
+      const retry = await c.call('POST', '/v1/personas/ada/notes', note('Ada prefers tea'), {
+        'idempotency-key': 'abc',
+      });
       expect(retry.status).toBe(200);
       expect(retry.body).toEqual(first.body);
     });
@@ -227,8 +314,15 @@ forEachEngine(() => {
     it('revising changes only the parts sent and never moves the time of writing', async () => {
       const n = (await c.call('POST', '/v1/personas/ada/notes', note('a lesson about bread', { kind: 'lesson' }))).body;
       bed.clock.advance(5); // the revision is written later than the note, by the store's clock
-      const revised = await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, { content: 'a lesson about sourdough bread' });
-      expect(revised.body).toMatchObject({ kind: 'lesson', content: 'a lesson about sourdough bread', revision: 2, written_at: n.written_at });
+      const revised = await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, {
+        content: 'a lesson about sourdough bread',
+      });
+      expect(revised.body).toMatchObject({
+        kind: 'lesson',
+        content: 'a lesson about sourdough bread',
+        revision: 2,
+        written_at: n.written_at,
+      });
       expect(revised.body.revised_at).not.toBe(n.written_at);
       expect((await c.call('PATCH', `/v1/personas/ada/notes/${n.id as string}`, {})).status).toBe(422);
     });
@@ -255,7 +349,12 @@ forEachEngine(() => {
       await c.call('POST', '/v1/personas/block/notes', note('pinned note', { pinned: true }));
       await c.call('POST', '/v1/personas/block/notes', note('plain note'));
       const r = await c.call<{ fields: { key: string }[]; notes: { content: string }[] }>('GET', '/v1/personas/block');
-      expect(r.body).toMatchObject({ persona: { profile: 'block' }, field_count: 2, note_count: 2, pin_caps: { fields: 2, notes: 2 } });
+      expect(r.body).toMatchObject({
+        persona: { profile: 'block' },
+        field_count: 2,
+        note_count: 2,
+        pin_caps: { fields: 2, notes: 2 },
+      });
       expect(r.body.fields.map((f) => f.key)).toEqual(['a']);
       expect(r.body.notes.map((n) => n.content)).toEqual(['pinned note']);
     });
@@ -269,7 +368,12 @@ forEachEngine(() => {
       let fieldsAfter = '';
       let notesAfter = '0';
       for (let page = 0; page < 5; page++) {
-        const r = await c.call<{ fields: { key: string; revision: number; asserted_by: string }[]; notes: { content: string }[]; fields_next_after: string | null; notes_next_after: string | null }>(
+        const r = await c.call<{
+          fields: { key: string; revision: number; asserted_by: string }[];
+          notes: { content: string }[];
+          fields_next_after: string | null;
+          notes_next_after: string | null;
+        }>(
           'GET',
           `/v1/personas/exp/export?fields_limit=2&notes_limit=3&fields_after=${fieldsAfter}&notes_after=${notesAfter}`,
         );
@@ -304,15 +408,26 @@ forEachEngine(() => {
       // This deployment keeps replaced values: only the replaced one appears, never the new one.
       await c.call('PUT', '/v1/personas/ada/fields/city', field('Oldtown'));
       await c.call('PUT', '/v1/personas/ada/fields/city', field('Newtown', { description: 'where she lives now' }));
-      const log = await c.call<{ events: { action: string; replaced?: unknown }[] }>('GET', '/v1/personas/ada/events?target=city');
-      expect(log.body.events.map((e) => e.replaced)).toEqual([undefined, { value: 'Oldtown', description: 'a test field' }]);
+      const log = await c.call<{ events: { action: string; replaced?: unknown }[] }>(
+        'GET',
+        '/v1/personas/ada/events?target=city',
+      );
+      expect(log.body.events.map((e) => e.replaced)).toEqual([
+        undefined,
+        { value: 'Oldtown', description: 'a test field' },
+      ]);
       expect(log.text).not.toMatch(/Newtown|where she lives now/);
 
       // A note's revised content: the content it replaced, never the new one.
       const n = await c.call('POST', '/v1/personas/ada/notes', note('Oldnote: she walks to work'));
-      await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, { content: 'Newnote: she cycles to work' });
+      await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, {
+        content: 'Newnote: she cycles to work',
+      });
       await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, { pinned: true });
-      const noteLog = await c.call<{ events: { action: string; changes: string[]; replaced?: unknown }[] }>('GET', `/v1/personas/ada/events?target=${n.body.id as string}`);
+      const noteLog = await c.call<{ events: { action: string; changes: string[]; replaced?: unknown }[] }>(
+        'GET',
+        `/v1/personas/ada/events?target=${n.body.id as string}`,
+      );
       expect(noteLog.body.events.map((e) => [e.action, e.changes, e.replaced])).toEqual([
         ['note_added', ['content', 'kind', 'source', 'pinned'], undefined],
         ['note_revised', ['content'], { content: 'Oldnote: she walks to work' }],
@@ -321,12 +436,29 @@ forEachEngine(() => {
       expect(noteLog.text).not.toMatch(/Newnote/);
 
       // Card members changed by PATCH: the members they replaced (null where there was none), never the new ones.
-      await c.call('POST', '/v1/personas', { profile: 'cardy', display_name: 'Oldname', tone: 'Oldtone', verbosity: 'terse' });
-      await c.call('PATCH', '/v1/personas/cardy', { display_name: 'Newname', tone: 'Newtone', pronouns: 'they/them', verbosity: 'terse' });
-      const cardLog = await c.call<{ events: { action: string; changes: string[]; replaced?: unknown }[] }>('GET', '/v1/personas/cardy/events');
+      await c.call('POST', '/v1/personas', {
+        profile: 'cardy',
+        display_name: 'Oldname',
+        tone: 'Oldtone',
+        verbosity: 'terse',
+      });
+      await c.call('PATCH', '/v1/personas/cardy', {
+        display_name: 'Newname',
+        tone: 'Newtone',
+        pronouns: 'they/them',
+        verbosity: 'terse',
+      });
+      const cardLog = await c.call<{ events: { action: string; changes: string[]; replaced?: unknown }[] }>(
+        'GET',
+        '/v1/personas/cardy/events',
+      );
       expect(cardLog.body.events.map((e) => [e.action, e.changes, e.replaced])).toEqual([
         ['persona_created', ['display_name', 'tone', 'verbosity'], undefined],
-        ['persona_updated', ['display_name', 'pronouns', 'tone'], { display_name: 'Oldname', pronouns: null, tone: 'Oldtone' }],
+        [
+          'persona_updated',
+          ['display_name', 'pronouns', 'tone'],
+          { display_name: 'Oldname', pronouns: null, tone: 'Oldtone' },
+        ],
       ]);
       expect(cardLog.text).not.toMatch(/Newname|Newtone|they\/them/);
     });
@@ -337,7 +469,8 @@ forEachEngine(() => {
         bed.clock.advance(3); // entries a few milliseconds apart by the store's clock, so that their times differ
         await c.call('PUT', `/v1/personas/timeline/fields/step_${i}`, field(i));
       }
-      const all = (await c.call<{ events: { id: number; at: string }[] }>('GET', '/v1/personas/timeline/events')).body.events;
+      const all = (await c.call<{ events: { id: number; at: string }[] }>('GET', '/v1/personas/timeline/events')).body
+        .events;
       expect(all).toHaveLength(7);
       expect(new Set(all.map((e) => e.at)).size).toBe(7);
       const ids = (r: { body: { events: { id: number }[] } }) => r.body.events.map((e) => e.id);
@@ -346,31 +479,48 @@ forEachEngine(() => {
       expect(ids(since)).toEqual(all.slice(3).map((e) => e.id));
       const until = await c.call<{ events: { id: number }[] }>('GET', `/v1/personas/timeline/events?until=${at(3)}`);
       expect(ids(until)).toEqual(all.slice(0, 3).map((e) => e.id));
-      const between = await c.call<{ events: { id: number }[] }>('GET', `/v1/personas/timeline/events?since=${at(1)}&until=${at(5)}`);
+      const between = await c.call<{ events: { id: number }[] }>(
+        'GET',
+        `/v1/personas/timeline/events?since=${at(1)}&until=${at(5)}`,
+      );
       expect(ids(between)).toEqual(all.slice(1, 5).map((e) => e.id));
       // Any ISO 8601 form of the time: one millisecond after entry 3 leaves it out.
       const later = new Date(Date.parse(all[3]!.at) + 1).toISOString().replace('Z', '+00:00');
-      expect(ids(await c.call('GET', `/v1/personas/timeline/events?since=${encodeURIComponent(later)}`))).toEqual(all.slice(4).map((e) => e.id));
+      expect(ids(await c.call('GET', `/v1/personas/timeline/events?since=${encodeURIComponent(later)}`))).toEqual(
+        all.slice(4).map((e) => e.id),
+      );
       expect((await c.call('GET', '/v1/personas/timeline/events?since=yesterday')).status).toBe(422);
     });
 
     it('filters the change log by action and target kind, and pages it', async () => {
       const all: number[] = [];
-      for (let after = 0; ; ) {
-        const page = await c.call<{ events: { id: number }[]; next_after: number | null }>('GET', `/v1/personas/ada/events?limit=100&after=${after}`);
+      for (let after = 0; ;) {
+        const page = await c.call<{ events: { id: number }[]; next_after: number | null }>(
+          'GET',
+          `/v1/personas/ada/events?limit=100&after=${after}`,
+        );
         all.push(...page.body.events.map((e) => e.id));
         if (page.body.next_after === null) break;
         after = page.body.next_after;
       }
-      const byAction = await c.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?action=field_revived,note_forgotten');
+      const byAction = await c.call<{ events: { action: string }[] }>(
+        'GET',
+        '/v1/personas/ada/events?action=field_revived,note_forgotten',
+      );
       expect(new Set(byAction.body.events.map((e) => e.action))).toEqual(new Set(['field_revived', 'note_forgotten']));
-      const notes = await c.call<{ events: { target_kind: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');
+      const notes = await c.call<{ events: { target_kind: string }[] }>(
+        'GET',
+        '/v1/personas/ada/events?target_kind=note',
+      );
       expect(notes.body.events.length).toBeGreaterThan(0);
       expect(notes.body.events.every((e) => e.target_kind === 'note')).toBe(true);
       const paged: number[] = [];
       let after = 0;
       for (;;) {
-        const page = await c.call<{ events: { id: number }[]; next_after: number | null }>('GET', `/v1/personas/ada/events?limit=3&after=${after}`);
+        const page = await c.call<{ events: { id: number }[]; next_after: number | null }>(
+          'GET',
+          `/v1/personas/ada/events?limit=3&after=${after}`,
+        );
         paged.push(...page.body.events.map((e) => e.id));
         if (page.body.next_after === null) break;
         after = page.body.next_after;
@@ -391,7 +541,11 @@ forEachEngine(() => {
       ] as const) {
         const r = await c.call('GET', path);
         expect(r.status, path).toBe(422);
-        expect(r.body.detail, path).toMatch(new RegExp(`^query member ${member} is \\d+, over the page size 100 \\(this deployment\u2019s PERSONA_PAGE_SIZE\\)`));
+        expect(r.body.detail, path).toMatch(
+          new RegExp(
+            `^query member ${member} is \\d+, over the page size 100 \\(this deployment\u2019s PERSONA_PAGE_SIZE\\)`,
+          ),
+        );
         expect(r.body.page_size, path).toBe(100);
         expect((await c.call('GET', path.replace(/=\d+$/, '=100'))).status, path).toBe(200);
       }
@@ -403,16 +557,20 @@ forEachEngine(() => {
       await c.call('POST', '/v1/personas', { profile: 'runner', display_name: 'Runner' });
       await c.call('POST', '/v1/personas/runner/notes', note('She runs along the river every morning'));
       await c.call('POST', '/v1/personas/runner/notes', note('Cats AND dogs: NEAR the "door" * ^ col:on'));
-      await c.call('PUT', '/v1/personas/runner/fields/training_plan', field({ weekday: 'running intervals' }, { description: 'how she trains' }));
+      await c.call(
+        'PUT',
+        '/v1/personas/runner/fields/training_plan',
+        field({ weekday: 'running intervals' }, { description: 'how she trains' }),
+      );
       await c.call('POST', '/v1/personas', { profile: 'walker', display_name: 'Walker' });
       await c.call('POST', '/v1/personas/walker/notes', note('He runs a marathon once a year'));
     });
 
     it('stems: "running" finds "runs", and fields and notes come in two lists', async () => {
-      const r = await c.call<{ fields: { key: string; profile: string; source: string; asserted_by: string }[]; notes: { content: string; profile: string }[] }>(
-        'GET',
-        '/v1/personas/runner/recall?q=running',
-      );
+      const r = await c.call<{
+        fields: { key: string; profile: string; source: string; asserted_by: string }[];
+        notes: { content: string; profile: string }[];
+      }>('GET', '/v1/personas/runner/recall?q=running');
       expect(r.body.notes.map((n) => n.content)).toEqual(['She runs along the river every morning']);
       expect(r.body.fields.map((f) => f.key)).toEqual(['training_plan']);
       expect(r.body.fields[0]).toMatchObject({ profile: 'runner', source: 'assistant', asserted_by: 'persona' });
@@ -432,7 +590,8 @@ forEachEngine(() => {
         prefix: 'xylophones ring in the hall',
         phrase: 'cats dogs parrots',
       };
-      for (const [name, text] of Object.entries(texts)) ids[(await c.call('POST', '/v1/personas/ops/notes', note(text))).body.id as string] = name;
+      for (const [name, text] of Object.entries(texts))
+        ids[(await c.call('POST', '/v1/personas/ops/notes', note(text))).body.id as string] = name;
       // [q, what plain words find, what the live operator would have found]
       const cases: [string, string[], string[]][] = [
         ['cats NOT dogs', ['pair'], ['column', 'sleepy']],
@@ -448,11 +607,20 @@ forEachEngine(() => {
       ];
       for (const [q, plain, live] of cases) {
         expect(plain, `the case ${q} must tell the two readings apart`).not.toEqual(live);
-        const r = await c.call<{ notes: { id: string }[] }>('GET', `/v1/personas/ops/recall?q=${encodeURIComponent(q)}&limit=50`);
+        const r = await c.call<{ notes: { id: string }[] }>(
+          'GET',
+          `/v1/personas/ops/recall?q=${encodeURIComponent(q)}&limit=50`,
+        );
         expect(r.status, q).toBe(200);
         expect(r.body.notes.map((n) => ids[n.id]).sort(), q).toEqual(plain);
         const all = await c.call<{ notes: { id: string }[] }>('GET', `/v1/recall?q=${encodeURIComponent(q)}&limit=50`);
-        expect(all.body.notes.map((n) => ids[n.id]).filter(Boolean).sort(), `/v1/recall ${q}`).toEqual(plain);
+        expect(
+          all.body.notes
+            .map((n) => ids[n.id])
+            .filter(Boolean)
+            .sort(),
+          `/v1/recall ${q}`,
+        ).toEqual(plain);
       }
     });
 
@@ -463,7 +631,9 @@ forEachEngine(() => {
       expect((await stranger.call<{ notes: unknown[] }>('GET', '/v1/recall?q=run')).body.notes).toEqual([]);
       const walkerNote = (await c.call<{ notes: { id: string }[] }>('GET', '/v1/personas/walker/notes')).body.notes[0]!;
       await c.call('DELETE', `/v1/personas/walker/notes/${walkerNote.id}`);
-      expect((await c.call<{ notes: { profile: string }[] }>('GET', '/v1/recall?q=run')).body.notes.map((n) => n.profile)).toEqual(['runner']);
+      expect(
+        (await c.call<{ notes: { profile: string }[] }>('GET', '/v1/recall?q=run')).body.notes.map((n) => n.profile),
+      ).toEqual(['runner']);
     });
 
     it('answers random q strings without a server error, control characters and lone surrogates included, on both recall routes', async () => {
@@ -472,9 +642,34 @@ forEachEngine(() => {
         fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
         fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 1 }),
         fc.integer({ min: 0xd800, max: 0xdfff }).map((u) => String.fromCharCode(u)),
-        fc.constantFrom('"', '*', ':', '(', ')', '^', '+', '-', '{', '}', ' AND ', ' OR ', ' NOT ', 'NEAR(', ' ', 'run', 'cats'),
+        fc.constantFrom(
+          '"',
+          '*',
+          ':',
+          '(',
+          ')',
+          '^',
+          '+',
+          '-',
+          '{',
+          '}',
+          ' AND ',
+          ' OR ',
+          ' NOT ',
+          'NEAR(',
+          ' ',
+          'run',
+          'cats',
+        ),
       );
-      const examples: [string][] = [['a\u0000b'], ['\u0000'], ['cats\u0000'], ['\ud800runs'], ['runs\udfff\u0001'], ['NEAR(\u0000)']];
+      const examples: [string][] = [
+        ['a\u0000b'],
+        ['\u0000'],
+        ['cats\u0000'],
+        ['\ud800runs'],
+        ['runs\udfff\u0001'],
+        ['NEAR(\u0000)'],
+      ];
       await fc.assert(
         fc.asyncProperty(fc.string({ unit, minLength: 1, maxLength: 40 }), async (q) => {
           for (const path of ['/v1/recall', '/v1/personas/runner/recall']) {
@@ -518,7 +713,11 @@ forEachEngine(() => {
       const { createTokenVerifier } = await import('../kit/auth.ts');
       const real = createTokenVerifier({ identityUrl: bed.identity.url, audience: 'persona' });
       let verifications = 0;
-      const counted = { ...real, verify: (h: string | undefined) => (verifications++, real.verify(h)), keySetFetches: 0 };
+      const counted = {
+        ...real,
+        verify: (h: string | undefined) => (verifications++, real.verify(h)),
+        keySetFetches: 0,
+      };
       let clock = Date.now();
       const verifier = rememberVerifiedTokens(counted, { maxBytes: 1 << 20, now: () => clock });
       const header = `Bearer ${await bed.identity.mint(bed.identity.localCredential, 'persona')}`;

@@ -34,7 +34,8 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
       checks: { database: parts.databaseAnswers, identity_keys: () => parts.verifier.keysAvailable() },
       explain: {
         database: 'the database does not answer',
-        identity_keys: 'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',
+        identity_keys:
+          'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',
       },
       readiness: 'Readiness: the database answers and the identity service\u2019s keys are at hand',
     },

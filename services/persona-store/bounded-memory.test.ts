@@ -52,7 +52,9 @@ forEachEngine(() => {
       const random = seededRandom(1);
       // One request per order first: the change log's statement of each order is prepared the first time it is asked for.
       expect((await c.call('GET', '/v1/personas/ada/events?action=field_set&target=city')).status).toBe(200);
-      expect((await c.call('GET', '/v1/personas/ada/events?action=field_set&target=city&order=newest')).status).toBe(200);
+      expect((await c.call('GET', '/v1/personas/ada/events?action=field_set&target=city&order=newest')).status).toBe(
+        200,
+      );
       const before = bed.store.held().preparedStatements;
       expect(before).toBeGreaterThan(0); // the count sees the statements the requests above prepared (SQLite's, or PostgreSQL's named ones)
       const statuses = new Map<number, number>();
@@ -61,12 +63,17 @@ forEachEngine(() => {
         const growing = Array.from({ length: Math.ceil(i / 2) }, (_, k) => ACTIONS[k % ACTIONS.length]).join(',');
         // ... and lists any client may send: distinct actions in a random order and number, with the other filters drawn too.
         const drawn = shuffle([...ACTIONS], random).slice(0, 1 + random(ACTIONS.length));
-        const query = new URLSearchParams({ action: drawn.join(','), target: `t${random(1_000_000)}`, since: new Date(random(2e12)).toISOString() });
+        const query = new URLSearchParams({
+          action: drawn.join(','),
+          target: `t${random(1_000_000)}`,
+          since: new Date(random(2e12)).toISOString(),
+        });
         if (random(2) === 0) query.set('until', new Date(2e12 + random(2e12)).toISOString());
         if (random(2) === 0) query.set('target_kind', ['persona', 'field', 'note'][random(3)]!);
         if (random(2) === 0) query.set('after', String(random(1_000)));
         if (random(2) === 0) query.set('order', random(2) === 0 ? 'newest' : 'oldest');
-        const path = i % 2 === 0 ? `/v1/personas/ada/events?action=${growing}` : `/v1/personas/ada/events?${query.toString()}`;
+        const path =
+          i % 2 === 0 ? `/v1/personas/ada/events?action=${growing}` : `/v1/personas/ada/events?${query.toString()}`;
         const r = await c.call('GET', path);
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       }
@@ -80,7 +87,9 @@ forEachEngine(() => {
     it('names each action at most once: a repeat or an unknown action is 422 saying which and the limit, all 16 at once are answered', async () => {
       const repeat = await c.call('GET', '/v1/personas/ada/events?action=field_set,note_added,field_set');
       expect(repeat.status).toBe(422);
-      expect(repeat.body.detail as string).toMatch(/"field_set" is named twice; name each action once \(a list holds at most 16\)/);
+      expect(repeat.body.detail as string).toMatch(
+        /"field_set" is named twice; name each action once \(a list holds at most 16\)/,
+      );
       const long = await c.call('GET', `/v1/personas/ada/events?action=${[...ACTIONS, 'field_set'].join(',')}`);
       expect(long.status).toBe(422);
       expect(long.body.detail as string).toMatch(/at most 16/);
@@ -88,9 +97,15 @@ forEachEngine(() => {
       expect(unknown.status).toBe(422);
       expect(unknown.text).toMatch(/item 2 is not an action/);
       expect(unknown.text).not.toContain('ghp_secret');
-      const all = await c.call<{ events: { action: string }[] }>('GET', `/v1/personas/ada/events?action=${ACTIONS.join(',')}`);
+      const all = await c.call<{ events: { action: string }[] }>(
+        'GET',
+        `/v1/personas/ada/events?action=${ACTIONS.join(',')}`,
+      );
       expect(all.body.events.map((e) => e.action)).toEqual(['persona_created', 'field_set', 'note_added']);
-      const some = await c.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?action=note_added,persona_created');
+      const some = await c.call<{ events: { action: string }[] }>(
+        'GET',
+        '/v1/personas/ada/events?action=note_added,persona_created',
+      );
       expect(some.body.events.map((e) => e.action)).toEqual(['persona_created', 'note_added']);
     });
   });
@@ -128,7 +143,9 @@ describe('remembered tokens', () => {
     const real = createTokenVerifier({ identityUrl: bed.identity.url, audience: 'persona' });
     let verifications = 0;
     const counted = { ...real, verify: (h: string | undefined) => (verifications++, real.verify(h)) };
-    const [a, b, d] = await Promise.all([1, 2, 3].map(() => bed.identity.mint(bed.identity.localCredential, 'persona')));
+    const [a, b, d] = await Promise.all(
+      [1, 2, 3].map(() => bed.identity.mint(bed.identity.localCredential, 'persona')),
+    );
     const size = a!.length + 300; // a token and its entry's overhead, with room for the account
     const remembered = rememberVerifiedTokens(counted, { maxBytes: 2 * size });
     for (const t of [a, b, a, d]) await remembered.verify(`Bearer ${t}`); // d pushes out b, not a (used just before)

@@ -56,14 +56,21 @@ describe.skipIf(skip !== undefined)(`the persona store's bundle${skip ? ` (skipp
       const deadline = Date.now() + 120_000;
       let ready: unknown;
       while (!ready && Date.now() < deadline && child.exitCode === null) {
-        ready = await fetch(`http://127.0.0.1:${port}/ready`).then((r) => (r.ok ? r.json() : undefined), () => undefined);
+        ready = await fetch(`http://127.0.0.1:${port}/ready`).then(
+          (r) => (r.ok ? r.json() : undefined),
+          () => undefined,
+        );
         if (!ready) await new Promise((r) => setTimeout(r, 100));
       }
       expect(ready).toMatchObject({ checks: { database: 'ok' } });
       const c = new Client(`http://127.0.0.1:${port}`, await identity.mint(identity.localCredential, 'persona'));
       expect((await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' })).status).toBe(201);
       expect((await c.call('POST', '/v1/personas/ada/notes', note('running along the river'))).status).toBe(201);
-      expect((await c.call<{ notes: { content: string }[] }>('GET', '/v1/personas/ada/recall?q=runs')).body.notes.map((n) => n.content)).toEqual(['running along the river']);
+      expect(
+        (await c.call<{ notes: { content: string }[] }>('GET', '/v1/personas/ada/recall?q=runs')).body.notes.map(
+          (n) => n.content,
+        ),
+      ).toEqual(['running along the river']);
     } finally {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -40,7 +40,9 @@ function targetConfig(to: string | undefined): PersonaConfig {
     return loadPersonaConfig(to === undefined ? process.env : { ...process.env, PERSONA_DATABASE_URL: to });
   } catch (err) {
     if (err instanceof ConfigError && to !== undefined && /DATABASE_URL/.test(err.message)) {
-      throw new Usage(`--to takes a postgres:// (or postgresql://) URL, such as postgres://user:password@127.0.0.1:5432/personas.`);
+      throw new Usage(
+        `--to takes a postgres:// (or postgresql://) URL, such as postgres://user:password@127.0.0.1:5432/personas.`,
+      );
     }
     throw err;
   }
@@ -52,7 +54,9 @@ async function openPostgres(config: PersonaConfig, url: string): Promise<Persona
     return await openPostgresEngine(postgresOptions(config, url));
   } catch (err) {
     const where = new URL(url);
-    throw new Error(`cannot use PostgreSQL at ${where.hostname}:${where.port || 5432}${where.pathname}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `cannot use PostgreSQL at ${where.hostname}:${where.port || 5432}${where.pathname}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -74,15 +78,25 @@ async function localAccount(config: PersonaConfig): Promise<{ id: string; name: 
   }
   let res: Response;
   try {
-    res = await fetch(new URL(urlPath`/v1/account`, config.identityUrl), { headers: { authorization: `Bearer ${credential}` }, signal: AbortSignal.timeout(10_000) });
+    res = await fetch(new URL(urlPath`/v1/account`, config.identityUrl), {
+      headers: { authorization: `Bearer ${credential}` },
+      signal: AbortSignal.timeout(10_000),
+    });
   } catch {
-    throw why(`the identity service at ${config.identityUrl} does not answer; start the app, or PERSONA_IDENTITY_URL names another one`);
+    throw why(
+      `the identity service at ${config.identityUrl} does not answer; start the app, or PERSONA_IDENTITY_URL names another one`,
+    );
   }
   if (res.status !== 200) throw why(`the identity service at ${config.identityUrl} answered ${res.status}`);
   return (await res.json()) as { id: string; name: string };
 }
 
-async function runMoveIn(options: { from?: string; to?: string; account?: string; 'source-account'?: string }): Promise<void> {
+async function runMoveIn(options: {
+  from?: string;
+  to?: string;
+  account?: string;
+  'source-account'?: string;
+}): Promise<void> {
   const config = targetConfig(options.to);
   const url = config.databaseUrl;
   if (url === undefined) throw new Usage('move-in needs a target: --to postgres://... or PERSONA_DATABASE_URL.');
@@ -90,21 +104,34 @@ async function runMoveIn(options: { from?: string; to?: string; account?: string
   const target = await openPostgres(config, url);
   try {
     const people = source.personas.length;
-    process.stdout.write(`${source.file}: ${people} persona(s), ${source.deletedLogs.length} change-log entr${source.deletedLogs.length === 1 ? 'y' : 'ies'} of deleted personas\n`);
+    process.stdout.write(
+      `${source.file}: ${people} persona(s), ${source.deletedLogs.length} change-log entr${source.deletedLogs.length === 1 ? 'y' : 'ies'} of deleted personas\n`,
+    );
     const report = await moveIn(source, target, {
       account: options.account,
       sourceAccount: options['source-account'],
-      limits: { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength },
+      limits: {
+        maxValueBytes: config.maxValueBytes,
+        maxNoteChars: config.maxNoteChars,
+        maxKeyLength: config.maxKeyLength,
+      },
     });
     for (const p of report.copied) {
-      process.stdout.write(`copied "${p.profile}" (account ${p.account}): ${p.fields} field(s), ${p.notes} note(s), ${p.events} change-log entr${p.events === 1 ? 'y' : 'ies'}\n`);
+      process.stdout.write(
+        `copied "${p.profile}" (account ${p.account}): ${p.fields} field(s), ${p.notes} note(s), ${p.events} change-log entr${p.events === 1 ? 'y' : 'ies'}\n`,
+      );
     }
-    for (const p of report.alreadyThere) process.stdout.write(`already there, left as it is: "${p.profile}" (account ${p.account})\n`);
-    if (report.deletedLogs > 0) process.stdout.write(`copied the change-log entries of ${report.deletedLogs} deleted persona(s)\n`);
+    for (const p of report.alreadyThere)
+      process.stdout.write(`already there, left as it is: "${p.profile}" (account ${p.account})\n`);
+    if (report.deletedLogs > 0)
+      process.stdout.write(`copied the change-log entries of ${report.deletedLogs} deleted persona(s)\n`);
     if (report.renumbered.length > 0) {
-      process.stdout.write(`the target already had rows numbered like these, so ${report.renumbered.join(', ')} got new numbers there (in the same order)\n`);
+      process.stdout.write(
+        `the target already had rows numbered like these, so ${report.renumbered.join(', ')} got new numbers there (in the same order)\n`,
+      );
     }
-    if (report.copied.length === 0 && report.deletedLogs === 0) process.stdout.write('Everything is already there; nothing was changed.\n');
+    if (report.copied.length === 0 && report.deletedLogs === 0)
+      process.stdout.write('Everything is already there; nothing was changed.\n');
     else process.stdout.write('Done. Point every copy of the app at this database with PERSONA_DATABASE_URL.\n');
   } finally {
     await target.close();
@@ -120,16 +147,26 @@ async function runImport(file: string, options: { to?: string; account?: string;
     account = local.id;
     process.stdout.write(`importing for the local account ${local.id} (${local.name})\n`);
   }
-  const target = config.databaseUrl === undefined ? await openEngine(config, join(config.dataDir, DATABASE_FILE)) : await openPostgres(config, config.databaseUrl);
+  const target =
+    config.databaseUrl === undefined
+      ? await openEngine(config, join(config.dataDir, DATABASE_FILE))
+      : await openPostgres(config, config.databaseUrl);
   try {
     const report = await importExport(document, target, {
       account,
       profile: options.profile,
-      limits: { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength },
+      limits: {
+        maxValueBytes: config.maxValueBytes,
+        maxNoteChars: config.maxNoteChars,
+        maxKeyLength: config.maxKeyLength,
+      },
     });
-    process.stdout.write(`imported "${report.profile}" (account ${report.account}) into ${target.name === 'postgres' ? 'PostgreSQL' : join(config.dataDir, DATABASE_FILE)}: `);
+    process.stdout.write(
+      `imported "${report.profile}" (account ${report.account}) into ${target.name === 'postgres' ? 'PostgreSQL' : join(config.dataDir, DATABASE_FILE)}: `,
+    );
     process.stdout.write(`${report.fields} field(s), ${report.notes} note(s)\n`);
-    if (report.newNoteIds > 0) process.stdout.write(`${report.newNoteIds} note(s) got a new id: theirs was already used in this database\n`);
+    if (report.newNoteIds > 0)
+      process.stdout.write(`${report.newNoteIds} note(s) got a new id: theirs was already used in this database\n`);
   } finally {
     await target.close();
   }
@@ -156,10 +193,12 @@ try {
   const [command, ...rest] = positionals;
   if (values.help) process.stdout.write(`${USAGE}\n`);
   else if (command === 'move-in' && rest.length === 0) {
-    if (values.profile !== undefined) throw new Usage('--profile is for import; move-in copies every profile as it is.');
+    if (values.profile !== undefined)
+      throw new Usage('--profile is for import; move-in copies every profile as it is.');
     await runMoveIn(values);
   } else if (command === 'import' && rest.length === 1) {
-    if (values.from !== undefined || values['source-account'] !== undefined) throw new Usage('--from and --source-account are for move-in; import takes the export file as its argument.');
+    if (values.from !== undefined || values['source-account'] !== undefined)
+      throw new Usage('--from and --source-account are for move-in; import takes the export file as its argument.');
     await runImport(rest[0]!, values);
   } else throw new Usage(command === undefined ? '' : `unknown command or arguments: ${positionals.join(' ')}`);
 } catch (err) {

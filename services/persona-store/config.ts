@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from '../../common/change-log.ts';
 import { SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
-import { ConfigError, commonSettings, integerSetting, identityUrlSetting, loadConfig, parse, setting } from '../kit/config.ts';
+import {
+  ConfigError,
+  commonSettings,
+  integerSetting,
+  identityUrlSetting,
+  loadConfig,
+  parse,
+  setting,
+} from '../kit/config.ts';
 
 export { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
 
@@ -15,7 +23,10 @@ const SHARED_ACCOUNT = /^[^=\s,]{1,200}=[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
 export const personaSettings = {
   ...commonSettings(PERSONA),
-  identityUrl: identityUrlSetting(SERVICE_CATALOGUE.identity.port, 'Base URL of the identity service whose keys verify tokens (its iss).'),
+  identityUrl: identityUrlSetting(
+    SERVICE_CATALOGUE.identity.port,
+    'Base URL of the identity service whose keys verify tokens (its iss).',
+  ),
   sessionRecheckMs: integerSetting(
     'SESSION_RECHECK_MS',
     { min: 0, max: 60_000, fallback: 5000 },
@@ -27,7 +38,12 @@ export const personaSettings = {
     undefined,
     'Base URL of the settings service; with PERSONA_SETTINGS_API_TOKEN, each request reads the caller\u2019s persona settings from it.',
   ),
-  settingsApiToken: setting('SETTINGS_API_TOKEN', parse.text(), undefined, 'Bearer token this service presents to the settings service.'),
+  settingsApiToken: setting(
+    'SETTINGS_API_TOKEN',
+    parse.text(),
+    undefined,
+    'Bearer token this service presents to the settings service.',
+  ),
   settingsTimeoutMs: integerSetting(
     'SETTINGS_TIMEOUT_MS',
     { min: 50, max: 30_000, fallback: 2000 },
@@ -49,13 +65,42 @@ export const personaSettings = {
     { min: 1, max: 86_400, fallback: 60 },
     'How often the sweeper destroys entries whose grace period ended (seconds).',
   ),
-  keepReplacedValues: setting('KEEP_REPLACED_VALUES', parse.boolean(), 'false', 'Whether the change log keeps what a change replaced (the person may choose).'),
-  pageSize: integerSetting('PAGE_SIZE', { min: 1, max: 1000, fallback: 100 }, 'Largest page of a list, export or change log; a person may lower it.'),
-  pinCapFields: integerSetting('PIN_CAP_FIELDS', { min: 0, max: 1000, fallback: 25 }, 'Most pinned fields per persona; a person may lower it.'),
-  pinCapNotes: integerSetting('PIN_CAP_NOTES', { min: 0, max: 1000, fallback: 25 }, 'Most pinned notes per persona; a person may lower it.'),
-  maxValueBytes: integerSetting('MAX_VALUE_BYTES', { min: 16, max: 1_048_576, fallback: 16384 }, 'Largest field value, as compact JSON in UTF-8 bytes.'),
-  maxNoteChars: integerSetting('MAX_NOTE_CHARS', { min: 16, max: 1_000_000, fallback: 8000 }, 'Longest note content, in characters.'),
-  maxKeyLength: integerSetting('MAX_KEY_LENGTH', { min: 8, max: 256, fallback: 64 }, 'Longest field key after normalisation, in characters.'),
+  keepReplacedValues: setting(
+    'KEEP_REPLACED_VALUES',
+    parse.boolean(),
+    'false',
+    'Whether the change log keeps what a change replaced (the person may choose).',
+  ),
+  pageSize: integerSetting(
+    'PAGE_SIZE',
+    { min: 1, max: 1000, fallback: 100 },
+    'Largest page of a list, export or change log; a person may lower it.',
+  ),
+  pinCapFields: integerSetting(
+    'PIN_CAP_FIELDS',
+    { min: 0, max: 1000, fallback: 25 },
+    'Most pinned fields per persona; a person may lower it.',
+  ),
+  pinCapNotes: integerSetting(
+    'PIN_CAP_NOTES',
+    { min: 0, max: 1000, fallback: 25 },
+    'Most pinned notes per persona; a person may lower it.',
+  ),
+  maxValueBytes: integerSetting(
+    'MAX_VALUE_BYTES',
+    { min: 16, max: 1_048_576, fallback: 16384 },
+    'Largest field value, as compact JSON in UTF-8 bytes.',
+  ),
+  maxNoteChars: integerSetting(
+    'MAX_NOTE_CHARS',
+    { min: 16, max: 1_000_000, fallback: 8000 },
+    'Longest note content, in characters.',
+  ),
+  maxKeyLength: integerSetting(
+    'MAX_KEY_LENGTH',
+    { min: 8, max: 256, fallback: 64 },
+    'Longest field key after normalisation, in characters.',
+  ),
   verifiedTokensBytes: integerSetting(
     'VERIFIED_TOKENS_BYTES',
     { min: 0, max: 67_108_864, fallback: 1048576 },
@@ -72,7 +117,9 @@ export const personaSettings = {
     z
       .string()
       .min(1)
-      .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), { message: 'must be a postgres:// (or postgresql://) URL' }),
+      .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), {
+        message: 'must be a postgres:// (or postgresql://) URL',
+      }),
     undefined,
     'PostgreSQL to keep personas in (postgres://user:password@host:port/database), shared by every copy of the app pointed at it; unset, the SQLite file in the data folder.',
   ),
@@ -86,14 +133,23 @@ export const personaSettings = {
     undefined,
     "With PostgreSQL: accounts of this machine's identity service whose rows are kept under a name shared with the person's other machines, as <account id>=<name> pairs.",
   ),
-  databasePoolSize: integerSetting('DATABASE_POOL_SIZE', { min: 1, max: 100, fallback: 10 }, 'Most connections this copy opens to PostgreSQL at once.'),
+  databasePoolSize: integerSetting(
+    'DATABASE_POOL_SIZE',
+    { min: 1, max: 100, fallback: 10 },
+    'Most connections this copy opens to PostgreSQL at once.',
+  ),
   databaseTls: setting(
     'DATABASE_TLS',
     z.enum(DATABASE_TLS_MODES, { message: `must be one of ${DATABASE_TLS_MODES.join(', ')}` }),
     'off',
     'TLS to PostgreSQL: off, verify (the server certificate is checked against the system CAs or PERSONA_DATABASE_CA_FILE), or require (encrypted, certificate not checked).',
   ),
-  databaseCaFile: setting('DATABASE_CA_FILE', parse.text(), undefined, 'PEM file of the CA that signed the PostgreSQL server certificate (with PERSONA_DATABASE_TLS=verify).'),
+  databaseCaFile: setting(
+    'DATABASE_CA_FILE',
+    parse.text(),
+    undefined,
+    'PEM file of the CA that signed the PostgreSQL server certificate (with PERSONA_DATABASE_TLS=verify).',
+  ),
   databaseConnectTimeoutMs: integerSetting(
     'DATABASE_CONNECT_TIMEOUT_MS',
     { min: 100, max: 120_000, fallback: 10000 },
@@ -111,13 +167,19 @@ export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
     );
   }
   if (c.databaseUrl === undefined && c.sharedAccounts !== undefined) {
-    throw new ConfigError('PERSONA_SHARED_ACCOUNTS applies to PostgreSQL only (a SQLite file is one machine\u2019s); set PERSONA_DATABASE_URL too, or remove it.');
+    throw new ConfigError(
+      'PERSONA_SHARED_ACCOUNTS applies to PostgreSQL only (a SQLite file is one machine\u2019s); set PERSONA_DATABASE_URL too, or remove it.',
+    );
   }
   if (c.databaseUrl === undefined && (env.PERSONA_DATABASE_TLS || c.databaseCaFile !== undefined)) {
-    throw new ConfigError('PERSONA_DATABASE_TLS and PERSONA_DATABASE_CA_FILE apply to PostgreSQL only; set PERSONA_DATABASE_URL too, or remove them.');
+    throw new ConfigError(
+      'PERSONA_DATABASE_TLS and PERSONA_DATABASE_CA_FILE apply to PostgreSQL only; set PERSONA_DATABASE_URL too, or remove them.',
+    );
   }
   if (c.databaseCaFile !== undefined && c.databaseTls !== 'verify') {
-    throw new ConfigError('PERSONA_DATABASE_CA_FILE is used only to verify the server; set PERSONA_DATABASE_TLS=verify, or remove it.');
+    throw new ConfigError(
+      'PERSONA_DATABASE_CA_FILE is used only to verify the server; set PERSONA_DATABASE_TLS=verify, or remove it.',
+    );
   }
   return c;
 }

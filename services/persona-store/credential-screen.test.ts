@@ -19,17 +19,43 @@ type Request = [method: string, path: string, body: unknown, headers?: Record<st
 /** Every write path that takes a string: (name, the member the refusal must name, request putting `s` in that string). */
 const writePaths: [string, string, (s: string) => Request][] = [
   ['create_persona profile', 'body.profile', (s) => ['POST', '/v1/personas', { profile: s, display_name: 'Fresh' }]],
-  ...(['display_name', 'pronouns', 'tone', 'language', 'verbosity', 'speaking_style'] as const).flatMap((m): [string, string, (s: string) => Request][] => [
-    [`create_persona ${m}`, `body.${m}`, (s) => ['POST', '/v1/personas', { profile: 'fresh', display_name: 'Fresh', [m]: s }]],
-    [`update_persona ${m}`, `body.${m}`, (s) => ['PATCH', '/v1/personas/ada', { [m]: s }]],
-  ]),
+  ...(['display_name', 'pronouns', 'tone', 'language', 'verbosity', 'speaking_style'] as const).flatMap(
+    (m): [string, string, (s: string) => Request][] => [
+      [
+        `create_persona ${m}`,
+        `body.${m}`,
+        (s) => ['POST', '/v1/personas', { profile: 'fresh', display_name: 'Fresh', [m]: s }],
+      ],
+      [`update_persona ${m}`, `body.${m}`, (s) => ['PATCH', '/v1/personas/ada', { [m]: s }]],
+    ],
+  ),
   ['put_field key', 'path key', (s) => ['PUT', `/v1/personas/ada/fields/${encodeURIComponent(s)}`, field(1)]],
-  ['put_field description', 'body.description', (s) => ['PUT', '/v1/personas/ada/fields/notes_on_access', field(1, { description: s })]],
-  ['put_field value, nested', 'body.value[0].settings.url', (s) => ['PUT', '/v1/personas/ada/fields/servers', field([{ name: 'db', settings: { url: s } }])]],
-  ['put_field value, member name', 'body.value (a member name)', (s) => ['PUT', '/v1/personas/ada/fields/lookup', field({ [s]: true })]],
-  ['add_note content', 'body.content', (s) => ['POST', '/v1/personas/ada/notes', note(`Remember this for later: ${s}`)]],
+  [
+    'put_field description',
+    'body.description',
+    (s) => ['PUT', '/v1/personas/ada/fields/notes_on_access', field(1, { description: s })],
+  ],
+  [
+    'put_field value, nested',
+    'body.value[0].settings.url',
+    (s) => ['PUT', '/v1/personas/ada/fields/servers', field([{ name: 'db', settings: { url: s } }])],
+  ],
+  [
+    'put_field value, member name',
+    'body.value (a member name)',
+    (s) => ['PUT', '/v1/personas/ada/fields/lookup', field({ [s]: true })],
+  ],
+  [
+    'add_note content',
+    'body.content',
+    (s) => ['POST', '/v1/personas/ada/notes', note(`Remember this for later: ${s}`)],
+  ],
   // A header holds one line: a multi-line secret (a PEM key) goes in with its line breaks as spaces.
-  ['add_note Idempotency-Key', 'header Idempotency-Key', (s) => ['POST', '/v1/personas/ada/notes', note('a note'), { 'idempotency-key': s.replace(/\n/g, ' ') }]],
+  [
+    'add_note Idempotency-Key',
+    'header Idempotency-Key',
+    (s) => ['POST', '/v1/personas/ada/notes', note('a note'), { 'idempotency-key': s.replace(/\n/g, ' ') }],
+  ],
   ['revise_note content', 'body.content', (s) => ['PATCH', `/v1/personas/ada/notes/${noteId}`, { content: s }]],
 ];
 
@@ -54,7 +80,11 @@ forEachEngine(() => {
         done();
       },
     });
-    bed = await startTestbed({ PERSONA_MAX_VALUE_BYTES: '65536', PERSONA_MAX_NOTE_CHARS: '65536' }, undefined, createLogger('persona-store', 'info', sink));
+    bed = await startTestbed(
+      { PERSONA_MAX_VALUE_BYTES: '65536', PERSONA_MAX_NOTE_CHARS: '65536' },
+      undefined,
+      createLogger('persona-store', 'info', sink),
+    );
     c = bed.owner;
     await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' });
     noteId = (await c.call('POST', '/v1/personas/ada/notes', note('a note to revise'))).body.id as string;
@@ -72,8 +102,12 @@ forEachEngine(() => {
     });
 
     it('covers every card member on create and PATCH', () => {
-      const create = writePaths.filter(([name]) => name.startsWith('create_persona ')).map(([name]) => name.slice('create_persona '.length));
-      const update = writePaths.filter(([name]) => name.startsWith('update_persona ')).map(([name]) => name.slice('update_persona '.length));
+      const create = writePaths
+        .filter(([name]) => name.startsWith('create_persona '))
+        .map(([name]) => name.slice('create_persona '.length));
+      const update = writePaths
+        .filter(([name]) => name.startsWith('update_persona '))
+        .map(([name]) => name.slice('update_persona '.length));
       expect(create.sort()).toEqual(['profile', ...CARD_MEMBERS].sort());
       expect(update.sort()).toEqual([...CARD_MEMBERS].sort());
     });
@@ -94,7 +128,9 @@ forEachEngine(() => {
       expect(misses).toEqual([]);
       // Nothing was stored and nothing was logged.
       const exported = await c.call('GET', '/v1/personas/ada/export');
-      expect((await c.call<{ personas: { profile: string }[] }>('GET', '/v1/personas')).body.personas.map((p) => p.profile)).toEqual(['ada']);
+      expect(
+        (await c.call<{ personas: { profile: string }[] }>('GET', '/v1/personas')).body.personas.map((p) => p.profile),
+      ).toEqual(['ada']);
       for (const { secret } of corpus) {
         expect(exported.text).not.toContain(secret.slice(0, 24));
         expect(logged).not.toContain(secret.slice(0, 24));
@@ -118,13 +154,22 @@ forEachEngine(() => {
         ['path key', ['PUT', `/v1/personas/ada/fields/${'a'.repeat(80)}_${token}`, field(1)]], // a key longer than 64
         ['body.content', ['POST', '/v1/personas/ada/notes', note(`${'word '.repeat(14_000)}${token}`)]], // over the note limit (413)
         ['body.value', ['PUT', '/v1/personas/ada/fields/big', field(`${'x'.repeat(70_000)} ${token}`)]], // over the value limit (413)
-        ['header Idempotency-Key', ['POST', '/v1/personas/ada/notes', note('a note'), { 'idempotency-key': `${token}${'k'.repeat(200)}` }]], // longer than 200
+        [
+          'header Idempotency-Key',
+          ['POST', '/v1/personas/ada/notes', note('a note'), { 'idempotency-key': `${token}${'k'.repeat(200)}` }],
+        ], // longer than 200
       ];
       for (const [member, [method, url, body, headers]] of cases) {
-        await expectRefused(await c.call(method, url, body, headers), member.startsWith('path') ? token : JSON.stringify(body).includes(pem) ? pem : token, member);
+        await expectRefused(
+          await c.call(method, url, body, headers),
+          member.startsWith('path') ? token : JSON.stringify(body).includes(pem) ? pem : token,
+          member,
+        );
       }
       // Without the credential, the same requests are refused for what they are.
-      expect((await c.call('POST', '/v1/personas', { profile: 'capped', display_name: 'n'.repeat(201) })).body.title).toBe('Unprocessable Content');
+      expect(
+        (await c.call('POST', '/v1/personas', { profile: 'capped', display_name: 'n'.repeat(201) })).body.title,
+      ).toBe('Unprocessable Content');
       expect((await c.call('POST', '/v1/personas/ada/notes', note('word '.repeat(14_000)))).status).toBe(413);
     });
 
@@ -141,10 +186,17 @@ forEachEngine(() => {
       expect(new Set(ordinary).size).toBe(ordinary.length);
       const refused: string[] = [];
       for (const [i, text] of ordinary.entries()) {
-        const asNote = await c.call('POST', '/v1/personas/ada/notes', note(text), { 'idempotency-key': `ordinary-${i}` });
-        const asValue = await c.call('PUT', `/v1/personas/ada/fields/ordinary_${i}`, field({ text }, { description: text.slice(0, 1000) }));
+        const asNote = await c.call('POST', '/v1/personas/ada/notes', note(text), {
+          'idempotency-key': `ordinary-${i}`,
+        });
+        const asValue = await c.call(
+          'PUT',
+          `/v1/personas/ada/fields/ordinary_${i}`,
+          field({ text }, { description: text.slice(0, 1000) }),
+        );
         const asCard = await c.call('PATCH', '/v1/personas/ada', { speaking_style: text.slice(0, 2000) });
-        if (asNote.status !== 201 || asValue.status !== 200 || asCard.status !== 200) refused.push(`${asNote.status}/${asValue.status}/${asCard.status}: ${text}`);
+        if (asNote.status !== 201 || asValue.status !== 200 || asCard.status !== 200)
+          refused.push(`${asNote.status}/${asValue.status}/${asCard.status}: ${text}`);
       }
       expect(refused).toEqual([]);
       // 735 writes: a generous backstop for a loaded machine, not a window.
@@ -155,19 +207,34 @@ forEachEngine(() => {
     it('uses secretlint for the shapes its own regexes do not list, with and without digits', async () => {
       const { fastShape, findCredential } = await import('./credential-screen.ts');
       const random = seededRandom(2);
-      const onlySecretlint = VARIANTS.flatMap((variant) => credentialCorpus(random, variant)).filter((e) => SECRETLINT_ONLY.includes(e.provider));
-      expect(new Set(onlySecretlint.map((e) => `${e.provider} ${e.variant}`)).size).toBe(SECRETLINT_ONLY.length * VARIANTS.length);
+      const onlySecretlint = VARIANTS.flatMap((variant) => credentialCorpus(random, variant)).filter((e) =>
+        SECRETLINT_ONLY.includes(e.provider),
+      );
+      expect(new Set(onlySecretlint.map((e) => `${e.provider} ${e.variant}`)).size).toBe(
+        SECRETLINT_ONLY.length * VARIANTS.length,
+      );
       for (const { provider, variant, secret } of onlySecretlint) {
         expect(fastShape(secret), `${provider} ${variant}`).toBeUndefined();
-        expect(await findCredential([{ where: 'body.content', text: `my token is ${secret}` }]), `${provider} ${variant}`).toEqual({ kind: 'a credential', where: 'body.content' });
+        expect(
+          await findCredential([{ where: 'body.content', text: `my token is ${secret}` }]),
+          `${provider} ${variant}`,
+        ).toEqual({ kind: 'a credential', where: 'body.content' });
       }
     });
 
     it('finds a token whose random part has no digit, which it once skipped without asking secretlint', async () => {
       const { findCredential } = await import('./credential-screen.ts');
       const letters = 'kQmZxTrwPLbnVcaHdEsYgUfJiOlMpNqR';
-      for (const secret of [`figd_${letters}${letters.slice(0, 16)}`, `hvs.${letters.repeat(3)}`, `glsa_${letters}_abcdefab`, `vcp_${letters}${letters.slice(0, 8)}`]) {
-        expect(await findCredential([{ where: 'body.content', text: secret }]), secret.slice(0, 5)).toEqual({ kind: 'a credential', where: 'body.content' });
+      for (const secret of [
+        `figd_${letters}${letters.slice(0, 16)}`,
+        `hvs.${letters.repeat(3)}`,
+        `glsa_${letters}_abcdefab`,
+        `vcp_${letters}${letters.slice(0, 8)}`,
+      ]) {
+        expect(await findCredential([{ where: 'body.content', text: secret }]), secret.slice(0, 5)).toEqual({
+          kind: 'a credential',
+          where: 'body.content',
+        });
       }
     });
 
@@ -218,7 +285,15 @@ forEachEngine(() => {
         }
       }
       // A placeholder under the same name is data about a credential, not the credential.
-      expect((await c.call('PUT', '/v1/personas/ada/fields/login', field({ password: '<in the identity service>', api_key: 'your-api-key-here' }))).status).toBe(200);
+      expect(
+        (
+          await c.call(
+            'PUT',
+            '/v1/personas/ada/fields/login',
+            field({ password: '<in the identity service>', api_key: 'your-api-key-here' }),
+          )
+        ).status,
+      ).toBe(200);
     });
   });
 });
@@ -231,7 +306,8 @@ describe('the detector, over many seeded draws of the corpus', () => {
     for (let draw = 0; draw < 100; draw++) {
       for (const variant of VARIANTS) {
         for (const { provider, secret } of credentialCorpus(random, variant)) {
-          if (!(await findCredential([{ where: 'body.content', text: secret }]))) misses.push(`${provider} (${variant}, draw ${draw}): ${secret.slice(0, 6)}...`);
+          if (!(await findCredential([{ where: 'body.content', text: secret }])))
+            misses.push(`${provider} (${variant}, draw ${draw}): ${secret.slice(0, 6)}...`);
         }
       }
     }

@@ -37,12 +37,26 @@ const SHAPES: Shape[] = [
   { name: 'a GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/ },
   { name: 'a GitLab token', pattern: /\bgl(?:pat|dt|rt|ptt|ft|oas|cbt|agent)-[A-Za-z0-9_-]{20,}/ },
   { name: 'an AWS access key', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/ },
-  { name: 'an AWS secret key', pattern: /aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/i },
-  { name: 'a Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}|hooks\.slack\.com\/services\/T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]{16,}/ },
+  {
+    name: 'an AWS secret key',
+    pattern: /aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/i,
+  },
+  {
+    name: 'a Slack token',
+    pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}|hooks\.slack\.com\/services\/T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]{16,}/,
+  },
   { name: 'a Stripe key', pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}/ },
   { name: 'an Anthropic API key', pattern: /\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}/ },
-  { name: 'an OpenAI API key', pattern: /\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b/ },
-  { name: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])|\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])|\bya29\.[0-9A-Za-z_-]{30,}/ },
+  {
+    name: 'an OpenAI API key',
+    pattern:
+      /\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b/,
+  },
+  {
+    name: 'a Google API key',
+    pattern:
+      /\bAIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])|\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])|\bya29\.[0-9A-Za-z_-]{30,}/,
+  },
   { name: 'an npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/ },
   { name: 'a PyPI token', pattern: /\bpypi-AgE[A-Za-z0-9_-]{50,}/ },
   { name: 'a SendGrid key', pattern: /\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
@@ -60,10 +74,16 @@ const SHAPES: Shape[] = [
   { name: 'a Mailgun key', pattern: /\bkey-[0-9a-f]{32}\b/ },
   { name: 'a Mailchimp key', pattern: /\b[0-9a-f]{32}-us\d{1,2}\b/ },
   { name: 'a Telegram bot token', pattern: /\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/ },
-  { name: 'a Discord token', pattern: /\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])/ },
+  {
+    name: 'a Discord token',
+    pattern: /\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])/,
+  },
   { name: 'an Atlassian token', pattern: /\bATATT3[A-Za-z0-9_=-]{60,}/ },
   { name: 'an Azure storage key', pattern: /AccountKey=[A-Za-z0-9+/]{86}==/ },
-  { name: 'a Square token', pattern: /\bEAAA[A-Za-z0-9_-]{60}(?![A-Za-z0-9_-])|\bsq0csp-[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
+  {
+    name: 'a Square token',
+    pattern: /\bEAAA[A-Za-z0-9_-]{60}(?![A-Za-z0-9_-])|\bsq0csp-[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/,
+  },
 ];
 
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;
@@ -74,17 +94,25 @@ const SECRET_NAME = '(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|
 export const SECRET_MEMBER = new RegExp(`^[A-Za-z0-9_-]{0,40}${SECRET_NAME}$`, 'i');
 
 // `password = "..."`-style assignments of 12+ characters: the name, `=` or `:`, the opening quote if any, the value.
-const ASSIGNMENT = new RegExp(`(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*]{12,})`, 'gi');
+const ASSIGNMENT = new RegExp(
+  `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*]{12,})`,
+  'gi',
+);
 /** One word as people write names: lower case, upper case or capitalised, at most 12 letters (`your`, `CLIENT`, `Here`). */
 const PLAIN_WORD = /^(?:[a-z]{1,12}|[A-Z]{1,12}|[A-Z][a-z]{1,11})$/;
 /** Plain words joined by - _ . / (`your-api-key-here`, `YOUR_CLIENT_SECRET`), at most 128 characters; a part at a time, so no pattern backtracks far. */
-const plainName = (value: string) => value.length <= 128 && value.split(/[-_./]/).every((part) => PLAIN_WORD.test(part));
+const plainName = (value: string) =>
+  value.length <= 128 && value.split(/[-_./]/).every((part) => PLAIN_WORD.test(part));
 /** The pieces of a name in code: capitals before a capital or the end (an acronym), an optional capital with lower-case letters, anything else. */
 const CODE_PIECE = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^A-Za-z]+/g;
 /** A name in code (at most 128 characters): camelCase, PascalCase or snake_case words of at most 12 letters, acronyms of 2-12 capitals (`getAccessToken`, `HTTPServerError`). */
 const codeName = (value: string) =>
   value.length <= 128 &&
-  value.split(/[-_.]/).every((part) => (part.match(CODE_PIECE) ?? []).every((piece) => /^(?:[A-Z]?[a-z]{1,12}|[A-Z]{2,12})$/.test(piece)));
+  value
+    .split(/[-_.]/)
+    .every((part) =>
+      (part.match(CODE_PIECE) ?? []).every((piece) => /^(?:[A-Z]?[a-z]{1,12}|[A-Z]{2,12})$/.test(piece)),
+    );
 
 /**
  * Whether the value assigned to a secret's name is the secret itself rather than a placeholder or a
@@ -136,7 +164,11 @@ export function worthSecretlint(text: string): boolean {
  * time that grew with every write this service screened (a run of the credential tests ended in a
  * minutes-long search). Nothing here reads the profile, so its marks are never made.
  */
-(secretLintProfiler as unknown as { perf: { mark(name: string): void; measure(name: string, start: string, end: string): void } }).perf = {
+(
+  secretLintProfiler as unknown as {
+    perf: { mark(name: string): void; measure(name: string, start: string, end: string): void };
+  }
+).perf = {
   mark: () => undefined,
   measure: () => undefined,
 };

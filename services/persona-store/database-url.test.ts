@@ -25,7 +25,14 @@ const dataDir = tempDir('persona-database-url');
 async function start(databaseUrl: string): Promise<{ code: number | undefined; stderr: string; stdout: string }> {
   const r = await execa(process.execPath, ['--import', 'tsx', join(ROOT, 'services', 'run.ts'), 'persona-store'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PERSONA_PORT: String(await freePort()), PERSONA_DATA_DIR: dataDir, PERSONA_LOG_LEVEL: 'warn', PERSONA_DATABASE_URL: databaseUrl },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      PERSONA_PORT: String(await freePort()),
+      PERSONA_DATA_DIR: dataDir,
+      PERSONA_LOG_LEVEL: 'warn',
+      PERSONA_DATABASE_URL: databaseUrl,
+    },
     extendEnv: false,
     reject: false,
   });
@@ -33,7 +40,8 @@ async function start(databaseUrl: string): Promise<{ code: number | undefined; s
 }
 
 const passwordOf = (url: string) => decodeURIComponent(new URL(url).password);
-const withPassword = (url: string, password: string) => Object.assign(new URL(url), { password: encodeURIComponent(password) }).href;
+const withPassword = (url: string, password: string) =>
+  Object.assign(new URL(url), { password: encodeURIComponent(password) }).href;
 
 describe.skipIf(skip)('PERSONA_DATABASE_URL that cannot be used at start', () => {
   beforeAll(async () => {

@@ -19,14 +19,20 @@ export function normaliseKey(raw: string): string {
 /** Raw keys starting with "_" are refused: paths under /fields/_ belong to the service (/fields/_schema). */
 export function fieldKey(raw: string, maxLength: number): string {
   if (raw.startsWith('_')) {
-    throw problem.unprocessable('A field key may not start with "_": paths under /fields/_ are reserved for the service (such as /fields/_schema). Choose a key that starts with a letter or digit.');
+    throw problem.unprocessable(
+      'A field key may not start with "_": paths under /fields/_ are reserved for the service (such as /fields/_schema). Choose a key that starts with a letter or digit.',
+    );
   }
   const key = normaliseKey(raw);
   if (key.length === 0) {
-    throw problem.unprocessable('The field key has no letters or digits, so it normalises to nothing; choose a key with at least one letter or digit.');
+    throw problem.unprocessable(
+      'The field key has no letters or digits, so it normalises to nothing; choose a key with at least one letter or digit.',
+    );
   }
   if ([...key].length > maxLength) {
-    throw problem.unprocessable(`The field key is longer than ${maxLength} characters after normalisation to snake_case; choose a shorter key.`);
+    throw problem.unprocessable(
+      `The field key is longer than ${maxLength} characters after normalisation to snake_case; choose a shorter key.`,
+    );
   }
   return key;
 }

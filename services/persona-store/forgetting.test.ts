@@ -7,7 +7,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { reportSeedOnFailure, seededRandom } from '../../test/support/seed.ts';
 import { createLogger } from '../kit/logger.ts';
 import { DATABASE_FILE } from './service.ts';
-import { field, forEachEngine, note, postgresServer, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+import {
+  field,
+  forEachEngine,
+  note,
+  postgresServer,
+  startTestbed,
+  type Client,
+  type Testbed,
+} from './test-support/harness.ts';
 
 reportSeedOnFailure();
 
@@ -33,7 +41,14 @@ const tailOf = (marker: string) => marker.slice(-16);
 
 /** Where content can be, per engine: each is searched byte by byte (and the full-text terms as the index reports them). */
 const PLACES = {
-  sqlite: ['database file', 'WAL', 'fields_fts shadow tables', 'notes_fts shadow tables', 'fields_fts terms', 'notes_fts terms'],
+  sqlite: [
+    'database file',
+    'WAL',
+    'fields_fts shadow tables',
+    'notes_fts shadow tables',
+    'fields_fts terms',
+    'notes_fts terms',
+  ],
   postgres: ['database files', 'tables', 'full-text index', 'full-text terms'],
 } as const;
 type Place = (typeof PLACES)[keyof typeof PLACES][number];
@@ -41,8 +56,20 @@ type Place = (typeof PLACES)[keyof typeof PLACES][number];
 /** The places of each kind on the testbed's engine, for the tests that name one. */
 const placesOf = (b: Testbed) =>
   b.engine === 'sqlite'
-    ? { file: 'database file', fieldsIndex: 'fields_fts shadow tables', notesIndex: 'notes_fts shadow tables', fieldsTerms: 'fields_fts terms', notesTerms: 'notes_fts terms' } as const
-    : { file: 'database files', fieldsIndex: 'full-text index', notesIndex: 'full-text index', fieldsTerms: 'full-text terms', notesTerms: 'full-text terms' } as const;
+    ? ({
+        file: 'database file',
+        fieldsIndex: 'fields_fts shadow tables',
+        notesIndex: 'notes_fts shadow tables',
+        fieldsTerms: 'fields_fts terms',
+        notesTerms: 'notes_fts terms',
+      } as const)
+    : ({
+        file: 'database files',
+        fieldsIndex: 'full-text index',
+        notesIndex: 'full-text index',
+        fieldsTerms: 'full-text terms',
+        notesTerms: 'full-text terms',
+      } as const);
 
 /**
  * Where any of the words is, byte for byte: the database file and its WAL as they are on disk, the
@@ -55,7 +82,8 @@ function sqliteTraces(dataDir: string, words: string[]): Place[] {
   const found = new Set<Place>();
   const main = join(dataDir, DATABASE_FILE);
   if (holds(readFileSync(main))) found.add('database file');
-  for (const suffix of ['-wal', '-journal']) if (existsSync(main + suffix) && holds(readFileSync(main + suffix))) found.add('WAL');
+  for (const suffix of ['-wal', '-journal'])
+    if (existsSync(main + suffix) && holds(readFileSync(main + suffix))) found.add('WAL');
   const db = new Database(':memory:');
   try {
     db.exec(`ATTACH '${main}' AS store`);
@@ -92,13 +120,17 @@ async function postgresTraces(b: Testbed, words: string[]): Promise<Place[]> {
   await client.connect();
   try {
     const found = new Set<Place>();
-    const { rows: db } = await client.query<{ oid: string }>('SELECT oid::text FROM pg_database WHERE datname = current_database()');
+    const { rows: db } = await client.query<{ oid: string }>(
+      'SELECT oid::text FROM pg_database WHERE datname = current_database()',
+    );
     const base = join(server.dataDir, 'base', db[0]!.oid);
     if (readdirSync(base).some((f) => holds(readFileSync(join(base, f))))) found.add('database files');
     /** The files of a relation: its path and further 1 GB segments (`path.1`, ...). */
     const filesOf = (path: string) => {
       const [dir, name] = [join(server.dataDir, path, '..'), path.split('/').pop()!];
-      return readdirSync(dir).filter((f) => f === name || new RegExp(`^${name}\\.\\d+$`).test(f)).map((f) => join(dir, f));
+      return readdirSync(dir)
+        .filter((f) => f === name || new RegExp(`^${name}\\.\\d+$`).test(f))
+        .map((f) => join(dir, f));
     };
     const relations = async (names: string[], withToast: boolean) => {
       const { rows } = await client.query<{ path: string }>(
@@ -108,8 +140,10 @@ async function postgresTraces(b: Testbed, words: string[]): Promise<Place[]> {
       );
       return rows.flatMap((r) => filesOf(r.path));
     };
-    if ((await relations(['personas', 'fields', 'notes', 'events'], true)).some((f) => holds(readFileSync(f)))) found.add('tables');
-    if ((await relations(['fields_search', 'notes_search'], false)).some((f) => holds(readFileSync(f)))) found.add('full-text index');
+    if ((await relations(['personas', 'fields', 'notes', 'events'], true)).some((f) => holds(readFileSync(f))))
+      found.add('tables');
+    if ((await relations(['fields_search', 'notes_search'], false)).some((f) => holds(readFileSync(f))))
+      found.add('full-text index');
     const { rows: lexemes } = await client.query<{ word: string }>(
       "SELECT word FROM ts_stat('SELECT search FROM fields WHERE search IS NOT NULL') UNION ALL SELECT word FROM ts_stat('SELECT search FROM notes WHERE search IS NOT NULL')",
     );
@@ -120,7 +154,8 @@ async function postgresTraces(b: Testbed, words: string[]): Promise<Place[]> {
   }
 }
 
-const traces = (b: Testbed, words: string[]): Promise<Place[]> => (b.engine === 'sqlite' ? Promise.resolve(sqliteTraces(b.dataDir, words)) : postgresTraces(b, words));
+const traces = (b: Testbed, words: string[]): Promise<Place[]> =>
+  b.engine === 'sqlite' ? Promise.resolve(sqliteTraces(b.dataDir, words)) : postgresTraces(b, words);
 
 /**
  * Makes what the engine holds in memory or in its log reach its files, so that a control finds content
@@ -157,11 +192,21 @@ async function writeMarker(c: Client, profile: string, marker: string): Promise<
   await c.call('PUT', `/v1/personas/${profile}/fields/unrelated`, field('an unrelated value that stays'));
   await c.call('POST', `/v1/personas/${profile}/notes`, note('an unrelated note that stays'));
   const keys = [`${marker}_key`, `other_${marker}`];
-  await c.call('PUT', `/v1/personas/${profile}/fields/${keys[0]}`, field({ first: `${marker} one` }, { description: `about ${marker}` }));
-  await c.call('PUT', `/v1/personas/${profile}/fields/${keys[0]}`, field({ second: `${marker} two` }, { description: `about ${marker}` }));
+  await c.call(
+    'PUT',
+    `/v1/personas/${profile}/fields/${keys[0]}`,
+    field({ first: `${marker} one` }, { description: `about ${marker}` }),
+  );
+  await c.call(
+    'PUT',
+    `/v1/personas/${profile}/fields/${keys[0]}`,
+    field({ second: `${marker} two` }, { description: `about ${marker}` }),
+  );
   await c.call('PUT', `/v1/personas/${profile}/fields/${keys[1]}`, field([marker], { description: 'a second field' }));
   const first = await c.call('POST', `/v1/personas/${profile}/notes`, note(`first words ${marker}`));
-  await c.call('PATCH', `/v1/personas/${profile}/notes/${first.body.id as string}`, { content: `revised words ${marker} again` });
+  await c.call('PATCH', `/v1/personas/${profile}/notes/${first.body.id as string}`, {
+    content: `revised words ${marker} again`,
+  });
   const second = await c.call('POST', `/v1/personas/${profile}/notes`, note(`another note about ${marker}`));
   const log = await c.call('GET', `/v1/personas/${profile}/events`);
   expect(log.text).toContain(marker); // the replaced values are in the change log before destruction
@@ -169,8 +214,10 @@ async function writeMarker(c: Client, profile: string, marker: string): Promise<
 }
 
 async function forgetAll(c: Client, profile: string, w: Written, outcome: string): Promise<void> {
-  for (const key of w.keys) expect((await c.call('DELETE', `/v1/personas/${profile}/fields/${key}`)).body).toEqual({ outcome });
-  for (const id of w.noteIds) expect((await c.call('DELETE', `/v1/personas/${profile}/notes/${id}`)).body).toEqual({ outcome });
+  for (const key of w.keys)
+    expect((await c.call('DELETE', `/v1/personas/${profile}/fields/${key}`)).body).toEqual({ outcome });
+  for (const id of w.noteIds)
+    expect((await c.call('DELETE', `/v1/personas/${profile}/notes/${id}`)).body).toEqual({ outcome });
 }
 
 async function expectGone(b: Testbed, profile: string, words: string[]): Promise<void> {
@@ -197,7 +244,8 @@ function watchedLogger() {
   return {
     logger: createLogger('persona-store', 'info', sink),
     /** Resolves once a line matching `pattern` has been logged (the test's own timeout is the backstop). */
-    line: (pattern: RegExp) => new Promise<void>((resolve) => (pattern.test(lines) ? resolve() : waiting.push({ pattern, resolve }))),
+    line: (pattern: RegExp) =>
+      new Promise<void>((resolve) => (pattern.test(lines) ? resolve() : waiting.push({ pattern, resolve }))),
   };
 }
 
@@ -213,15 +261,28 @@ forEachEngine(() => {
       await expectGone(bed, 'ada', [marker]);
       const exported = await bed.owner.call<{ fields: unknown[]; notes: unknown[] }>('GET', '/v1/personas/ada/export');
       expect([exported.body.fields.length, exported.body.notes.length]).toEqual([1, 1]);
-      const log = await bed.owner.call<{ events: { action: string }[] }>('GET', '/v1/personas/ada/events?action=field_destroyed,note_destroyed');
-      expect(log.body.events.map((e) => e.action)).toEqual(['field_destroyed', 'field_destroyed', 'note_destroyed', 'note_destroyed']);
+      const log = await bed.owner.call<{ events: { action: string }[] }>(
+        'GET',
+        '/v1/personas/ada/events?action=field_destroyed,note_destroyed',
+      );
+      expect(log.body.events.map((e) => e.action)).toEqual([
+        'field_destroyed',
+        'field_destroyed',
+        'note_destroyed',
+        'note_destroyed',
+      ]);
     });
 
     it('destroy after the grace period: pending entries leave every answer, and the sweeper destroys them when it ends', async () => {
       const log = watchedLogger();
       // The sweeper looks every second; the grace period is an hour of the store's clock, which the test moves on.
       bed = await startTestbed(
-        { PERSONA_FORGET_MODE: 'destroy_after_grace', PERSONA_GRACE_PERIOD_SECONDS: '3600', PERSONA_SWEEP_INTERVAL_SECONDS: '1', PERSONA_KEEP_REPLACED_VALUES: 'true' },
+        {
+          PERSONA_FORGET_MODE: 'destroy_after_grace',
+          PERSONA_GRACE_PERIOD_SECONDS: '3600',
+          PERSONA_SWEEP_INTERVAL_SECONDS: '1',
+          PERSONA_KEEP_REPLACED_VALUES: 'true',
+        },
         undefined,
         log.logger,
       );
@@ -230,12 +291,23 @@ forEachEngine(() => {
       await expectEverywhere(bed, marker);
       await forgetAll(bed.owner, 'ada', written, 'pending');
       expect((await bed.owner.call('GET', `/v1/personas/ada/notes/${written.noteIds[0]!}`)).status).toBe(404);
-      expect((await bed.owner.call<{ notes: unknown[]; fields: unknown[] }>('GET', `/v1/personas/ada/recall?q=${marker}`)).body).toEqual({ fields: [], notes: [] });
+      expect(
+        (await bed.owner.call<{ notes: unknown[]; fields: unknown[] }>('GET', `/v1/personas/ada/recall?q=${marker}`))
+          .body,
+      ).toEqual({ fields: [], notes: [] });
       expect(await traces(bed, [marker])).not.toEqual([]); // pending: not destroyed yet
       bed.clock.advance(3_600_000);
       await log.line(/"destroyed":4,.*grace period ended; entries destroyed/);
-      const destroyed = await bed.owner.call<{ events: { asserted_by: string }[] }>('GET', '/v1/personas/ada/events?action=field_destroyed,note_destroyed');
-      expect(destroyed.body.events.map((e) => e.asserted_by)).toEqual(['persona-store', 'persona-store', 'persona-store', 'persona-store']);
+      const destroyed = await bed.owner.call<{ events: { asserted_by: string }[] }>(
+        'GET',
+        '/v1/personas/ada/events?action=field_destroyed,note_destroyed',
+      );
+      expect(destroyed.body.events.map((e) => e.asserted_by)).toEqual([
+        'persona-store',
+        'persona-store',
+        'persona-store',
+        'persona-store',
+      ]);
       await expectGone(bed, 'ada', [marker]);
     });
 
@@ -244,8 +316,12 @@ forEachEngine(() => {
       const marker = newMarker();
       const written = await writeMarker(bed.owner, 'ada', marker);
       // A kept field and a kept note stay in the file until the persona goes; the others are live.
-      expect((await bed.owner.call('DELETE', `/v1/personas/ada/fields/${written.keys[0]!}`)).body).toEqual({ outcome: 'kept' });
-      expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${written.noteIds[0]!}`)).body).toEqual({ outcome: 'kept' });
+      expect((await bed.owner.call('DELETE', `/v1/personas/ada/fields/${written.keys[0]!}`)).body).toEqual({
+        outcome: 'kept',
+      });
+      expect((await bed.owner.call('DELETE', `/v1/personas/ada/notes/${written.noteIds[0]!}`)).body).toEqual({
+        outcome: 'kept',
+      });
       await expectEverywhere(bed, marker);
       expect((await bed.owner.call('DELETE', '/v1/personas/ada')).status).toBe(204);
       expect(await traces(bed, [marker])).toEqual([]);
@@ -264,7 +340,9 @@ forEachEngine(() => {
       await bed.owner.call('PUT', '/v1/personas/ada/fields/city', field(`${marker} town`));
       checkpoint(bed);
       expect(await traces(bed, [marker])).toEqual(
-        bed.engine === 'sqlite' ? ['database file', 'WAL', 'fields_fts shadow tables', 'fields_fts terms'] : [...PLACES.postgres],
+        bed.engine === 'sqlite'
+          ? ['database file', 'WAL', 'fields_fts shadow tables', 'fields_fts terms']
+          : [...PLACES.postgres],
       );
       await bed.owner.call('DELETE', '/v1/personas/ada/fields/city');
       const again = await bed.owner.call('PUT', '/v1/personas/ada/fields/city', field('Lisbon'));
@@ -279,36 +357,53 @@ forEachEngine(() => {
       const c = bed.owner;
       const place = placesOf(bed);
       await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'A' });
-      for (let i = 0; i < 30; i++) await c.call('POST', '/v1/personas/ada/notes', note(`filler note ${i} about the weather`));
+      for (let i = 0; i < 30; i++)
+        await c.call('POST', '/v1/personas/ada/notes', note(`filler note ${i} about the weather`));
       const fieldWords = Array.from({ length: 6 }, newMarker);
       const noteWords = Array.from({ length: 6 }, newMarker);
       // Each revision carries its own word; after each one, is the word it replaced still in the index's bytes?
       const leftBehind = { fields: [] as string[], notes: [] as string[] };
-      await c.call('PUT', '/v1/personas/ada/fields/diary', field({ today: fieldWords[0] }, { description: `entry ${fieldWords[0]}` }));
+      await c.call(
+        'PUT',
+        '/v1/personas/ada/fields/diary',
+        field({ today: fieldWords[0] }, { description: `entry ${fieldWords[0]}` }),
+      );
       const n = await c.call('POST', '/v1/personas/ada/notes', note(`day ${noteWords[0]}`));
       for (let r = 1; r < 6; r++) {
-        await c.call('PUT', '/v1/personas/ada/fields/diary', field({ today: fieldWords[r] }, { description: `entry ${fieldWords[r]}` }));
+        await c.call(
+          'PUT',
+          '/v1/personas/ada/fields/diary',
+          field({ today: fieldWords[r] }, { description: `entry ${fieldWords[r]}` }),
+        );
         await c.call('PATCH', `/v1/personas/ada/notes/${n.body.id as string}`, { content: `day ${noteWords[r]}` });
         const replaced = await traces(bed, [fieldWords[r - 1]!, noteWords[r - 1]!]);
         // A replaced word is never a live term, whatever its bytes do.
         expect(replaced).not.toContain(place.fieldsTerms);
         expect(replaced).not.toContain(place.notesTerms);
-        if ((await traces(bed, [fieldWords[r - 1]!])).includes(place.fieldsIndex)) leftBehind.fields.push(fieldWords[r - 1]!);
-        if ((await traces(bed, [noteWords[r - 1]!])).includes(place.notesIndex)) leftBehind.notes.push(noteWords[r - 1]!);
+        if ((await traces(bed, [fieldWords[r - 1]!])).includes(place.fieldsIndex))
+          leftBehind.fields.push(fieldWords[r - 1]!);
+        if ((await traces(bed, [noteWords[r - 1]!])).includes(place.notesIndex))
+          leftBehind.notes.push(noteWords[r - 1]!);
       }
       // The control: ordinary updates did leave replaced words in the index's bytes, and the checks see them.
       expect(leftBehind.fields.length).toBeGreaterThan(0);
       expect(leftBehind.notes.length).toBeGreaterThan(0);
       checkpoint(bed);
       expect(await traces(bed, [...leftBehind.fields, ...leftBehind.notes])).toEqual(
-        bed.engine === 'sqlite' ? ['database file', 'WAL', 'fields_fts shadow tables', 'notes_fts shadow tables'] : ['database files', 'tables', 'full-text index'],
+        bed.engine === 'sqlite'
+          ? ['database file', 'WAL', 'fields_fts shadow tables', 'notes_fts shadow tables']
+          : ['database files', 'tables', 'full-text index'],
       );
 
       expect((await c.call('DELETE', '/v1/personas/ada/fields/diary')).body).toEqual({ outcome: 'destroyed' });
-      expect((await c.call('DELETE', `/v1/personas/ada/notes/${n.body.id as string}`)).body).toEqual({ outcome: 'destroyed' });
+      expect((await c.call('DELETE', `/v1/personas/ada/notes/${n.body.id as string}`)).body).toEqual({
+        outcome: 'destroyed',
+      });
       expect(await traces(bed, [...fieldWords, ...noteWords])).toEqual([]);
       // What stays is still found.
-      expect((await c.call<{ notes: unknown[] }>('GET', '/v1/personas/ada/recall?q=weather&limit=50')).body.notes).toHaveLength(30);
+      expect(
+        (await c.call<{ notes: unknown[] }>('GET', '/v1/personas/ada/recall?q=weather&limit=50')).body.notes,
+      ).toHaveLength(30);
     });
   });
 
@@ -345,7 +440,9 @@ forEachEngine(() => {
       expect(await bed.store.sweep()).toBe(2);
       await expectGone(bed, 'ada', Object.values(words));
 
-      const log = await bed.owner.call<{ events: { action: string; target_kind: string; changes: string[]; asserted_by: string }[] }>('GET', '/v1/personas/ada/events?target_kind=note');
+      const log = await bed.owner.call<{
+        events: { action: string; target_kind: string; changes: string[]; asserted_by: string }[];
+      }>('GET', '/v1/personas/ada/events?target_kind=note');
       const byNote = log.body.events.map((e) => `${e.action}:${e.changes.join('+')}:${e.asserted_by}`);
       expect(byNote).toEqual([
         'note_added:content+kind+source+pinned:persona',
@@ -368,7 +465,10 @@ forEachEngine(() => {
       await bed.restart({ PERSONA_FORGET_MODE: 'destroy_now' });
       expect((await bed.owner.call('DELETE', '/v1/personas/ada/fields/plan')).body).toEqual({ outcome: 'destroyed' });
       await expectGone(bed, 'ada', [marker]);
-      const log = await bed.owner.call<{ events: { action: string; target: string }[] }>('GET', '/v1/personas/ada/events?target_kind=field');
+      const log = await bed.owner.call<{ events: { action: string; target: string }[] }>(
+        'GET',
+        '/v1/personas/ada/events?target_kind=field',
+      );
       expect(log.body.events.map((e) => `${e.action} ${e.target}`)).toEqual([
         'field_set (destroyed field)',
         'field_forgotten (destroyed field)',

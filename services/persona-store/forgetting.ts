@@ -2,7 +2,15 @@ import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
 import { DESTROYED_FIELD, record, SERVICE_ACTOR, type Change } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
-import { rowIdOf, type EntryRow, type EntryState, type EntryTable, type FieldRow, type NoteRow, type PersonaRow } from './tables.ts';
+import {
+  rowIdOf,
+  type EntryRow,
+  type EntryState,
+  type EntryTable,
+  type FieldRow,
+  type NoteRow,
+  type PersonaRow,
+} from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 
@@ -40,48 +48,113 @@ function forgetStep(state: EntryState, mode: ForgetMode): ForgetOutcome | undefi
   return undefined;
 }
 
-const destroyAt = (policy: Policy, now: Date) => new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString();
+const destroyAt = (policy: Policy, now: Date) =>
+  new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString();
 
-export async function forgetField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, policy: Policy, assertedBy: string, now: Date): Promise<ForgetOutcome | undefined> {
+export async function forgetField(
+  sql: PersonaSql,
+  persona: PersonaRow,
+  row: FieldRow,
+  policy: Policy,
+  assertedBy: string,
+  now: Date,
+): Promise<ForgetOutcome | undefined> {
   const outcome = forgetStep(row.state, policy.forgetMode);
   if (outcome === 'destroyed') await destroyField(sql, persona, row, assertedBy, now.toISOString());
   if (outcome === undefined || outcome === 'destroyed') return outcome;
   if (row.state === 'live') await sql.unindexField(row);
   const pending = outcome === 'pending';
-  await sql.updateField({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null, updated_at: now.toISOString() });
-  await record(sql, entryChange(persona, 'field', 'forgotten', row.key, assertedBy, [pending ? 'pending_destruction' : 'kept']), now.toISOString());
+  await sql.updateField({
+    ...row,
+    state: outcome,
+    destroy_at: pending ? destroyAt(policy, now) : null,
+    updated_at: now.toISOString(),
+  });
+  await record(
+    sql,
+    entryChange(persona, 'field', 'forgotten', row.key, assertedBy, [pending ? 'pending_destruction' : 'kept']),
+    now.toISOString(),
+  );
   return outcome;
 }
 
-export async function forgetNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, policy: Policy, assertedBy: string, now: Date): Promise<ForgetOutcome | undefined> {
+export async function forgetNote(
+  sql: PersonaSql,
+  persona: PersonaRow,
+  row: NoteRow,
+  policy: Policy,
+  assertedBy: string,
+  now: Date,
+): Promise<ForgetOutcome | undefined> {
   const outcome = forgetStep(row.state, policy.forgetMode);
   if (outcome === 'destroyed') await destroyNote(sql, persona, row, assertedBy, now.toISOString());
   if (outcome === undefined || outcome === 'destroyed') return outcome;
   if (row.state === 'live') await sql.unindexNote(row);
   const pending = outcome === 'pending';
   await sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
-  await record(sql, entryChange(persona, 'note', 'forgotten', row.id, assertedBy, [pending ? 'pending_destruction' : 'kept']), now.toISOString());
+  await record(
+    sql,
+    entryChange(persona, 'note', 'forgotten', row.id, assertedBy, [pending ? 'pending_destruction' : 'kept']),
+    now.toISOString(),
+  );
   return outcome;
 }
 
 /** The change-log entry of what forgetting did to a field or note (the store's own doing: no source). */
-function entryChange(persona: PersonaRow, kind: 'field' | 'note', what: 'forgotten' | 'destroyed', target: string, assertedBy: string, changes: string[]): Change {
-  return { account: persona.account, profile: persona.profile, action: `${kind}_${what}`, targetKind: kind, target, assertedBy, source: null, changes };
+function entryChange(
+  persona: PersonaRow,
+  kind: 'field' | 'note',
+  what: 'forgotten' | 'destroyed',
+  target: string,
+  assertedBy: string,
+  changes: string[],
+): Change {
+  return {
+    account: persona.account,
+    profile: persona.profile,
+    action: `${kind}_${what}`,
+    targetKind: kind,
+    target,
+    assertedBy,
+    source: null,
+    changes,
+  };
 }
 
 /** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
-export async function destroyField(sql: PersonaSql, persona: PersonaRow, row: FieldRow, assertedBy: string, at: string): Promise<void> {
+export async function destroyField(
+  sql: PersonaSql,
+  persona: PersonaRow,
+  row: FieldRow,
+  assertedBy: string,
+  at: string,
+): Promise<void> {
   if (row.state === 'live') await sql.unindexField(row);
   await destroyed(sql, persona, 'field', row.id, row.key, DESTROYED_FIELD, assertedBy, at);
 }
 
-export async function destroyNote(sql: PersonaSql, persona: PersonaRow, row: NoteRow, assertedBy: string, at: string): Promise<void> {
+export async function destroyNote(
+  sql: PersonaSql,
+  persona: PersonaRow,
+  row: NoteRow,
+  assertedBy: string,
+  at: string,
+): Promise<void> {
   if (row.state === 'live') await sql.unindexNote(row);
   await destroyed(sql, persona, 'note', row.seq, row.id, row.id, assertedBy, at);
 }
 
 /** Deletes an entry's row, puts `shownAs` for its name in the change log, and logs the destruction under it. */
-async function destroyed(sql: PersonaSql, persona: PersonaRow, kind: 'field' | 'note', rowId: number, name: string, shownAs: string, assertedBy: string, at: string): Promise<void> {
+async function destroyed(
+  sql: PersonaSql,
+  persona: PersonaRow,
+  kind: 'field' | 'note',
+  rowId: number,
+  name: string,
+  shownAs: string,
+  assertedBy: string,
+  at: string,
+): Promise<void> {
   await sql.deleteEntry(kind === 'field' ? 'fields' : 'notes', rowId);
   await sql.scrubEvents(persona.account, persona.profile, kind, name, shownAs);
   await record(sql, entryChange(persona, kind, 'destroyed', shownAs, assertedBy, ['destroyed']), at);
@@ -94,7 +167,8 @@ async function destroyed(sql: PersonaSql, persona: PersonaRow, kind: 'field' | '
  */
 export async function sweep(sql: PersonaSql, now: Date): Promise<number> {
   const iso = now.toISOString();
-  const destroyed = (await sweepDue(sql, 'fields', iso, destroyField)) + (await sweepDue(sql, 'notes', iso, destroyNote));
+  const destroyed =
+    (await sweepDue(sql, 'fields', iso, destroyField)) + (await sweepDue(sql, 'notes', iso, destroyNote));
   if (destroyed > 0) {
     // Once for the round rather than per entry: the round returns only after it, and it drops every destroyed entry's terms.
     await sql.transaction((tx) => tx.destroyedInTransaction());

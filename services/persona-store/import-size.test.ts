@@ -22,9 +22,29 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 const at = '2026-11-01T00:00:00.000Z';
 const exportOf = (notes: { content: string }[]) => ({
   format: 'persona-export/1',
-  persona: { profile: 'big', display_name: 'Big', pronouns: null, language: null, tone: null, verbosity: null, speaking_style: null, created_at: at, updated_at: at },
+  persona: {
+    profile: 'big',
+    display_name: 'Big',
+    pronouns: null,
+    language: null,
+    tone: null,
+    verbosity: null,
+    speaking_style: null,
+    created_at: at,
+    updated_at: at,
+  },
   fields: [],
-  notes: notes.map((n, i) => ({ id: `n${i}`, kind: 'lesson', content: n.content, source: 'owner', asserted_by: 'persona', pinned: false, revision: 1, written_at: at, revised_at: at })),
+  notes: notes.map((n, i) => ({
+    id: `n${i}`,
+    kind: 'lesson',
+    content: n.content,
+    source: 'owner',
+    asserted_by: 'persona',
+    pinned: false,
+    revision: 1,
+    written_at: at,
+    revised_at: at,
+  })),
   fields_next_after: null,
   notes_next_after: null,
 });
@@ -32,12 +52,16 @@ const exportOf = (notes: { content: string }[]) => ({
 async function importFile(file: string, env: Record<string, string> = {}) {
   const dataDir = tempDir('persona-import-size-data');
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERSONA_')));
-  const run = await execa(process.execPath, ['--import', 'tsx', join(ROOT, 'services', 'persona-store', 'cli.ts'), 'import', file, '--account', 'acct'], {
-    cwd: ROOT,
-    env: { ...clean, PERSONA_DATA_DIR: dataDir, ...env },
-    extendEnv: false,
-    reject: false,
-  });
+  const run = await execa(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'services', 'persona-store', 'cli.ts'), 'import', file, '--account', 'acct'],
+    {
+      cwd: ROOT,
+      env: { ...clean, PERSONA_DATA_DIR: dataDir, ...env },
+      extendEnv: false,
+      reject: false,
+    },
+  );
   const engine = await openSqliteEngine(join(dataDir, DATABASE_FILE));
   const personas = await engine.db.selectFrom('personas').select('id').execute();
   await engine.close();
@@ -48,7 +72,10 @@ async function importFile(file: string, env: Record<string, string> = {}) {
 describe('importing a large export file', () => {
   it('a 10 MB note is refused naming it and the limit, without reading it for credentials', async () => {
     const file = join(folder, 'one-big-note.json');
-    writeFileSync(file, JSON.stringify(exportOf([{ content: 'a short note' }, { content: randomBytes(7_500_000).toString('base64') }])));
+    writeFileSync(
+      file,
+      JSON.stringify(exportOf([{ content: 'a short note' }, { content: randomBytes(7_500_000).toString('base64') }])),
+    );
     const run = await importFile(file);
     expect(run.exitCode, run.stderr).toBe(1);
     expect(run.stderr).toContain('notes[1].content');
@@ -59,7 +86,16 @@ describe('importing a large export file', () => {
 
   it('a file larger than PERSONA_MAX_IMPORT_BYTES is refused before it is read, naming the setting and both sizes', async () => {
     const file = join(folder, 'many-notes.json');
-    writeFileSync(file, JSON.stringify(exportOf(Array.from({ length: 3_000 }, (_, i) => ({ content: `note ${i}: ${'the keeper lit the lamp. '.repeat(20)}` })))));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        exportOf(
+          Array.from({ length: 3_000 }, (_, i) => ({
+            content: `note ${i}: ${'the keeper lit the lamp. '.repeat(20)}`,
+          })),
+        ),
+      ),
+    );
     const size = statSync(file).size;
     expect(size).toBeGreaterThan(1_048_576);
     const refused = await importFile(file, { PERSONA_MAX_IMPORT_BYTES: '1048576' });

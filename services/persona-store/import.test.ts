@@ -29,12 +29,24 @@ const LIMITS = { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 };
 
 async function cli(args: string[], env: Record<string, string>) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERSONA_')));
-  return execa(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, extendEnv: false, reject: false });
+  return execa(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: ROOT,
+    env: { ...clean, ...env },
+    extendEnv: false,
+    reject: false,
+  });
 }
 
 const subOf = (c: Client) => JSON.parse(Buffer.from(c.token.split('.')[1]!, 'base64url').toString()).sub as string;
 
-type ExportDocument = { format: string; persona: Record<string, unknown>; fields: Record<string, unknown>[]; notes: Record<string, unknown>[]; fields_next_after: null; notes_next_after: null };
+type ExportDocument = {
+  format: string;
+  persona: Record<string, unknown>;
+  fields: Record<string, unknown>[];
+  notes: Record<string, unknown>[];
+  fields_next_after: null;
+  notes_next_after: null;
+};
 
 /** Every page of the export joined into one document of the same format, both cursors null (what the console downloads). */
 async function wholeExport(c: Client, profile: string): Promise<ExportDocument> {
@@ -45,7 +57,10 @@ async function wholeExport(c: Client, profile: string): Promise<ExportDocument> 
     const query = new URLSearchParams({ fields_limit: '2', notes_limit: '2' });
     if (fieldsAfter) query.set('fields_after', fieldsAfter);
     if (notesAfter) query.set('notes_after', notesAfter);
-    const page = await c.call<ExportDocument & { fields_next_after: string | null; notes_next_after: string | null }>('GET', `/v1/personas/${profile}/export?${query}`);
+    const page = await c.call<ExportDocument & { fields_next_after: string | null; notes_next_after: string | null }>(
+      'GET',
+      `/v1/personas/${profile}/export?${query}`,
+    );
     expect(page.status, page.text).toBe(200);
     doc ??= { ...page.body, fields: [], notes: [], fields_next_after: null, notes_next_after: null };
     if (fieldsAfter !== null) doc.fields.push(...page.body.fields);
@@ -57,17 +72,24 @@ async function wholeExport(c: Client, profile: string): Promise<ExportDocument> 
 }
 
 const eventsOf = async (c: Client, profile: string) =>
-  (await c.call<{ events: { action: string; target: string; asserted_by: string; source: string | null; changes: string[] }[] }>('GET', `/v1/personas/${profile}/events?limit=100`)).body.events;
+  (
+    await c.call<{
+      events: { action: string; target: string; asserted_by: string; source: string | null; changes: string[] }[];
+    }>('GET', `/v1/personas/${profile}/events?limit=100`)
+  ).body.events;
 
 /** Opens the target's database in this process, beside its running store (SQLite's WAL and PostgreSQL both allow it). */
 async function engineOf(bed: Testbed): Promise<PersonaEngine> {
-  if (bed.databaseUrl) return openPostgresEngine({ url: bed.databaseUrl, poolSize: 2, ssl: false, connectTimeoutMs: 10_000 });
+  if (bed.databaseUrl)
+    return openPostgresEngine({ url: bed.databaseUrl, poolSize: 2, ssl: false, connectTimeoutMs: 10_000 });
   return openSqliteEngine(join(bed.dataDir, DATABASE_FILE));
 }
 
 /** The environment that points the command line at the target's database. */
 const targetEnv = (bed: Testbed): Record<string, string> =>
-  bed.databaseUrl ? { PERSONA_DATABASE_URL: bed.databaseUrl, PERSONA_DATA_DIR: bed.dataDir } : { PERSONA_DATA_DIR: bed.dataDir };
+  bed.databaseUrl
+    ? { PERSONA_DATABASE_URL: bed.databaseUrl, PERSONA_DATA_DIR: bed.dataDir }
+    : { PERSONA_DATA_DIR: bed.dataDir };
 
 forEachEngine(() => {
   let identity: TestIdentity;
@@ -83,19 +105,56 @@ forEachEngine(() => {
     target = await startTestbed({}, identity);
     const c = source.owner;
     const ok = (r: { status: number; text: string }) => expect(r.status, r.text).toBeLessThan(300);
-    ok(await c.call('POST', '/v1/personas', { profile: 'atlas', display_name: 'Atlas', language: 'en', tone: 'calm', verbosity: 'balanced' }));
-    ok(await c.call('PUT', '/v1/personas/atlas/fields/home_town', field('Lighthouse point', { pinned: true, source: 'owner' })));
+    ok(
+      await c.call('POST', '/v1/personas', {
+        profile: 'atlas',
+        display_name: 'Atlas',
+        language: 'en',
+        tone: 'calm',
+        verbosity: 'balanced',
+      }),
+    );
+    ok(
+      await c.call(
+        'PUT',
+        '/v1/personas/atlas/fields/home_town',
+        field('Lighthouse point', { pinned: true, source: 'owner' }),
+      ),
+    );
     source.clock.advance(5);
-    ok(await c.call('PUT', '/v1/personas/atlas/fields/home_town', field('Lighthouse point, north side', { pinned: true, source: 'owner' })));
-    ok(await c.call('PUT', '/v1/personas/atlas/fields/colours', field({ main: 'teal', also: ['amber', 3, null, true] }, { description: 'colours the keeper likes' })));
+    ok(
+      await c.call(
+        'PUT',
+        '/v1/personas/atlas/fields/home_town',
+        field('Lighthouse point, north side', { pinned: true, source: 'owner' }),
+      ),
+    );
+    ok(
+      await c.call(
+        'PUT',
+        '/v1/personas/atlas/fields/colours',
+        field({ main: 'teal', also: ['amber', 3, null, true] }, { description: 'colours the keeper likes' }),
+      ),
+    );
     ok(await c.call('PUT', '/v1/personas/atlas/fields/forgotten', field('not exported')));
     ok(await c.call('DELETE', '/v1/personas/atlas/fields/forgotten'));
     for (let i = 0; i < 3; i++) ok(await c.call('PUT', `/v1/personas/atlas/fields/extra_${i}`, field(i * 1.5)));
-    ok(await c.call('POST', '/v1/personas/atlas/notes', note('The lighthouse keeper waved at dawn.', { pinned: true })));
-    const revised = await c.call<{ id: string }>('POST', '/v1/personas/atlas/notes', note('A storm came.', { kind: 'episode', source: 'service' }));
+    ok(
+      await c.call('POST', '/v1/personas/atlas/notes', note('The lighthouse keeper waved at dawn.', { pinned: true })),
+    );
+    const revised = await c.call<{ id: string }>(
+      'POST',
+      '/v1/personas/atlas/notes',
+      note('A storm came.', { kind: 'episode', source: 'service' }),
+    );
     source.clock.advance(5);
-    ok(await c.call('PATCH', `/v1/personas/atlas/notes/${revised.body.id}`, { content: 'A storm came over the lighthouse.' }));
-    for (let i = 0; i < 4; i++) ok(await c.call('POST', '/v1/personas/atlas/notes', note(`Lesson ${i}: check the lamp.`, { kind: 'lesson' })));
+    ok(
+      await c.call('PATCH', `/v1/personas/atlas/notes/${revised.body.id}`, {
+        content: 'A storm came over the lighthouse.',
+      }),
+    );
+    for (let i = 0; i < 4; i++)
+      ok(await c.call('POST', '/v1/personas/atlas/notes', note(`Lesson ${i}: check the lamp.`, { kind: 'lesson' })));
     exported = await wholeExport(c, 'atlas');
     file = join(folder, 'atlas-persona-export.json');
     writeFileSync(file, JSON.stringify(exported, null, 2));
@@ -117,24 +176,37 @@ forEachEngine(() => {
     expect(await wholeExport(target.owner, 'atlas')).toEqual(exported);
     const block = await target.owner.call('GET', '/v1/personas/atlas');
     expect(block.body).toEqual((await source.owner.call('GET', '/v1/personas/atlas')).body);
-    const recall = await target.owner.call<{ fields: { key: string }[]; notes: { content: string }[] }>('GET', '/v1/personas/atlas/recall?q=lighthouse');
+    const recall = await target.owner.call<{ fields: { key: string }[]; notes: { content: string }[] }>(
+      'GET',
+      '/v1/personas/atlas/recall?q=lighthouse',
+    );
     expect(recall.body.fields.map((f) => f.key)).toEqual(['home_town']);
-    expect(recall.body.notes.map((n) => n.content).sort()).toEqual(['A storm came over the lighthouse.', 'The lighthouse keeper waved at dawn.']);
+    expect(recall.body.notes.map((n) => n.content).sort()).toEqual([
+      'A storm came over the lighthouse.',
+      'The lighthouse keeper waved at dawn.',
+    ]);
 
     const events = await eventsOf(target.owner, 'atlas');
-    expect(events.map((e) => e.action)).toEqual(['persona_created', ...Array(5).fill('field_set'), ...Array(6).fill('note_added')]);
+    expect(events.map((e) => e.action)).toEqual([
+      'persona_created',
+      ...Array(5).fill('field_set'),
+      ...Array(6).fill('note_added'),
+    ]);
     expect(new Set(events.map((e) => e.asserted_by))).toEqual(new Set(['persona-store']));
     expect(events[0]!.changes).toEqual(['display_name', 'language', 'tone', 'verbosity']);
   });
 
   it('refuses to import over an existing profile, saying what to do, and writes nothing', async () => {
     const c = target.owner;
-    if ((await c.call('GET', '/v1/personas/beacon')).status === 404) expect((await c.call('POST', '/v1/personas', { profile: 'beacon', display_name: 'Beacon' })).status).toBe(201);
+    if ((await c.call('GET', '/v1/personas/beacon')).status === 404)
+      expect((await c.call('POST', '/v1/personas', { profile: 'beacon', display_name: 'Beacon' })).status).toBe(201);
     const before = { export: await wholeExport(c, 'beacon'), events: await eventsOf(c, 'beacon') };
     const doc = { ...exported, persona: { ...exported.persona, profile: 'beacon' } };
     const engine = await engineOf(target);
     try {
-      await expect(importExport(doc, engine, { account: subOf(c), limits: LIMITS })).rejects.toThrow(/already has a persona "beacon".*--profile/);
+      await expect(importExport(doc, engine, { account: subOf(c), limits: LIMITS })).rejects.toThrow(
+        /already has a persona "beacon".*--profile/,
+      );
     } finally {
       await engine.close();
     }
@@ -146,7 +218,11 @@ forEachEngine(() => {
     const engine = await engineOf(target);
     try {
       await importExport(exported, engine, { account: subOf(other), profile: 'first-copy', limits: LIMITS });
-      const report = await importExport(exported, engine, { account: subOf(other), profile: 'second-copy', limits: LIMITS });
+      const report = await importExport(exported, engine, {
+        account: subOf(other),
+        profile: 'second-copy',
+        limits: LIMITS,
+      });
       expect(report).toMatchObject({ profile: 'second-copy', fields: 5, notes: 6, newNoteIds: 6 });
     } finally {
       await engine.close();
@@ -194,7 +270,14 @@ forEachEngine(() => {
     }
     const leaky = join(folder, 'leaky.json');
     const secret = pick();
-    writeFileSync(leaky, JSON.stringify({ ...exported, persona: { ...exported.persona, profile: 'leaky' }, notes: [{ ...exported.notes[0], content: secret }] }));
+    writeFileSync(
+      leaky,
+      JSON.stringify({
+        ...exported,
+        persona: { ...exported.persona, profile: 'leaky' },
+        notes: [{ ...exported.notes[0], content: secret }],
+      }),
+    );
     const run = await cli(['import', leaky, '--account', subOf(target.owner)], targetEnv(target));
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain('notes[0].content');
@@ -216,20 +299,30 @@ forEachEngine(() => {
       return d;
     };
     try {
-      expect(await refusal({ ...named('paged', () => {}), fields_next_after: 'extra_1' })).toMatch(/one page of an export/);
+      expect(await refusal({ ...named('paged', () => {}), fields_next_after: 'extra_1' })).toMatch(
+        /one page of an export/,
+      );
       expect(await refusal(named('old', (d) => (d.format = 'persona-export/0')))).toMatch(/persona-export\/1/);
       expect(await refusal(named('keys', (d) => (d.fields[1]!.key = d.fields[0]!.key)))).toMatch(/appears twice/);
       expect(await refusal(named('underscore', (d) => (d.fields[0]!.key = '_schema')))).toMatch(/fields\[0\]\.key/);
-      expect(await refusal(named('deep', (d) => (d.fields[0]!.value = JSON.parse('['.repeat(65) + ']'.repeat(65)))))).toMatch(/more than 64 levels/);
-      expect(await refusal(named('big', (d) => (d.notes[0]!.content = 'x'.repeat(8001))))).toMatch(/notes\.0\.content|notes\[0\]/);
+      expect(
+        await refusal(named('deep', (d) => (d.fields[0]!.value = JSON.parse('['.repeat(65) + ']'.repeat(65))))),
+      ).toMatch(/more than 64 levels/);
+      expect(await refusal(named('big', (d) => (d.notes[0]!.content = 'x'.repeat(8001))))).toMatch(
+        /notes\.0\.content|notes\[0\]/,
+      );
       expect(await refusal(named('unknown', (d) => (d.notes[0]!.mood = 'happy')))).toMatch(/mood/);
-      expect(await refusal(named('surrogate', (d) => (d.notes[0]!.content = 'half \ud800 a pair')))).toMatch(/lone surrogate/);
+      expect(await refusal(named('surrogate', (d) => (d.notes[0]!.content = 'half \ud800 a pair')))).toMatch(
+        /lone surrogate/,
+      );
       expect(await refusal(named('bad profile', () => {}))).toMatch(/profile/);
       for (const profile of ['paged', 'old', 'keys', 'underscore', 'deep', 'big', 'unknown', 'surrogate']) {
         expect((await target.owner.call('GET', `/v1/personas/${profile}`)).status).toBe(404);
       }
       // 64 levels, the store's own limit for a field value, are kept.
-      expect(await refusal(named('deep64', (d) => (d.fields[0]!.value = JSON.parse('['.repeat(64) + ']'.repeat(64)))))).toBe('imported');
+      expect(
+        await refusal(named('deep64', (d) => (d.fields[0]!.value = JSON.parse('['.repeat(64) + ']'.repeat(64))))),
+      ).toBe('imported');
     } finally {
       await engine.close();
     }
@@ -255,8 +348,31 @@ describe('import for the local account (no --account)', () => {
       file,
       JSON.stringify({
         format: 'persona-export/1',
-        persona: { profile: 'mine', display_name: 'Mine', pronouns: null, language: null, tone: null, verbosity: null, speaking_style: null, created_at: at, updated_at: at },
-        fields: [{ key: 'colour', description: 'favourite', value: 'teal', value_type: 'string', revision: 3, source: 'owner', asserted_by: 'persona', pinned: false, created_at: at, updated_at: at }],
+        persona: {
+          profile: 'mine',
+          display_name: 'Mine',
+          pronouns: null,
+          language: null,
+          tone: null,
+          verbosity: null,
+          speaking_style: null,
+          created_at: at,
+          updated_at: at,
+        },
+        fields: [
+          {
+            key: 'colour',
+            description: 'favourite',
+            value: 'teal',
+            value_type: 'string',
+            revision: 3,
+            source: 'owner',
+            asserted_by: 'persona',
+            pinned: false,
+            created_at: at,
+            updated_at: at,
+          },
+        ],
         notes: [],
         fields_next_after: null,
         notes_next_after: null,
@@ -266,7 +382,12 @@ describe('import for the local account (no --account)', () => {
       const run = await cli(['import', file], { PERSONA_DATA_DIR: dataDir, PERSONA_IDENTITY_URL: identity.url });
       expect(run.exitCode, run.stderr).toBe(0);
       expect(run.stdout).toMatch(/importing for the local account .* \(local\)/);
-      const store = await startPersonaStore({ PERSONA_DATA_DIR: dataDir, PERSONA_PORT: '0', PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'silent' });
+      const store = await startPersonaStore({
+        PERSONA_DATA_DIR: dataDir,
+        PERSONA_PORT: '0',
+        PERSONA_IDENTITY_URL: identity.url,
+        PERSONA_LOG_LEVEL: 'silent',
+      });
       try {
         const c = new Client(store.url, await identity.mint(identity.localCredential, 'persona'));
         const colour = await c.call('GET', '/v1/personas/mine/fields/colour');
@@ -275,7 +396,10 @@ describe('import for the local account (no --account)', () => {
         await store.close();
       }
       // Without the identity service, it says how to name the account instead.
-      const alone = await cli(['import', file], { PERSONA_DATA_DIR: join(root, 'elsewhere', 'persona-store'), PERSONA_IDENTITY_URL: identity.url });
+      const alone = await cli(['import', file], {
+        PERSONA_DATA_DIR: join(root, 'elsewhere', 'persona-store'),
+        PERSONA_IDENTITY_URL: identity.url,
+      });
       expect(alone.exitCode).toBe(1);
       expect(alone.stderr).toContain('npm run identity -- account list');
     } finally {

@@ -28,9 +28,16 @@ export class ImportRefused extends Error {
 /** ISO 8601 with a zone, kept as the store writes times (toISOString), so that they sort and filter like its own. */
 const Time = z
   .string()
-  .refine((t) => /(Z|[+-]\d{2}:?\d{2})$/i.test(t) && !Number.isNaN(Date.parse(t)), 'an ISO 8601 time with a zone, as the export writes it')
+  .refine(
+    (t) => /(Z|[+-]\d{2}:?\d{2})$/i.test(t) && !Number.isNaN(Date.parse(t)),
+    'an ISO 8601 time with a zone, as the export writes it',
+  )
   .transform((t) => new Date(t).toISOString());
-const Revision = z.number().int().min(1).max(2 ** 31 - 1);
+const Revision = z
+  .number()
+  .int()
+  .min(1)
+  .max(2 ** 31 - 1);
 const Provenance = {
   source: z.enum(SOURCES),
   asserted_by: z.string().min(1).max(200),
@@ -40,12 +47,17 @@ const Provenance = {
 
 function exportShape(limits: Limits) {
   return z.strictObject({
-    format: z.literal('persona-export/1', { message: 'the file is not a persona export (format must be "persona-export/1")' }),
+    format: z.literal('persona-export/1', {
+      message: 'the file is not a persona export (format must be "persona-export/1")',
+    }),
     persona: z.strictObject({
       profile: Profile,
       display_name: z.string().min(1).max(200),
       pronouns: z.string().min(1).max(60).nullable(),
-      language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or pt-BR').nullable(),
+      language: z
+        .string()
+        .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or pt-BR')
+        .nullable(),
       tone: z.string().min(1).max(200).nullable(),
       verbosity: z.enum(VERBOSITIES).nullable(),
       speaking_style: z.string().min(1).max(2000).nullable(),
@@ -67,14 +79,27 @@ function exportShape(limits: Limits) {
       z.strictObject({
         id: z.string().min(1).max(200),
         kind: z.enum(NOTE_KINDS),
-        content: z.string().min(1).max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
+        content: z
+          .string()
+          .min(1)
+          .max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
         ...Provenance,
         written_at: Time,
         revised_at: Time,
       }),
     ),
-    fields_next_after: z.null({ message: 'the file is one page of an export; export every page (the console\u2019s Export joins them) and import that' }).optional(),
-    notes_next_after: z.null({ message: 'the file is one page of an export; export every page (the console\u2019s Export joins them) and import that' }).optional(),
+    fields_next_after: z
+      .null({
+        message:
+          'the file is one page of an export; export every page (the console\u2019s Export joins them) and import that',
+      })
+      .optional(),
+    notes_next_after: z
+      .null({
+        message:
+          'the file is one page of an export; export every page (the console\u2019s Export joins them) and import that',
+      })
+      .optional(),
   });
 }
 
@@ -96,12 +121,16 @@ export function readExportFile(file: string, maxBytes: number): unknown {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if (err instanceof ImportRefused) throw err;
-    throw new ImportRefused(`${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}); give the path of an export file (JSON).`);
+    throw new ImportRefused(
+      `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}); give the path of an export file (JSON).`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new ImportRefused(`${file} is not JSON; an export file is what GET /v1/personas/{profile}/export answers (the console\u2019s Export downloads one).`);
+    throw new ImportRefused(
+      `${file} is not JSON; an export file is what GET /v1/personas/{profile}/export answers (the console\u2019s Export downloads one).`,
+    );
   }
 }
 
@@ -165,13 +194,23 @@ async function screen(document: unknown, target: PersonaEngine, limits: Limits):
   await flush();
   if (refusal) throw new ImportRefused(`Nothing was imported: ${refusal.detail}`);
   if (nul) {
-    throw new ImportRefused(`Nothing was imported: ${whereOf(nul)} holds the character U+0000 (NUL), which PostgreSQL cannot store; remove it from the file and import again.`);
+    throw new ImportRefused(
+      `Nothing was imported: ${whereOf(nul)} holds the character U+0000 (NUL), which PostgreSQL cannot store; remove it from the file and import again.`,
+    );
   }
 }
 
 const whereOf = (s: WrittenString) => (typeof s.where === 'string' ? s.where : s.where());
 
-const issueText = (issue: z.core.$ZodIssue) => `${issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'the file'}: ${issue.message}`;
+const issueText = (issue: z.core.$ZodIssue) =>
+  `${
+    issue.path.length > 0
+      ? issue.path
+          .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+          .join('')
+          .replace(/^\./, '')
+      : 'the file'
+  }: ${issue.message}`;
 
 export interface ImportOptions {
   /** The account (a token's sub) the persona will belong to; kept under the name the service there keeps it under (storedAccount). */
@@ -193,17 +232,25 @@ export interface ImportReport {
 }
 
 /** Imports one export document as a new persona of `options.account`: all of it or nothing. */
-export async function importExport(document: unknown, target: PersonaEngine, options: ImportOptions): Promise<ImportReport> {
+export async function importExport(
+  document: unknown,
+  target: PersonaEngine,
+  options: ImportOptions,
+): Promise<ImportReport> {
   await screen(document, target, options.limits);
   const parsed = exportShape(options.limits).safeParse(document);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map(issueText).join('; ');
-    throw new ImportRefused(`Nothing was imported: the file is not a whole persona export as this store writes one (${issues}).`);
+    throw new ImportRefused(
+      `Nothing was imported: the file is not a whole persona export as this store writes one (${issues}).`,
+    );
   }
   const doc = parsed.data;
   const profile = options.profile ?? doc.persona.profile;
   if (options.profile !== undefined && !Profile.safeParse(profile).success) {
-    throw new ImportRefused(`--profile "${profile}" is not a profile: 1-64 letters, digits, dot, dash or underscore, starting with a letter or digit.`);
+    throw new ImportRefused(
+      `--profile "${profile}" is not a profile: 1-64 letters, digits, dot, dash or underscore, starting with a letter or digit.`,
+    );
   }
 
   const fields: PersonaCopy['fields'] = [];
@@ -213,13 +260,20 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
     try {
       key = fieldKey(f.key, options.limits.maxKeyLength);
     } catch (err) {
-      throw new ImportRefused(`Nothing was imported: fields[${i}].key is not a key this store accepts (${(err as { detail?: string }).detail ?? String(err)}).`);
+      throw new ImportRefused(
+        `Nothing was imported: fields[${i}].key is not a key this store accepts (${(err as { detail?: string }).detail ?? String(err)}).`,
+      );
     }
-    if (keys.has(key)) throw new ImportRefused(`Nothing was imported: fields[${i}].key "${key}" appears twice; a persona has one field per key.`);
+    if (keys.has(key))
+      throw new ImportRefused(
+        `Nothing was imported: fields[${i}].key "${key}" appears twice; a persona has one field per key.`,
+      );
     keys.add(key);
     const value = JSON.stringify(f.value);
     if (Buffer.byteLength(value) > options.limits.maxValueBytes) {
-      throw new ImportRefused(`Nothing was imported: fields[${i}].value is larger than ${options.limits.maxValueBytes} bytes as compact JSON (PERSONA_MAX_VALUE_BYTES).`);
+      throw new ImportRefused(
+        `Nothing was imported: fields[${i}].value is larger than ${options.limits.maxValueBytes} bytes as compact JSON (PERSONA_MAX_VALUE_BYTES).`,
+      );
     }
     fields.push({
       key,
@@ -238,7 +292,10 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
   }
   const ids = new Set<string>();
   for (const [i, n] of doc.notes.entries()) {
-    if (ids.has(n.id)) throw new ImportRefused(`Nothing was imported: notes[${i}].id "${n.id}" appears twice; every note has its own id.`);
+    if (ids.has(n.id))
+      throw new ImportRefused(
+        `Nothing was imported: notes[${i}].id "${n.id}" appears twice; every note has its own id.`,
+      );
     ids.add(n.id);
   }
   // Oldest first, as the store lists them (and as new sequence numbers will order them).
@@ -259,13 +316,22 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
   const account = storedAccount(target, options.account);
 
   return target.write(async (db) => {
-    const there = await db.selectFrom('personas').select('id').where('account', '=', account).where('profile', '=', profile).executeTakeFirst();
+    const there = await db
+      .selectFrom('personas')
+      .select('id')
+      .where('account', '=', account)
+      .where('profile', '=', profile)
+      .executeTakeFirst();
     if (there) throw refusedProfile(account, profile);
     // Note ids are unique across the database: one already used (the same export imported for another account or profile) gets a new one.
     const taken = new Set<string>();
     const wanted = notes.map((n) => n.id);
     for (let i = 0; i < wanted.length; i += 500) {
-      const rows = await db.selectFrom('notes').select('id').where('id', 'in', wanted.slice(i, i + 500)).execute();
+      const rows = await db
+        .selectFrom('notes')
+        .select('id')
+        .where('id', 'in', wanted.slice(i, i + 500))
+        .execute();
       for (const r of rows) taken.add(r.id);
     }
     const copy: PersonaCopy = {
@@ -288,7 +354,12 @@ export async function importExport(document: unknown, target: PersonaEngine, opt
       events: [],
     };
     copy.events = [
-      logged('persona_created', 'persona', profile, CARD_MEMBERS.filter((m) => card[m] !== null)),
+      logged(
+        'persona_created',
+        'persona',
+        profile,
+        CARD_MEMBERS.filter((m) => card[m] !== null),
+      ),
       ...copy.fields.map((f) => logged('field_set', 'field', f.key, ['description', 'value', 'source', 'pinned'])),
       ...copy.notes.map((n) => logged('note_added', 'note', n.id, ['content', 'kind', 'source', 'pinned'])),
     ];

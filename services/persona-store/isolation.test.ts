@@ -26,7 +26,8 @@ forEachEngine(() => {
     bob = await bed.account('bob');
     await alice.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' });
     await alice.call('PUT', '/v1/personas/ada/fields/hobby', field('secretive gardening', { pinned: true }));
-    noteId = (await alice.call('POST', '/v1/personas/ada/notes', note('a secretive observation', { pinned: true }))).body.id as string;
+    noteId = (await alice.call('POST', '/v1/personas/ada/notes', note('a secretive observation', { pinned: true })))
+      .body.id as string;
     await bob.call('POST', '/v1/personas', { profile: 'bee', display_name: 'Bee' });
   });
   afterAll(async () => {
@@ -48,9 +49,25 @@ forEachEngine(() => {
         ['describe_persona_schema', 'GET', '/v1/personas/ada/fields/_schema', '/v1/personas/nobody/fields/_schema'],
         ['add_note', 'POST', '/v1/personas/ada/notes', '/v1/personas/nobody/notes', note('planted')],
         ['list_notes', 'GET', '/v1/personas/ada/notes', '/v1/personas/nobody/notes'],
-        ['get_note', 'GET', `/v1/personas/ada/notes/${n}`, '/v1/personas/nobody/notes/00000000-0000-0000-0000-000000000000'],
-        ['revise_note', 'PATCH', `/v1/personas/ada/notes/${n}`, '/v1/personas/nobody/notes/00000000-0000-0000-0000-000000000000', { content: 'rewritten' }],
-        ['forget_note', 'DELETE', `/v1/personas/ada/notes/${n}`, '/v1/personas/nobody/notes/00000000-0000-0000-0000-000000000000'],
+        [
+          'get_note',
+          'GET',
+          `/v1/personas/ada/notes/${n}`,
+          '/v1/personas/nobody/notes/00000000-0000-0000-0000-000000000000',
+        ],
+        [
+          'revise_note',
+          'PATCH',
+          `/v1/personas/ada/notes/${n}`,
+          '/v1/personas/nobody/notes/00000000-0000-0000-0000-000000000000',
+          { content: 'rewritten' },
+        ],
+        [
+          'forget_note',
+          'DELETE',
+          `/v1/personas/ada/notes/${n}`,
+          '/v1/personas/nobody/notes/00000000-0000-0000-0000-000000000000',
+        ],
         ['recall', 'GET', '/v1/personas/ada/recall?q=secretive', '/v1/personas/nobody/recall?q=secretive'],
         ['export_persona', 'GET', '/v1/personas/ada/export', '/v1/personas/nobody/export'],
         ['list_events', 'GET', '/v1/personas/ada/events', '/v1/personas/nobody/events'],
@@ -61,8 +78,11 @@ forEachEngine(() => {
         const none = await bob.call(method, missing, body);
         expect(theirs.status, op).toBe(404);
         expect(none.status, op).toBe(404);
-        const neutral = (text: string) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
-        expect(neutral(theirs.text).replaceAll('/ada', '/nobody').replaceAll('\\"ada\\"', '\\"nobody\\"'), op).toBe(neutral(none.text));
+        const neutral = (text: string) =>
+          text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
+        expect(neutral(theirs.text).replaceAll('/ada', '/nobody').replaceAll('\\"ada\\"', '\\"nobody\\"'), op).toBe(
+          neutral(none.text),
+        );
       }
       // Alice's note id under bob's own persona is no more his than under hers.
       expect((await bob.call('GET', `/v1/personas/bee/notes/${n}`)).status).toBe(404);
@@ -74,14 +94,28 @@ forEachEngine(() => {
       expect(list.body.personas.map((p) => p.profile)).toEqual(['bee']);
       const all = await bob.call('GET', '/v1/recall?q=secretive');
       expect(all.body).toEqual({ fields: [], notes: [] });
-      for (const probe of ['/healthy', '/ready']) expect(await (await fetch(bed.store.url + probe)).text()).not.toMatch(/ada|secretive/);
+      for (const probe of ['/healthy', '/ready'])
+        expect(await (await fetch(bed.store.url + probe)).text()).not.toMatch(/ada|secretive/);
       // create_persona with her profile name makes bob's own persona; hers is untouched.
-      expect((await bob.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Bob\u2019s Ada' })).status).toBe(201);
-      expect((await bob.call('GET', '/v1/personas/ada')).body).toMatchObject({ persona: { display_name: 'Bob\u2019s Ada' }, field_count: 0, note_count: 0 });
+      expect((await bob.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Bob\u2019s Ada' })).status).toBe(
+        201,
+      );
+      expect((await bob.call('GET', '/v1/personas/ada')).body).toMatchObject({
+        persona: { display_name: 'Bob\u2019s Ada' },
+        field_count: 0,
+        note_count: 0,
+      });
       expect((await bob.call('GET', `/v1/personas/ada/notes/${n}`)).status).toBe(404);
 
       expect(await aliceState()).toBe(before);
-      const covered = new Set([...addressed.map((a) => a[0]), 'list_personas', 'recall_all', 'healthy', 'ready', 'create_persona']);
+      const covered = new Set([
+        ...addressed.map((a) => a[0]),
+        'list_personas',
+        'recall_all',
+        'healthy',
+        'ready',
+        'create_persona',
+      ]);
       expect([...covered].sort()).toEqual([...OPERATION_IDS].sort());
     });
   });

@@ -44,7 +44,9 @@ async function rowsOn(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query(`SELECT (SELECT count(*) FROM personas) + (SELECT count(*) FROM fields) + (SELECT count(*) FROM notes) + (SELECT count(*) FROM events) AS n`);
+    const { rows } = await client.query(
+      `SELECT (SELECT count(*) FROM personas) + (SELECT count(*) FROM fields) + (SELECT count(*) FROM notes) + (SELECT count(*) FROM events) AS n`,
+    );
     return Number(rows[0].n);
   } finally {
     await client.end();
@@ -62,7 +64,8 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
     const ok = (r: { status: number; text: string }) => expect(r.status, r.text).toBeLessThan(300);
     ok(await owner.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' }));
     ok(await owner.call('PUT', '/v1/personas/ada/fields/colour', field('teal')));
-    noteId = (await owner.call<{ id: string }>('POST', '/v1/personas/ada/notes', note('The lamp was lit at dusk.'))).body.id;
+    noteId = (await owner.call<{ id: string }>('POST', '/v1/personas/ada/notes', note('The lamp was lit at dusk.')))
+      .body.id;
     await bed.store.close();
     clean = join(folder, DATABASE_FILE);
     copyFileSync(join(bed.dataDir, DATABASE_FILE), clean);
@@ -80,16 +83,59 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
 
   const credential = () => identity.localCredential;
   const cases: [string, (db: Database.Database) => void, RegExp[]][] = [
-    ['a note holding this app\u2019s session credential', (db) => db.prepare('UPDATE notes SET content = ? WHERE id = ?').run(`keep ${credential()}`, noteId), [/note [0-9a-f-]{36}/, /session credential/]],
-    ['a note holding a GitHub token', (db) => db.prepare('UPDATE notes SET content = ?').run(`token ghp_${'a1B2c3D4'.repeat(5)}`), [/note [0-9a-f-]{36}/, /GitHub token/]],
-    ['a note of an unknown kind', (db) => db.prepare(`UPDATE notes SET kind = 'rumour'`).run(), [/note [0-9a-f-]{36}/, /kind/]],
-    ['a field of a negative revision', (db) => db.prepare(`UPDATE fields SET revision = -3`).run(), [/field "colour"/, /revision/]],
-    ['a field value nested 5,000 deep', (db) => db.prepare('UPDATE fields SET value = ?').run('['.repeat(5000) + ']'.repeat(5000)), [/field "colour"/, /64 levels/]],
-    ['a note of 20 MB', (db) => db.prepare('UPDATE notes SET content = ?').run('lamp '.repeat(4_000_000)), [/note [0-9a-f-]{36}/, /PERSONA_MAX_NOTE_CHARS/]],
-    ['a field key no write makes', (db) => db.prepare(`UPDATE fields SET key = 'Colour Name'`).run(), [/field "Colour Name"/, /key/]],
-    ['a card with a display name too long', (db) => db.prepare('UPDATE personas SET display_name = ?').run('A'.repeat(300)), [/persona "ada"/, /display_name/]],
-    ['a change-log entry keeping a credential as a replaced value', (db) => db.prepare('UPDATE events SET replaced = ? WHERE id = (SELECT max(id) FROM events)').run(JSON.stringify({ content: `was ${credential()}` })), [/change-log entry \d+/, /session credential/]],
-    ['a change-log entry of an unknown action', (db) => db.prepare(`UPDATE events SET action = 'field_stolen'`).run(), [/change-log entry \d+/, /action/]],
+    [
+      'a note holding this app\u2019s session credential',
+      (db) => db.prepare('UPDATE notes SET content = ? WHERE id = ?').run(`keep ${credential()}`, noteId),
+      [/note [0-9a-f-]{36}/, /session credential/],
+    ],
+    [
+      'a note holding a GitHub token',
+      (db) => db.prepare('UPDATE notes SET content = ?').run(`token ghp_${'a1B2c3D4'.repeat(5)}`),
+      [/note [0-9a-f-]{36}/, /GitHub token/],
+    ],
+    [
+      'a note of an unknown kind',
+      (db) => db.prepare(`UPDATE notes SET kind = 'rumour'`).run(),
+      [/note [0-9a-f-]{36}/, /kind/],
+    ],
+    [
+      'a field of a negative revision',
+      (db) => db.prepare(`UPDATE fields SET revision = -3`).run(),
+      [/field "colour"/, /revision/],
+    ],
+    [
+      'a field value nested 5,000 deep',
+      (db) => db.prepare('UPDATE fields SET value = ?').run('['.repeat(5000) + ']'.repeat(5000)),
+      [/field "colour"/, /64 levels/],
+    ],
+    [
+      'a note of 20 MB',
+      (db) => db.prepare('UPDATE notes SET content = ?').run('lamp '.repeat(4_000_000)),
+      [/note [0-9a-f-]{36}/, /PERSONA_MAX_NOTE_CHARS/],
+    ],
+    [
+      'a field key no write makes',
+      (db) => db.prepare(`UPDATE fields SET key = 'Colour Name'`).run(),
+      [/field "Colour Name"/, /key/],
+    ],
+    [
+      'a card with a display name too long',
+      (db) => db.prepare('UPDATE personas SET display_name = ?').run('A'.repeat(300)),
+      [/persona "ada"/, /display_name/],
+    ],
+    [
+      'a change-log entry keeping a credential as a replaced value',
+      (db) =>
+        db
+          .prepare('UPDATE events SET replaced = ? WHERE id = (SELECT max(id) FROM events)')
+          .run(JSON.stringify({ content: `was ${credential()}` })),
+      [/change-log entry \d+/, /session credential/],
+    ],
+    [
+      'a change-log entry of an unknown action',
+      (db) => db.prepare(`UPDATE events SET action = 'field_stolen'`).run(),
+      [/change-log entry \d+/, /action/],
+    ],
   ];
 
   it.each(cases)('%s is refused naming the row, with nothing written', async (_name, alter, says) => {
@@ -112,14 +158,33 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
   it('the command line refuses a hostile file (exit 1) and moves the file as the store left it; the store there answers', async () => {
     const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERSONA_'))) };
     const run = (from: string) =>
-      execa(process.execPath, ['--import', 'tsx', join(ROOT, 'services', 'persona-store', 'cli.ts'), 'move-in', '--from', from, '--to', target], { cwd: ROOT, env, extendEnv: false, reject: false });
+      execa(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(ROOT, 'services', 'persona-store', 'cli.ts'),
+          'move-in',
+          '--from',
+          from,
+          '--to',
+          target,
+        ],
+        { cwd: ROOT, env, extendEnv: false, reject: false },
+      );
     const refused = await run(hostile((db) => db.prepare(`UPDATE notes SET kind = 'rumour'`).run()));
     expect(refused.exitCode, refused.stderr).toBe(1);
     expect(refused.stderr).toMatch(/note [0-9a-f-]{36}/);
     expect(await rowsOn(target)).toBe(0);
     const moved = await run(clean);
     expect(moved.exitCode, moved.stderr).toBe(0);
-    const store = await startPersonaStore({ PERSONA_DATABASE_URL: target, PERSONA_PORT: '0', PERSONA_DATA_DIR: folder, PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'silent' });
+    const store = await startPersonaStore({
+      PERSONA_DATABASE_URL: target,
+      PERSONA_PORT: '0',
+      PERSONA_DATA_DIR: folder,
+      PERSONA_IDENTITY_URL: identity.url,
+      PERSONA_LOG_LEVEL: 'silent',
+    });
     try {
       const there = new Client(store.url, owner.token);
       expect((await there.call('GET', '/v1/personas/ada')).status).toBe(200);

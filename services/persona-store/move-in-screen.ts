@@ -26,27 +26,43 @@ const SCREEN_BATCH_CHARS = 256_000;
 const STATES = ['live', 'kept', 'pending'] as const;
 const TARGET_KINDS = ['persona', 'field', 'note'] as const;
 
-const Time = z.string().refine((t) => /(Z|[+-]\d{2}:?\d{2})$/i.test(t) && !Number.isNaN(Date.parse(t)), 'an ISO 8601 time with a zone');
+const Time = z
+  .string()
+  .refine((t) => /(Z|[+-]\d{2}:?\d{2})$/i.test(t) && !Number.isNaN(Date.parse(t)), 'an ISO 8601 time with a zone');
 const Entry = {
-  revision: z.number().int().min(1).max(2 ** 31 - 1),
+  revision: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1),
   source: z.enum(SOURCES),
   asserted_by: z.string().min(1).max(200),
   pinned: z.union([z.literal(0), z.literal(1)]),
   state: z.enum(STATES),
   destroy_at: Time.nullable(),
 };
-const pendingHasItsTime = (row: { state: string; destroy_at: string | null }) => (row.state === 'pending') === (row.destroy_at !== null);
+const pendingHasItsTime = (row: { state: string; destroy_at: string | null }) =>
+  (row.state === 'pending') === (row.destroy_at !== null);
 
 function rowShapes(limits: Limits) {
   return {
     field: z
-      .object({ description: z.string().min(1).max(1000), value_type: z.string(), ...Entry, created_at: Time, updated_at: Time })
+      .object({
+        description: z.string().min(1).max(1000),
+        value_type: z.string(),
+        ...Entry,
+        created_at: Time,
+        updated_at: Time,
+      })
       .refine(pendingHasItsTime, 'destroy_at is set exactly when the state is pending'),
     note: z
       .object({
         id: z.string().min(1).max(200),
         kind: z.enum(NOTE_KINDS),
-        content: z.string().min(1).max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
+        content: z
+          .string()
+          .min(1)
+          .max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
         idempotency_key: z.string().min(1).max(200).nullable(),
         ...Entry,
         written_at: Time,
@@ -57,7 +73,10 @@ function rowShapes(limits: Limits) {
       at: Time,
       action: z.enum(ACTIONS),
       target_kind: z.enum(TARGET_KINDS),
-      target: z.string().min(1).max(Math.max(200, limits.maxKeyLength * 4)),
+      target: z
+        .string()
+        .min(1)
+        .max(Math.max(200, limits.maxKeyLength * 4)),
       asserted_by: z.string().min(1).max(200),
       source: z.enum(SOURCES).nullable(),
       changes: z.array(z.string().max(40)).max(20),
@@ -85,7 +104,10 @@ function parsedJson(text: string, what: string): unknown {
  * write of the store could have made. Strings longer than any member may hold are refused before
  * anything reads them for credentials.
  */
-export async function screenSource(source: Pick<SourceData, 'personas' | 'deletedLogs'>, limits: Limits): Promise<void> {
+export async function screenSource(
+  source: Pick<SourceData, 'personas' | 'deletedLogs'>,
+  limits: Limits,
+): Promise<void> {
   const shapes = rowShapes(limits);
   const longest = Math.max(limits.maxNoteChars, limits.maxValueBytes, 2000) + 2000;
   let batch: WrittenString[] = [];
@@ -96,7 +118,10 @@ export async function screenSource(source: Pick<SourceData, 'personas' | 'delete
     const found = await findCredential(batch);
     batch = [];
     batchChars = 0;
-    if (found) throw new RowRefused(`${found.where} looks like it holds ${found.kind}, and the persona store never keeps secrets`);
+    if (found)
+      throw new RowRefused(
+        `${found.where} looks like it holds ${found.kind}, and the persona store never keeps secrets`,
+      );
   };
   /** Every string of `row` through the write gate, located under `where`. */
   const gate = async (row: object, where: string) => {
@@ -127,7 +152,8 @@ export async function screenSource(source: Pick<SourceData, 'personas' | 'delete
   };
 
   for (const copy of source.personas) await screenPersona(copy);
-  for (const e of source.deletedLogs) await screenEvent(e, `the change-log entry ${e.id} of deleted persona "${e.profile}"`);
+  for (const e of source.deletedLogs)
+    await screenEvent(e, `the change-log entry ${e.id} of deleted persona "${e.profile}"`);
   await flush();
   if (refusal) throw new RowRefused(refusal.detail);
 
@@ -140,7 +166,9 @@ export async function screenSource(source: Pick<SourceData, 'personas' | 'delete
     for (const f of fields) {
       const where = `${who}, field "${f.key.length <= 80 ? f.key : `${f.key.slice(0, 80)}…`}"`;
       if (Buffer.byteLength(f.value) > limits.maxValueBytes) {
-        throw new RowRefused(`${where}: its value is larger than ${limits.maxValueBytes} bytes as compact JSON (PERSONA_MAX_VALUE_BYTES)`);
+        throw new RowRefused(
+          `${where}: its value is larger than ${limits.maxValueBytes} bytes as compact JSON (PERSONA_MAX_VALUE_BYTES)`,
+        );
       }
       const value = parsedJson(f.value, `${where}: its value`);
       const { id: _fid, value: _text, ...columns } = f;
@@ -150,10 +178,16 @@ export async function screenSource(source: Pick<SourceData, 'personas' | 'delete
       try {
         key = fieldKey(f.key, limits.maxKeyLength);
       } catch (err) {
-        throw new RowRefused(`${where}: not a key this store accepts (${(err as { detail?: string }).detail ?? String(err)})`);
+        throw new RowRefused(
+          `${where}: not a key this store accepts (${(err as { detail?: string }).detail ?? String(err)})`,
+        );
       }
-      if (key !== f.key) throw new RowRefused(`${where}: its key is not in the form the store writes (a write of it would be "${key}")`);
-      if (valueType(value) !== f.value_type) throw new RowRefused(`${where}: its value_type "${f.value_type}" is not its value's type (${valueType(value)})`);
+      if (key !== f.key)
+        throw new RowRefused(`${where}: its key is not in the form the store writes (a write of it would be "${key}")`);
+      if (valueType(value) !== f.value_type)
+        throw new RowRefused(
+          `${where}: its value_type "${f.value_type}" is not its value's type (${valueType(value)})`,
+        );
     }
     for (const n of notes) {
       const where = `${who}, note ${n.id.length <= 80 ? n.id : `${n.id.slice(0, 80)}…`}`;
@@ -164,10 +198,14 @@ export async function screenSource(source: Pick<SourceData, 'personas' | 'delete
     for (const e of events) await screenEvent(e, `${who}, change-log entry ${e.id}`);
   }
 
-  async function screenEvent(e: Omit<EventRow, 'id' | 'account' | 'profile'> & Partial<EventRow>, where: string): Promise<void> {
+  async function screenEvent(
+    e: Omit<EventRow, 'id' | 'account' | 'profile'> & Partial<EventRow>,
+    where: string,
+  ): Promise<void> {
     const changes = parsedJson(e.changes, `${where}: its changes`);
     const replaced = e.replaced === null ? null : parsedJson(e.replaced, `${where}: its replaced values`);
-    if (replaced !== null && (typeof replaced !== 'object' || Array.isArray(replaced))) throw new RowRefused(`${where}: its replaced values are not an object`);
+    if (replaced !== null && (typeof replaced !== 'object' || Array.isArray(replaced)))
+      throw new RowRefused(`${where}: its replaced values are not an object`);
     const { id: _eid, account: _account, profile: _profile, ...columns } = e;
     await gate({ ...columns, changes, replaced }, where);
     rule(shapes.event.safeParse({ ...columns, changes }), where);

@@ -26,10 +26,16 @@ const LIMITS = { maxValueBytes: 16384, maxNoteChars: 8000, maxKeyLength: 64 };
 /** The command line as a user runs it, in a child process, with no PERSONA_ setting of this test process. */
 async function cli(args: string[], env: Record<string, string> = {}) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERSONA_')));
-  return execa(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, extendEnv: false, reject: false });
+  return execa(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: ROOT,
+    env: { ...clean, ...env },
+    extendEnv: false,
+    reject: false,
+  });
 }
 
-const accountOf = (client: Client) => JSON.parse(Buffer.from(client.token.split('.')[1]!, 'base64url').toString()).sub as string;
+const accountOf = (client: Client) =>
+  JSON.parse(Buffer.from(client.token.split('.')[1]!, 'base64url').toString()).sub as string;
 
 async function wholeExport(c: Client, profile: string) {
   const fields: unknown[] = [];
@@ -41,10 +47,13 @@ async function wholeExport(c: Client, profile: string) {
     const query = new URLSearchParams({ fields_limit: '3', notes_limit: '3' });
     if (fieldsAfter) query.set('fields_after', fieldsAfter);
     if (notesAfter) query.set('notes_after', notesAfter);
-    const page = await c.call<{ persona: unknown; fields: unknown[]; notes: unknown[]; fields_next_after: string | null; notes_next_after: string | null }>(
-      'GET',
-      `/v1/personas/${profile}/export?${query}`,
-    );
+    const page = await c.call<{
+      persona: unknown;
+      fields: unknown[];
+      notes: unknown[];
+      fields_next_after: string | null;
+      notes_next_after: string | null;
+    }>('GET', `/v1/personas/${profile}/export?${query}`);
     expect(page.status).toBe(200);
     card = page.body.persona;
     if (fieldsAfter !== null) fields.push(...page.body.fields);
@@ -59,7 +68,10 @@ async function allEvents(c: Client, profile: string) {
   const events: { id: number }[] = [];
   let after = 0;
   for (;;) {
-    const page = await c.call<{ events: { id: number }[]; next_after: number | null }>('GET', `/v1/personas/${profile}/events?after=${after}&limit=4`);
+    const page = await c.call<{ events: { id: number }[]; next_after: number | null }>(
+      'GET',
+      `/v1/personas/${profile}/events?after=${after}&limit=4`,
+    );
     expect(page.status).toBe(200);
     events.push(...page.body.events);
     if (page.body.next_after === null) return events;
@@ -68,9 +80,15 @@ async function allEvents(c: Client, profile: string) {
 }
 
 const recallHits = async (c: Client, path: string, q: string) => {
-  const r = await c.call<{ fields: { profile: string; key: string }[]; notes: { profile: string; id: string }[] }>('GET', `${path}?q=${encodeURIComponent(q)}`);
+  const r = await c.call<{ fields: { profile: string; key: string }[]; notes: { profile: string; id: string }[] }>(
+    'GET',
+    `${path}?q=${encodeURIComponent(q)}`,
+  );
   expect(r.status).toBe(200);
-  return { fields: r.body.fields.map((f) => `${f.profile}/${f.key}`).sort(), notes: r.body.notes.map((n) => `${n.profile}/${n.id}`).sort() };
+  return {
+    fields: r.body.fields.map((f) => `${f.profile}/${f.key}`).sort(),
+    notes: r.body.notes.map((n) => `${n.profile}/${n.id}`).sort(),
+  };
 };
 
 /** Everything a person can read of an account: its personas, each one's identity block, whole export and change log, and recall. */
@@ -87,7 +105,12 @@ async function everything(c: Client) {
       recall: await recallHits(c, `/v1/personas/${profile}/recall`, 'lighthouse'),
     };
   }
-  return { list: list.body, personas, recallAll: await recallHits(c, '/v1/recall', 'lighthouse keeper'), kept: await recallHits(c, '/v1/recall', 'forgottenword') };
+  return {
+    list: list.body,
+    personas,
+    recallAll: await recallHits(c, '/v1/recall', 'lighthouse keeper'),
+    kept: await recallHits(c, '/v1/recall', 'forgottenword'),
+  };
 }
 
 async function rowCounts(url: string): Promise<Record<string, number>> {
@@ -117,7 +140,15 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
   /** A persona store on `url` (PostgreSQL), with the same identity; its clients. */
   async function storeOn(url: string, clock = new TestClock()) {
     const store = await startPersonaStore(
-      { PERSONA_DATA_DIR: source.dataDir, PERSONA_PORT: '0', PERSONA_IDENTITY_URL: identity.url, PERSONA_LOG_LEVEL: 'silent', PERSONA_DATABASE_URL: url, PERSONA_FORGET_MODE: 'destroy_after_grace', PERSONA_GRACE_PERIOD_SECONDS: '3600' },
+      {
+        PERSONA_DATA_DIR: source.dataDir,
+        PERSONA_PORT: '0',
+        PERSONA_IDENTITY_URL: identity.url,
+        PERSONA_LOG_LEVEL: 'silent',
+        PERSONA_DATABASE_URL: url,
+        PERSONA_FORGET_MODE: 'destroy_after_grace',
+        PERSONA_GRACE_PERIOD_SECONDS: '3600',
+      },
       undefined,
       { clock: clock.now },
     );
@@ -134,12 +165,34 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     const ok = (r: { status: number; text: string }) => expect(r.status, r.text).toBeLessThan(300);
     const tick = () => source.clock.advance(5);
 
-    ok(await owner.call('POST', '/v1/personas', { profile: 'atlas', display_name: 'Atlas', pronouns: 'it/its', language: 'en', tone: 'calm', verbosity: 'terse', speaking_style: 'Short sentences.' }));
+    ok(
+      await owner.call('POST', '/v1/personas', {
+        profile: 'atlas',
+        display_name: 'Atlas',
+        pronouns: 'it/its',
+        language: 'en',
+        tone: 'calm',
+        verbosity: 'terse',
+        speaking_style: 'Short sentences.',
+      }),
+    );
     ok(await owner.call('PUT', '/v1/personas/atlas/fields/home_town', field('Lighthouse point', { pinned: true })));
     tick();
-    ok(await owner.call('PUT', '/v1/personas/atlas/fields/home_town', field('Lighthouse point, north side', { pinned: true })));
+    ok(
+      await owner.call(
+        'PUT',
+        '/v1/personas/atlas/fields/home_town',
+        field('Lighthouse point, north side', { pinned: true }),
+      ),
+    );
     tick();
-    ok(await owner.call('PUT', '/v1/personas/atlas/fields/favouriteColour', field({ main: 'teal', also: ['amber', 3] }, { description: 'colours the keeper likes' })));
+    ok(
+      await owner.call(
+        'PUT',
+        '/v1/personas/atlas/fields/favouriteColour',
+        field({ main: 'teal', also: ['amber', 3] }, { description: 'colours the keeper likes' }),
+      ),
+    );
     ok(await owner.call('PUT', '/v1/personas/atlas/fields/old_habit', field('a forgottenword habit')));
     ok(await owner.call('DELETE', '/v1/personas/atlas/fields/old_habit'));
     ok(await owner.call('PUT', '/v1/personas/atlas/fields/revived', field('first')));
@@ -147,14 +200,30 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     tick();
     ok(await owner.call('PUT', '/v1/personas/atlas/fields/revived', field('second')));
     for (let i = 0; i < 7; i++) ok(await owner.call('PUT', `/v1/personas/atlas/fields/extra_${i}`, field(i)));
-    const first = await owner.call<{ id: string }>('POST', '/v1/personas/atlas/notes', note('The lighthouse keeper waved at dawn.', { pinned: true }), { 'idempotency-key': 'dawn-1' });
+    const first = await owner.call<{ id: string }>(
+      'POST',
+      '/v1/personas/atlas/notes',
+      note('The lighthouse keeper waved at dawn.', { pinned: true }),
+      { 'idempotency-key': 'dawn-1' },
+    );
     ok(first);
     tick();
-    const revised = await owner.call<{ id: string }>('POST', '/v1/personas/atlas/notes', note('A storm came.', { kind: 'episode' }));
-    ok(await owner.call('PATCH', `/v1/personas/atlas/notes/${revised.body.id}`, { content: 'A storm came over the lighthouse.' }));
+    const revised = await owner.call<{ id: string }>(
+      'POST',
+      '/v1/personas/atlas/notes',
+      note('A storm came.', { kind: 'episode' }),
+    );
+    ok(
+      await owner.call('PATCH', `/v1/personas/atlas/notes/${revised.body.id}`, {
+        content: 'A storm came over the lighthouse.',
+      }),
+    );
     const kept = await owner.call<{ id: string }>('POST', '/v1/personas/atlas/notes', note('A forgottenword note.'));
     ok(await owner.call('DELETE', `/v1/personas/atlas/notes/${kept.body.id}`));
-    for (let i = 0; i < 6; i++) ok(await owner.call('POST', '/v1/personas/atlas/notes', note(`Lesson ${i}: check the lamp.`, { kind: 'lesson' })));
+    for (let i = 0; i < 6; i++)
+      ok(
+        await owner.call('POST', '/v1/personas/atlas/notes', note(`Lesson ${i}: check the lamp.`, { kind: 'lesson' })),
+      );
     ok(await owner.call('PATCH', '/v1/personas/atlas', { tone: 'calm, dry' }));
     ok(await owner.call('POST', '/v1/personas', { profile: 'beacon', display_name: 'Beacon' }));
     ok(await owner.call('PUT', '/v1/personas/beacon/fields/signal', field('lighthouse keeper code')));
@@ -200,12 +269,19 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     const url = await server.createDatabase();
     expect((await cli(['move-in', '--from', source.dataDir], { PERSONA_DATABASE_URL: url })).exitCode).toBe(0);
     const target = await storeOn(url);
-    const revived = await target.owner.call<{ revision: number }>('PUT', '/v1/personas/atlas/fields/old_habit', field('a forgottenword habit'));
+    const revived = await target.owner.call<{ revision: number }>(
+      'PUT',
+      '/v1/personas/atlas/fields/old_habit',
+      field('a forgottenword habit'),
+    );
     expect(revived.status).toBe(200);
     expect(revived.body.revision).toBe(2);
     const events = await allEvents(target.owner, 'atlas');
     expect(events.at(-1)).toMatchObject({ action: 'field_revived', target: 'old_habit' });
-    expect(await recallHits(target.owner, '/v1/recall', 'forgottenword')).toEqual({ fields: ['atlas/old_habit'], notes: [] });
+    expect(await recallHits(target.owner, '/v1/recall', 'forgottenword')).toEqual({
+      fields: ['atlas/old_habit'],
+      notes: [],
+    });
 
     expect(await target.store.sweep()).toBe(0);
     target.clock.advance(3_600_000 + 1000);
@@ -214,9 +290,14 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     expect(log.at(-1)).toMatchObject({ action: 'field_destroyed', asserted_by: 'persona-store' });
 
     // A deleted persona's log came too: made again on PostgreSQL, its log starts with the deletion made in SQLite.
-    expect((await target.owner.call('POST', '/v1/personas', { profile: 'scratch', display_name: 'Scratch again' })).status).toBe(201);
+    expect(
+      (await target.owner.call('POST', '/v1/personas', { profile: 'scratch', display_name: 'Scratch again' })).status,
+    ).toBe(201);
     const scratch = await allEvents(target.owner, 'scratch');
-    expect(scratch.map((e) => (e as unknown as { action: string }).action)).toEqual(['persona_deleted', 'persona_created']);
+    expect(scratch.map((e) => (e as unknown as { action: string }).action)).toEqual([
+      'persona_deleted',
+      'persona_created',
+    ]);
   });
 
   it('run again after a success, says everything is already there and changes nothing', async () => {
@@ -235,7 +316,14 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
   it('refuses when the target has another persona of the same account and profile, saying what to do, and writes nothing (also when run again)', async () => {
     const url = await server.createDatabase();
     const target = await storeOn(url);
-    expect((await target.owner.call('POST', '/v1/personas', { profile: 'beacon', display_name: 'Made on the other computer' })).status).toBe(201);
+    expect(
+      (
+        await target.owner.call('POST', '/v1/personas', {
+          profile: 'beacon',
+          display_name: 'Made on the other computer',
+        })
+      ).status,
+    ).toBe(201);
     const counts = await rowCounts(url);
     for (let run = 0; run < 2; run++) {
       const refused = await cli(['move-in', '--from', source.dataDir, '--to', url]);
@@ -256,9 +344,15 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     const engine = await openPostgresEngine({ url, poolSize: 2, ssl: false, connectTimeoutMs: 10_000 });
     try {
       // The file holds two accounts: giving both to one would merge two people's personas.
-      await expect(moveIn(data, engine, { account: laptopAccount, limits: LIMITS })).rejects.toThrow(/--source-account/);
+      await expect(moveIn(data, engine, { account: laptopAccount, limits: LIMITS })).rejects.toThrow(
+        /--source-account/,
+      );
       expect(await rowCounts(url)).toEqual({ personas: 0, fields: 0, notes: 0, events: 0 });
-      const report = await moveIn(data, engine, { sourceAccount: accountOf(owner), account: laptopAccount, limits: LIMITS });
+      const report = await moveIn(data, engine, {
+        sourceAccount: accountOf(owner),
+        account: laptopAccount,
+        limits: LIMITS,
+      });
       expect(report.copied.map((p) => p.profile).sort()).toEqual(['atlas', 'beacon']);
     } finally {
       await engine.close();
@@ -273,7 +367,9 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
 
   it('puts the rows under the name PERSONA_SHARED_ACCOUNTS gives the account, where the person\u2019s other machine finds them', async () => {
     const url = await server.createDatabase();
-    const run = await cli(['move-in', '--from', source.dataDir, '--to', url], { PERSONA_SHARED_ACCOUNTS: `${accountOf(owner)}=alice` });
+    const run = await cli(['move-in', '--from', source.dataDir, '--to', url], {
+      PERSONA_SHARED_ACCOUNTS: `${accountOf(owner)}=alice`,
+    });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/copied "atlas" \(account [^)]*alice\)/);
     // The other machine: an identity service of its own, whose local account has another id, given the same shared name.
@@ -298,12 +394,20 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
     } finally {
       await desktop.close();
     }
-    const again = await cli(['move-in', '--from', source.dataDir, '--to', url], { PERSONA_SHARED_ACCOUNTS: `${accountOf(owner)}=alice` });
+    const again = await cli(['move-in', '--from', source.dataDir, '--to', url], {
+      PERSONA_SHARED_ACCOUNTS: `${accountOf(owner)}=alice`,
+    });
     expect(again.stdout).toContain('Everything is already there; nothing was changed.');
   });
 
   it('says what is wrong with --from and --to, and --help says how to use it', async () => {
-    const missing = await cli(['move-in', '--from', join(source.dataDir, 'nothing-here'), '--to', 'postgres://u:p@127.0.0.1:1/x']);
+    const missing = await cli([
+      'move-in',
+      '--from',
+      join(source.dataDir, 'nothing-here'),
+      '--to',
+      'postgres://u:p@127.0.0.1:1/x',
+    ]);
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain('--from takes the persona store');
     const noTarget = await cli(['move-in', '--from', source.dataDir]);

@@ -6,7 +6,15 @@ import type { Db, PersonaEngine } from './engines/engine.ts';
 import { RowRefused, screenSource } from './move-in-screen.ts';
 import type { Limits } from './personas.ts';
 import { fieldIndexText } from './recall.ts';
-import { MIGRATIONS, type EventRow, type FieldRow, type NoteRow, type PersonaCopy, type PersonaTables, type SourceData } from './tables.ts';
+import {
+  MIGRATIONS,
+  type EventRow,
+  type FieldRow,
+  type NoteRow,
+  type PersonaCopy,
+  type PersonaTables,
+  type SourceData,
+} from './tables.ts';
 import { DATABASE_FILE } from './service.ts';
 
 /**
@@ -26,16 +34,32 @@ export class MoveInRefused extends Error {
 export function sourceFile(from: string): string {
   const path = resolve(from);
   if (!existsSync(path)) {
-    throw new MoveInRefused(`There is nothing at ${path}; --from takes the persona store's data folder (the one holding ${DATABASE_FILE}) or that file itself.`);
+    throw new MoveInRefused(
+      `There is nothing at ${path}; --from takes the persona store's data folder (the one holding ${DATABASE_FILE}) or that file itself.`,
+    );
   }
   const file = statSync(path).isDirectory() ? join(path, DATABASE_FILE) : path;
   if (!existsSync(file)) {
-    throw new MoveInRefused(`${path} holds no ${DATABASE_FILE}; --from takes the persona store's data folder (PERSONA_DATA_DIR) or the database file itself.`);
+    throw new MoveInRefused(
+      `${path} holds no ${DATABASE_FILE}; --from takes the persona store's data folder (PERSONA_DATA_DIR) or the database file itself.`,
+    );
   }
   return file;
 }
 
-const CARD_COLUMNS = ['id', 'account', 'profile', 'display_name', 'pronouns', 'language', 'tone', 'verbosity', 'speaking_style', 'created_at', 'updated_at'] as const;
+const CARD_COLUMNS = [
+  'id',
+  'account',
+  'profile',
+  'display_name',
+  'pronouns',
+  'language',
+  'tone',
+  'verbosity',
+  'speaking_style',
+  'created_at',
+  'updated_at',
+] as const;
 
 /**
  * Reads the whole persona database, read-only (the file, its WAL and the app that may have it open are
@@ -46,7 +70,9 @@ export async function readSource(file: string): Promise<SourceData> {
   try {
     sqlite = new Database(file, { readonly: true, fileMustExist: true });
   } catch (err) {
-    throw new MoveInRefused(`${file} cannot be opened as a SQLite database (${err instanceof Error ? err.message : String(err)}); check the path given to --from.`);
+    throw new MoveInRefused(
+      `${file} cannot be opened as a SQLite database (${err instanceof Error ? err.message : String(err)}); check the path given to --from.`,
+    );
   }
   const db = new Kysely<PersonaTables>({ dialect: new SqliteDialect({ database: sqlite }) });
   try {
@@ -54,21 +80,33 @@ export async function readSource(file: string): Promise<SourceData> {
     try {
       version = sqlite.pragma('user_version', { simple: true }) as number;
     } catch {
-      throw new MoveInRefused(`${file} is not a SQLite database; --from takes the persona store's data folder or its ${DATABASE_FILE}.`);
+      throw new MoveInRefused(
+        `${file} is not a SQLite database; --from takes the persona store's data folder or its ${DATABASE_FILE}.`,
+      );
     }
-    const tables = sqlite.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN ('personas', 'fields', 'notes', 'events')`).all();
+    const tables = sqlite
+      .prepare(
+        `SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN ('personas', 'fields', 'notes', 'events')`,
+      )
+      .all();
     if (version === 0 || tables.length < 4) {
-      throw new MoveInRefused(`${file} is not a persona store database (it has no personas, fields, notes and events tables); --from takes the persona store's data folder or its ${DATABASE_FILE}.`);
+      throw new MoveInRefused(
+        `${file} is not a persona store database (it has no personas, fields, notes and events tables); --from takes the persona store's data folder or its ${DATABASE_FILE}.`,
+      );
     }
     if (version > MIGRATIONS.sqlite.length) {
-      throw new MoveInRefused(`${file} was written by a newer version of the app (schema ${version}, this one knows ${MIGRATIONS.sqlite.length}); update the app, then move in.`);
+      throw new MoveInRefused(
+        `${file} was written by a newer version of the app (schema ${version}, this one knows ${MIGRATIONS.sqlite.length}); update the app, then move in.`,
+      );
     }
     return await db.transaction().execute(async (tx) => {
       const cards = await tx.selectFrom('personas').select(CARD_COLUMNS).orderBy('id').execute();
       const fields = await tx.selectFrom('fields').selectAll().orderBy('id').execute();
       const notes = await tx.selectFrom('notes').selectAll().orderBy('seq').execute();
       const events = await tx.selectFrom('events').selectAll().orderBy('id').execute();
-      const byId = new Map<number, PersonaCopy>(cards.map((c) => [c.id, { persona: c, fields: [], notes: [], events: [] }]));
+      const byId = new Map<number, PersonaCopy>(
+        cards.map((c) => [c.id, { persona: c, fields: [], notes: [], events: [] }]),
+      );
       const byName = new Map<string, PersonaCopy>(cards.map((c) => [`${c.account}\n${c.profile}`, byId.get(c.id)!]));
       for (const { persona_id, ...f } of fields) byId.get(persona_id)?.fields.push(f);
       for (const { persona_id, ...n } of notes) byId.get(persona_id)?.notes.push(n);
@@ -116,7 +154,13 @@ const without = <T extends object, K extends keyof T>(row: T, key: K, keep: bool
  * operations use: on PostgreSQL the batch's INSERT carries each row's tsvector).
  * The live counts on the persona row follow from the engine's triggers. Returns the persona's id there.
  */
-export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaCopy, account: string, keep: KeepIds = NO_IDS): Promise<number> {
+export async function writePersona(
+  engine: PersonaEngine,
+  db: Db,
+  copy: PersonaCopy,
+  account: string,
+  keep: KeepIds = NO_IDS,
+): Promise<number> {
   const { id: personaId } = await db
     .insertInto('personas')
     .values({ ...without(copy.persona, 'id', keep.personas), account })
@@ -125,7 +169,13 @@ export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaC
   for (const rows of batches(copy.fields)) {
     const written = await db
       .insertInto('fields')
-      .values(rows.map((f) => ({ ...without(f, 'id', keep.fields), persona_id: personaId, ...engine.fullText.fieldColumns(f.state, () => fieldIndexText(f)) })))
+      .values(
+        rows.map((f) => ({
+          ...without(f, 'id', keep.fields),
+          persona_id: personaId,
+          ...engine.fullText.fieldColumns(f.state, () => fieldIndexText(f)),
+        })),
+      )
       .returningAll()
       .execute();
     for (const row of written as (FieldRow & { search?: unknown })[]) {
@@ -136,7 +186,13 @@ export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaC
   for (const rows of batches(copy.notes)) {
     const written = await db
       .insertInto('notes')
-      .values(rows.map((n) => ({ ...without(n, 'seq', keep.notes), persona_id: personaId, ...engine.fullText.noteColumns(n.state, n.content) })))
+      .values(
+        rows.map((n) => ({
+          ...without(n, 'seq', keep.notes),
+          persona_id: personaId,
+          ...engine.fullText.noteColumns(n.state, n.content),
+        })),
+      )
       .returningAll()
       .execute();
     for (const row of written as (NoteRow & { search?: unknown })[]) {
@@ -144,11 +200,19 @@ export async function writePersona(engine: PersonaEngine, db: Db, copy: PersonaC
       if (note.state === 'live') await engine.fullText.indexNote(db, note);
     }
   }
-  await writeEvents(db, copy.events.map((e) => ({ ...e, account, profile: copy.persona.profile })), keep.events);
+  await writeEvents(
+    db,
+    copy.events.map((e) => ({ ...e, account, profile: copy.persona.profile })),
+    keep.events,
+  );
   return personaId;
 }
 
-async function writeEvents(db: Db, events: (Omit<EventRow, 'id'> & { id?: number })[], keepIds: boolean): Promise<void> {
+async function writeEvents(
+  db: Db,
+  events: (Omit<EventRow, 'id'> & { id?: number })[],
+  keepIds: boolean,
+): Promise<void> {
   for (const rows of batches(events)) {
     await db
       .insertInto('events')
@@ -164,16 +228,32 @@ async function writeEvents(db: Db, events: (Omit<EventRow, 'id'> & { id?: number
  * (ALTER TABLE locks the tables until commit, so no other session sees them off) and counts once at the
  * end ('on' with the personas written). SQLite updates the row in place: nothing to do there.
  */
-export async function liveCountTriggers(target: PersonaEngine, db: Db, turn: 'off' | 'on', personaIds: number[] = []): Promise<void> {
+export async function liveCountTriggers(
+  target: PersonaEngine,
+  db: Db,
+  turn: 'off' | 'on',
+  personaIds: number[] = [],
+): Promise<void> {
   if (target.name !== 'postgres') return;
-  for (const table of ['fields', 'notes'] as const) await sql`ALTER TABLE ${sql.table(table)} ${sql.raw(turn === 'off' ? 'DISABLE' : 'ENABLE')} TRIGGER USER`.execute(db);
+  for (const table of ['fields', 'notes'] as const)
+    await sql`ALTER TABLE ${sql.table(table)} ${sql.raw(turn === 'off' ? 'DISABLE' : 'ENABLE')} TRIGGER USER`.execute(
+      db,
+    );
   if (turn === 'off') return;
   for (const id of personaIds) {
     await db
       .updateTable('personas')
       .set((eb) => ({
-        live_fields: eb.selectFrom('fields').select(eb.fn.countAll<number>().as('n')).where('persona_id', '=', id).where('state', '=', 'live'),
-        live_notes: eb.selectFrom('notes').select(eb.fn.countAll<number>().as('n')).where('persona_id', '=', id).where('state', '=', 'live'),
+        live_fields: eb
+          .selectFrom('fields')
+          .select(eb.fn.countAll<number>().as('n'))
+          .where('persona_id', '=', id)
+          .where('state', '=', 'live'),
+        live_notes: eb
+          .selectFrom('notes')
+          .select(eb.fn.countAll<number>().as('n'))
+          .where('persona_id', '=', id)
+          .where('state', '=', 'live'),
       }))
       .where('id', '=', id)
       .execute();
@@ -187,7 +267,9 @@ async function idsFree(db: Db, table: 'personas' | 'fields' | 'notes' | 'events'
   // A reduce, not Math.min(...ids): 100,000 arguments would overflow the stack.
   const min = ids.reduce((a, b) => Math.min(a, b));
   const max = ids.reduce((a, b) => Math.max(a, b));
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} BETWEEN ${min} AND ${max}`.execute(db);
+  const { rows } = await sql<{
+    n: number | string;
+  }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} BETWEEN ${min} AND ${max}`.execute(db);
   return Number(rows[0]?.n ?? 0) === 0;
 }
 
@@ -220,7 +302,10 @@ function refuseNul(personas: PersonaCopy[], deletedLogs: EventRow[]): void {
       );
     }
   }
-  if (deletedLogs.some(nul)) throw new MoveInRefused('Nothing was copied: a deleted persona\u2019s change-log entry holds the character U+0000 (NUL), which PostgreSQL cannot store.');
+  if (deletedLogs.some(nul))
+    throw new MoveInRefused(
+      'Nothing was copied: a deleted persona\u2019s change-log entry holds the character U+0000 (NUL), which PostgreSQL cannot store.',
+    );
 }
 
 export interface MoveInOptions {
@@ -263,7 +348,9 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
   const accounts = [...new Set([...personas.map((p) => p.persona.account), ...deletedLogs.map((e) => e.account)])];
   if (options.sourceAccount !== undefined) {
     if (!accounts.includes(options.sourceAccount)) {
-      throw new MoveInRefused(`${source.file} holds nothing of account ${options.sourceAccount}; its accounts are ${accounts.join(', ') || '(none)'}.`);
+      throw new MoveInRefused(
+        `${source.file} holds nothing of account ${options.sourceAccount}; its accounts are ${accounts.join(', ') || '(none)'}.`,
+      );
     }
     personas = personas.filter((p) => p.persona.account === options.sourceAccount);
     deletedLogs = deletedLogs.filter((e) => e.account === options.sourceAccount);
@@ -287,15 +374,22 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
 
   return target.write(async (db) => {
     // Nothing else writes while the copy decides and writes: ids checked free stay free, and a profile checked absent stays absent.
-    if (target.name === 'postgres') await sql`LOCK TABLE personas, fields, notes, events IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+    if (target.name === 'postgres')
+      await sql`LOCK TABLE personas, fields, notes, events IN SHARE ROW EXCLUSIVE MODE`.execute(db);
     const alreadyThere: MoveInReport['alreadyThere'] = [];
     const conflicts: MoveInReport['alreadyThere'] = [];
     const fresh: PersonaCopy[] = [];
     for (const copy of personas) {
       const account = accountOf(copy.persona.account);
-      const there = await db.selectFrom('personas').select('created_at').where('account', '=', account).where('profile', '=', copy.persona.profile).executeTakeFirst();
+      const there = await db
+        .selectFrom('personas')
+        .select('created_at')
+        .where('account', '=', account)
+        .where('profile', '=', copy.persona.profile)
+        .executeTakeFirst();
       if (!there) fresh.push(copy);
-      else if (there.created_at === copy.persona.created_at) alreadyThere.push({ account, profile: copy.persona.profile });
+      else if (there.created_at === copy.persona.created_at)
+        alreadyThere.push({ account, profile: copy.persona.profile });
       else conflicts.push({ account, profile: copy.persona.profile });
     }
     if (conflicts.length > 0) {
@@ -309,17 +403,37 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
     // A deleted persona's log entry is copied unless the target keeps a log for that profile already (an earlier move-in, or a persona there).
     const logs: EventRow[] = [];
     for (const e of deletedLogs) {
-      const there = await db.selectFrom('events').select('id').where('account', '=', accountOf(e.account)).where('profile', '=', e.profile).executeTakeFirst();
+      const there = await db
+        .selectFrom('events')
+        .select('id')
+        .where('account', '=', accountOf(e.account))
+        .where('profile', '=', e.profile)
+        .executeTakeFirst();
       if (!there) logs.push({ ...e, account: accountOf(e.account) });
     }
     const report: MoveInReport = { copied: [], alreadyThere, deletedLogs: logs.length, renumbered: [] };
     if (fresh.length === 0 && logs.length === 0) return report;
 
     const keep: KeepIds = {
-      personas: await idsFree(db, 'personas', fresh.map((c) => c.persona.id!)),
-      fields: await idsFree(db, 'fields', fresh.flatMap((c) => c.fields.map((f) => f.id!))),
-      notes: await idsFree(db, 'notes', fresh.flatMap((c) => c.notes.map((n) => n.seq!))),
-      events: await idsFree(db, 'events', [...fresh.flatMap((c) => c.events.map((e) => e.id!)), ...logs.map((e) => e.id)]),
+      personas: await idsFree(
+        db,
+        'personas',
+        fresh.map((c) => c.persona.id!),
+      ),
+      fields: await idsFree(
+        db,
+        'fields',
+        fresh.flatMap((c) => c.fields.map((f) => f.id!)),
+      ),
+      notes: await idsFree(
+        db,
+        'notes',
+        fresh.flatMap((c) => c.notes.map((n) => n.seq!)),
+      ),
+      events: await idsFree(db, 'events', [
+        ...fresh.flatMap((c) => c.events.map((e) => e.id!)),
+        ...logs.map((e) => e.id),
+      ]),
     };
     report.renumbered = (Object.keys(keep) as (keyof KeepIds)[]).filter((t) => !keep[t]);
     await liveCountTriggers(target, db, 'off');
@@ -328,7 +442,13 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
       for (const copy of fresh) {
         const account = accountOf(copy.persona.account);
         written.push(await writePersona(target, db, copy, account, keep));
-        report.copied.push({ account, profile: copy.persona.profile, fields: copy.fields.length, notes: copy.notes.length, events: copy.events.length });
+        report.copied.push({
+          account,
+          profile: copy.persona.profile,
+          fields: copy.fields.length,
+          notes: copy.notes.length,
+          events: copy.events.length,
+        });
       }
       await writeEvents(db, logs, keep.events);
     } catch (err) {
@@ -344,7 +464,12 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
     await liveCountTriggers(target, db, 'on', written);
     if (target.name === 'postgres') {
       // Ids written as given leave each table's sequence behind: set it past the largest id, so that new rows never take a copied one.
-      const sequences = [['personas', 'id'], ['fields', 'id'], ['notes', 'seq'], ['events', 'id']] as const;
+      const sequences = [
+        ['personas', 'id'],
+        ['fields', 'id'],
+        ['notes', 'seq'],
+        ['events', 'id'],
+      ] as const;
       for (const [table, column] of sequences) {
         await sql`SELECT setval(pg_get_serial_sequence(${table}, ${column}), (SELECT max(${sql.ref(column)}) FROM ${sql.table(table)}))
           WHERE EXISTS (SELECT 1 FROM ${sql.table(table)})`.execute(db);

@@ -21,7 +21,9 @@ export interface Limits {
   maxKeyLength: number;
 }
 
-export type CardInput = { display_name?: string } & Partial<Record<Exclude<(typeof CARD_MEMBERS)[number], 'display_name'>, string | null>>;
+export type CardInput = { display_name?: string } & Partial<
+  Record<Exclude<(typeof CARD_MEMBERS)[number], 'display_name'>, string | null>
+>;
 export interface FieldInput {
   description: string;
   value: unknown;
@@ -89,7 +91,9 @@ export function valueType(value: unknown): string {
 }
 
 const notFoundPersona = (profile: string) =>
-  problem.notFound(`There is no persona "${profile}" for your account; list yours with GET /v1/personas or create it with POST /v1/personas.`);
+  problem.notFound(
+    `There is no persona "${profile}" for your account; list yours with GET /v1/personas or create it with POST /v1/personas.`,
+  );
 
 /**
  * The operations on personas, fields and notes. Each write runs in one immediate transaction and
@@ -126,7 +130,9 @@ export class Personas {
     const key = fieldKey(rawKey, this.limits.maxKeyLength);
     const f = await sql.field(persona.id, key);
     if (!f || f.state !== 'live') {
-      throw problem.notFound(`Persona "${persona.profile}" has no field "${key}"; see GET /v1/personas/${persona.profile}/fields/_schema for its keys.`);
+      throw problem.notFound(
+        `Persona "${persona.profile}" has no field "${key}"; see GET /v1/personas/${persona.profile}/fields/_schema for its keys.`,
+      );
     }
     return f;
   }
@@ -134,7 +140,9 @@ export class Personas {
   private async liveNote(persona: PersonaRow, id: string, sql = this.sql): Promise<NoteRow> {
     const n = await sql.note(persona.id, id);
     if (!n || n.state !== 'live') {
-      throw problem.notFound(`Persona "${persona.profile}" has no note "${id}"; list its notes with GET /v1/personas/${persona.profile}/notes.`);
+      throw problem.notFound(
+        `Persona "${persona.profile}" has no note "${id}"; list its notes with GET /v1/personas/${persona.profile}/notes.`,
+      );
     }
     return n;
   }
@@ -143,45 +151,57 @@ export class Personas {
 
   async listPersonas(account: string, after: string, limit: number) {
     account = this.account(account);
-    const page = await readPage(limit, (count) => this.sql.personas(account, after, count), (row) => row.profile);
+    const page = await readPage(
+      limit,
+      (count) => this.sql.personas(account, after, count),
+      (row) => row.profile,
+    );
     return { personas: page.items.map(cardView), next_after: page.next_after };
   }
 
   async createPersona(principal: Principal, profile: string, card: CardInput & { display_name: string }) {
     const now = this.clock().toISOString();
     const exists = () =>
-      problem.conflict(`You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`);
+      problem.conflict(
+        `You already have a persona "${profile}"; change it with PATCH /v1/personas/${profile} or choose another profile.`,
+      );
     // Two copies of the app creating the same profile at once: the database's unique constraint decides, the loser answers 409.
-    return this.sql.transaction(async (sql) => {
-      if (await sql.persona(this.account(principal.account), profile)) throw exists();
-      const row = await sql.insertPersona({
-        live_fields: 0,
-        live_notes: 0,
-        account: this.account(principal.account),
-        profile,
-        display_name: card.display_name,
-        pronouns: card.pronouns ?? null,
-        language: card.language ?? null,
-        tone: card.tone ?? null,
-        verbosity: card.verbosity ?? null,
-        speaking_style: card.speaking_style ?? null,
-        created_at: now,
-        updated_at: now,
+    return this.sql
+      .transaction(async (sql) => {
+        if (await sql.persona(this.account(principal.account), profile)) throw exists();
+        const row = await sql.insertPersona({
+          live_fields: 0,
+          live_notes: 0,
+          account: this.account(principal.account),
+          profile,
+          display_name: card.display_name,
+          pronouns: card.pronouns ?? null,
+          language: card.language ?? null,
+          tone: card.tone ?? null,
+          verbosity: card.verbosity ?? null,
+          speaking_style: card.speaking_style ?? null,
+          created_at: now,
+          updated_at: now,
+        });
+        await record(
+          sql,
+          {
+            account: this.account(principal.account),
+            profile,
+            action: 'persona_created',
+            targetKind: 'persona',
+            target: profile,
+            assertedBy: principal.audience,
+            source: null,
+            changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
+          },
+          now,
+        );
+        return cardView(row);
+      })
+      .catch((err: unknown) => {
+        throw this.sql.engine.isUniqueViolation(err) ? exists() : err;
       });
-      await record(sql, {
-        account: this.account(principal.account),
-        profile,
-        action: 'persona_created',
-        targetKind: 'persona',
-        target: profile,
-        assertedBy: principal.audience,
-        source: null,
-        changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
-      }, now);
-      return cardView(row);
-    }).catch((err: unknown) => {
-      throw this.sql.engine.isUniqueViolation(err) ? exists() : err;
-    });
   }
 
   async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
@@ -193,17 +213,21 @@ export class Personas {
       const next = { ...p, updated_at: now };
       for (const m of changed) (next as Record<string, unknown>)[m] = patch[m];
       const row = await sql.updatePersona(next);
-      await record(sql, {
-        account: p.account,
-        profile,
-        action: 'persona_updated',
-        targetKind: 'persona',
-        target: profile,
-        assertedBy: principal.audience,
-        source: null,
-        changes: changed,
-        replaced: policy.keepReplacedValues ? Object.fromEntries(changed.map((m) => [m, p[m]])) : undefined,
-      }, now);
+      await record(
+        sql,
+        {
+          account: p.account,
+          profile,
+          action: 'persona_updated',
+          targetKind: 'persona',
+          target: profile,
+          assertedBy: principal.audience,
+          source: null,
+          changes: changed,
+          replaced: policy.keepReplacedValues ? Object.fromEntries(changed.map((m) => [m, p[m]])) : undefined,
+        },
+        now,
+      );
       return cardView(row);
     });
   }
@@ -214,16 +238,20 @@ export class Personas {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
       await sql.deletePersona(p.id);
       await sql.deleteEventsOf(p.account, profile);
-      await record(sql, {
-        account: p.account,
-        profile,
-        action: 'persona_deleted',
-        targetKind: 'persona',
-        target: profile,
-        assertedBy: principal.audience,
-        source: null,
-        changes: ['deleted'],
-      }, this.clock().toISOString());
+      await record(
+        sql,
+        {
+          account: p.account,
+          profile,
+          action: 'persona_deleted',
+          targetKind: 'persona',
+          target: profile,
+          assertedBy: principal.audience,
+          source: null,
+          changes: ['deleted'],
+        },
+        this.clock().toISOString(),
+      );
       await sql.destroyedInTransaction();
     });
     await this.sql.afterDestruction();
@@ -248,7 +276,9 @@ export class Personas {
     const key = fieldKey(rawKey, this.limits.maxKeyLength);
     const value = JSON.stringify(input.value);
     if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
-      throw problem.tooLarge(`body.value is larger than ${this.limits.maxValueBytes} bytes as compact JSON (the limit); store less in one field.`);
+      throw problem.tooLarge(
+        `body.value is larger than ${this.limits.maxValueBytes} bytes as compact JSON (the limit); store less in one field.`,
+      );
     }
     // The value as stored, parsed once: what the index gets now must be exactly what un-indexing it will
     // compute later from the stored JSON (a JavaScript caller's value may not survive JSON unchanged).
@@ -267,7 +297,7 @@ export class Personas {
         existing = undefined;
       }
       const live = existing?.state === 'live' ? existing : undefined;
-      if (pinned && !live?.pinned && await sql.countPinned('fields', p.id) >= policy.pinCapFields) {
+      if (pinned && !live?.pinned && (await sql.countPinned('fields', p.id)) >= policy.pinCapFields) {
         throw problem.conflict(
           `Persona "${profile}" already has ${policy.pinCapFields} pinned fields, the most allowed (pin cap ${policy.pinCapFields}); unpin one first or send pinned false.`,
         );
@@ -280,14 +310,39 @@ export class Personas {
         asserted_by: principal.audience,
         pinned,
       };
-      const base = { account: p.account, profile, targetKind: 'field' as const, target: key, assertedBy: principal.audience, source: input.source };
+      const base = {
+        account: p.account,
+        profile,
+        targetKind: 'field' as const,
+        target: key,
+        assertedBy: principal.audience,
+        source: input.source,
+      };
       if (!existing) {
-        const entry = logEntry({ ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] }, now);
-        const row = await sql.insertField({ persona_id: p.id, key, ...next, revision: 1, state: 'live', destroy_at: null, created_at: now, updated_at: now }, stored, entry);
+        const entry = logEntry(
+          { ...base, action: 'field_set', changes: ['description', 'value', 'source', 'pinned'] },
+          now,
+        );
+        const row = await sql.insertField(
+          {
+            persona_id: p.id,
+            key,
+            ...next,
+            revision: 1,
+            state: 'live',
+            destroy_at: null,
+            created_at: now,
+            updated_at: now,
+          },
+          stored,
+          entry,
+        );
         await sql.indexField(row, stored);
         return row;
       }
-      const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter((m) => existing[m] !== next[m]);
+      const changed = (['description', 'value', 'source', 'asserted_by', 'pinned'] as const).filter(
+        (m) => existing[m] !== next[m],
+      );
       if (live && changed.length === 0) return live;
       let action: Action;
       if (!live) action = 'field_revived';
@@ -296,10 +351,19 @@ export class Personas {
       const replacedMembers = changed.filter((m) => m === 'description' || m === 'value');
       const replaced =
         live && policy.keepReplacedValues && replacedMembers.length > 0
-          ? Object.fromEntries(replacedMembers.map((m) => [m, m === 'value' ? (JSON.parse(existing.value) as unknown) : existing.description]))
+          ? Object.fromEntries(
+              replacedMembers.map((m) => [
+                m,
+                m === 'value' ? (JSON.parse(existing.value) as unknown) : existing.description,
+              ]),
+            )
           : undefined;
       const entry = logEntry({ ...base, action, changes: live ? changed : ['state', ...changed], replaced }, now);
-      const row = await sql.updateField({ ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now }, stored, entry);
+      const row = await sql.updateField(
+        { ...existing, ...next, revision: existing.revision + 1, state: 'live', destroy_at: null, updated_at: now },
+        stored,
+        entry,
+      );
       // The index holds key, description and value: a change of pinned, source or asserted_by leaves it as it is.
       if (!live) await sql.indexField(row, stored);
       else if (changed.includes('description') || changed.includes('value')) {
@@ -320,19 +384,32 @@ export class Personas {
   async listFields(account: string, profile: string, after: string, limit: number) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const page = await readPage(limit, (count) => this.sql.fields(p.id, after, count), (row) => row.key);
+    const page = await readPage(
+      limit,
+      (count) => this.sql.fields(p.id, after, count),
+      (row) => row.key,
+    );
     return { fields: page.items.map((f) => fieldView(f)), next_after: page.next_after };
   }
 
   async describeSchema(account: string, profile: string, after: string, limit: number) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const page = await readPage(limit, (count) => this.sql.schema(p.id, after, count), (row) => row.key);
+    const page = await readPage(
+      limit,
+      (count) => this.sql.schema(p.id, after, count),
+      (row) => row.key,
+    );
     return { fields: page.items, next_after: page.next_after };
   }
 
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string): Promise<{ outcome: ForgetOutcome }> {
+  async forgetField(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    rawKey: string,
+  ): Promise<{ outcome: ForgetOutcome }> {
     return this.forgetEntry(
       principal,
       profile,
@@ -367,48 +444,64 @@ export class Personas {
 
   // Notes
 
-  async addNote(principal: Principal, policy: Policy, profile: string, input: NoteInput, idempotencyKey: string | undefined) {
+  async addNote(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    input: NoteInput,
+    idempotencyKey: string | undefined,
+  ) {
     this.checkNoteSize(input.content);
     return this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
       if (idempotencyKey !== undefined) {
         const first = await sql.noteByIdempotencyKey(p.id, idempotencyKey);
         if (first && first.state !== 'live') {
-          throw problem.conflict('The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.');
+          throw problem.conflict(
+            'The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.',
+          );
         }
         if (first) return { note: noteView(first), replayed: true };
       }
       const pinned = input.pinned ? 1 : 0;
-      if (pinned && await sql.countPinned('notes', p.id) >= policy.pinCapNotes) {
-        throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`);
+      if (pinned && (await sql.countPinned('notes', p.id)) >= policy.pinCapNotes) {
+        throw problem.conflict(
+          `Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`,
+        );
       }
       const now = this.clock().toISOString();
       const id = randomUUID();
-      const entry = logEntry({
-        account: p.account,
-        profile,
-        action: 'note_added',
-        targetKind: 'note',
-        target: id,
-        assertedBy: principal.audience,
-        source: input.source,
-        changes: ['content', 'kind', 'source', 'pinned'],
-      }, now);
-      const row = await sql.insertNote({
-        id,
-        persona_id: p.id,
-        kind: input.kind,
-        content: input.content,
-        revision: 1,
-        source: input.source,
-        asserted_by: principal.audience,
-        pinned,
-        state: 'live',
-        destroy_at: null,
-        idempotency_key: idempotencyKey ?? null,
-        written_at: now,
-        revised_at: now,
-      }, entry);
+      const entry = logEntry(
+        {
+          account: p.account,
+          profile,
+          action: 'note_added',
+          targetKind: 'note',
+          target: id,
+          assertedBy: principal.audience,
+          source: input.source,
+          changes: ['content', 'kind', 'source', 'pinned'],
+        },
+        now,
+      );
+      const row = await sql.insertNote(
+        {
+          id,
+          persona_id: p.id,
+          kind: input.kind,
+          content: input.content,
+          revision: 1,
+          source: input.source,
+          asserted_by: principal.audience,
+          pinned,
+          state: 'live',
+          destroy_at: null,
+          idempotency_key: idempotencyKey ?? null,
+          written_at: now,
+          revised_at: now,
+        },
+        entry,
+      );
       await sql.indexNote(row);
       return { note: noteView(row), replayed: false };
     });
@@ -417,7 +510,11 @@ export class Personas {
   async listNotes(account: string, profile: string, after: number, limit: number, kind?: string) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const page = await readPage(limit, (count) => this.sql.notes(p.id, after, count, kind), (row) => String(row.seq));
+    const page = await readPage(
+      limit,
+      (count) => this.sql.notes(p.id, after, count, kind),
+      (row) => String(row.seq),
+    );
     return { notes: page.items.map(noteView), next_after: page.next_after };
   }
 
@@ -441,22 +538,32 @@ export class Personas {
       };
       const changed = (['content', 'kind', 'source', 'pinned', 'asserted_by'] as const).filter((m) => n[m] !== next[m]);
       if (changed.length === 0) return noteView(n);
-      if (next.pinned && !n.pinned && await sql.countPinned('notes', p.id) >= policy.pinCapNotes) {
-        throw problem.conflict(`Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`);
+      if (next.pinned && !n.pinned && (await sql.countPinned('notes', p.id)) >= policy.pinCapNotes) {
+        throw problem.conflict(
+          `Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`,
+        );
       }
       const now = this.clock().toISOString();
-      const action: Action = changed.length === 1 && changed[0] === 'pinned' ? (next.pinned ? 'note_pinned' : 'note_unpinned') : 'note_revised';
-      const entry = logEntry({
-        account: p.account,
-        profile,
-        action,
-        targetKind: 'note',
-        target: n.id,
-        assertedBy: principal.audience,
-        source: next.source,
-        changes: changed,
-        replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,
-      }, now);
+      const action: Action =
+        changed.length === 1 && changed[0] === 'pinned'
+          ? next.pinned
+            ? 'note_pinned'
+            : 'note_unpinned'
+          : 'note_revised';
+      const entry = logEntry(
+        {
+          account: p.account,
+          profile,
+          action,
+          targetKind: 'note',
+          target: n.id,
+          assertedBy: principal.audience,
+          source: next.source,
+          changes: changed,
+          replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,
+        },
+        now,
+      );
       const row = await sql.updateNote({ ...n, ...next, revision: n.revision + 1, revised_at: now }, entry);
       if (next.content !== n.content) {
         await sql.unindexNote(n);
@@ -467,7 +574,12 @@ export class Personas {
   }
 
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string): Promise<{ outcome: ForgetOutcome }> {
+  async forgetNote(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    id: string,
+  ): Promise<{ outcome: ForgetOutcome }> {
     return this.forgetEntry(
       principal,
       profile,
@@ -481,7 +593,9 @@ export class Personas {
 
   private checkNoteSize(content: string): void {
     if (content.length > this.limits.maxNoteChars) {
-      throw problem.tooLarge(`body.content is longer than ${this.limits.maxNoteChars} characters (the limit); split it into several notes.`);
+      throw problem.tooLarge(
+        `body.content is longer than ${this.limits.maxNoteChars} characters (the limit); split it into several notes.`,
+      );
     }
   }
 
@@ -492,16 +606,36 @@ export class Personas {
     const words = queryWords(q);
     const personaId = profile === undefined ? null : (await this.requirePersona(account, profile)).id;
     return {
-      fields: (await this.sql.recallFields(words, account, personaId, limit)).map((r) => ({ profile: r.profile, score: r.score, ...fieldView(r) })),
-      notes: (await this.sql.recallNotes(words, account, personaId, limit)).map((r) => ({ profile: r.profile, score: r.score, ...noteView(r) })),
+      fields: (await this.sql.recallFields(words, account, personaId, limit)).map((r) => ({
+        profile: r.profile,
+        score: r.score,
+        ...fieldView(r),
+      })),
+      notes: (await this.sql.recallNotes(words, account, personaId, limit)).map((r) => ({
+        profile: r.profile,
+        score: r.score,
+        ...noteView(r),
+      })),
     };
   }
 
-  async exportPersona(account: string, profile: string, page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number }) {
+  async exportPersona(
+    account: string,
+    profile: string,
+    page: { fieldsAfter: string; fieldsLimit: number; notesAfter: number; notesLimit: number },
+  ) {
     account = this.account(account);
     const p = await this.requirePersona(account, profile);
-    const fields = await readPage(page.fieldsLimit, (count) => this.sql.fields(p.id, page.fieldsAfter, count), (row) => row.key);
-    const notes = await readPage(page.notesLimit, (count) => this.sql.notes(p.id, page.notesAfter, count), (row) => String(row.seq));
+    const fields = await readPage(
+      page.fieldsLimit,
+      (count) => this.sql.fields(p.id, page.fieldsAfter, count),
+      (row) => row.key,
+    );
+    const notes = await readPage(
+      page.notesLimit,
+      (count) => this.sql.notes(p.id, page.notesAfter, count),
+      (row) => String(row.seq),
+    );
     return {
       format: 'persona-export/1',
       persona: cardView(p),
@@ -512,7 +646,20 @@ export class Personas {
     };
   }
 
-  async events(account: string, profile: string, filter: { newestFirst?: boolean; after?: number; since?: string; until?: string; target?: string; targetKind?: string; actions?: string[]; limit: number }) {
+  async events(
+    account: string,
+    profile: string,
+    filter: {
+      newestFirst?: boolean;
+      after?: number;
+      since?: string;
+      until?: string;
+      target?: string;
+      targetKind?: string;
+      actions?: string[];
+      limit: number;
+    },
+  ) {
     account = this.account(account);
     await this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });

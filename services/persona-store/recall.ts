@@ -24,10 +24,14 @@ export function queryWords(q: string): string[] {
     .split(/\s+/u)
     .filter((w) => /[\p{L}\p{N}]/u.test(w));
   if (words.length === 0) {
-    throw problem.unprocessable('query member q has no word to search for (it needs at least one letter or digit); send q with the words to recall.');
+    throw problem.unprocessable(
+      'query member q has no word to search for (it needs at least one letter or digit); send q with the words to recall.',
+    );
   }
   if (words.length > MAX_QUERY_WORDS) {
-    throw problem.unprocessable(`query member q has more than ${MAX_QUERY_WORDS} words; send at most ${MAX_QUERY_WORDS}.`);
+    throw problem.unprocessable(
+      `query member q has more than ${MAX_QUERY_WORDS} words; send at most ${MAX_QUERY_WORDS}.`,
+    );
   }
   return words;
 }
@@ -63,6 +67,9 @@ export function searchableKey(key: string): string {
  * The three columns a field is indexed with (key, description, value text); indexing and unindexing
  * both use it. `value` is the row's value already parsed, when the caller has it at hand.
  */
-export function fieldIndexText(row: { key: string; description: string; value: string }, value: unknown = JSON.parse(row.value)): [string, string, string] {
+export function fieldIndexText(
+  row: { key: string; description: string; value: string },
+  value: unknown = JSON.parse(row.value),
+): [string, string, string] {
   return [searchableKey(row.key), row.description, searchableText(value)];
 }

@@ -43,7 +43,10 @@ export interface PersonaRouteParts {
 }
 
 const ProfileParams = z.object({ profile: Profile });
-const FieldParams = z.object({ profile: Profile, key: z.string().min(1).max(512).meta({ description: 'Field key; normalised to snake_case.' }) });
+const FieldParams = z.object({
+  profile: Profile,
+  key: z.string().min(1).max(512).meta({ description: 'Field key; normalised to snake_case.' }),
+});
 const NoteParams = z.object({ profile: Profile, note_id: z.string().min(1).max(100) });
 const DEFAULT_RECALL_LIMIT = 10;
 /** The methods that write what they are sent, so every route declared with one is screened. */
@@ -67,8 +70,13 @@ export function pageOf(policy: Policy, asked: number | undefined, member = 'limi
 }
 
 type Shape = z.ZodObject<z.ZodRawShape>;
-type PersonaRouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape> = Omit<RouteSpec<P, Q, B, H>, 'handler'> & {
-  handler: (ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>, z.infer<H>> & { policy: Policy }) => Promise<Reply> | Reply;
+type PersonaRouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape> = Omit<
+  RouteSpec<P, Q, B, H>,
+  'handler'
+> & {
+  handler: (
+    ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>, z.infer<H>> & { policy: Policy },
+  ) => Promise<Reply> | Reply;
 };
 
 /** The 19 token-protected operations; /healthy and /ready are mounted beside them by app.ts. */
@@ -91,7 +99,9 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
    * service configured, that is a call to it, and a request it cannot answer for is refused with 503
    * before anything is done.
    */
-  const route = <P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape>(spec: PersonaRouteSpec<P, Q, B, H>) =>
+  const route = <P extends Shape, Q extends Shape, B extends z.ZodType, H extends Shape>(
+    spec: PersonaRouteSpec<P, Q, B, H>,
+  ) =>
     api.route<P, Q, B, H>({
       ...spec,
       screen: WRITES.has(spec.method) ? screenWrite : undefined,
@@ -139,7 +149,9 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     handler: async ({ principal, policy, params }) => {
       const block = await personas.identityBlock(principal.account, policy, params.profile);
       // What forgetting will do for this person, so a client can say it before asking to forget.
-      return { body: { ...block, forget: { mode: policy.forgetMode, grace_period_seconds: policy.gracePeriodSeconds } } };
+      return {
+        body: { ...block, forget: { mode: policy.forgetMode, grace_period_seconds: policy.gracePeriodSeconds } },
+      };
     },
   });
 
@@ -186,7 +198,14 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     responses: { 200: { description: 'The keys in use.', schema: SchemaListing } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
-      return { body: await personas.describeSchema(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
+      return {
+        body: await personas.describeSchema(
+          principal.account,
+          params.profile,
+          query.after ?? '',
+          pageOf(policy, query.limit),
+        ),
+      };
     },
   });
 
@@ -214,7 +233,9 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     params: FieldParams,
     responses: { 200: { description: 'The field.', schema: Field } },
     problems: [404],
-    handler: async ({ principal, params }) => ({ body: await personas.getField(principal.account, params.profile, params.key) }),
+    handler: async ({ principal, params }) => ({
+      body: await personas.getField(principal.account, params.profile, params.key),
+    }),
   });
 
   route({
@@ -228,7 +249,14 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     responses: { 200: { description: 'A page of fields.', schema: FieldPage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
-      return { body: await personas.listFields(principal.account, params.profile, query.after ?? '', pageOf(policy, query.limit)) };
+      return {
+        body: await personas.listFields(
+          principal.account,
+          params.profile,
+          query.after ?? '',
+          pageOf(policy, query.limit),
+        ),
+      };
     },
   });
 
@@ -253,12 +281,28 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Write a note; a retry with the same Idempotency-Key returns the first note',
     tags: ['notes'],
     params: ProfileParams,
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional().meta({ description: 'Makes retries safe: the same key returns the first note.' }) }),
+    headers: z.object({
+      'idempotency-key': z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .meta({ description: 'Makes retries safe: the same key returns the first note.' }),
+    }),
     body: AddNote,
-    responses: { 201: { description: 'The created note.', schema: Note }, 200: { description: 'The note first written with this Idempotency-Key.', schema: Note } },
+    responses: {
+      201: { description: 'The created note.', schema: Note },
+      200: { description: 'The note first written with this Idempotency-Key.', schema: Note },
+    },
     problems: [404, 409, 503],
     handler: async ({ principal, policy, params, body, headers }) => {
-      const { note, replayed } = await personas.addNote(principal, policy, params.profile, body, headers['idempotency-key']);
+      const { note, replayed } = await personas.addNote(
+        principal,
+        policy,
+        params.profile,
+        body,
+        headers['idempotency-key'],
+      );
       return { status: replayed ? 200 : 201, body: note };
     },
   });
@@ -274,7 +318,15 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     responses: { 200: { description: 'A page of notes.', schema: NotePage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
-      return { body: await personas.listNotes(principal.account, params.profile, query.after ?? 0, pageOf(policy, query.limit), query.kind) };
+      return {
+        body: await personas.listNotes(
+          principal.account,
+          params.profile,
+          query.after ?? 0,
+          pageOf(policy, query.limit),
+          query.kind,
+        ),
+      };
     },
   });
 
@@ -287,7 +339,9 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     params: NoteParams,
     responses: { 200: { description: 'The note.', schema: Note } },
     problems: [404],
-    handler: async ({ principal, params }) => ({ body: await personas.getNote(principal.account, params.profile, params.note_id) }),
+    handler: async ({ principal, params }) => ({
+      body: await personas.getNote(principal.account, params.profile, params.note_id),
+    }),
   });
 
   route({
@@ -330,7 +384,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     responses: { 200: { description: 'Two lists, never merged.', schema: RecallResult } },
     problems: [404],
     handler: async ({ principal, params, query }) => {
-      const body = await personas.recall(principal.account, params.profile, query.q, query.limit ?? DEFAULT_RECALL_LIMIT);
+      const body = await personas.recall(
+        principal.account,
+        params.profile,
+        query.q,
+        query.limit ?? DEFAULT_RECALL_LIMIT,
+      );
       counters?.recalled('persona');
       return { body };
     },
@@ -385,16 +444,21 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
       const limit = pageOf(policy, query.limit);
-      const { items, next_after } = await readPage(limit, (count) => personas.events(principal.account, params.profile, {
-        newestFirst: query.order === 'newest',
-        ...(query.after === undefined ? {} : { after: query.after }),
-        since: query.since === undefined ? undefined : new Date(query.since).toISOString(),
-        until: query.until === undefined ? undefined : new Date(query.until).toISOString(),
-        target: query.target,
-        targetKind: query.target_kind,
-        actions: query.action?.split(','),
-        limit: count,
-      }), (row) => row.id);
+      const { items, next_after } = await readPage(
+        limit,
+        (count) =>
+          personas.events(principal.account, params.profile, {
+            newestFirst: query.order === 'newest',
+            ...(query.after === undefined ? {} : { after: query.after }),
+            since: query.since === undefined ? undefined : new Date(query.since).toISOString(),
+            until: query.until === undefined ? undefined : new Date(query.until).toISOString(),
+            target: query.target,
+            targetKind: query.target_kind,
+            actions: query.action?.split(','),
+            limit: count,
+          }),
+        (row) => row.id,
+      );
       return { body: { events: items.map(eventView), next_after } };
     },
   });

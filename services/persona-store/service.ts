@@ -30,7 +30,11 @@ export interface PersonaStore extends RunningService {
 }
 
 /** Starts the persona store from its environment; the same call serves tests, headless and the desktop app. */
-export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, logger?: Logger, options: PersonaStoreOptions = {}): Promise<PersonaStore> {
+export async function startPersonaStore(
+  env: NodeJS.ProcessEnv = process.env,
+  logger?: Logger,
+  options: PersonaStoreOptions = {},
+): Promise<PersonaStore> {
   const config = loadPersonaConfig(env);
   const log = logger ?? createLogger('persona-store', config.logLevel);
   const clock = options.clock ?? (() => new Date());
@@ -39,10 +43,20 @@ export async function startPersonaStore(env: NodeJS.ProcessEnv = process.env, lo
   const metrics = new ServiceMetrics('persona-store');
   const counters = personaCounters(metrics);
   // The operations write through a store that counts their changes; the sweeper's destructions are not writes.
-  const personas = new Personas(new CountedSql(engine, counters), { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength }, clock);
-  const remembered = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }), { maxBytes: config.verifiedTokensBytes });
+  const personas = new Personas(
+    new CountedSql(engine, counters),
+    { maxValueBytes: config.maxValueBytes, maxNoteChars: config.maxNoteChars, maxKeyLength: config.maxKeyLength },
+    clock,
+  );
+  const remembered = rememberVerifiedTokens(
+    createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }),
+    { maxBytes: config.verifiedTokensBytes },
+  );
   // A signature stays good until exp; whether the token's session credential still stands is asked of identity.
-  const verifier = refuseRevokedSessions(remembered, { identityUrl: config.identityUrl, recheckMs: config.sessionRecheckMs });
+  const verifier = refuseRevokedSessions(remembered, {
+    identityUrl: config.identityUrl,
+    recheckMs: config.sessionRecheckMs,
+  });
   const app = createPersonaApp({
     logger: log,
     databaseAnswers: () => engine.answers(),

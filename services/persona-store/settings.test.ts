@@ -24,7 +24,8 @@ forEachEngine(() => {
         if (this.failWith) return void res.writeHead(this.failWith).end('{}');
         if (url.pathname !== '/v1/settings/persona') return void res.writeHead(404).end();
         const settings = this.byAccount.get(url.searchParams.get('account') ?? '');
-        if (!settings) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"no settings"}');
+        if (!settings)
+          return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"no settings"}');
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(settings));
       });
     }
@@ -61,7 +62,12 @@ forEachEngine(() => {
     it('is asked for the caller\u2019s persona namespace with the service\u2019s own token', async () => {
       settings.seen = [];
       await c.call('GET', '/v1/personas/ada');
-      expect(settings.seen).toEqual([{ path: `/v1/settings/persona?account=${encodeURIComponent(account)}`, authorization: `Bearer ${SETTINGS_TOKEN}` }]);
+      expect(settings.seen).toEqual([
+        {
+          path: `/v1/settings/persona?account=${encodeURIComponent(account)}`,
+          authorization: `Bearer ${SETTINGS_TOKEN}`,
+        },
+      ]);
     });
 
     it('with no settings for the person (404), the deployment\u2019s configuration applies: forgetting keeps', async () => {
@@ -70,17 +76,26 @@ forEachEngine(() => {
     });
 
     it('applies the person\u2019s forget mode and lowered caps', async () => {
-      settings.byAccount.set(account, { forget_mode: 'destroy_now', pin_cap_fields: 1, page_size: 2, keep_replaced_values: true });
+      settings.byAccount.set(account, {
+        forget_mode: 'destroy_now',
+        pin_cap_fields: 1,
+        page_size: 2,
+        keep_replaced_values: true,
+      });
       await c.call('PUT', '/v1/personas/ada/fields/a', field(1, { pinned: true }));
       const second = await c.call('PUT', '/v1/personas/ada/fields/b', field(2, { pinned: true }));
       expect(second.status).toBe(409);
       expect(second.text).toMatch(/pin cap 1/);
       await c.call('PUT', '/v1/personas/ada/fields/b', field(2));
       await c.call('PUT', '/v1/personas/ada/fields/c', field(3));
-      expect((await c.call<{ fields: unknown[]; next_after: string }>('GET', '/v1/personas/ada/fields')).body.fields).toHaveLength(2);
+      expect(
+        (await c.call<{ fields: unknown[]; next_after: string }>('GET', '/v1/personas/ada/fields')).body.fields,
+      ).toHaveLength(2);
       const over = await c.call('GET', '/v1/personas/ada/fields?limit=3');
       expect(over.status).toBe(422);
-      expect(over.body.detail).toMatch(/^query member limit is 3, over the page size 2 \(your own page size setting, lower than this deployment\u2019s 5\)/);
+      expect(over.body.detail).toMatch(
+        /^query member limit is 3, over the page size 2 \(your own page size setting, lower than this deployment\u2019s 5\)/,
+      );
       expect((await c.call('GET', '/v1/personas/ada')).body.pin_caps).toEqual({ fields: 1, notes: 25 });
       expect((await c.call('DELETE', '/v1/personas/ada/fields/c')).body).toEqual({ outcome: 'destroyed' });
     });
@@ -111,8 +126,19 @@ forEachEngine(() => {
     it('is read by every token operation: while it fails, each of the 19 answers 503 and nothing changes', async () => {
       await c.call('POST', '/v1/personas', { profile: 'outage', display_name: 'Outage' });
       await c.call('PUT', '/v1/personas/outage/fields/kept', field('before the outage'));
-      const noteId = (await c.call('POST', '/v1/personas/outage/notes', { content: 'a note from before', kind: 'episode', source: 'owner' })).body.id as string;
-      const state = async () => JSON.stringify([(await c.call('GET', '/v1/personas/outage/export')).body, (await c.call('GET', '/v1/personas/outage/events')).body, (await c.call('GET', '/v1/personas')).body]);
+      const noteId = (
+        await c.call('POST', '/v1/personas/outage/notes', {
+          content: 'a note from before',
+          kind: 'episode',
+          source: 'owner',
+        })
+      ).body.id as string;
+      const state = async () =>
+        JSON.stringify([
+          (await c.call('GET', '/v1/personas/outage/export')).body,
+          (await c.call('GET', '/v1/personas/outage/events')).body,
+          (await c.call('GET', '/v1/personas')).body,
+        ]);
       const before = await state();
       const operations: [string, string, string, unknown?][] = [
         ['list_personas', 'GET', '/v1/personas'],
@@ -152,7 +178,10 @@ forEachEngine(() => {
     });
 
     it('refuses with 503 when the settings service cannot be reached', async () => {
-      const down = await startTestbed({ PERSONA_SETTINGS_API_BASE_URL: 'http://127.0.0.1:9', PERSONA_SETTINGS_API_TOKEN: SETTINGS_TOKEN }, bed.identity);
+      const down = await startTestbed(
+        { PERSONA_SETTINGS_API_BASE_URL: 'http://127.0.0.1:9', PERSONA_SETTINGS_API_TOKEN: SETTINGS_TOKEN },
+        bed.identity,
+      );
       try {
         const r = await down.owner.call('GET', '/v1/personas');
         expect(r.status).toBe(503);
@@ -163,8 +192,12 @@ forEachEngine(() => {
     });
 
     it('stops startup when only one of the two settings variables is set', async () => {
-      await expect(startPersonaStore({ PERSONA_PORT: '0', PERSONA_DATA_DIR: bed.dataDir, PERSONA_SETTINGS_API_TOKEN: 'x' })).rejects.toThrow(ConfigError);
-      await expect(startPersonaStore({ PERSONA_PORT: '0', PERSONA_DATA_DIR: bed.dataDir, PERSONA_FORGOT_MODE: 'keep' })).rejects.toThrow(/PERSONA_FORGOT_MODE/);
+      await expect(
+        startPersonaStore({ PERSONA_PORT: '0', PERSONA_DATA_DIR: bed.dataDir, PERSONA_SETTINGS_API_TOKEN: 'x' }),
+      ).rejects.toThrow(ConfigError);
+      await expect(
+        startPersonaStore({ PERSONA_PORT: '0', PERSONA_DATA_DIR: bed.dataDir, PERSONA_FORGOT_MODE: 'keep' }),
+      ).rejects.toThrow(/PERSONA_FORGOT_MODE/);
     });
   });
 

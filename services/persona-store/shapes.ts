@@ -10,26 +10,53 @@ import { NOTE_KINDS, SOURCES, VERBOSITIES } from './personas.ts';
 export const Profile = profileName().meta({ description: 'Names the persona; unique per account.' });
 
 const Source = z.enum(SOURCES).meta({
-  description: 'The writer\u2019s own claim of who the entry comes from (owner, assistant or service). A claim, not verified; asserted_by is what the service verified.',
+  description:
+    'The writer\u2019s own claim of who the entry comes from (owner, assistant or service). A claim, not verified; asserted_by is what the service verified.',
 });
-const AssertedBy = z.string().meta({ description: 'Audience of the verified token that made the write; derived by the service, never read from the body.' });
+const AssertedBy = z.string().meta({
+  description: 'Audience of the verified token that made the write; derived by the service, never read from the body.',
+});
 const Timestamp = z.string().meta({ description: 'ISO 8601 time (UTC).' });
 
 const cardMembers = {
-  pronouns: z.string().min(1).max(60).nullable().optional().meta({ description: 'Pronouns the assistant uses for itself, e.g. "she/her".' }),
+  pronouns: z
+    .string()
+    .min(1)
+    .max(60)
+    .nullable()
+    .optional()
+    .meta({ description: 'Pronouns the assistant uses for itself, e.g. "she/her".' }),
   language: z
     .string()
     .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a language is a BCP 47 tag such as en or pt-BR')
     .nullable()
     .optional()
     .meta({ description: 'Language the assistant speaks by default (BCP 47 tag).' }),
-  tone: z.string().min(1).max(200).nullable().optional().meta({ description: 'Tone of voice in a few words, e.g. "warm, dry humour".' }),
-  verbosity: z.enum(VERBOSITIES).nullable().optional().meta({ description: 'How much it says: terse, balanced or detailed.' }),
-  speaking_style: z.string().min(1).max(2000).nullable().optional().meta({ description: 'Free-text guidance on how the assistant speaks.' }),
+  tone: z
+    .string()
+    .min(1)
+    .max(200)
+    .nullable()
+    .optional()
+    .meta({ description: 'Tone of voice in a few words, e.g. "warm, dry humour".' }),
+  verbosity: z
+    .enum(VERBOSITIES)
+    .nullable()
+    .optional()
+    .meta({ description: 'How much it says: terse, balanced or detailed.' }),
+  speaking_style: z
+    .string()
+    .min(1)
+    .max(2000)
+    .nullable()
+    .optional()
+    .meta({ description: 'Free-text guidance on how the assistant speaks.' }),
 };
 const DisplayName = z.string().min(1).max(200).meta({ description: 'Name of the assistant.' });
 
-export const CreatePersona = z.strictObject({ profile: Profile, display_name: DisplayName, ...cardMembers }).meta({ id: 'CreatePersona' });
+export const CreatePersona = z
+  .strictObject({ profile: Profile, display_name: DisplayName, ...cardMembers })
+  .meta({ id: 'CreatePersona' });
 export const UpdatePersona = z
   .strictObject({ display_name: DisplayName.optional(), ...cardMembers })
   .meta({ id: 'UpdatePersona', description: 'Only the members sent change; null clears an optional member.' });
@@ -66,7 +93,10 @@ export const Field = z
     description: z.string(),
     value: z.unknown(),
     value_type: z.enum(['null', 'boolean', 'integer', 'number', 'string', 'list', 'object']),
-    revision: z.number().int().meta({ description: '1 after the first write; +1 for each write that changed something.' }),
+    revision: z
+      .number()
+      .int()
+      .meta({ description: '1 after the first write; +1 for each write that changed something.' }),
     source: Source,
     asserted_by: AssertedBy,
     pinned: z.boolean(),
@@ -80,7 +110,10 @@ export const SchemaListing = z
     fields: z.array(z.object({ key: z.string(), description: z.string() })),
     next_after: z.string().nullable(),
   })
-  .meta({ id: 'SchemaListing', description: 'Keys and descriptions of the live fields, no values: reuse a key rather than invent a second one.' });
+  .meta({
+    id: 'SchemaListing',
+    description: 'Keys and descriptions of the live fields, no values: reuse a key rather than invent a second one.',
+  });
 
 export const AddNote = z
   .strictObject({
@@ -124,21 +157,38 @@ export const IdentityBlock = z
     pin_caps: z.object({ fields: z.number().int(), notes: z.number().int() }),
     forget: z
       .object({
-        mode: z.enum(FORGET_MODES).meta({ description: 'keep (kept, out of every answer), destroy_after_grace (destroyed when the grace period ends) or destroy_now.' }),
-        grace_period_seconds: z.number().int().meta({ description: 'How long a forgotten entry waits before it is destroyed under destroy_after_grace.' }),
+        mode: z.enum(FORGET_MODES).meta({
+          description:
+            'keep (kept, out of every answer), destroy_after_grace (destroyed when the grace period ends) or destroy_now.',
+        }),
+        grace_period_seconds: z
+          .number()
+          .int()
+          .meta({ description: 'How long a forgotten entry waits before it is destroyed under destroy_after_grace.' }),
       })
-      .meta({ description: 'What forgetting a field or note of this persona does now: the person\u2019s setting, else the deployment\u2019s.' }),
+      .meta({
+        description:
+          'What forgetting a field or note of this persona does now: the person\u2019s setting, else the deployment\u2019s.',
+      }),
   })
   .meta({ id: 'IdentityBlock' });
 
 export const ForgetResult = z
-  .object({ outcome: z.enum(['kept', 'pending', 'destroyed']).meta({ description: 'What forgetting did, per the person\u2019s setting.' }) })
+  .object({
+    outcome: z
+      .enum(['kept', 'pending', 'destroyed'])
+      .meta({ description: 'What forgetting did, per the person\u2019s setting.' }),
+  })
   .meta({ id: 'ForgetResult' });
 
 export const RecallResult = z
   .object({
-    fields: z.array(Field.extend({ profile: z.string(), score: z.number() })).meta({ description: 'Matching live fields, best first (bm25).' }),
-    notes: z.array(Note.extend({ profile: z.string(), score: z.number() })).meta({ description: 'Matching live notes, best first (bm25); ranked apart from fields.' }),
+    fields: z
+      .array(Field.extend({ profile: z.string(), score: z.number() }))
+      .meta({ description: 'Matching live fields, best first (bm25).' }),
+    notes: z
+      .array(Note.extend({ profile: z.string(), score: z.number() }))
+      .meta({ description: 'Matching live notes, best first (bm25); ranked apart from fields.' }),
   })
   .meta({ id: 'RecallResult' });
 
@@ -159,11 +209,16 @@ export const Event = z
     at: Timestamp,
     action: z.enum(ACTIONS),
     target_kind: z.enum(['persona', 'field', 'note']),
-    target: z.string().meta({ description: 'Profile, field key or note id; "(destroyed field)" once a field was destroyed.' }),
+    target: z
+      .string()
+      .meta({ description: 'Profile, field key or note id; "(destroyed field)" once a field was destroyed.' }),
     asserted_by: z.string(),
     source: z.string().nullable(),
     changes: z.array(z.string()).meta({ description: 'Names of the members that changed; never their values.' }),
-    replaced: z.record(z.string(), z.unknown()).optional().meta({ description: 'What the change replaced; only when the person keeps replaced values.' }),
+    replaced: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: 'What the change replaced; only when the person keeps replaced values.' }),
   })
   .meta({ id: 'Event' });
 
@@ -190,7 +245,8 @@ export type EventPage = z.infer<typeof EventPage>;
 /** A page's `limit`: at least 1 (the kit's rule); its ceiling is the person's page size, applied by the route (pageOf). */
 const Limit = (member = 'limit') =>
   pageLimit({ member }).meta({
-    description: 'Page size: at most PERSONA_PAGE_SIZE (100 by default; a person may lower it); asking for more is refused with 422 naming the limit.',
+    description:
+      'Page size: at most PERSONA_PAGE_SIZE (100 by default; a person may lower it); asking for more is refused with 422 naming the limit.',
   });
 export const PageQuery = z.object({ after: z.string().max(300).optional(), limit: Limit() });
 export const NotesQuery = z.object({
@@ -199,8 +255,18 @@ export const NotesQuery = z.object({
   kind: z.enum(NOTE_KINDS).optional(),
 });
 export const RecallQuery = z.object({
-  q: z.string().min(1).max(1000).meta({ description: 'Words to find; every word is an ordinary word (no operators). All must occur.' }),
-  limit: z.coerce.number().int().min(1).max(50).optional().meta({ description: 'Hits per list (default 10, at most 50).' }),
+  q: z
+    .string()
+    .min(1)
+    .max(1000)
+    .meta({ description: 'Words to find; every word is an ordinary word (no operators). All must occur.' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .optional()
+    .meta({ description: 'Hits per list (default 10, at most 50).' }),
 });
 export const ExportQuery = z.object({
   fields_after: z.string().max(300).optional(),
@@ -221,7 +287,8 @@ export function actionListProblem(list: string): string | undefined {
     if (!(ACTIONS as readonly string[]).includes(item)) {
       return `${named} is not an action; name each action once, comma-separated, from ${ACTIONS.join(', ')}`;
     }
-    if (seen.has(item)) return `${named} is named twice; name each action once (a list holds at most ${ACTIONS.length})`;
+    if (seen.has(item))
+      return `${named} is named twice; name each action once (a list holds at most ${ACTIONS.length})`;
     seen.add(item);
   }
   return undefined;
@@ -229,11 +296,17 @@ export function actionListProblem(list: string): string | undefined {
 const IsoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time');
 export const EventsQuery = z.object({
   order: z.enum(['oldest', 'newest']).optional().meta({ description: 'oldest first (the default) or newest first.' }),
-  after: z.coerce.number().int().min(0).optional().meta({ description: 'Only entries after this id in the order asked (paging: the previous page\u2019s next_after).' }),
+  after: z.coerce.number().int().min(0).optional().meta({
+    description: 'Only entries after this id in the order asked (paging: the previous page\u2019s next_after).',
+  }),
   limit: Limit(),
   since: IsoTime.optional().meta({ description: 'Only entries at or after this time.' }),
   until: IsoTime.optional().meta({ description: 'Only entries before this time.' }),
-  target: z.string().max(300).optional().meta({ description: 'Only entries about this profile, field key or note id.' }),
+  target: z
+    .string()
+    .max(300)
+    .optional()
+    .meta({ description: 'Only entries about this profile, field key or note id.' }),
   target_kind: z.enum(['persona', 'field', 'note']).optional(),
   action: z
     .string()
@@ -242,5 +315,7 @@ export const EventsQuery = z.object({
       const problem = s === undefined ? undefined : actionListProblem(s);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
-    .meta({ description: `Comma-separated actions to include, each at most once (so at most ${ACTIONS.length}): ${ACTIONS.join(', ')}.` }),
+    .meta({
+      description: `Comma-separated actions to include, each at most once (so at most ${ACTIONS.length}): ${ACTIONS.join(', ')}.`,
+    }),
 });

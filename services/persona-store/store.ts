@@ -2,7 +2,18 @@ import { sql, type QueryCreator } from 'kysely';
 import type { Db, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
 import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
-import { columnsOf, ENTRIES, type EntryRow, type EntryTable, type EventRow, type FieldRow, type LogEntry, type NoteRow, type PersonaRow, type PersonaTables } from './tables.ts';
+import {
+  columnsOf,
+  ENTRIES,
+  type EntryRow,
+  type EntryTable,
+  type EventRow,
+  type FieldRow,
+  type LogEntry,
+  type NoteRow,
+  type PersonaRow,
+  type PersonaTables,
+} from './tables.ts';
 
 const FIELD_COLUMNS = columnsOf('fields');
 const NOTE_COLUMNS = columnsOf('notes');
@@ -33,10 +44,15 @@ export class PersonaSql {
    * that can, one statement (the entry's INSERT a data-modifying CTE of the row's, named "logged"), one
    * round trip; else the row's statement and then the entry's, in the same transaction.
    */
-  private async logged<T>(entry: LogEntry | undefined, write: (db: QueryCreator<PersonaTables>) => Promise<T>): Promise<T> {
+  private async logged<T>(
+    entry: LogEntry | undefined,
+    write: (db: QueryCreator<PersonaTables>) => Promise<T>,
+  ): Promise<T> {
     if (entry === undefined) return write(this.db);
     if (this.engine.writesInOneStatement) {
-      const written = await write(this.db.with('logged', (db) => db.insertInto('events').values(entry)) as unknown as QueryCreator<PersonaTables>);
+      const written = await write(
+        this.db.with('logged', (db) => db.insertInto('events').values(entry)) as unknown as QueryCreator<PersonaTables>,
+      );
       this.wroteEntry(entry);
       return written;
     }
@@ -50,17 +66,33 @@ export class PersonaSql {
 
   // Personas
   async persona(account: string, profile: string): Promise<PersonaRow | undefined> {
-    return this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '=', profile).executeTakeFirst();
+    return this.db
+      .selectFrom('personas')
+      .selectAll()
+      .where('account', '=', account)
+      .where('profile', '=', profile)
+      .executeTakeFirst();
   }
   /** The persona row, held by this write transaction until it ends (another copy's write to it waits). */
   async personaForWrite(account: string, profile: string): Promise<PersonaRow | undefined> {
-    return this.engine.lockForWrite(this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '=', profile)).executeTakeFirst();
+    return this.engine
+      .lockForWrite(
+        this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '=', profile),
+      )
+      .executeTakeFirst();
   }
   async personaByIdForWrite(id: number): Promise<PersonaRow | undefined> {
     return this.engine.lockForWrite(this.db.selectFrom('personas').selectAll().where('id', '=', id)).executeTakeFirst();
   }
   async personas(account: string, after: string, limit: number): Promise<PersonaRow[]> {
-    return this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '>', after).orderBy('profile').limit(limit).execute();
+    return this.db
+      .selectFrom('personas')
+      .selectAll()
+      .where('account', '=', account)
+      .where('profile', '>', after)
+      .orderBy('profile')
+      .limit(limit)
+      .execute();
   }
   async insertPersona(row: Omit<PersonaRow, 'id'>): Promise<PersonaRow> {
     return this.db.insertInto('personas').values(row).returningAll().executeTakeFirstOrThrow();
@@ -87,7 +119,10 @@ export class PersonaSql {
     return this.db.selectFrom(table as EntryTable).select(columnsOf(table as EntryTable));
   }
   private async live<T extends EntryTable>(table: T, personaId: number): Promise<EntryRow<T>[]> {
-    return (await this.selectEntries(table).where('persona_id', '=', personaId).where('state', '=', 'live').execute()) as EntryRow<T>[];
+    return (await this.selectEntries(table)
+      .where('persona_id', '=', personaId)
+      .where('state', '=', 'live')
+      .execute()) as EntryRow<T>[];
   }
   async pinned<T extends EntryTable>(table: T, personaId: number, limit: number): Promise<EntryRow<T>[]> {
     const rows = await this.selectEntries(table)
@@ -114,19 +149,35 @@ export class PersonaSql {
   }
   /** Pending entries whose grace period ended by `now`, a batch at a time (the sweeper). */
   async due<T extends EntryTable>(table: T, now: string): Promise<EntryRow<T>[]> {
-    return (await this.selectEntries(table).where('state', '=', 'pending').where('destroy_at', '<=', now).limit(500).execute()) as EntryRow<T>[];
+    return (await this.selectEntries(table)
+      .where('state', '=', 'pending')
+      .where('destroy_at', '<=', now)
+      .limit(500)
+      .execute()) as EntryRow<T>[];
   }
   async entryByRowId<T extends EntryTable>(table: T, rowId: number): Promise<EntryRow<T> | undefined> {
-    return (await this.selectEntries(table).where(ENTRIES[table].rowId, '=', rowId).executeTakeFirst()) as EntryRow<T> | undefined;
+    return (await this.selectEntries(table).where(ENTRIES[table].rowId, '=', rowId).executeTakeFirst()) as
+      EntryRow<T> | undefined;
   }
 
   // Fields
   async field(personaId: number, key: string): Promise<FieldRow | undefined> {
-    return this.db.selectFrom('fields').select(FIELD_COLUMNS).where('persona_id', '=', personaId).where('key', '=', key).executeTakeFirst();
+    return this.db
+      .selectFrom('fields')
+      .select(FIELD_COLUMNS)
+      .where('persona_id', '=', personaId)
+      .where('key', '=', key)
+      .executeTakeFirst();
   }
   /** The persona's live fields after `afterKey`, a page in key order; the caller selects what it needs of them. */
   private liveFieldsAfter(personaId: number, afterKey: string, limit: number) {
-    return this.db.selectFrom('fields').where('persona_id', '=', personaId).where('state', '=', 'live').where('key', '>', afterKey).orderBy('key').limit(limit);
+    return this.db
+      .selectFrom('fields')
+      .where('persona_id', '=', personaId)
+      .where('state', '=', 'live')
+      .where('key', '>', afterKey)
+      .orderBy('key')
+      .limit(limit);
   }
   async fields(personaId: number, afterKey: string, limit: number): Promise<FieldRow[]> {
     return this.liveFieldsAfter(personaId, afterKey, limit).select(FIELD_COLUMNS).execute();
@@ -146,12 +197,35 @@ export class PersonaSql {
     );
   }
   async updateField(row: FieldRow, value?: unknown, entry?: LogEntry): Promise<FieldRow> {
-    const { description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at } = row;
+    const {
+      description,
+      value: stored,
+      value_type,
+      revision,
+      source,
+      asserted_by,
+      pinned,
+      state,
+      destroy_at,
+      updated_at,
+    } = row;
     const index = this.engine.fullText.fieldColumns(state, () => fieldIndexText(row, value));
     return this.logged(entry, (db) =>
       db
         .updateTable('fields')
-        .set({ description, value: stored, value_type, revision, source, asserted_by, pinned, state, destroy_at, updated_at, ...index })
+        .set({
+          description,
+          value: stored,
+          value_type,
+          revision,
+          source,
+          asserted_by,
+          pinned,
+          state,
+          destroy_at,
+          updated_at,
+          ...index,
+        })
         .where('id', '=', row.id)
         .returning(FIELD_COLUMNS)
         .executeTakeFirstOrThrow(),
@@ -167,10 +241,20 @@ export class PersonaSql {
   }
   // Notes
   async note(personaId: number, id: string): Promise<NoteRow | undefined> {
-    return this.db.selectFrom('notes').select(NOTE_COLUMNS).where('persona_id', '=', personaId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('notes')
+      .select(NOTE_COLUMNS)
+      .where('persona_id', '=', personaId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
   async noteByIdempotencyKey(personaId: number, key: string): Promise<NoteRow | undefined> {
-    return this.db.selectFrom('notes').select(NOTE_COLUMNS).where('persona_id', '=', personaId).where('idempotency_key', '=', key).executeTakeFirst();
+    return this.db
+      .selectFrom('notes')
+      .select(NOTE_COLUMNS)
+      .where('persona_id', '=', personaId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
   }
   async notes(personaId: number, afterSeq: number, limit: number, kind?: string): Promise<NoteRow[]> {
     return this.db
@@ -200,7 +284,18 @@ export class PersonaSql {
     return this.logged(entry, (db) =>
       db
         .updateTable('notes')
-        .set({ kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at, ...this.engine.fullText.noteColumns(state, content) })
+        .set({
+          kind,
+          content,
+          revision,
+          source,
+          asserted_by,
+          pinned,
+          state,
+          destroy_at,
+          revised_at,
+          ...this.engine.fullText.noteColumns(state, content),
+        })
         .where('seq', '=', row.seq)
         .returning(NOTE_COLUMNS)
         .executeTakeFirstOrThrow(),
@@ -271,10 +366,22 @@ export class PersonaSql {
   }
   /** Every change-log entry of a persona, oldest first: for copying it whole. */
   async allEvents(account: string, profile: string): Promise<EventRow[]> {
-    return this.db.selectFrom('events').selectAll().where('account', '=', account).where('profile', '=', profile).orderBy('id').execute();
+    return this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('account', '=', account)
+      .where('profile', '=', profile)
+      .orderBy('id')
+      .execute();
   }
   /** A destroyed entry leaves no trace in the change log: its name and any replaced values are scrubbed. */
-  async scrubEvents(account: string, profile: string, targetKind: string, target: string, replacement: string): Promise<void> {
+  async scrubEvents(
+    account: string,
+    profile: string,
+    targetKind: string,
+    target: string,
+    replacement: string,
+  ): Promise<void> {
     await this.db
       .updateTable('events')
       .set({ target: replacement, replaced: null })

@@ -23,8 +23,13 @@ describe('the tables on SQLite', () => {
     try {
       for (const table of names) {
         const info = engine.sqlite.pragma(`table_info(${table})`) as { name: string }[];
-        expect(info.map((c) => c.name), table).toEqual(columns(table));
-        const made = (engine.sqlite.pragma(`index_list(${table})`) as { name: string; origin: string }[]).filter((i) => i.origin === 'c').map((i) => i.name);
+        expect(
+          info.map((c) => c.name),
+          table,
+        ).toEqual(columns(table));
+        const made = (engine.sqlite.pragma(`index_list(${table})`) as { name: string; origin: string }[])
+          .filter((i) => i.origin === 'c')
+          .map((i) => i.name);
         expect(made.sort(), table).toEqual(indexes(table).sort());
       }
       expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(2);
@@ -38,7 +43,11 @@ describe('the tables on SQLite', () => {
     const old = new Database(file);
     old.exec(MIGRATIONS.sqlite[0]!);
     old.pragma('user_version = 1');
-    old.prepare(`INSERT INTO personas (id, account, profile, display_name, created_at, updated_at) VALUES (1, 'a', 'p', 'P', 't', 't')`).run();
+    old
+      .prepare(
+        `INSERT INTO personas (id, account, profile, display_name, created_at, updated_at) VALUES (1, 'a', 'p', 'P', 't', 't')`,
+      )
+      .run();
     const field = old.prepare(
       `INSERT INTO fields (persona_id, key, description, value, value_type, revision, source, asserted_by, pinned, state, created_at, updated_at) VALUES (1, ?, 'd', '1', 'number', 1, 's', 'x', 0, ?, 't', 't')`,
     );
@@ -48,10 +57,15 @@ describe('the tables on SQLite', () => {
     old.close();
     const engine = openSqliteEngine(file);
     try {
-      const persona = await engine.db.selectFrom('personas').select(['live_fields', 'live_notes']).executeTakeFirstOrThrow();
+      const persona = await engine.db
+        .selectFrom('personas')
+        .select(['live_fields', 'live_notes'])
+        .executeTakeFirstOrThrow();
       expect(persona).toEqual({ live_fields: 2, live_notes: 0 });
       await engine.db.updateTable('fields').set({ state: 'kept' }).where('key', '=', 'one').execute();
-      expect((await engine.db.selectFrom('personas').select('live_fields').executeTakeFirstOrThrow()).live_fields).toBe(1);
+      expect((await engine.db.selectFrom('personas').select('live_fields').executeTakeFirstOrThrow()).live_fields).toBe(
+        1,
+      );
       expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(2);
     } finally {
       await engine.close();
@@ -68,15 +82,27 @@ describe.skipIf(unavailable !== undefined)('the tables on PostgreSQL', () => {
 
   it('has every column of the definition in order (and the tsvector of searched tables), its indexes, and schema version 2', async () => {
     server = await startPostgres();
-    const engine = await openPostgresEngine({ url: await server.createDatabase(), poolSize: 2, ssl: false, connectTimeoutMs: 30_000 });
+    const engine = await openPostgresEngine({
+      url: await server.createDatabase(),
+      poolSize: 2,
+      ssl: false,
+      connectTimeoutMs: 30_000,
+    });
     try {
       for (const table of names) {
         const { rows } = await sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns
           WHERE table_schema = current_user AND table_name = ${table} ORDER BY ordinal_position`.execute(engine.db);
-        expect(rows.map((r) => r.name), table).toEqual([...columns(table), ...(TABLES[table].searched ? ['search'] : [])]);
+        expect(
+          rows.map((r) => r.name),
+          table,
+        ).toEqual([...columns(table), ...(TABLES[table].searched ? ['search'] : [])]);
         const made = await sql<{ name: string }>`SELECT indexname AS name FROM pg_indexes
-          WHERE schemaname = current_user AND tablename = ${table} AND indexdef LIKE 'CREATE INDEX%'`.execute(engine.db);
-        expect(made.rows.map((r) => r.name).sort(), table).toEqual([...indexes(table), ...(TABLES[table].searched ? [`${table}_search`] : [])].sort());
+          WHERE schemaname = current_user AND tablename = ${table} AND indexdef LIKE 'CREATE INDEX%'`.execute(
+          engine.db,
+        );
+        expect(made.rows.map((r) => r.name).sort(), table).toEqual(
+          [...indexes(table), ...(TABLES[table].searched ? [`${table}_search`] : [])].sort(),
+        );
       }
       const { rows } = await sql<{ version: number }>`SELECT version FROM persona_schema`.execute(engine.db);
       expect(rows).toEqual([{ version: 2 }]);

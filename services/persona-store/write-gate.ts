@@ -1,6 +1,12 @@
 import type { ScreenContext } from '../kit/api.ts';
 import { problem, type Problem } from '../kit/problem.ts';
-import { fastShape, refuseCredentials, SECRET_MEMBER, worthSecretlint, type WrittenString } from './credential-screen.ts';
+import {
+  fastShape,
+  refuseCredentials,
+  SECRET_MEMBER,
+  worthSecretlint,
+  type WrittenString,
+} from './credential-screen.ts';
 
 /**
  * What every write passes before its route validates anything (the write routes' screen), in one walk
@@ -25,7 +31,8 @@ function locationOf(place: Place): string {
 }
 
 /** A member name as part of a location, unless it could itself be the secret. */
-const memberInLocation = (k: string) => (k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) && !worthSecretlint(k) ? k : '(member)');
+const memberInLocation = (k: string) =>
+  k.length <= 32 && /^[\w-]+$/.test(k) && !fastShape(k) && !worthSecretlint(k) ? k : '(member)';
 
 /** Half of a UTF-16 surrogate pair on its own: JSON can carry it (`"\ud800"`), but it is not text and SQLite would store U+FFFD instead. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -41,12 +48,15 @@ export function readBody(body: unknown, strings: WrittenString[] = [], root = 'b
   let refusal: Problem | undefined;
   const rootPlace: Place = { parent: undefined, step: root };
   // Tasks in reverse order of visit: a member name, then its value, then the next member.
-  const stack: ({ name: string; place: Place } | { value: unknown; place: Place; depth: number; top: Place })[] = [{ value: body, place: rootPlace, depth: 0, top: rootPlace }];
+  const stack: ({ name: string; place: Place } | { value: unknown; place: Place; depth: number; top: Place })[] = [
+    { value: body, place: rootPlace, depth: 0, top: rootPlace },
+  ];
   while (stack.length > 0) {
     const task = stack.pop()!;
     if ('name' in task) {
       strings.push({ where: () => `${locationOf(task.place)} (a member name)`, text: task.name });
-      if (!refusal && LONE_SURROGATE.test(task.name)) refusal = loneSurrogate(`${locationOf(task.place)} (a member name)`);
+      if (!refusal && LONE_SURROGATE.test(task.name))
+        refusal = loneSurrogate(`${locationOf(task.place)} (a member name)`);
       continue;
     }
     const { value, place, depth, top } = task;
@@ -84,7 +94,8 @@ export function readBody(body: unknown, strings: WrittenString[] = [], root = 'b
           const at = { parent: place, step: `.${memberInLocation(k)}` };
           children.push({ name: k, place }, { value: inner, place: at, depth: depth + 1, top: depth === 0 ? at : top });
           // `{"password": "..."}` is an assignment split in two: checked whole, as the text `password: "..."` would be.
-          if (typeof inner === 'string' && SECRET_MEMBER.test(k)) strings.push({ where: () => locationOf(at), text: `${k}: "${inner}"` });
+          if (typeof inner === 'string' && SECRET_MEMBER.test(k))
+            strings.push({ where: () => locationOf(at), text: `${k}: "${inner}"` });
         }
       }
       for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);

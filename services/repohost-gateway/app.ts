@@ -14,7 +14,10 @@ export interface GatewayAppParts extends GatewayParts {
 /** Whether the platform answers at all (its API root; no credential, no quota). */
 async function platformAnswers(platformUrl: string): Promise<boolean> {
   try {
-    const res = await fetch(`${platformUrl}/`, { signal: AbortSignal.timeout(3_000), headers: { accept: 'application/vnd.github+json' } });
+    const res = await fetch(`${platformUrl}/`, {
+      signal: AbortSignal.timeout(3_000),
+      headers: { accept: 'application/vnd.github+json' },
+    });
     await res.body?.cancel();
     return res.status < 500;
   } catch {
@@ -35,13 +38,15 @@ export function gatewayApp(parts: GatewayAppParts): Express {
         service_token: () => parts.resolver.configured,
       },
       explain: {
-        identity_keys: 'the identity service\u2019s signing keys cannot be fetched (is the identity service at REPOHOST_IDENTITY_URL running?)',
+        identity_keys:
+          'the identity service\u2019s signing keys cannot be fetched (is the identity service at REPOHOST_IDENTITY_URL running?)',
         platform: `the platform at ${parts.platformUrl} cannot be reached (check REPOHOST_PLATFORM_URL and the network)`,
         database: 'the database does not answer (check REPOHOST_DATA_DIR)',
         service_token:
           'REPOHOST_IDENTITY_SERVICE_TOKEN is not set, so no credential can be resolved; set it to the token registered as repohost-api in the identity service\u2019s IDENTITY_SERVICE_TOKENS',
       },
-      readiness: 'Readiness: the identity service\u2019s keys are at hand, the platform answers, the database answers and REPOHOST_IDENTITY_SERVICE_TOKEN is set',
+      readiness:
+        'Readiness: the identity service\u2019s keys are at hand, the platform answers, the database answers and REPOHOST_IDENTITY_SERVICE_TOKEN is set',
     },
   });
 }

@@ -29,7 +29,8 @@ beforeAll(async () => {
   const d = world.double;
   d.addToken(ALICE, 'alice', 'all');
   d.addToken(BOB, 'bob', 'all');
-  const files = (owner: string) => Object.fromEntries(Array.from({ length: FILES }, (_, i) => [`f${i}.txt`, fileText(owner, i)]));
+  const files = (owner: string) =>
+    Object.fromEntries(Array.from({ length: FILES }, (_, i) => [`f${i}.txt`, fileText(owner, i)]));
   d.addRepo('alice/big', {
     files: {
       ...files('alice'),
@@ -124,7 +125,9 @@ describe('the ETag cache is bounded by bytes', () => {
       const calls = world.double.calls.length;
       expect((await world.call('GET', path)).status).toBe(200);
       // Every platform read of this answer was revalidated (a list may read a second page), so Alice spent nothing.
-      expect(world.double.calls.slice(calls).map((c) => c.status)).toEqual(world.double.calls.slice(calls).map(() => 304));
+      expect(world.double.calls.slice(calls).map((c) => c.status)).toEqual(
+        world.double.calls.slice(calls).map(() => 304),
+      );
       expect(world.double.quotaUsed('alice')).toBe(quota);
     }
   });
@@ -168,7 +171,9 @@ describe('REPOHOST_ETAG_CACHE_BYTES', () => {
     expect(loadRepohostConfig({}).etagCacheBytes).toBe(32 * 1024 * 1024);
     expect(loadRepohostConfig({ REPOHOST_ETAG_CACHE_BYTES: '0' }).etagCacheBytes).toBe(0);
     for (const bad of ['32mb', '-1', '1.5', String(4 * 1024 ** 3 + 1)]) {
-      expect(() => loadRepohostConfig({ REPOHOST_ETAG_CACHE_BYTES: bad })).toThrow(/REPOHOST_ETAG_CACHE_BYTES is not valid/);
+      expect(() => loadRepohostConfig({ REPOHOST_ETAG_CACHE_BYTES: bad })).toThrow(
+        /REPOHOST_ETAG_CACHE_BYTES is not valid/,
+      );
     }
   });
 
@@ -188,12 +193,26 @@ describe('REPOHOST_ETAG_CACHE_BYTES', () => {
 });
 
 describe('EtagCache', () => {
-  const answer = (size: number) => ({ etag: 'W/"e"', url: 'https://api.example/x', headers: [['content-type', 'application/json']] as [string, string][], body: new ArrayBuffer(size) });
+  const answer = (size: number) => ({
+    etag: 'W/"e"',
+    url: 'https://api.example/x',
+    headers: [['content-type', 'application/json']] as [string, string][],
+    body: new ArrayBuffer(size),
+  });
 
   it('property: whatever is kept, got and dropped, it holds at most its budget, counts exactly, and serves an answer only to its own credential', () => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('keep' as const), credential: fc.integer({ min: 0, max: 3 }), key: fc.integer({ min: 0, max: 20 }), size: fc.integer({ min: 0, max: 40_000 }) }),
-      fc.record({ kind: fc.constant('get' as const), credential: fc.integer({ min: 0, max: 3 }), key: fc.integer({ min: 0, max: 20 }) }),
+      fc.record({
+        kind: fc.constant('keep' as const),
+        credential: fc.integer({ min: 0, max: 3 }),
+        key: fc.integer({ min: 0, max: 20 }),
+        size: fc.integer({ min: 0, max: 40_000 }),
+      }),
+      fc.record({
+        kind: fc.constant('get' as const),
+        credential: fc.integer({ min: 0, max: 3 }),
+        key: fc.integer({ min: 0, max: 20 }),
+      }),
       fc.record({ kind: fc.constant('drop' as const), credential: fc.integer({ min: 0, max: 3 }) }),
     );
     fc.assert(

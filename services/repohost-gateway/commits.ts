@@ -36,9 +36,16 @@ function moved(branch: string, head: string): never {
   );
 }
 
-export async function commitFiles(session: Session, owner: string, repo: string, req: CommitRequest): Promise<z.infer<typeof CommitResult>> {
+export async function commitFiles(
+  session: Session,
+  owner: string,
+  repo: string,
+  req: CommitRequest,
+): Promise<z.infer<typeof CommitResult>> {
   const full = `${owner}/${repo}`;
-  const head = await session.run({ repo: full, thing: `Branch ${req.branch}` }, (o) => headOf(o, owner, repo, req.branch));
+  const head = await session.run({ repo: full, thing: `Branch ${req.branch}` }, (o) =>
+    headOf(o, owner, repo, req.branch),
+  );
   if (req.expected_head_sha && req.expected_head_sha !== head) moved(req.branch, head);
 
   return session.run({ repo: full, write: true }, async (octokit) => {
@@ -55,7 +62,13 @@ export async function commitFiles(session: Session, owner: string, repo: string,
       }
     }
     const newTree = await octokit.rest.git.createTree({ owner, repo, base_tree: baseCommit.data.tree.sha, tree });
-    const commit = await octokit.rest.git.createCommit({ owner, repo, message: req.message, tree: newTree.data.sha, parents: [head] });
+    const commit = await octokit.rest.git.createCommit({
+      owner,
+      repo,
+      message: req.message,
+      tree: newTree.data.sha,
+      parents: [head],
+    });
     try {
       await octokit.rest.git.updateRef({ owner, repo, ref: `heads/${req.branch}`, sha: commit.data.sha, force: false });
     } catch (err) {

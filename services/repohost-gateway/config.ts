@@ -1,5 +1,13 @@
 import { SERVICE_CATALOGUE, SERVICE_PORTS, tokenAudience } from '../../common/services.ts';
-import { commonSettings, integerSetting, ConfigError, identityUrlSetting, loadConfig, parse, setting } from '../kit/config.ts';
+import {
+  commonSettings,
+  integerSetting,
+  ConfigError,
+  identityUrlSetting,
+  loadConfig,
+  parse,
+  setting,
+} from '../kit/config.ts';
 import { DEFAULT_ETAG_CACHE_BYTES, ENTRY_OVERHEAD_BYTES } from './platform/etag-cache.ts';
 import { parseSignalPrefix } from './signal-addresses.ts';
 
@@ -16,7 +24,10 @@ const MAX_ETAG_CACHE_BYTES = 4 * 1024 * 1024 * 1024;
 
 export const repohostSettings = {
   ...commonSettings(REPOHOST),
-  identityUrl: identityUrlSetting(SERVICE_CATALOGUE.identity.port, 'Base URL of the identity service (keys, credential resolution).'),
+  identityUrl: identityUrlSetting(
+    SERVICE_CATALOGUE.identity.port,
+    'Base URL of the identity service (keys, credential resolution).',
+  ),
   platformUrl: setting(
     'PLATFORM_URL',
     parse.url(),
@@ -41,7 +52,11 @@ export const repohostSettings = {
     DEFAULT_SIGNAL_REFUSED_PORTS,
     'Comma-separated ports a signal is never sent to, whatever the prefixes allow: this app\u2019s own services (the gateway\u2019s own port is always added).',
   ),
-  sweepSeconds: integerSetting('SWEEP_SECONDS', { min: 1, max: 3600, fallback: 30 }, 'Seconds between background sweeps of active subscriptions.'),
+  sweepSeconds: integerSetting(
+    'SWEEP_SECONDS',
+    { min: 1, max: 3600, fallback: 30 },
+    'Seconds between background sweeps of active subscriptions.',
+  ),
   credentialHoldSeconds: integerSetting(
     'CREDENTIAL_HOLD_SECONDS',
     { min: 60, max: 86_400, fallback: 3600 },
@@ -57,7 +72,11 @@ export const repohostSettings = {
     { min: 10, max: 3_600_000, fallback: 5000 },
     'First retry delay of a failed signal; each further retry waits four times longer.',
   ),
-  signalAttempts: integerSetting('SIGNAL_ATTEMPTS', { min: 1, max: 20, fallback: 8 }, 'Delivery attempts of a signal before it is given up as failed.'),
+  signalAttempts: integerSetting(
+    'SIGNAL_ATTEMPTS',
+    { min: 1, max: 20, fallback: 8 },
+    'Delivery attempts of a signal before it is given up as failed.',
+  ),
   writeSpacingMs: integerSetting(
     'WRITE_SPACING_MS',
     { min: 0, max: 10_000, fallback: 1000 },

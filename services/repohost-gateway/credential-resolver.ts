@@ -33,7 +33,8 @@ const EARLY_MS = 60_000;
 /** Account and profile pairs whose credentials are kept at once (least recently used out). */
 export const CREDENTIALS_KEPT = 1_000;
 
-const confirmationKey = (c: Credential, session: string | undefined) => `${c.fingerprint}\0${c.revision ?? ''}\0${session ?? ''}`;
+const confirmationKey = (c: Credential, session: string | undefined) =>
+  `${c.fingerprint}\0${c.revision ?? ''}\0${session ?? ''}`;
 
 /**
  * Resolves platform credentials from the identity service with this service's own token and the
@@ -98,7 +99,8 @@ export class CredentialResolver {
    * per credential and session. A stale one is dropped here and by every listener.
    */
   async confirm(credential: Credential, session: string | undefined): Promise<Confirmation> {
-    if (session !== undefined && this.revokedSessions.has(`${credential.account}\0${session}`)) return 'session_revoked';
+    if (session !== undefined && this.revokedSessions.has(`${credential.account}\0${session}`))
+      return 'session_revoked';
     if (credential.revision === undefined || !this.serviceToken) return 'current';
     const key = confirmationKey(credential, session);
     const at = this.confirmed.get(key);
@@ -126,12 +128,20 @@ export class CredentialResolver {
       const res = await fetch(`${this.identityUrl}${urlPath`/v1/credentials/check`}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ account: credential.account, profile: credential.profile, revision: credential.revision, ...(session ? { session } : {}) }),
+        body: JSON.stringify({
+          account: credential.account,
+          profile: credential.profile,
+          revision: credential.revision,
+          ...(session ? { session } : {}),
+        }),
         signal: AbortSignal.timeout(15_000),
       });
       if (res.status !== 200) {
         await res.body?.cancel();
-        this.logger?.warn({ status: res.status }, 'the identity service did not answer whether a held platform credential is current');
+        this.logger?.warn(
+          { status: res.status },
+          'the identity service did not answer whether a held platform credential is current',
+        );
         return 'unconfirmed';
       }
       answer = (await res.json()) as typeof answer;
@@ -146,7 +156,8 @@ export class CredentialResolver {
     if (reason === 'session_revoked' && session !== undefined) {
       // The connection stands; only this caller's session credential is gone.
       this.revokedSessions.add(`${credential.account}\0${session}`);
-      while (this.revokedSessions.size > this.kept * 4) this.revokedSessions.delete(this.revokedSessions.values().next().value!);
+      while (this.revokedSessions.size > this.kept * 4)
+        this.revokedSessions.delete(this.revokedSessions.values().next().value!);
       this.logger?.info({ reason }, 'a caller\u2019s session credential was revoked; its requests and sweeps stop');
       return 'session_revoked';
     }
@@ -196,7 +207,12 @@ export class CredentialResolver {
     this.cache.delete(`${account}\0${profile}`);
   }
 
-  private async fetchCredential(account: string, profile: string, callerToken: string, fresh: boolean): Promise<Credential> {
+  private async fetchCredential(
+    account: string,
+    profile: string,
+    callerToken: string,
+    fresh: boolean,
+  ): Promise<Credential> {
     if (!this.serviceToken) {
       throw problem.unavailable(
         'REPOHOST_IDENTITY_SERVICE_TOKEN is not set, so no platform credential can be resolved; set it to the token registered as repohost-api in the identity service\u2019s IDENTITY_SERVICE_TOKENS.',
@@ -215,7 +231,9 @@ export class CredentialResolver {
         signal: AbortSignal.timeout(15_000),
       });
     } catch {
-      throw problem.unavailable(`The identity service at ${this.identityUrl} cannot be reached to resolve the platform credential; make sure it is running.`);
+      throw problem.unavailable(
+        `The identity service at ${this.identityUrl} cannot be reached to resolve the platform credential; make sure it is running.`,
+      );
     }
     this.resolutions += 1;
     if (res.status === 404) {
@@ -232,7 +250,9 @@ export class CredentialResolver {
     }
     if (res.status === 403) {
       await res.body?.cancel();
-      throw problem.unauthorized('The identity service refused your token for credential resolution; ask it for a new token for repohost-api.');
+      throw problem.unauthorized(
+        'The identity service refused your token for credential resolution; ask it for a new token for repohost-api.',
+      );
     }
     if (res.status === 422) {
       await res.body?.cancel();
@@ -244,7 +264,13 @@ export class CredentialResolver {
         `The identity service could not resolve the credential of profile "${profile}" (status ${res.status}); check the connection of that profile.`,
       );
     }
-    const body = (await res.json()) as { kind: 'token' | 'app'; token: string; expires_at: string; login?: string; revision?: string };
+    const body = (await res.json()) as {
+      kind: 'token' | 'app';
+      token: string;
+      expires_at: string;
+      login?: string;
+      revision?: string;
+    };
     const expires = Date.parse(body.expires_at);
     return {
       account,
@@ -252,7 +278,9 @@ export class CredentialResolver {
       kind: body.kind,
       token: body.token,
       ...(typeof body.login === 'string' && body.login ? { login: body.login } : {}),
-      usableUntil: Number.isFinite(expires) ? Math.max(Date.now() + 5_000, expires - EARLY_MS) : Date.now() + 5 * 60_000,
+      usableUntil: Number.isFinite(expires)
+        ? Math.max(Date.now() + 5_000, expires - EARLY_MS)
+        : Date.now() + 5 * 60_000,
       fingerprint: createHash('sha256').update(body.token).digest('hex').slice(0, 16),
       ...(typeof body.revision === 'string' && body.revision ? { revision: body.revision } : {}),
     };

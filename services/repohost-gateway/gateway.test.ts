@@ -15,7 +15,10 @@ beforeAll(async () => {
   world = await startWorld();
   const d = world.double;
   d.addToken(PAT, 'alice', 'all');
-  d.addRepo('alice/web', { files: { 'README.md': '# web\n', 'src/app.ts': 'export const a = 1;\n', 'big.txt': 'x'.repeat(5000) }, description: 'the web app' });
+  d.addRepo('alice/web', {
+    files: { 'README.md': '# web\n', 'src/app.ts': 'export const a = 1;\n', 'big.txt': 'x'.repeat(5000) },
+    description: 'the web app',
+  });
   d.addRepo('alice/notes', { private: true });
   d.addRepo('bob/hidden', { private: true, hiddenAs403: true });
   d.addRepo('bob/private', { private: true });
@@ -23,7 +26,12 @@ beforeAll(async () => {
   d.addRepo('acme/two', { private: true });
   app = d.addInstallation('acme', ['acme/one']);
   await world.connect('work', { kind: 'token', token: PAT });
-  await world.connect('acme', { kind: 'app', app_id: app.appId, installation_id: app.installationId, private_key: app.privateKey });
+  await world.connect('acme', {
+    kind: 'app',
+    app_id: app.appId,
+    installation_id: app.installationId,
+    private_key: app.privateKey,
+  });
 });
 
 afterAll(async () => {
@@ -45,7 +53,9 @@ describe('authentication comes before the platform', () => {
     audience: 'repohost-api',
     identity: () => world.identity,
     call: (authorization) =>
-      fetch(`${world.gateway.url}/v1/me`, { headers: { ...(authorization ? { authorization } : {}), 'x-identity-profile': 'work' } }),
+      fetch(`${world.gateway.url}/v1/me`, {
+        headers: { ...(authorization ? { authorization } : {}), 'x-identity-profile': 'work' },
+      }),
   });
 
   it('a token for another audience answers 401 and the platform is not called', async () => {
@@ -89,7 +99,12 @@ describe('identity', () => {
 
   it('an app installation that reaches no repository still reports the account it is installed on', async () => {
     const empty = world.double.addInstallation('emptyco', []);
-    await world.connect('empty', { kind: 'app', app_id: empty.appId, installation_id: empty.installationId, private_key: empty.privateKey });
+    await world.connect('empty', {
+      kind: 'app',
+      app_id: empty.appId,
+      installation_id: empty.installationId,
+      private_key: empty.privateKey,
+    });
     const res = await world.call('GET', '/v1/me', { profile: 'empty' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ login: 'emptyco', kind: 'app', selection: 'selected', repositories: 0 });
@@ -101,7 +116,12 @@ describe('identity', () => {
     world.double.addRepo('wholeco/b');
     world.double.addRepo('wholeco/c', { private: true });
     const whole = world.double.addInstallation('wholeco', 'all');
-    await world.connect('whole', { kind: 'app', app_id: whole.appId, installation_id: whole.installationId, private_key: whole.privateKey });
+    await world.connect('whole', {
+      kind: 'app',
+      app_id: whole.appId,
+      installation_id: whole.installationId,
+      private_key: whole.privateKey,
+    });
     const res = await world.call('GET', '/v1/me', { profile: 'whole' });
     expect(res.body).toEqual({ login: 'wholeco', kind: 'app', selection: 'all', repositories: 3 });
   });
@@ -136,13 +156,27 @@ describe('repositories', () => {
 
   it('reads, creates, changes visibility and description, archives and deletes', async () => {
     const read = await world.call('GET', '/v1/repos/alice/web');
-    expect(read.body).toMatchObject({ full_name: 'alice/web', owner: 'alice', name: 'web', visibility: 'public', default_branch: 'main', archived: false });
+    expect(read.body).toMatchObject({
+      full_name: 'alice/web',
+      owner: 'alice',
+      name: 'web',
+      visibility: 'public',
+      default_branch: 'main',
+      archived: false,
+    });
 
     const created = await world.call('POST', '/v1/repos', { body: { name: 'scratch', description: 'tmp' } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ full_name: 'alice/scratch', private: true, visibility: 'private', description: 'tmp' });
+    expect(created.body).toMatchObject({
+      full_name: 'alice/scratch',
+      private: true,
+      visibility: 'private',
+      description: 'tmp',
+    });
 
-    const changed = await world.call('PATCH', '/v1/repos/alice/scratch', { body: { visibility: 'public', description: 'now public' } });
+    const changed = await world.call('PATCH', '/v1/repos/alice/scratch', {
+      body: { visibility: 'public', description: 'now public' },
+    });
     expect(changed.body).toMatchObject({ visibility: 'public', description: 'now public' });
     const archived = await world.call('PATCH', '/v1/repos/alice/scratch', { body: { archived: true } });
     expect(archived.body.archived).toBe(true);
@@ -188,13 +222,26 @@ describe('names the platform cannot hold', () => {
     const { hostname, port } = new URL(world.gateway.url);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
-        { host: hostname, port, method, path, headers: { authorization: `Bearer ${token}`, 'x-identity-profile': 'work', 'content-type': 'application/json' } },
+        {
+          host: hostname,
+          port,
+          method,
+          path,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'x-identity-profile': 'work',
+            'content-type': 'application/json',
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, detail: text ? String((JSON.parse(text) as { detail?: string }).detail ?? '') : '' });
+            resolve({
+              status: res.statusCode ?? 0,
+              detail: text ? String((JSON.parse(text) as { detail?: string }).detail ?? '') : '',
+            });
           });
         },
       );
@@ -207,17 +254,46 @@ describe('names the platform cannot hold', () => {
     const calls = platformCalls();
     const resolutions = world.gateway.parts.resolver.resolutions;
     const refused: [string, string, unknown?][] = [];
-    const names = ['.', '..', '%2E', '%2e%2E', 'web.git', 'web.wiki', 'x'.repeat(101), 'caf%C3%A9', 'a%20b', 'a%2Fb', '%00'];
+    const names = [
+      '.',
+      '..',
+      '%2E',
+      '%2e%2E',
+      'web.git',
+      'web.wiki',
+      'x'.repeat(101),
+      'caf%C3%A9',
+      'a%20b',
+      'a%2Fb',
+      '%00',
+    ];
     const owners = ['.', '..', '%2E%2E', 'a.b', 'x'.repeat(40), 'a%2Fb', 'al%20ice'];
     for (const name of names) {
-      for (const [method, tail] of [['GET', ''], ['GET', '/pulls'], ['POST', '/issues'], ['DELETE', ''], ['GET', '/contents?path=README.md'], ['PATCH', '']] as const) {
-        refused.push([method, `/v1/repos/alice/${name}${tail}`, method === 'POST' ? { title: 't' } : method === 'PATCH' ? { description: 'd' } : undefined]);
+      for (const [method, tail] of [
+        ['GET', ''],
+        ['GET', '/pulls'],
+        ['POST', '/issues'],
+        ['DELETE', ''],
+        ['GET', '/contents?path=README.md'],
+        ['PATCH', ''],
+      ] as const) {
+        refused.push([
+          method,
+          `/v1/repos/alice/${name}${tail}`,
+          method === 'POST' ? { title: 't' } : method === 'PATCH' ? { description: 'd' } : undefined,
+        ]);
       }
     }
-    for (const owner of owners) refused.push(['GET', `/v1/repos/${owner}/web`], ['GET', `/v1/repos/${owner}/web/checks?ref=main`]);
-    for (const name of ['.', '..', '', 'web.git', 'web.wiki', 'a/b', 'caf\u00e9', 'x'.repeat(101)]) refused.push(['POST', '/v1/repos', { name }]);
+    for (const owner of owners)
+      refused.push(['GET', `/v1/repos/${owner}/web`], ['GET', `/v1/repos/${owner}/web/checks?ref=main`]);
+    for (const name of ['.', '..', '', 'web.git', 'web.wiki', 'a/b', 'caf\u00e9', 'x'.repeat(101)])
+      refused.push(['POST', '/v1/repos', { name }]);
     for (const repo of ['alice/..', '../web', 'alice/.', './web', 'alice/web.git', 'alice/web/x']) {
-      refused.push(['POST', '/v1/subscriptions', { kind: 'pull_merged', repo, pull: 1, signal_url: `${world.receiver.url}/hook` }]);
+      refused.push([
+        'POST',
+        '/v1/subscriptions',
+        { kind: 'pull_merged', repo, pull: 1, signal_url: `${world.receiver.url}/hook` },
+      ]);
     }
     // Refs, branches and paths that would walk out of their place in the platform URL.
     refused.push(
@@ -261,7 +337,12 @@ describe('names the platform cannot hold', () => {
 describe('files and commits', () => {
   it('reads a file, capped at max_bytes, saying what was cut', async () => {
     const whole = await world.call('GET', '/v1/repos/alice/web/contents?path=src/app.ts');
-    expect(whole.body).toMatchObject({ path: 'src/app.ts', encoding: 'utf-8', content: 'export const a = 1;\n', cut_bytes: 0 });
+    expect(whole.body).toMatchObject({
+      path: 'src/app.ts',
+      encoding: 'utf-8',
+      content: 'export const a = 1;\n',
+      cut_bytes: 0,
+    });
     const capped = await world.call('GET', '/v1/repos/alice/web/contents?path=big.txt&max_bytes=1000');
     expect(capped.body).toMatchObject({ size: 5000, returned_bytes: 1000, cut_bytes: 4000 });
     expect(String(capped.body.content)).toHaveLength(1000);
@@ -271,18 +352,30 @@ describe('files and commits', () => {
   it('reads a file over 1 MB (no content from the contents API) through the Git Data API, with the platform\u2019s size', async () => {
     const huge = `${'0123456789abcdef'.repeat(75_000)}tail\n`; // 1,200,005 bytes
     world.double.pushCommit('alice/web', 'main', { 'huge.log': huge });
-    const blobReads = () => world.double.calls.filter((c) => c.operationId === 'git/get-blob' && c.status === 200).length;
+    const blobReads = () =>
+      world.double.calls.filter((c) => c.operationId === 'git/get-blob' && c.status === 200).length;
     const before = blobReads();
     const res = await world.call('GET', '/v1/repos/alice/web/contents?path=huge.log&max_bytes=1000');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ size: huge.length, encoding: 'utf-8', returned_bytes: 1000, cut_bytes: huge.length - 1000 });
+    expect(res.body).toMatchObject({
+      size: huge.length,
+      encoding: 'utf-8',
+      returned_bytes: 1000,
+      cut_bytes: huge.length - 1000,
+    });
     expect(res.body.content).toBe(huge.slice(0, 1000));
     expect(blobReads()).toBe(before + 1);
-    const contents = world.double.calls.filter((c) => c.operationId === 'repos/get-content' && c.path.endsWith('/huge.log'));
+    const contents = world.double.calls.filter(
+      (c) => c.operationId === 'repos/get-content' && c.path.endsWith('/huge.log'),
+    );
     expect(contents.at(-1)!.status).toBe(200);
     // Read whole (up to the 1,000,000-byte cap): still the platform's size, and the cut confessed.
     const capped = await world.call('GET', '/v1/repos/alice/web/contents?path=huge.log&max_bytes=1000000');
-    expect(capped.body).toMatchObject({ size: huge.length, returned_bytes: 1_000_000, cut_bytes: huge.length - 1_000_000 });
+    expect(capped.body).toMatchObject({
+      size: huge.length,
+      returned_bytes: 1_000_000,
+      cut_bytes: huge.length - 1_000_000,
+    });
     world.double.pushCommit('alice/web', 'main', { 'huge.log': null });
   });
 
@@ -315,7 +408,12 @@ describe('files and commits', () => {
     expect(files['src/app.ts']).toBe('export const a = 2;\n');
     expect(files['bin/run.sh']).toContain('echo hi');
     expect(files['big.txt']).toBeUndefined();
-    expect(world.double.repo('alice/web').trees.get(world.double.repo('alice/web').commits.get(res.body.sha as string)!.tree)!.get('bin/run.sh')!.mode).toBe('100755');
+    expect(
+      world.double
+        .repo('alice/web')
+        .trees.get(world.double.repo('alice/web').commits.get(res.body.sha as string)!.tree)!
+        .get('bin/run.sh')!.mode,
+    ).toBe('100755');
   });
 
   it('a commit when the branch moved answers 409 with the current head, and nothing is forced', async () => {
@@ -323,7 +421,12 @@ describe('files and commits', () => {
     const theirs = world.double.pushCommit('alice/web', 'main', { 'THEIRS.md': 'their work\n' });
     const refUpdates = world.double.calls.filter((c) => c.operationId === 'git/update-ref').length;
     const res = await world.call('POST', '/v1/repos/alice/web/commits', {
-      body: { branch: 'main', message: 'Mine', expected_head_sha: stale, changes: [{ path: 'MINE.md', content: 'mine\n' }] },
+      body: {
+        branch: 'main',
+        message: 'Mine',
+        expected_head_sha: stale,
+        changes: [{ path: 'MINE.md', content: 'mine\n' }],
+      },
     });
     expect(res.status).toBe(409);
     expect(res.body.current_head_sha).toBe(theirs);
@@ -335,8 +438,13 @@ describe('files and commits', () => {
 
   it('a branch that moves while the commit is being made answers 409 with the new head; the ref is never forced', async () => {
     let theirs = '';
-    world.double.onNext('git/update-ref', () => (theirs = world.double.pushCommit('alice/web', 'main', { 'RACE.md': 'they won\n' })));
-    const res = await world.call('POST', '/v1/repos/alice/web/commits', { body: { branch: 'main', message: 'Mine', changes: [{ path: 'MINE.md', content: 'mine\n' }] } });
+    world.double.onNext(
+      'git/update-ref',
+      () => (theirs = world.double.pushCommit('alice/web', 'main', { 'RACE.md': 'they won\n' })),
+    );
+    const res = await world.call('POST', '/v1/repos/alice/web/commits', {
+      body: { branch: 'main', message: 'Mine', changes: [{ path: 'MINE.md', content: 'mine\n' }] },
+    });
     expect(res.status).toBe(409);
     expect(res.body.current_head_sha).toBe(theirs);
     expect(world.double.headOf('alice/web', 'main')).toBe(theirs);
@@ -348,7 +456,11 @@ describe('files and commits', () => {
   it('commits base64 content and reads a binary file back as base64', async () => {
     const bytes = Buffer.from([0, 1, 2, 65, 66, 0, 127]);
     const res = await world.call('POST', '/v1/repos/alice/web/commits', {
-      body: { branch: 'main', message: 'Binary', changes: [{ path: 'data.bin', content: bytes.toString('base64'), encoding: 'base64' }] },
+      body: {
+        branch: 'main',
+        message: 'Binary',
+        changes: [{ path: 'data.bin', content: bytes.toString('base64'), encoding: 'base64' }],
+      },
     });
     expect(res.status).toBe(201);
     expect(world.double.calls.some((c) => c.operationId === 'git/create-blob' && c.status === 201)).toBe(true);
@@ -372,9 +484,15 @@ describe('pull requests', () => {
   it('opens a pull request from a branch with a commit', async () => {
     await world.call('POST', '/v1/repos/alice/web/branches', { body: { name: 'change' } });
     await world.call('POST', '/v1/repos/alice/web/commits', {
-      body: { branch: 'change', message: 'Change', changes: [{ path: 'README.md', content: `# web\n${'line\n'.repeat(50)}` }] },
+      body: {
+        branch: 'change',
+        message: 'Change',
+        changes: [{ path: 'README.md', content: `# web\n${'line\n'.repeat(50)}` }],
+      },
     });
-    const res = await world.call('POST', '/v1/repos/alice/web/pulls', { body: { title: 'A change', head: 'change', base: 'main', body: 'Please' } });
+    const res = await world.call('POST', '/v1/repos/alice/web/pulls', {
+      body: { title: 'A change', head: 'change', base: 'main', body: 'Please' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ title: 'A change', state: 'open', head: 'change', base: 'main', author: 'alice' });
     number = res.body.number as number;
@@ -390,14 +508,31 @@ describe('pull requests', () => {
     const d = world.double;
     d.addReview('alice/web', number, { user: 'carol', state: 'CHANGES_REQUESTED', body: 'fix it' });
     const first = d.addReviewComment('alice/web', number, { user: 'carol', body: 'why?', path: 'README.md', line: 2 });
-    d.addReviewComment('alice/web', number, { user: 'alice', body: 'because', path: 'README.md', line: 2, in_reply_to_id: first });
+    d.addReviewComment('alice/web', number, {
+      user: 'alice',
+      body: 'because',
+      path: 'README.md',
+      line: 2,
+      in_reply_to_id: first,
+    });
     d.addCheckRun('alice/web', d.headOf('alice/web', 'change'), { name: 'build', settleMs: 0, conclusion: 'success' });
     d.addCheckRun('alice/web', d.headOf('alice/web', 'change'), { name: 'lint', settleMs: 60_000 });
     const res = await world.call('GET', `/v1/repos/alice/web/pulls/${number}`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ number, body: 'Please', head_sha: d.headOf('alice/web', 'change'), mergeable: true });
-    expect(res.body.reviews).toMatchObject({ total: 1, items: [{ author: 'carol', state: 'CHANGES_REQUESTED', body: 'fix it' }] });
-    expect(res.body.threads).toMatchObject({ total: 1, items: [{ id: first, path: 'README.md', comments: [{ body: 'why?' }, { body: 'because' }] }] });
+    expect(res.body).toMatchObject({
+      number,
+      body: 'Please',
+      head_sha: d.headOf('alice/web', 'change'),
+      mergeable: true,
+    });
+    expect(res.body.reviews).toMatchObject({
+      total: 1,
+      items: [{ author: 'carol', state: 'CHANGES_REQUESTED', body: 'fix it' }],
+    });
+    expect(res.body.threads).toMatchObject({
+      total: 1,
+      items: [{ id: first, path: 'README.md', comments: [{ body: 'why?' }, { body: 'because' }] }],
+    });
     expect(res.body.checks).toMatchObject({ state: 'pending', total: 2 });
   });
 
@@ -409,17 +544,31 @@ describe('pull requests', () => {
     const talky = d.addPull('carol/talk', { head: 'talky' });
     // 150 comments: 120 threads, 30 of them with one reply (replies come after their thread's first comment).
     const firsts: number[] = [];
-    for (let i = 0; i < 120; i++) firsts.push(d.addReviewComment('carol/talk', talky, { user: 'carol', body: `t${i}`, path: 'talk.md', line: 1 }));
-    for (let i = 0; i < 30; i++) d.addReviewComment('carol/talk', talky, { user: 'alice', body: `re${i}`, path: 'talk.md', line: 1, in_reply_to_id: firsts[i]! });
+    for (let i = 0; i < 120; i++)
+      firsts.push(d.addReviewComment('carol/talk', talky, { user: 'carol', body: `t${i}`, path: 'talk.md', line: 1 }));
+    for (let i = 0; i < 30; i++)
+      d.addReviewComment('carol/talk', talky, {
+        user: 'alice',
+        body: `re${i}`,
+        path: 'talk.md',
+        line: 1,
+        in_reply_to_id: firsts[i]!,
+      });
     const res = await world.call('GET', `/v1/repos/carol/talk/pulls/${talky}`);
     expect(res.status).toBe(200);
-    const threads = res.body.threads as { total: number; items: { comments: unknown[] }[]; comments: number; capped: boolean };
+    const threads = res.body.threads as {
+      total: number;
+      items: { comments: unknown[] }[];
+      comments: number;
+      capped: boolean;
+    };
     expect(threads).toMatchObject({ total: 120, comments: 150, capped: false });
     expect(threads.items).toHaveLength(100);
     expect(threads.items[0]!.comments).toHaveLength(2);
 
     // Past 1,000 comments the grouping stops there, and says so; the comment count stays exact.
-    for (let i = 0; i < 900; i++) d.addReviewComment('carol/talk', talky, { user: 'carol', body: `more${i}`, path: 'talk.md', line: 2 });
+    for (let i = 0; i < 900; i++)
+      d.addReviewComment('carol/talk', talky, { user: 'carol', body: `more${i}`, path: 'talk.md', line: 2 });
     const many = await world.call('GET', `/v1/repos/carol/talk/pulls/${talky}`);
     expect(many.body.threads).toMatchObject({ total: 120 + 850, comments: 1050, capped: true });
   });
@@ -436,18 +585,26 @@ describe('pull requests', () => {
   });
 
   it('updates and reviews a pull request', async () => {
-    const updated = await world.call('PATCH', `/v1/repos/alice/web/pulls/${number}`, { body: { title: 'A better change' } });
+    const updated = await world.call('PATCH', `/v1/repos/alice/web/pulls/${number}`, {
+      body: { title: 'A better change' },
+    });
     expect(updated.body.title).toBe('A better change');
-    const reviewed = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/reviews`, { body: { event: 'approve', body: 'ok' } });
+    const reviewed = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/reviews`, {
+      body: { event: 'approve', body: 'ok' },
+    });
     expect(reviewed.status).toBe(200);
     expect(reviewed.body).toMatchObject({ state: 'APPROVED', author: 'alice', body: 'ok' });
   });
 
   it('refuses a merge when the head is not the expected SHA, and merges when it is', async () => {
-    const refused = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/merge`, { body: { expected_head_sha: '0'.repeat(40) } });
+    const refused = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/merge`, {
+      body: { expected_head_sha: '0'.repeat(40) },
+    });
     expect(refused.status).toBe(409);
     expect(world.double.repo('alice/web').pulls[0]!.merged).toBe(false);
-    const merged = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/merge`, { body: { expected_head_sha: world.double.headOf('alice/web', 'change') } });
+    const merged = await world.call('POST', `/v1/repos/alice/web/pulls/${number}/merge`, {
+      body: { expected_head_sha: world.double.headOf('alice/web', 'change') },
+    });
     expect(merged.status).toBe(200);
     expect(merged.body.merged).toBe(true);
     expect((await world.call('GET', `/v1/repos/alice/web/pulls/${number}`)).body.state).toBe('merged');
@@ -466,7 +623,9 @@ describe('issues', () => {
     const comment = await world.call('POST', `/v1/repos/alice/web/issues/${n}/comments`, { body: { body: 'on it' } });
     expect(comment.status).toBe(201);
     expect(comment.body).toMatchObject({ body: 'on it', author: 'alice' });
-    const onPull = await world.call('POST', '/v1/repos/alice/web/issues/1/comments', { body: { body: 'merged, thanks' } });
+    const onPull = await world.call('POST', '/v1/repos/alice/web/issues/1/comments', {
+      body: { body: 'merged, thanks' },
+    });
     expect(onPull.status).toBe(201);
     const closed = await world.call('PATCH', `/v1/repos/alice/web/issues/${n}`, { body: { state: 'closed' } });
     expect(closed.body.state).toBe('closed');
@@ -476,12 +635,19 @@ describe('issues', () => {
 describe('CI', () => {
   let runId: number;
   let jobId: number;
-  const log = Array.from({ length: 500 }, (_, i) => (i === 250 ? 'ERROR: the needle broke' : `step ${i + 1} ${i === 10 ? 'y'.repeat(3000) : 'ok'}`)).join('\n');
+  const log = Array.from({ length: 500 }, (_, i) =>
+    i === 250 ? 'ERROR: the needle broke' : `step ${i + 1} ${i === 10 ? 'y'.repeat(3000) : 'ok'}`,
+  ).join('\n');
 
   beforeAll(() => {
     const d = world.double;
     d.addCheckRun('alice/web', d.headOf('alice/web', 'main'), { name: 'test', settleMs: 0, conclusion: 'failure' });
-    const r = d.addWorkflowRun('alice/web', { name: 'ci', head_branch: 'main', settleMs: 60_000, jobs: [{ name: 'build', log }] });
+    const r = d.addWorkflowRun('alice/web', {
+      name: 'ci',
+      head_branch: 'main',
+      settleMs: 60_000,
+      jobs: [{ name: 'build', log }],
+    });
     runId = r.runId;
     jobId = r.jobIds[0]!;
     d.addWorkflow('alice/web', 'ci', '.github/workflows/ci.yml');
@@ -489,7 +655,12 @@ describe('CI', () => {
 
   it('reads checks on a branch, a commit and a pull request', async () => {
     const branch = await world.call('GET', '/v1/repos/alice/web/checks?ref=main');
-    expect(branch.body).toMatchObject({ ref: 'main', state: 'failure', total: 1, items: [{ name: 'test', status: 'completed', conclusion: 'failure' }] });
+    expect(branch.body).toMatchObject({
+      ref: 'main',
+      state: 'failure',
+      total: 1,
+      items: [{ name: 'test', status: 'completed', conclusion: 'failure' }],
+    });
     const sha = world.double.headOf('alice/web', 'main');
     expect((await world.call('GET', `/v1/repos/alice/web/checks?ref=${sha}`)).body.total).toBe(1);
     const pull = await world.call('GET', '/v1/repos/alice/web/checks?pull=1');
@@ -498,19 +669,36 @@ describe('CI', () => {
     world.double.addStatus('alice/web', sha, { context: 'external', state: 'pending' });
     const withStatus = await world.call('GET', `/v1/repos/alice/web/checks?ref=${sha}`);
     expect(withStatus.body).toMatchObject({ total: 2, state: 'pending' });
-    expect(withStatus.body.items).toContainEqual({ id: expect.any(Number), kind: 'status', name: 'external', status: 'pending', conclusion: null, url: expect.any(String) });
+    expect(withStatus.body.items).toContainEqual({
+      id: expect.any(Number),
+      kind: 'status',
+      name: 'external',
+      status: 'pending',
+      conclusion: null,
+      url: expect.any(String),
+    });
   });
 
   it('lists runs and reads one with its jobs', async () => {
     const runs = await world.call('GET', '/v1/repos/alice/web/checks/runs?branch=main');
     expect(runs.body.total).toBeGreaterThanOrEqual(1);
     const run = await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`);
-    expect(run.body).toMatchObject({ id: runId, name: 'ci', status: 'queued', jobs: { total: 1, items: [{ id: jobId, name: 'build' }] } });
+    expect(run.body).toMatchObject({
+      id: runId,
+      name: 'ci',
+      status: 'queued',
+      jobs: { total: 1, items: [{ id: jobId, name: 'build' }] },
+    });
   });
 
   it('answers the tail of a job log by default, saying how many lines and bytes it cut', async () => {
     const res = await world.call('GET', `/v1/repos/alice/web/checks/jobs/${jobId}/log`);
-    expect(res.body).toMatchObject({ mode: 'tail', total_lines: 500, cut_lines: 300, total_bytes: Buffer.byteLength(log) });
+    expect(res.body).toMatchObject({
+      mode: 'tail',
+      total_lines: 500,
+      cut_lines: 300,
+      total_bytes: Buffer.byteLength(log),
+    });
     const lines = res.body.lines as { number: number }[];
     expect(lines).toHaveLength(200);
     expect(lines[0]!.number).toBe(301);
@@ -524,16 +712,25 @@ describe('CI', () => {
     expect(Buffer.byteLength(lines[1]!.text)).toBe(2000);
     expect(range.body.cut_lines).toBe(497);
     const search = await world.call('GET', `/v1/repos/alice/web/checks/jobs/${jobId}/log?search=needle`);
-    expect(search.body).toMatchObject({ mode: 'search', matches: 1, lines: [{ number: 251, text: 'ERROR: the needle broke' }] });
+    expect(search.body).toMatchObject({
+      mode: 'search',
+      matches: 1,
+      lines: [{ number: 251, text: 'ERROR: the needle broke' }],
+    });
   });
 
   it('cancels a run, re-runs it, and dispatches a workflow with the new run id', async () => {
     expect((await world.call('POST', `/v1/repos/alice/web/checks/runs/${runId}/cancel`)).status).toBe(202);
-    expect((await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`)).body).toMatchObject({ status: 'completed', conclusion: 'cancelled' });
+    expect((await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`)).body).toMatchObject({
+      status: 'completed',
+      conclusion: 'cancelled',
+    });
     expect((await world.call('POST', `/v1/repos/alice/web/checks/runs/${runId}/cancel`)).status).toBe(409);
     expect((await world.call('POST', `/v1/repos/alice/web/checks/runs/${runId}/rerun`)).status).toBe(202);
     expect((await world.call('GET', `/v1/repos/alice/web/checks/runs/${runId}`)).body.attempt).toBe(2);
-    const dispatched = await world.call('POST', '/v1/repos/alice/web/checks/workflows/ci.yml/dispatch', { body: { ref: 'main' } });
+    const dispatched = await world.call('POST', '/v1/repos/alice/web/checks/workflows/ci.yml/dispatch', {
+      body: { ref: 'main' },
+    });
     expect(dispatched.status).toBe(202);
     expect(typeof dispatched.body.run_id).toBe('number');
     expect(world.double.repo('alice/web').runs.some((r) => r.id === dispatched.body.run_id)).toBe(true);
@@ -558,7 +755,10 @@ describe('rate limits and conditional requests', () => {
     // The platform holds its answer until every one of the N reads has joined the one in flight.
     const hold = world.double.hold('repos/get');
     const answers = Promise.all(Array.from({ length: N }, () => world.call('GET', '/v1/repos/alice/notes')));
-    await eventually(() => world.gateway.parts.platform.counters.coalesced - coalesced === N - 1, 'the reads to join the one in flight');
+    await eventually(
+      () => world.gateway.parts.platform.counters.coalesced - coalesced === N - 1,
+      'the reads to join the one in flight',
+    );
     expect(hold.arrived).toBe(1);
     hold.release();
     expect((await answers).map((a) => a.status)).toEqual(Array.from({ length: N }, () => 200));
@@ -614,13 +814,25 @@ describe('what leaves the service', () => {
     expect(outside).toEqual([]);
     expect(Object.values(checked).reduce((a, b) => a + b, 0)).toBeGreaterThan(40);
     // Every group answered at least once: identity, repositories, pull requests, issues, CI, files and commits.
-    for (const route of ['GET /v1/me', 'GET /v1/repos/{owner}/{name}/pulls/{number}', 'POST /v1/repos/{owner}/{name}/issues', 'GET /v1/repos/{owner}/{name}/checks/jobs/{job_id}/log', 'GET /v1/repos/{owner}/{name}/contents', 'POST /v1/repos/{owner}/{name}/commits']) {
+    for (const route of [
+      'GET /v1/me',
+      'GET /v1/repos/{owner}/{name}/pulls/{number}',
+      'POST /v1/repos/{owner}/{name}/issues',
+      'GET /v1/repos/{owner}/{name}/checks/jobs/{job_id}/log',
+      'GET /v1/repos/{owner}/{name}/contents',
+      'POST /v1/repos/{owner}/{name}/commits',
+    ]) {
       expect(checked[route], route).toBeGreaterThan(0);
     }
   });
 
   it('the projection check itself finds a member outside a schema', async () => {
-    world.answers.push({ method: 'GET', path: '/v1/me', status: 200, body: { login: 'x', kind: 'token', selection: 'all', repositories: 1, token: 'leak' } });
+    world.answers.push({
+      method: 'GET',
+      path: '/v1/me',
+      status: 200,
+      body: { login: 'x', kind: 'token', selection: 'all', repositories: 1, token: 'leak' },
+    });
     try {
       expect((await projectionCheck(world)).outside).toEqual(['GET /v1/me: $.token']);
     } finally {
@@ -631,7 +843,7 @@ describe('what leaves the service', () => {
   it('the platform credentials are in neither the data folder nor the logs', async () => {
     const issued = world.double.calls.length;
     expect(issued).toBeGreaterThan(0);
-    const secrets = [PAT, ...world.logs.join('\n').match(/ghs_[0-9a-f]{36}/g) ?? []];
+    const secrets = [PAT, ...(world.logs.join('\n').match(/ghs_[0-9a-f]{36}/g) ?? [])];
     const logs = world.logs.join('\n');
     expect(logs.length).toBeGreaterThan(0);
     for (const s of secrets) expect(logs).not.toContain(s);
@@ -659,7 +871,9 @@ describe('what leaves the service', () => {
 
   it('serves its OpenAPI document and the offline docs', async () => {
     const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/me', '/v1/repos/{owner}/{name}/pulls/{number}', '/v1/subscriptions']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/me', '/v1/repos/{owner}/{name}/pulls/{number}', '/v1/subscriptions']),
+    );
     expect((await fetch(`${world.gateway.url}/docs`)).status).toBe(200);
   });
 });
@@ -676,7 +890,9 @@ describe('GitHub Enterprise', () => {
       REPOHOST_LOG_LEVEL: 'silent',
     });
     try {
-      const res = await fetch(`${ghes.url}/v1/repos/alice/web`, { headers: { authorization: `Bearer ${await world.token()}`, 'x-identity-profile': 'work' } });
+      const res = await fetch(`${ghes.url}/v1/repos/alice/web`, {
+        headers: { authorization: `Bearer ${await world.token()}`, 'x-identity-profile': 'work' },
+      });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { full_name: string }).full_name).toBe('alice/web');
       expect((await fetch(`${ghes.url}/ready`)).status).toBe(200);

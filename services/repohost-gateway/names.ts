@@ -40,7 +40,8 @@ export function refProblem(ref: string): string | undefined {
     return 'a ref has no spaces, control characters or any of ~ ^ : ? * [ \\';
   }
   if (ref.startsWith('-')) return 'a ref cannot start with "-"';
-  if (ref.startsWith('/') || ref.endsWith('/') || ref.includes('//')) return 'a ref cannot start or end with "/" or contain "//"';
+  if (ref.startsWith('/') || ref.endsWith('/') || ref.includes('//'))
+    return 'a ref cannot start or end with "/" or contain "//"';
   if (ref.includes('..')) return 'a ref cannot contain ".."';
   if (ref.includes('@{') || ref === '@') return 'a ref cannot be "@" or contain "@{"';
   if (ref.endsWith('.')) return 'a ref cannot end with "."';
@@ -60,7 +61,8 @@ export function filePathProblem(path: string): string | undefined {
   if (path.length === 0 || path.length > 1024) return 'a path is 1-1024 characters';
   if (path.includes('\u0000')) return 'a path cannot contain a NUL character';
   if (path.startsWith('/') || path.endsWith('/')) return 'a path is relative, without a leading or trailing slash';
-  if (path.split('/').some((part) => part === '' || part === '.' || part === '..')) return 'a path has no empty, "." or ".." parts';
+  if (path.split('/').some((part) => part === '' || part === '.' || part === '..'))
+    return 'a path has no empty, "." or ".." parts';
   return undefined;
 }
 

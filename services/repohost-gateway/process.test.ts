@@ -30,7 +30,12 @@ describe('the gateway as a program', () => {
     const port = await freePort();
     const proc = await spawnService(
       'repohost-gateway',
-      { REPOHOST_PORT: String(port), REPOHOST_DATA_DIR: dir(), REPOHOST_IDENTITY_URL: identity.url, REPOHOST_PLATFORM_URL: double.url },
+      {
+        REPOHOST_PORT: String(port),
+        REPOHOST_DATA_DIR: dir(),
+        REPOHOST_IDENTITY_URL: identity.url,
+        REPOHOST_PLATFORM_URL: double.url,
+      },
       port,
     );
     const healthy = await fetch(`${proc.url}/healthy`);
@@ -45,9 +50,9 @@ describe('the gateway as a program', () => {
 
   it('refuses to start with an unknown REPOHOST_ variable, naming it', async () => {
     const port = await freePort();
-    await expect(spawnService('repohost-gateway', { REPOHOST_PORT: String(port), REPOHOST_SIGNAL_PREFIXES: 'http://x' }, port)).rejects.toThrow(
-      /REPOHOST_SIGNAL_PREFIXES/,
-    );
+    await expect(
+      spawnService('repohost-gateway', { REPOHOST_PORT: String(port), REPOHOST_SIGNAL_PREFIXES: 'http://x' }, port),
+    ).rejects.toThrow(/REPOHOST_SIGNAL_PREFIXES/);
   });
 });
 
@@ -68,7 +73,10 @@ describe('readiness names what is missing', () => {
       expect(body.checks).toEqual({ identity_keys: 'ok', platform: 'ok', database: 'ok', service_token: 'failing' });
       const before = double.calls.length;
       const me = await fetch(`${gateway.url}/v1/me`, {
-        headers: { authorization: `Bearer ${await identity.mint(identity.localCredential, 'repohost-api')}`, 'x-identity-profile': 'work' },
+        headers: {
+          authorization: `Bearer ${await identity.mint(identity.localCredential, 'repohost-api')}`,
+          'x-identity-profile': 'work',
+        },
       });
       expect(me.status).toBe(503);
       expect(((await me.json()) as { detail: string }).detail).toContain('REPOHOST_IDENTITY_SERVICE_TOKEN');

@@ -1,6 +1,18 @@
 import type { RestEndpointMethodTypes as Rest } from '@octokit/plugin-rest-endpoint-methods';
 import type { z } from 'zod';
-import type { Check, Checks, Comment, FilePatch, Issue, Job, PullRequest, Repository, Review, Run, Thread } from './shapes.ts';
+import type {
+  Check,
+  Checks,
+  Comment,
+  FilePatch,
+  Issue,
+  Job,
+  PullRequest,
+  Repository,
+  Review,
+  Run,
+  Thread,
+} from './shapes.ts';
 
 /**
  * From platform payloads to the public models: only the members a model names are picked, and the
@@ -11,7 +23,10 @@ import type { Check, Checks, Comment, FilePatch, Issue, Job, PullRequest, Reposi
 type Data<T extends { response: { data: unknown } }> = T['response']['data'];
 type Item<T extends { response: { data: unknown } }> = Data<T> extends (infer I)[] ? I : never;
 /** A full repository (read, create, update), a listed one (a token's or an installation's), or a search hit. */
-export type PlatformRepository = Data<Rest['repos']['get']> | Item<Rest['repos']['listForAuthenticatedUser']> | Data<Rest['search']['repos']>['items'][number];
+export type PlatformRepository =
+  | Data<Rest['repos']['get']>
+  | Item<Rest['repos']['listForAuthenticatedUser']>
+  | Data<Rest['search']['repos']>['items'][number];
 /** A pull request as read or written, or as listed. */
 export type PlatformPullRequest = Data<Rest['pulls']['get']> | Item<Rest['pulls']['list']>;
 export type PlatformReview = Item<Rest['pulls']['listReviews']>;

@@ -41,7 +41,9 @@ function newPull(repo: string, branch: string): number {
 }
 
 /** A second gateway on the same identity service and double, with its own settings and data folder. */
-async function otherGateway(env: Record<string, string>): Promise<{ gateway: RunningGateway; done: () => Promise<void> }> {
+async function otherGateway(
+  env: Record<string, string>,
+): Promise<{ gateway: RunningGateway; done: () => Promise<void> }> {
   const dataDir = tempDir('repohost-other');
   const gateway = await startRepohostGateway({
     REPOHOST_PORT: '0',
@@ -61,7 +63,13 @@ async function otherGateway(env: Record<string, string>): Promise<{ gateway: Run
   };
 }
 
-const callWith = (gateway: RunningGateway, token: string, profile: string, path: string, init: { method?: string; body?: unknown } = {}) =>
+const callWith = (
+  gateway: RunningGateway,
+  token: string,
+  profile: string,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+) =>
   fetch(`${gateway.url}${path}`, {
     method: init.method ?? 'GET',
     headers: { authorization: `Bearer ${token}`, 'x-identity-profile': profile, 'content-type': 'application/json' },
@@ -101,10 +109,22 @@ describe('a platform that does not answer', () => {
   const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
     const res = await callWith(short.gateway, token, 'slow', path, init);
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as { detail?: string; id?: string; state?: string; items?: { id: string }[] } };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: (text ? JSON.parse(text) : {}) as {
+        detail?: string;
+        id?: string;
+        state?: string;
+        items?: { id: string }[];
+      },
+    };
   };
   beforeAll(async () => {
-    short = await otherGateway({ REPOHOST_PLATFORM_TIMEOUT_MS: String(SHORT_TIMEOUT_MS), REPOHOST_SWEEP_SECONDS: '3600' });
+    short = await otherGateway({
+      REPOHOST_PLATFORM_TIMEOUT_MS: String(SHORT_TIMEOUT_MS),
+      REPOHOST_SWEEP_SECONDS: '3600',
+    });
     token = await world.token();
   });
   afterAll(async () => {
@@ -147,7 +167,10 @@ describe('a platform that does not answer', () => {
     for (let i = 0; i < 20; i++) {
       const n = newPull('slow/app', `stall-${i}`);
       pulls.push(n);
-      const res = await call('/v1/subscriptions', { method: 'POST', body: { kind: 'pull_merged', repo: 'slow/app', pull: n, signal_url: hook } });
+      const res = await call('/v1/subscriptions', {
+        method: 'POST',
+        body: { kind: 'pull_merged', repo: 'slow/app', pull: n, signal_url: hook },
+      });
       expect(res.status).toBe(201);
       subs.push(res.body.id!);
     }
@@ -207,15 +230,23 @@ describe('credentials that stop being current', () => {
 
   /** An account of its own with one connection, a subscription held for sweeps, and a caller token. */
   async function setUp(gateway: RunningGateway, name: string) {
-    const pat = `github_pat_${name.replace(/[^a-z0-9]/g, '').padEnd(8, '0').slice(0, 8)}${'0'.repeat(32)}`;
+    const pat = `github_pat_${name
+      .replace(/[^a-z0-9]/g, '')
+      .padEnd(8, '0')
+      .slice(0, 8)}${'0'.repeat(32)}`;
     world.double.addToken(pat, name, 'all');
     world.double.addRepo(`${name}/app`, { private: true });
     const credential = await world.identity.addAccount(name);
-    expect((await identityCall('PUT', '/v1/connections/main', credential, { kind: 'token', token: pat })).status).toBe(200);
+    expect((await identityCall('PUT', '/v1/connections/main', credential, { kind: 'token', token: pat })).status).toBe(
+      200,
+    );
     const token = await world.identity.mint(credential, 'repohost-api');
     expect((await callWith(gateway, token, 'main', `/v1/repos/${name}/app`)).status).toBe(200);
     const pull = newPull(`${name}/app`, 'watched');
-    const opened = await callWith(gateway, token, 'main', '/v1/subscriptions', { method: 'POST', body: { kind: 'pull_merged', repo: `${name}/app`, pull, signal_url: hook } });
+    const opened = await callWith(gateway, token, 'main', '/v1/subscriptions', {
+      method: 'POST',
+      body: { kind: 'pull_merged', repo: `${name}/app`, pull, signal_url: hook },
+    });
     expect(opened.status).toBe(201);
     const fingerprint = gateway.parts.subscriptions.heldFingerprints().at(-1)!;
     // Control: while the connection stands, a sweep watches the subscription on the platform.
@@ -257,8 +288,13 @@ describe('credentials that stop being current', () => {
       const x = await setUp(gateway, 'revoked');
       const made = await identityCall('POST', '/v1/session-credentials', x.credential, { label: 'other' });
       expect(made.status).toBe(201);
-      const otherToken = await world.identity.mint(((await made.json()) as { credential: string }).credential, 'repohost-api');
-      const ids = (await (await identityCall('GET', '/v1/session-credentials', x.credential)).json()) as { credentials: { id: string; current: boolean }[] };
+      const otherToken = await world.identity.mint(
+        ((await made.json()) as { credential: string }).credential,
+        'repohost-api',
+      );
+      const ids = (await (await identityCall('GET', '/v1/session-credentials', x.credential)).json()) as {
+        credentials: { id: string; current: boolean }[];
+      };
       const used = ids.credentials.find((c) => c.current)!.id;
       expect((await identityCall('DELETE', `/v1/session-credentials/${used}`, x.credential)).status).toBe(204);
       const calls = platformCallsTo(x.repo);
@@ -283,7 +319,11 @@ describe('credentials that stop being current', () => {
     const { gateway, done } = await strictGateway();
     try {
       const x = await setUp(gateway, 'removed');
-      const store = openIdentityStore(world.identity.dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: world.double.url });
+      const store = openIdentityStore(world.identity.dataDir, {
+        tokenTtlSeconds: 600,
+        keyRotationDays: 30,
+        platformUrl: world.double.url,
+      });
       try {
         expect(await store.accounts.remove('removed')).toEqual({ sessions: 1, connections: 1 });
       } finally {
@@ -307,7 +347,9 @@ describe('credentials that stop being current', () => {
       // The new token belongs to another platform user who can see the repository: the double's log tells them apart.
       const next = `github_pat_${'r0tated2'}${'1'.repeat(32)}`;
       world.double.addToken(next, 'rotated-next', ['rotated/app']);
-      expect((await identityCall('PUT', '/v1/connections/main', x.credential, { kind: 'token', token: next })).status).toBe(200);
+      expect(
+        (await identityCall('PUT', '/v1/connections/main', x.credential, { kind: 'token', token: next })).status,
+      ).toBe(200);
       expect((await callWith(gateway, x.token, 'main', '/v1/repos/rotated/app')).status).toBe(200);
       expect(world.double.calls.filter((c) => c.path === '/repos/rotated/app').at(-1)!.bucket).toBe('rotated-next');
       expect(gateway.parts.resolver.fingerprints()).not.toContain(x.fingerprint);
@@ -318,7 +360,10 @@ describe('credentials that stop being current', () => {
   });
 
   it('with a window of some time, stops within it: the next use after the window refuses, and no sweep uses it again', async () => {
-    const { gateway, done } = await otherGateway({ REPOHOST_CREDENTIAL_RECHECK_MS: '300', REPOHOST_SWEEP_SECONDS: '3600' });
+    const { gateway, done } = await otherGateway({
+      REPOHOST_CREDENTIAL_RECHECK_MS: '300',
+      REPOHOST_SWEEP_SECONDS: '3600',
+    });
     try {
       const x = await setUp(gateway, 'windowed');
       const checks = gateway.parts.resolver.checks;
@@ -326,7 +371,8 @@ describe('credentials that stop being current', () => {
       // Inside the window the gateway may still act; it asks the identity service again once the window has passed.
       let status = 200;
       const deadline = Date.now() + 30_000;
-      while (status === 200 && Date.now() < deadline) status = (await callWith(gateway, x.token, 'main', '/v1/repos/windowed/app')).status;
+      while (status === 200 && Date.now() < deadline)
+        status = (await callWith(gateway, x.token, 'main', '/v1/repos/windowed/app')).status;
       expect(status).toBe(404);
       expect(gateway.parts.resolver.checks).toBeGreaterThan(checks);
       const calls = platformCallsTo(x.repo);
@@ -344,7 +390,8 @@ describe('credentials that stop being current', () => {
       const token = await world.token();
       expect((await callWith(gateway, token, 'wa', '/v1/repos/writer-a/r')).status).toBe(200);
       const checks = gateway.parts.resolver.checks;
-      for (let i = 0; i < 5; i++) expect((await callWith(gateway, token, 'wa', '/v1/repos/writer-a/r')).status).toBe(200);
+      for (let i = 0; i < 5; i++)
+        expect((await callWith(gateway, token, 'wa', '/v1/repos/writer-a/r')).status).toBe(200);
       expect(gateway.parts.resolver.checks).toBe(checks);
     } finally {
       await done();
@@ -357,7 +404,10 @@ describe('per-credential throttling', () => {
     callWith(gateway, token, profile, `/v1/repos/${repo}/issues`, { method: 'POST', body: { title } });
   /** Resolves both credentials first, so only the pacing orders the writes. */
   async function resolveBoth(gateway: RunningGateway, token: string) {
-    for (const [profile, repo] of [['wa', 'writer-a/r'], ['wb', 'writer-b/r']] as const) {
+    for (const [profile, repo] of [
+      ['wa', 'writer-a/r'],
+      ['wb', 'writer-b/r'],
+    ] as const) {
       expect((await callWith(gateway, token, profile, `/v1/repos/${repo}`)).status).toBe(200);
     }
   }
@@ -368,7 +418,11 @@ describe('per-credential throttling', () => {
       const token = await world.token();
       await resolveBoth(gateway, token);
       const since = world.double.calls.length;
-      const answers = await Promise.all([write(gateway, token, 'wa', 'writer-a/r', 'a1'), write(gateway, token, 'wa', 'writer-a/r', 'a2'), write(gateway, token, 'wa', 'writer-a/r', 'a3')]);
+      const answers = await Promise.all([
+        write(gateway, token, 'wa', 'writer-a/r', 'a1'),
+        write(gateway, token, 'wa', 'writer-a/r', 'a2'),
+        write(gateway, token, 'wa', 'writer-a/r', 'a3'),
+      ]);
       expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
       const a = world.double.calls
         .slice(since)
@@ -433,41 +487,57 @@ describe('readiness', () => {
 });
 
 describe('credentials in memory', () => {
-  it('is re-resolved shortly before it expires, and once expired nothing of it stays in memory', { timeout: 120_000 }, async () => {
-    const d = world.double;
-    // Installation tokens that live 70 s: usable by the gateway for only 10 of them (it stops 60 s early),
-    // long enough for the few calls below to find it in use; the test then waits for the drop, not for a time.
-    d.installationTokenTtlSeconds = 70;
-    d.addRepo('shortco/one', { private: true });
-    const app = d.addInstallation('shortco', ['shortco/one']);
-    await world.connect('short', { kind: 'app', app_id: app.appId, installation_id: app.installationId, private_key: app.privateKey });
-    await world.restartGateway({ REPOHOST_SWEEP_SECONDS: '1' });
-    const parts = () => world.gateway.parts;
-    expect(parts().resolver.fingerprints()).toEqual([]);
+  it(
+    'is re-resolved shortly before it expires, and once expired nothing of it stays in memory',
+    { timeout: 120_000 },
+    async () => {
+      const d = world.double;
+      // Installation tokens that live 70 s: usable by the gateway for only 10 of them (it stops 60 s early),
+      // long enough for the few calls below to find it in use; the test then waits for the drop, not for a time.
+      d.installationTokenTtlSeconds = 70;
+      d.addRepo('shortco/one', { private: true });
+      const app = d.addInstallation('shortco', ['shortco/one']);
+      await world.connect('short', {
+        kind: 'app',
+        app_id: app.appId,
+        installation_id: app.installationId,
+        private_key: app.privateKey,
+      });
+      await world.restartGateway({ REPOHOST_SWEEP_SECONDS: '1' });
+      const parts = () => world.gateway.parts;
+      expect(parts().resolver.fingerprints()).toEqual([]);
 
-    expect((await world.call('GET', '/v1/repos/shortco/one', { profile: 'short' })).status).toBe(200);
-    const n = newPull('shortco/one', 'short-lived');
-    const sub = await world.call('POST', '/v1/subscriptions', { profile: 'short', body: { kind: 'pull_merged', repo: 'shortco/one', pull: n, signal_url: hook } });
-    expect(sub.status).toBe(201);
-    const [fingerprint] = parts().resolver.fingerprints();
-    expect(fingerprint).toBeDefined();
-    expect(parts().platform.fingerprints()).toContain(fingerprint);
-    expect(parts().subscriptions.heldFingerprints()).toContain(fingerprint);
-    const resolutions = parts().resolver.resolutions;
+      expect((await world.call('GET', '/v1/repos/shortco/one', { profile: 'short' })).status).toBe(200);
+      const n = newPull('shortco/one', 'short-lived');
+      const sub = await world.call('POST', '/v1/subscriptions', {
+        profile: 'short',
+        body: { kind: 'pull_merged', repo: 'shortco/one', pull: n, signal_url: hook },
+      });
+      expect(sub.status).toBe(201);
+      const [fingerprint] = parts().resolver.fingerprints();
+      expect(fingerprint).toBeDefined();
+      expect(parts().platform.fingerprints()).toContain(fingerprint);
+      expect(parts().subscriptions.heldFingerprints()).toContain(fingerprint);
+      const resolutions = parts().resolver.resolutions;
 
-    // No call in between: the sweep tick drops the credential, its client and ETag cache, and the hold.
-    const everywhere = () => [...parts().resolver.fingerprints(), ...parts().platform.fingerprints(), ...parts().subscriptions.heldFingerprints()];
-    await eventually(() => !everywhere().includes(fingerprint!), 'the expired credential to be dropped', 60_000);
-    expect(everywhere()).not.toContain(fingerprint);
+      // No call in between: the sweep tick drops the credential, its client and ETag cache, and the hold.
+      const everywhere = () => [
+        ...parts().resolver.fingerprints(),
+        ...parts().platform.fingerprints(),
+        ...parts().subscriptions.heldFingerprints(),
+      ];
+      await eventually(() => !everywhere().includes(fingerprint!), 'the expired credential to be dropped', 60_000);
+      expect(everywhere()).not.toContain(fingerprint);
 
-    // The next call resolves a new credential, before the platform ever refused the old one.
-    expect((await world.call('GET', '/v1/repos/shortco/one', { profile: 'short' })).status).toBe(200);
-    expect(parts().resolver.resolutions).toBe(resolutions + 1);
-    expect(parts().resolver.fingerprints()).not.toContain(fingerprint);
-    expect(parts().resolver.fingerprints()).toHaveLength(1);
-    expect(d.calls.filter((c) => c.path.startsWith('/repos/shortco/') && c.status === 401)).toEqual([]);
-    d.installationTokenTtlSeconds = 3600;
-  });
+      // The next call resolves a new credential, before the platform ever refused the old one.
+      expect((await world.call('GET', '/v1/repos/shortco/one', { profile: 'short' })).status).toBe(200);
+      expect(parts().resolver.resolutions).toBe(resolutions + 1);
+      expect(parts().resolver.fingerprints()).not.toContain(fingerprint);
+      expect(parts().resolver.fingerprints()).toHaveLength(1);
+      expect(d.calls.filter((c) => c.path.startsWith('/repos/shortco/') && c.status === 401)).toEqual([]);
+      d.installationTokenTtlSeconds = 3600;
+    },
+  );
 
   it('keeps at most its bound of credentials, the least recently used going first', async () => {
     const resolver = new CredentialResolver(world.identity.url, world.serviceToken, 0, undefined, 2);

@@ -15,7 +15,13 @@ import { Subscriptions } from './subscriptions.ts';
 
 export interface RunningGateway extends RunningService {
   /** For tests and benchmarks in-process: the parts whose counters they read. */
-  readonly parts: { platform: Platform; subscriptions: Subscriptions; signals: SignalSender; resolver: CredentialResolver; sqlite: Sqlite };
+  readonly parts: {
+    platform: Platform;
+    subscriptions: Subscriptions;
+    signals: SignalSender;
+    resolver: CredentialResolver;
+    sqlite: Sqlite;
+  };
   /** What the gateway holds in memory that requests can grow, each part within its own bound (for tests and the benchmark). */
   held(): GatewayHeld;
 }
@@ -34,18 +40,43 @@ export interface GatewayHeld {
 }
 
 /** Starts the gateway from its environment; the same call serves tests, headless and the desktop app. */
-export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningGateway> {
+export async function startRepohostGateway(
+  env: NodeJS.ProcessEnv = process.env,
+  logger?: Logger,
+): Promise<RunningGateway> {
   const config = loadRepohostConfig(env);
   const log = logger ?? createLogger('repohost-gateway', config.logLevel);
   const database = openDatabase<GatewayDatabase>(join(config.dataDir, 'repohost-gateway.db'), gatewayMigrations);
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();
-  const verifier = rememberVerifiedTokens(createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }), { maxBytes: DEFAULT_VERIFIED_TOKENS_BYTES });
-  const resolver = new CredentialResolver(config.identityUrl, config.identityServiceToken, config.credentialRecheckMs, log);
-  const platform = new Platform(config.platformUrl, config.writeSpacingMs, log, config.etagCacheBytes, config.platformTimeoutMs);
+  const verifier = rememberVerifiedTokens(
+    createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }),
+    { maxBytes: DEFAULT_VERIFIED_TOKENS_BYTES },
+  );
+  const resolver = new CredentialResolver(
+    config.identityUrl,
+    config.identityServiceToken,
+    config.credentialRecheckMs,
+    log,
+  );
+  const platform = new Platform(
+    config.platformUrl,
+    config.writeSpacingMs,
+    log,
+    config.etagCacheBytes,
+    config.platformTimeoutMs,
+  );
   // The gateway's own port is never a signal's destination, whatever REPOHOST_SIGNAL_REFUSED_PORTS says.
-  const signalAddresses = new SignalAddresses(config.signalUrlPrefixes, [...config.signalRefusedPorts, ...(config.port ? [config.port] : [])]);
-  const signals = new SignalSender(store, { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts }, log, signalAddresses);
+  const signalAddresses = new SignalAddresses(config.signalUrlPrefixes, [
+    ...config.signalRefusedPorts,
+    ...(config.port ? [config.port] : []),
+  ]);
+  const signals = new SignalSender(
+    store,
+    { retryBaseMs: config.signalRetryBaseMs, attempts: config.signalAttempts },
+    log,
+    signalAddresses,
+  );
   const subscriptions = new Subscriptions(
     store,
     resolver,
@@ -56,7 +87,8 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
   );
   // A credential found stale drops its client (token and ETag cache) too; the sweep's hold goes in Subscriptions.
   resolver.onStale((credential) => platform.forget(credential));
-  if (!config.identityServiceToken) log.warn('REPOHOST_IDENTITY_SERVICE_TOKEN is not set; /v1 routes answer 503 until it is');
+  if (!config.identityServiceToken)
+    log.warn('REPOHOST_IDENTITY_SERVICE_TOKEN is not set; /v1 routes answer 503 until it is');
   const app = gatewayApp({
     logger: log,
     verifier,
@@ -81,5 +113,10 @@ export async function startRepohostGateway(env: NodeJS.ProcessEnv = process.env,
     platformClients: platform.fingerprints().length,
     sweepHolds: subscriptions.holds,
   });
-  return { ...running, close: running.close, parts: { platform, subscriptions, signals, resolver, sqlite: database.sqlite }, held };
+  return {
+    ...running,
+    close: running.close,
+    parts: { platform, subscriptions, signals, resolver, sqlite: database.sqlite },
+    held,
+  };
 }

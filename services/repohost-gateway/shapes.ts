@@ -6,13 +6,22 @@ import { z } from 'zod';
  * leaves the service.
  */
 
-export const Login = z.string().nullable().meta({ description: 'Platform account name; null when the platform hides it.' });
+export const Login = z
+  .string()
+  .nullable()
+  .meta({ description: 'Platform account name; null when the platform hides it.' });
 
 export const Me = z
   .object({
-    login: z.string().meta({ description: 'Account the connection acts as (for an app: the account it is installed on).' }),
-    kind: z.enum(['app', 'token']).meta({ description: 'An app installation or a (fine-grained) personal access token.' }),
-    selection: z.enum(['all', 'selected']).meta({ description: 'Whether all of the account\u2019s repositories or selected ones are reachable.' }),
+    login: z
+      .string()
+      .meta({ description: 'Account the connection acts as (for an app: the account it is installed on).' }),
+    kind: z
+      .enum(['app', 'token'])
+      .meta({ description: 'An app installation or a (fine-grained) personal access token.' }),
+    selection: z
+      .enum(['all', 'selected'])
+      .meta({ description: 'Whether all of the account\u2019s repositories or selected ones are reachable.' }),
     repositories: z.number().int().meta({ description: 'How many repositories the connection reaches.' }),
   })
   .meta({ id: 'Me' });
@@ -47,7 +56,10 @@ export const ThreadComment = z
 
 export const Thread = z
   .object({
-    id: z.number().int().meta({ description: 'The id of the thread\u2019s first comment; reply to it to answer the thread.' }),
+    id: z
+      .number()
+      .int()
+      .meta({ description: 'The id of the thread\u2019s first comment; reply to it to answer the thread.' }),
     path: z.string(),
     line: z.number().int().nullable(),
     comments: z.array(ThreadComment),
@@ -57,7 +69,9 @@ export const Thread = z
 export const Check = z
   .object({
     id: z.number().int(),
-    kind: z.enum(['check_run', 'status']).meta({ description: 'A check run, or a commit status (the older API some CI services use).' }),
+    kind: z
+      .enum(['check_run', 'status'])
+      .meta({ description: 'A check run, or a commit status (the older API some CI services use).' }),
     name: z.string().meta({ description: 'The check run\u2019s name or the status\u2019s context.' }),
     status: z.enum(['queued', 'in_progress', 'completed', 'waiting', 'requested', 'pending']),
     conclusion: z.string().nullable(),
@@ -70,7 +84,8 @@ export const Checks = z
     ref: z.string().meta({ description: 'What was asked for: a branch, a commit SHA or pull/<number>.' }),
     sha: z.string().meta({ description: 'The commit the checks ran on.' }),
     state: z.enum(['none', 'pending', 'success', 'failure']).meta({
-      description: 'none: no check yet; pending: some not completed (even when another already failed); success: all completed without failure; failure: all completed and at least one failed, timed out or was cancelled.',
+      description:
+        'none: no check yet; pending: some not completed (even when another already failed); success: all completed without failure; failure: all completed and at least one failed, timed out or was cancelled.',
     }),
     total: z.number().int().meta({ description: 'Check runs plus commit statuses (newest per context).' }),
     items: z.array(Check),
@@ -96,10 +111,16 @@ export const PullRequestDetail = PullRequest.extend({
   mergeable: z.boolean().nullable().meta({ description: 'null while the platform is still computing it; read again.' }),
   reviews: z.object({ total: z.number().int(), items: z.array(Review) }),
   threads: z.object({
-    total: z.number().int().meta({ description: 'Review threads among the review comments read (all of them unless capped).' }),
+    total: z
+      .number()
+      .int()
+      .meta({ description: 'Review threads among the review comments read (all of them unless capped).' }),
     items: z.array(Thread).meta({ description: 'The first 100 threads.' }),
     comments: z.number().int().meta({ description: 'Review comments on the pull request, counted exactly.' }),
-    capped: z.boolean().meta({ description: 'true when there are more than 1,000 review comments: only the first 1,000 were grouped, so total is a lower bound.' }),
+    capped: z.boolean().meta({
+      description:
+        'true when there are more than 1,000 review comments: only the first 1,000 were grouped, so total is a lower bound.',
+    }),
   }),
   checks: Checks,
 }).meta({ id: 'PullRequestDetail' });
@@ -110,7 +131,10 @@ export const FilePatch = z
     status: z.string().meta({ description: 'added, removed, modified, renamed, copied, changed or unchanged.' }),
     additions: z.number().int(),
     deletions: z.number().int(),
-    patch: z.string().nullable().meta({ description: 'The unified diff of this file, up to max_patch_bytes; null for binary or too large.' }),
+    patch: z
+      .string()
+      .nullable()
+      .meta({ description: 'The unified diff of this file, up to max_patch_bytes; null for binary or too large.' }),
     patch_bytes: z.number().int().meta({ description: 'Size of the whole patch.' }),
     cut_bytes: z.number().int().meta({ description: 'Bytes of the patch left out by the cap.' }),
   })
@@ -122,7 +146,9 @@ export const Issue = z
     title: z.string(),
     state: z.enum(['open', 'closed']),
     author: Login,
-    is_pull_request: z.boolean().meta({ description: 'The platform lists pull requests among issues; this says which they are.' }),
+    is_pull_request: z
+      .boolean()
+      .meta({ description: 'The platform lists pull requests among issues; this says which they are.' }),
     comments: z.number().int(),
     url: z.string(),
   })
@@ -149,7 +175,9 @@ export const Run = z
   })
   .meta({ id: 'Run' });
 
-export const RunDetail = Run.extend({ jobs: z.object({ total: z.number().int(), items: z.array(Job) }) }).meta({ id: 'RunDetail' });
+export const RunDetail = Run.extend({ jobs: z.object({ total: z.number().int(), items: z.array(Job) }) }).meta({
+  id: 'RunDetail',
+});
 
 export const LogWindow = z
   .object({
@@ -159,8 +187,15 @@ export const LogWindow = z
     total_lines: z.number().int(),
     total_bytes: z.number().int(),
     cut_lines: z.number().int().meta({ description: 'Lines of the log not in this window.' }),
-    cut_bytes: z.number().int().meta({ description: 'Bytes of the log not in this window, including the ends of over-long lines.' }),
-    matches: z.number().int().nullable().meta({ description: 'For a search: how many lines matched in the whole log.' }),
+    cut_bytes: z
+      .number()
+      .int()
+      .meta({ description: 'Bytes of the log not in this window, including the ends of over-long lines.' }),
+    matches: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'For a search: how many lines matched in the whole log.' }),
   })
   .meta({ id: 'LogWindow' });
 
@@ -182,7 +217,12 @@ export const FileContent = z
   .meta({ id: 'FileContent' });
 
 export const TreeEntry = z
-  .object({ path: z.string(), type: z.enum(['blob', 'tree', 'commit']), mode: z.string(), size: z.number().int().nullable() })
+  .object({
+    path: z.string(),
+    type: z.enum(['blob', 'tree', 'commit']),
+    mode: z.string(),
+    size: z.number().int().nullable(),
+  })
   .meta({ id: 'TreeEntry' });
 
 export const Tree = z
@@ -192,7 +232,9 @@ export const Tree = z
     total: z.number().int().meta({ description: 'Entries the platform returned.' }),
     items: z.array(TreeEntry),
     cut_entries: z.number().int().meta({ description: 'Entries left out by limit.' }),
-    platform_truncated: z.boolean().meta({ description: 'The platform itself cut the tree (over 100,000 entries or 7 MB); read a subtree.' }),
+    platform_truncated: z
+      .boolean()
+      .meta({ description: 'The platform itself cut the tree (over 100,000 entries or 7 MB); read a subtree.' }),
   })
   .meta({ id: 'Tree' });
 
@@ -210,10 +252,14 @@ export const SUBSCRIPTION_STATES = ['active', 'ended', 'expired', 'cancelled'] a
 export const Subscription = z
   .object({
     id: z.string(),
-    kind: SubscriptionKind.meta({ description: 'What it waits for: checks settling, a pull request merging, a review landing or a run completing.' }),
+    kind: SubscriptionKind.meta({
+      description: 'What it waits for: checks settling, a pull request merging, a review landing or a run completing.',
+    }),
     repo: z.string(),
     target: z.string().meta({ description: 'What is watched: pull/<n>, a branch or SHA, or run/<id>.' }),
-    profile: z.string().meta({ description: 'The platform connection it was opened under; cancel it under the same X-Identity-Profile.' }),
+    profile: z.string().meta({
+      description: 'The platform connection it was opened under; cancel it under the same X-Identity-Profile.',
+    }),
     signal_url: z.string(),
     state: z.enum(SUBSCRIPTION_STATES).meta({
       description:
@@ -226,19 +272,33 @@ export const Subscription = z
     created_at: z.string(),
     expires_at: z.string(),
     ended_at: z.string().nullable(),
-    signal: z.enum(['none', 'pending', 'sent', 'failed']).meta({ description: 'Delivery of the one signal: none until the subscription ends (and for an expired one).' }),
+    signal: z
+      .enum(['none', 'pending', 'sent', 'failed'])
+      .meta({ description: 'Delivery of the one signal: none until the subscription ends (and for an expired one).' }),
     signal_attempts: z.number().int().meta({ description: 'Delivery attempts made so far.' }),
-    signal_last_status: z.number().int().nullable().meta({ description: 'The receiver\u2019s HTTP status at the last attempt; null before any attempt and when the receiver did not answer.' }),
-    signal_last_error: z.string().nullable().meta({
-      description: 'Why the last attempt did not deliver (no answer, a refusal, a redirect, an address no longer allowed); null after a delivery and before any attempt. Never the address.',
+    signal_last_status: z.number().int().nullable().meta({
+      description:
+        'The receiver\u2019s HTTP status at the last attempt; null before any attempt and when the receiver did not answer.',
     }),
-    signal_last_at: z.string().nullable().meta({ description: 'When the last attempt was made (or the signal given up without one); null before any.' }),
-    signal_next_at: z.string().nullable().meta({ description: 'When the next attempt is due while the signal is pending; null otherwise.' }),
+    signal_last_error: z.string().nullable().meta({
+      description:
+        'Why the last attempt did not deliver (no answer, a refusal, a redirect, an address no longer allowed); null after a delivery and before any attempt. Never the address.',
+    }),
+    signal_last_at: z
+      .string()
+      .nullable()
+      .meta({ description: 'When the last attempt was made (or the signal given up without one); null before any.' }),
+    signal_next_at: z
+      .string()
+      .nullable()
+      .meta({ description: 'When the next attempt is due while the signal is pending; null otherwise.' }),
   })
   .meta({ id: 'Subscription' });
 
 export const OpenedSubscription = Subscription.extend({
-  secret: z.string().meta({ description: 'Standard Webhooks signing secret (whsec_...). Shown once; keep it to verify the signal.' }),
+  secret: z
+    .string()
+    .meta({ description: 'Standard Webhooks signing secret (whsec_...). Shown once; keep it to verify the signal.' }),
 }).meta({ id: 'OpenedSubscription' });
 
 /** A list envelope: at most `limit` items and the total the platform (or the store) reports. */

@@ -14,9 +14,15 @@ const prefixes = (...texts: string[]) =>
   });
 
 /** The defaults: loopback on any port, the app's own four ports (and here the gateway's 8011) refused. */
-const loopback = new SignalAddresses(loadRepohostConfig({}).signalUrlPrefixes, loadRepohostConfig({}).signalRefusedPorts);
+const loopback = new SignalAddresses(
+  loadRepohostConfig({}).signalUrlPrefixes,
+  loadRepohostConfig({}).signalRefusedPorts,
+);
 /** An installation that allows one receiver path on one host. */
-const hub = new SignalAddresses(prefixes('https://hooks.example.com/hub', 'http://127.0.0.1:9000/hooks'), [8001, 8004, 8011, 8127]);
+const hub = new SignalAddresses(
+  prefixes('https://hooks.example.com/hub', 'http://127.0.0.1:9000/hooks'),
+  [8001, 8004, 8011, 8127],
+);
 
 describe('signal addresses are parsed, never compared as strings', () => {
   const refusedByLoopback: [string, RegExp][] = [
@@ -112,7 +118,9 @@ describe('signal addresses are parsed, never compared as strings', () => {
     ['http://[::1]:9000/hooks/x', 'allowed prefix'],
   ];
   it('compares scheme, host, port (explicit or default) and path at a segment boundary against a configured prefix', () => {
-    const outcome = Object.fromEntries(table.map(([url]) => [url, hub.refusal(url)?.match(/allowed prefix|user information/)?.[0]]));
+    const outcome = Object.fromEntries(
+      table.map(([url]) => [url, hub.refusal(url)?.match(/allowed prefix|user information/)?.[0]]),
+    );
     expect(outcome).toEqual(Object.fromEntries(table));
   });
 
@@ -125,31 +133,77 @@ describe('signal addresses are parsed, never compared as strings', () => {
   });
 
   it('refuses configured prefixes with user information, a query, a fragment or another scheme, naming the variable', () => {
-    for (const bad of ['http://u@127.0.0.1', 'http://127.0.0.1/?a=1', 'http://127.0.0.1/#x', 'ftp://127.0.0.1', 'not a url', 'http:127.0.0.1']) {
-      expect(() => loadRepohostConfig({ REPOHOST_SIGNAL_URL_PREFIXES: bad }), bad).toThrow(/REPOHOST_SIGNAL_URL_PREFIXES/);
+    for (const bad of [
+      'http://u@127.0.0.1',
+      'http://127.0.0.1/?a=1',
+      'http://127.0.0.1/#x',
+      'ftp://127.0.0.1',
+      'not a url',
+      'http:127.0.0.1',
+    ]) {
+      expect(() => loadRepohostConfig({ REPOHOST_SIGNAL_URL_PREFIXES: bad }), bad).toThrow(
+        /REPOHOST_SIGNAL_URL_PREFIXES/,
+      );
     }
-    expect(() => loadRepohostConfig({ REPOHOST_SIGNAL_REFUSED_PORTS: '8001,eighty' })).toThrow(/REPOHOST_SIGNAL_REFUSED_PORTS/);
-    expect(loadRepohostConfig({ REPOHOST_SIGNAL_REFUSED_PORTS: '9001, 9002' }).signalRefusedPorts).toEqual([9001, 9002]);
+    expect(() => loadRepohostConfig({ REPOHOST_SIGNAL_REFUSED_PORTS: '8001,eighty' })).toThrow(
+      /REPOHOST_SIGNAL_REFUSED_PORTS/,
+    );
+    expect(loadRepohostConfig({ REPOHOST_SIGNAL_REFUSED_PORTS: '9001, 9002' }).signalRefusedPorts).toEqual([
+      9001, 9002,
+    ]);
   });
 
   it('property: whatever is admitted goes to a loopback host, on a port that is not refused, with no user information', () => {
     const fragment = fc.constantFrom(
-      'http://', 'https://', 'HTTP://', '127.0.0.1', 'localhost', '[::1]', '0x7f.1', '127.1', 'evil.example', '@', ':', ':@', ':9000', ':8001', ':8011', ':*',
-      '/', '/hooks', '..', '%2e', '%40', '%2F', '\\', '#', '?', '.', 'user', 'pass', ' ', '\t',
+      'http://',
+      'https://',
+      'HTTP://',
+      '127.0.0.1',
+      'localhost',
+      '[::1]',
+      '0x7f.1',
+      '127.1',
+      'evil.example',
+      '@',
+      ':',
+      ':@',
+      ':9000',
+      ':8001',
+      ':8011',
+      ':*',
+      '/',
+      '/hooks',
+      '..',
+      '%2e',
+      '%40',
+      '%2F',
+      '\\',
+      '#',
+      '?',
+      '.',
+      'user',
+      'pass',
+      ' ',
+      '\t',
     );
     let admitted = 0;
     fc.assert(
       // Mostly a scheme and a host first, then anything: so that many draws come close to an admitted address.
-      fc.property(fc.oneof(fragment, fc.constantFrom('http://', 'https://')), fc.oneof(fragment, fc.constantFrom('127.0.0.1', 'localhost', '[::1]')), fc.array(fragment, { maxLength: 7 }), (scheme, host, rest) => {
-        const raw = [scheme, host, ...rest].join('');
-        if (loopback.refusal(raw) !== undefined) return;
-        admitted += 1;
-        const url = new URL(raw);
-        expect(url.username + url.password).toBe('');
-        expect(['127.0.0.1', 'localhost', '[::1]']).toContain(url.hostname);
-        expect(loopback.refusedPorts.has(Number(url.port || (url.protocol === 'https:' ? 443 : 80)))).toBe(false);
-        expect(url.protocol).toBe('http:');
-      }),
+      fc.property(
+        fc.oneof(fragment, fc.constantFrom('http://', 'https://')),
+        fc.oneof(fragment, fc.constantFrom('127.0.0.1', 'localhost', '[::1]')),
+        fc.array(fragment, { maxLength: 7 }),
+        (scheme, host, rest) => {
+          const raw = [scheme, host, ...rest].join('');
+          if (loopback.refusal(raw) !== undefined) return;
+          admitted += 1;
+          const url = new URL(raw);
+          expect(url.username + url.password).toBe('');
+          expect(['127.0.0.1', 'localhost', '[::1]']).toContain(url.hostname);
+          expect(loopback.refusedPorts.has(Number(url.port || (url.protocol === 'https:' ? 443 : 80)))).toBe(false);
+          expect(url.protocol).toBe('http:');
+        },
+      ),
       propertyOptions({ numRuns: 5000 }),
     );
     // Control: the draws reach admitted addresses, so the property is not vacuous.

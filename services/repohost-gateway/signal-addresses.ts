@@ -30,7 +30,8 @@ export function parseSignalPrefix(text: string): SignalPrefix | string {
     return `"${text}" is not a URL such as http://127.0.0.1:* or https://hooks.example.com/hub`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `"${text}" is not an http or https address`;
-  if (!/^https?:\/\//i.test(text) || url.username || url.password || text.includes('@')) return `"${text}" must be scheme://host[:port][/path], without user information`;
+  if (!/^https?:\/\//i.test(text) || url.username || url.password || text.includes('@'))
+    return `"${text}" must be scheme://host[:port][/path], without user information`;
   if (url.search || url.hash || /[?#]/.test(text)) return `"${text}" must not have a query or a fragment`;
   return {
     text,
@@ -75,7 +76,8 @@ export class SignalAddresses {
     }
     if (raw.includes('#')) return 'signal_url must not carry a fragment ("#..."); it is never sent to the receiver';
     // A receiver that decodes these in its path could route the signal elsewhere than the prefix says.
-    if (/%(2e|2f|5c)/i.test(url.pathname)) return 'signal_url\u2019s path must not encode ".", "/" or "\\" (%2E, %2F, %5C)';
+    if (/%(2e|2f|5c)/i.test(url.pathname))
+      return 'signal_url\u2019s path must not encode ".", "/" or "\\" (%2E, %2F, %5C)';
     const port = Number(url.port || defaultPort(url.protocol));
     if (port === 0) return 'signal_url needs a port from 1 to 65535';
     // On any host: the services may listen on an address other than loopback, and a name may resolve to this machine.
@@ -83,7 +85,11 @@ export class SignalAddresses {
       return `signal_url\u2019s port ${port} is one of this app\u2019s own services (REPOHOST_SIGNAL_REFUSED_PORTS); point it at the hub\u2019s receiver`;
     }
     const admitted = this.prefixes.some(
-      (p) => p.protocol === url.protocol && p.hostname === url.hostname && (p.port === undefined || p.port === port) && under(url.pathname, p.path),
+      (p) =>
+        p.protocol === url.protocol &&
+        p.hostname === url.hostname &&
+        (p.port === undefined || p.port === port) &&
+        under(url.pathname, p.path),
     );
     if (!admitted) {
       return `signal_url is not under an allowed prefix; use an address under one of ${this.prefixes.map((p) => p.text).join(', ')}, or add its prefix to REPOHOST_SIGNAL_URL_PREFIXES`;

@@ -33,10 +33,13 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
 export function attemptError(status: number, asked: number | undefined, err: unknown): string | null {
   if (status >= 200 && status < 300) return null;
   if (status === 0) {
-    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+      return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
     const code = err instanceof Error ? (err.cause as { code?: unknown } | undefined)?.code : undefined;
     // Only the error's code (ECONNREFUSED, UND_ERR_SOCKET): its message may name the address.
-    return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? `no answer from the receiver (${code})` : 'no answer from the receiver';
+    return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)
+      ? `no answer from the receiver (${code})`
+      : 'no answer from the receiver';
   }
   if (status === 410) return 'the receiver answered 410 Gone: not tried again';
   if (status >= 300 && status < 400) return 'the receiver answered a redirect, which is not followed';
@@ -54,7 +57,14 @@ export function signalBody(row: SubscriptionRow, at: Date): string {
     type: 'subscription.ended',
     timestamp: at.toISOString(),
     // state says how it ended: `ended` (its event happened) or `cancelled` (its owner cancelled it).
-    data: { subscription: row.id, kind: row.kind, event: row.event, state: row.state, repo: row.repo, target: row.target },
+    data: {
+      subscription: row.id,
+      kind: row.kind,
+      event: row.event,
+      state: row.state,
+      repo: row.repo,
+      target: row.target,
+    },
   });
 }
 
@@ -102,10 +112,14 @@ export class SignalSender {
     if (refused) {
       await this.store.signalOutcome(row.id, 'failed', row.signal_attempts, null, {
         status: null,
-        error: 'its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS): not sent',
+        error:
+          'its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS): not sent',
         at: Date.now(),
       });
-      this.logger.warn({ subscription: row.id }, 'signal given up: its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS)');
+      this.logger.warn(
+        { subscription: row.id },
+        'signal given up: its address is no longer allowed (REPOHOST_SIGNAL_URL_PREFIXES, REPOHOST_SIGNAL_REFUSED_PORTS)',
+      );
       return;
     }
     const at = new Date();
@@ -152,7 +166,10 @@ export class SignalSender {
     const backoff = this.policy.retryBaseMs * 4 ** (attempts - 1) * (0.8 + Math.random() * 0.4);
     const delay = Math.max(backoff, Math.min(asked ?? 0, MAX_RETRY_AFTER_MS));
     await this.store.signalOutcome(row.id, 'pending', attempts, Date.now() + Math.round(delay), last);
-    this.logger.info({ subscription: row.id, attempts, status, retry_in_ms: Math.round(delay) }, 'signal will be retried');
+    this.logger.info(
+      { subscription: row.id, attempts, status, retry_in_ms: Math.round(delay) },
+      'signal will be retried',
+    );
   }
 
   async stop(): Promise<void> {

@@ -93,7 +93,11 @@ export class SubscriptionStore {
     return this.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async listForAccount(account: string, limit: number, state?: string): Promise<{ total: number; items: SubscriptionRow[] }> {
+  async listForAccount(
+    account: string,
+    limit: number,
+    state?: string,
+  ): Promise<{ total: number; items: SubscriptionRow[] }> {
     let q = this.db.selectFrom('subscriptions').where('account', '=', account);
     if (state) q = q.where('state', '=', state as SubscriptionState);
     const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
@@ -106,7 +110,13 @@ export class SubscriptionStore {
   }
 
   async activeFor(account: string, profile: string): Promise<SubscriptionRow[]> {
-    return this.db.selectFrom('subscriptions').selectAll().where('state', '=', 'active').where('account', '=', account).where('profile', '=', profile).execute();
+    return this.db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('state', '=', 'active')
+      .where('account', '=', account)
+      .where('profile', '=', profile)
+      .execute();
   }
 
   /**
@@ -135,30 +145,61 @@ export class SubscriptionStore {
   }
 
   async dueSignals(now: number): Promise<SubscriptionRow[]> {
-    return this.db.selectFrom('subscriptions').selectAll().where('signal_state', '=', 'pending').where('signal_next_at', '<=', now).execute();
+    return this.db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('signal_state', '=', 'pending')
+      .where('signal_next_at', '<=', now)
+      .execute();
   }
 
   async nextSignalAt(): Promise<number | undefined> {
-    const r = await this.db.selectFrom('subscriptions').select((eb) => eb.fn.min('signal_next_at').as('at')).where('signal_state', '=', 'pending').executeTakeFirst();
+    const r = await this.db
+      .selectFrom('subscriptions')
+      .select((eb) => eb.fn.min('signal_next_at').as('at'))
+      .where('signal_state', '=', 'pending')
+      .executeTakeFirst();
     return r?.at === null || r?.at === undefined ? undefined : Number(r.at);
   }
 
   /** Takes a pending signal for sending; false when another sweep already took it. */
   async claimSignal(id: string): Promise<boolean> {
-    const r = await this.db.updateTable('subscriptions').set({ signal_state: 'sending' }).where('id', '=', id).where('signal_state', '=', 'pending').executeTakeFirst();
+    const r = await this.db
+      .updateTable('subscriptions')
+      .set({ signal_state: 'sending' })
+      .where('id', '=', id)
+      .where('signal_state', '=', 'pending')
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async signalOutcome(id: string, state: 'pending' | 'sent' | 'failed', attempts: number, nextAt: number | null, last: SignalAttempt): Promise<void> {
+  async signalOutcome(
+    id: string,
+    state: 'pending' | 'sent' | 'failed',
+    attempts: number,
+    nextAt: number | null,
+    last: SignalAttempt,
+  ): Promise<void> {
     await this.db
       .updateTable('subscriptions')
-      .set({ signal_state: state, signal_attempts: attempts, signal_next_at: nextAt, signal_last_status: last.status, signal_last_error: last.error, signal_last_at: last.at })
+      .set({
+        signal_state: state,
+        signal_attempts: attempts,
+        signal_next_at: nextAt,
+        signal_last_status: last.status,
+        signal_last_error: last.error,
+        signal_last_at: last.at,
+      })
       .where('id', '=', id)
       .execute();
   }
 
   /** After a stop in the middle of a delivery: send again (same webhook-id, so the receiver can tell). */
   async releaseInterrupted(): Promise<void> {
-    await this.db.updateTable('subscriptions').set({ signal_state: 'pending' }).where('signal_state', '=', 'sending').execute();
+    await this.db
+      .updateTable('subscriptions')
+      .set({ signal_state: 'pending' })
+      .where('signal_state', '=', 'sending')
+      .execute();
   }
 }

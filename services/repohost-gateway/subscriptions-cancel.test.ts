@@ -90,13 +90,16 @@ async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean): Promise
 type Sub = Record<string, unknown> & { id: string; state: string };
 
 async function open(body: Record<string, unknown>): Promise<Sub & { secret: string }> {
-  const res = await world.call('POST', '/v1/subscriptions', { body: { repo: 'fay/app', signal_url: receiver.url, ...body } });
+  const res = await world.call('POST', '/v1/subscriptions', {
+    body: { repo: 'fay/app', signal_url: receiver.url, ...body },
+  });
   expect(res.status, res.text).toBe(201);
   return res.body as Sub & { secret: string };
 }
 
 const read = async (id: string) => (await world.call('GET', `/v1/subscriptions/${id}`)).body as Sub;
-const cancel = (id: string, options: { profile?: string; token?: string } = {}) => world.call('DELETE', `/v1/subscriptions/${id}`, options);
+const cancel = (id: string, options: { profile?: string; token?: string } = {}) =>
+  world.call('DELETE', `/v1/subscriptions/${id}`, options);
 
 function newPull(branch: string): number {
   const d = world.double;
@@ -109,7 +112,10 @@ function newPull(branch: string): number {
 const deliverDue = () => world.gateway.parts.signals.kick();
 
 function verify(secret: string, arrival: Arrival): { type: string; data: Record<string, unknown> } {
-  return new Webhook(secret).verify(arrival.body, arrival.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+  return new Webhook(secret).verify(arrival.body, arrival.headers as Record<string, string>) as {
+    type: string;
+    data: Record<string, unknown>;
+  };
 }
 
 beforeAll(async () => {
@@ -135,7 +141,14 @@ describe('cancelling a subscription', () => {
     expect(sub).toMatchObject({ state: 'active', event: null, signal: 'none' });
     const res = await cancel(sub.id);
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ id: sub.id, state: 'cancelled', event: 'cancelled', profile: 'work', kind: 'pull_merged', target: `pull/${n}` });
+    expect(res.body).toMatchObject({
+      id: sub.id,
+      state: 'cancelled',
+      event: 'cancelled',
+      profile: 'work',
+      kind: 'pull_merged',
+      target: `pull/${n}`,
+    });
     expect(res.body.ended_at).toEqual(expect.any(String));
     expect(['pending', 'sent']).toContain(res.body.signal);
     expect(res.body).not.toHaveProperty('secret');
@@ -143,24 +156,48 @@ describe('cancelling a subscription', () => {
     const [arrival] = await receiver.arrived(sub.id);
     const signal = verify(sub.secret, arrival!);
     expect(signal.type).toBe('subscription.ended');
-    expect(signal.data).toEqual({ subscription: sub.id, kind: 'pull_merged', event: 'cancelled', state: 'cancelled', repo: 'fay/app', target: `pull/${n}` });
+    expect(signal.data).toEqual({
+      subscription: sub.id,
+      kind: 'pull_merged',
+      event: 'cancelled',
+      state: 'cancelled',
+      repo: 'fay/app',
+      target: `pull/${n}`,
+    });
     // Signed with its own secret: another subscription's does not verify it.
     expect(() => verify(other.secret, arrival!)).toThrow();
 
-    const delivered = await until(() => read(sub.id), (s) => s.signal === 'sent');
-    expect(delivered).toMatchObject({ state: 'cancelled', event: 'cancelled', signal_attempts: 1, signal_last_status: 200, signal_last_error: null, signal_next_at: null });
-    expect(Date.parse(delivered.signal_last_at as string)).toBeGreaterThanOrEqual(Date.parse(delivered.ended_at as string));
+    const delivered = await until(
+      () => read(sub.id),
+      (s) => s.signal === 'sent',
+    );
+    expect(delivered).toMatchObject({
+      state: 'cancelled',
+      event: 'cancelled',
+      signal_attempts: 1,
+      signal_last_status: 200,
+      signal_last_error: null,
+      signal_next_at: null,
+    });
+    expect(Date.parse(delivered.signal_last_at as string)).toBeGreaterThanOrEqual(
+      Date.parse(delivered.ended_at as string),
+    );
 
     // The event it waited for happens afterwards: it stays cancelled and nothing more is sent.
     world.double.mergePullOutside('fay/app', n);
     await world.gateway.parts.subscriptions.sweep();
     expect((await read(sub.id)).state).toBe('cancelled');
-    expect((await world.call('GET', '/v1/subscriptions?state=cancelled')).body.items!.map((s) => s.id)).toContain(sub.id);
+    expect((await world.call('GET', '/v1/subscriptions?state=cancelled')).body.items!.map((s) => s.id)).toContain(
+      sub.id,
+    );
     await deliverDue();
     expect(receiver.of(sub.id)).toHaveLength(1);
     // The other subscription on the same pull request was not touched by the cancel; the merge ended it.
     expect((await read(other.id)).state).toBe('ended');
-    expect(verify(other.secret, (await receiver.arrived(other.id))[0]!).data).toMatchObject({ event: 'pull_merged', state: 'ended' });
+    expect(verify(other.secret, (await receiver.arrived(other.id))[0]!).data).toMatchObject({
+      event: 'pull_merged',
+      state: 'ended',
+    });
   });
 
   it('answers one that is already cancelled, ended or expired as it is, and sends nothing more (200)', async () => {
@@ -184,14 +221,26 @@ describe('cancelling a subscription', () => {
     expect(late.body).toMatchObject({ state: 'ended', event: 'run_completed' });
     await deliverDue();
     expect(receiver.of(ended.id)).toHaveLength(1);
-    expect(verify(ended.secret, receiver.of(ended.id)[0]!).data).toMatchObject({ event: 'run_completed', state: 'ended' });
+    expect(verify(ended.secret, receiver.of(ended.id)[0]!).data).toMatchObject({
+      event: 'run_completed',
+      state: 'ended',
+    });
 
     // Past its lifetime, not yet marked by a sweep (sweeps are an hour apart here): the cancel finds it expired.
     const expiring = await open({ kind: 'pull_merged', pull: newPull('expiring'), expires_in_seconds: 1 });
-    await until(async () => Date.now(), (now) => now > Date.parse(expiring.expires_at as string));
+    await until(
+      async () => Date.now(),
+      (now) => now > Date.parse(expiring.expires_at as string),
+    );
     const expired = await cancel(expiring.id);
     expect(expired.status).toBe(200);
-    expect(expired.body).toMatchObject({ state: 'expired', event: null, signal: 'none', signal_attempts: 0, signal_next_at: null });
+    expect(expired.body).toMatchObject({
+      state: 'expired',
+      event: null,
+      signal: 'none',
+      signal_attempts: 0,
+      signal_next_at: null,
+    });
     await deliverDue();
     expect(receiver.of(expiring.id)).toHaveLength(0);
   });
@@ -202,7 +251,8 @@ describe('cancelling a subscription', () => {
     const notFound = await cancel(missing);
     expect(notFound.status).toBe(404);
     expect(notFound.headers.get('content-type')).toContain('application/problem+json');
-    const same = (body: Record<string, unknown>) => JSON.parse(JSON.stringify(body).replaceAll(sub.id, missing)) as unknown;
+    const same = (body: Record<string, unknown>) =>
+      JSON.parse(JSON.stringify(body).replaceAll(sub.id, missing)) as unknown;
 
     const stranger = await world.identity.addAccount('stranger');
     const theirs = await cancel(sub.id, { token: await world.identity.mint(stranger, 'repohost-api') });
@@ -257,7 +307,12 @@ describe('a cancel racing a sweep sends one signal', () => {
     const got = receiver.of(sub.id);
     expect(got).toHaveLength(1);
     expect(verify(sub.secret, got[0]!).data).toMatchObject({ event: 'pull_merged', state: 'ended' });
-    expect(await until(() => read(sub.id), (s) => s.signal === 'sent')).toMatchObject({ state: 'ended', signal_attempts: 1 });
+    expect(
+      await until(
+        () => read(sub.id),
+        (s) => s.signal === 'sent',
+      ),
+    ).toMatchObject({ state: 'ended', signal_attempts: 1 });
   });
 
   it('the cancel ended it first and its signal is held at the receiver: the sweep that then sees the event sends nothing', async () => {
@@ -291,7 +346,10 @@ describe('a cancel racing a sweep sends one signal', () => {
     try {
       sweeping = world.gateway.parts.subscriptions.sweep();
       // The sweep has read the subscription as active and asked the platform: the request is waiting at the double.
-      await until(async () => hold.waiting, (w) => w >= 1);
+      await until(
+        async () => hold.waiting,
+        (w) => w >= 1,
+      );
       const res = await cancel(sub.id);
       expect(res.body).toMatchObject({ state: 'cancelled', event: 'cancelled' });
     } finally {
@@ -316,16 +374,29 @@ describe('what a subscription reports of its delivery', () => {
     const sub = await open({ kind: 'run_completed', run_id: runId }).finally(() => undefined);
     try {
       await receiver.arrived(sub.id);
-      const failing = await until(() => read(sub.id), (s) => (s.signal_attempts as number) >= 1);
-      expect(failing).toMatchObject({ state: 'ended', event: 'run_completed', signal: 'pending', signal_last_status: null });
+      const failing = await until(
+        () => read(sub.id),
+        (s) => (s.signal_attempts as number) >= 1,
+      );
+      expect(failing).toMatchObject({
+        state: 'ended',
+        event: 'run_completed',
+        signal: 'pending',
+        signal_last_status: null,
+      });
       expect(failing.signal_last_error).toMatch(/^no answer from the receiver/);
       expect(failing.signal_last_error).not.toContain('127.0.0.1');
       expect(failing.signal_last_error).not.toContain('/signals');
-      expect(Date.parse(failing.signal_next_at as string)).toBeGreaterThan(Date.parse(failing.signal_last_at as string));
+      expect(Date.parse(failing.signal_next_at as string)).toBeGreaterThan(
+        Date.parse(failing.signal_last_at as string),
+      );
     } finally {
       receiver.mode = 'answer';
     }
-    const delivered = await until(() => read(sub.id), (s) => s.signal === 'sent');
+    const delivered = await until(
+      () => read(sub.id),
+      (s) => s.signal === 'sent',
+    );
     expect(delivered).toMatchObject({ signal_last_status: 200, signal_last_error: null, signal_next_at: null });
     expect(delivered.signal_attempts).toBe(receiver.of(sub.id).length);
   });
@@ -345,7 +416,16 @@ describe('what a subscription reports of its delivery', () => {
       const upgraded = openDatabase<GatewayDatabase>(file, gatewayMigrations);
       try {
         const row = await new SubscriptionStore(upgraded.db).get('sub_OLDOLDOLDOLDOLD1');
-        expect(toModel(row!)).toMatchObject({ state: 'ended', event: 'pull_merged', signal: 'sent', signal_attempts: 1, signal_last_status: null, signal_last_error: null, signal_last_at: null, signal_next_at: null });
+        expect(toModel(row!)).toMatchObject({
+          state: 'ended',
+          event: 'pull_merged',
+          signal: 'sent',
+          signal_attempts: 1,
+          signal_last_status: null,
+          signal_last_error: null,
+          signal_last_at: null,
+          signal_next_at: null,
+        });
       } finally {
         await upgraded.close();
       }
@@ -365,11 +445,23 @@ describe('what a subscription reports of its delivery', () => {
   it('the OpenAPI document describes the cancel and every member the console reads', async () => {
     const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
-      components: { schemas: Record<string, { properties: Record<string, { description?: string; enum?: string[] }> }> };
+      components: {
+        schemas: Record<string, { properties: Record<string, { description?: string; enum?: string[] }> }>;
+      };
     };
-    expect(Object.keys(doc.paths['/v1/subscriptions/{id}']!.delete!.responses)).toEqual(expect.arrayContaining(['200', '404']));
+    expect(Object.keys(doc.paths['/v1/subscriptions/{id}']!.delete!.responses)).toEqual(
+      expect.arrayContaining(['200', '404']),
+    );
     const props = doc.components.schemas.Subscription!.properties;
-    for (const m of ['event', 'signal_next_at', 'signal_last_status', 'signal_last_error', 'signal_last_at', 'signal_attempts', 'profile']) {
+    for (const m of [
+      'event',
+      'signal_next_at',
+      'signal_last_status',
+      'signal_last_error',
+      'signal_last_at',
+      'signal_attempts',
+      'profile',
+    ]) {
       expect(props[m]?.description, m).toBeTruthy();
     }
     expect(JSON.stringify(props.state)).toContain('cancelled');

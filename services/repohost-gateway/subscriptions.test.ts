@@ -8,7 +8,12 @@ const PAT = `github_pat_${'c3'.repeat(20)}`;
 let world: World;
 let hook: string;
 
-async function eventually<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+async function eventually<T>(
+  probe: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -24,7 +29,10 @@ function verified(secret: string, id: string): { type: string; data: Record<stri
   const got = signalsFor(id);
   expect(got).toHaveLength(1);
   const { headers, body } = got[0]!;
-  return new Webhook(secret).verify(body, headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+  return new Webhook(secret).verify(body, headers as Record<string, string>) as {
+    type: string;
+    data: Record<string, unknown>;
+  };
 }
 
 async function open(body: Record<string, unknown>) {
@@ -57,12 +65,25 @@ function newPull(branch: string): number {
 describe('subscriptions end with exactly one signed signal', () => {
   it('checks settling on a pull request: active while checks run, then one signal verified with standardwebhooks', async () => {
     const n = newPull('checks');
-    world.double.addCheckRun('dana/app', world.double.headOf('dana/app', 'checks'), { name: 'build', settleMs: 3_600_000, conclusion: 'failure' });
+    world.double.addCheckRun('dana/app', world.double.headOf('dana/app', 'checks'), {
+      name: 'build',
+      settleMs: 3_600_000,
+      conclusion: 'failure',
+    });
     const sub = await open({ kind: 'checks_settled', pull: n });
     expect(sub.state).toBe('active');
     expect(sub.secret).toMatch(/^whsec_/);
     // Nothing has ended it and nothing was sent: the delivery members say so.
-    expect(sub).toMatchObject({ profile: 'work', event: null, signal: 'none', signal_attempts: 0, signal_last_status: null, signal_last_error: null, signal_last_at: null, signal_next_at: null });
+    expect(sub).toMatchObject({
+      profile: 'work',
+      event: null,
+      signal: 'none',
+      signal_attempts: 0,
+      signal_last_status: null,
+      signal_last_error: null,
+      signal_last_at: null,
+      signal_next_at: null,
+    });
     const head = world.double.headOf('dana/app', 'checks');
     world.double.addStatus('dana/app', head, { context: 'external-ci', state: 'pending' });
     await world.gateway.parts.subscriptions.sweep();
@@ -82,13 +103,28 @@ describe('subscriptions end with exactly one signed signal', () => {
     );
     const signal = verified(sub.secret, sub.id);
     expect(signal.type).toBe('subscription.ended');
-    expect(signal.data).toEqual({ subscription: sub.id, kind: 'checks_settled', event: 'checks_settled', state: 'ended', repo: 'dana/app', target: `pull/${n}` });
+    expect(signal.data).toEqual({
+      subscription: sub.id,
+      kind: 'checks_settled',
+      event: 'checks_settled',
+      state: 'ended',
+      repo: 'dana/app',
+      target: `pull/${n}`,
+    });
     expect(JSON.stringify(signal)).not.toContain('failure');
     await world.gateway.parts.subscriptions.sweep();
     await read(sub.id);
     expect(signalsFor(sub.id)).toHaveLength(1);
     const ended = await read(sub.id);
-    expect(ended).toMatchObject({ state: 'ended', event: 'checks_settled', signal: 'sent', signal_attempts: 1, signal_last_status: 200, signal_last_error: null, signal_next_at: null });
+    expect(ended).toMatchObject({
+      state: 'ended',
+      event: 'checks_settled',
+      signal: 'sent',
+      signal_attempts: 1,
+      signal_last_status: 200,
+      signal_last_error: null,
+      signal_next_at: null,
+    });
     expect(Date.parse(ended.signal_last_at as string)).toBeGreaterThanOrEqual(Date.parse(ended.ended_at as string));
     // The secret is shown once, at opening.
     expect(await read(sub.id)).not.toHaveProperty('secret');
@@ -126,7 +162,11 @@ describe('subscriptions end with exactly one signed signal', () => {
     await world.gateway.parts.subscriptions.sweep();
     expect(signalsFor(sub.id)).toHaveLength(0);
     expect((await read(sub.id)).state).toBe('ended');
-    expect(verified(sub.secret, sub.id).data).toMatchObject({ kind: 'run_completed', event: 'run_completed', target: `run/${runId}` });
+    expect(verified(sub.secret, sub.id).data).toMatchObject({
+      kind: 'run_completed',
+      event: 'run_completed',
+      target: `run/${runId}`,
+    });
   });
 
   it('every kind finishes after a restart, driven by the caller\u2019s list, with one signal each', async () => {
@@ -174,11 +214,21 @@ describe('subscriptions end with exactly one signed signal', () => {
       expect(signalsFor(sub.id)).toHaveLength(1);
       // The first attempt is recorded with when the next is due: not before the receiver asked.
       const waiting = await read(sub.id);
-      expect(waiting).toMatchObject({ signal: 'pending', signal_last_status: 429, signal_last_error: 'the receiver asked to be called again later (Retry-After)' });
-      expect(Date.parse(waiting.signal_next_at as string) - Date.parse(waiting.signal_last_at as string)).toBeGreaterThanOrEqual(2000);
+      expect(waiting).toMatchObject({
+        signal: 'pending',
+        signal_last_status: 429,
+        signal_last_error: 'the receiver asked to be called again later (Retry-After)',
+      });
+      expect(
+        Date.parse(waiting.signal_next_at as string) - Date.parse(waiting.signal_last_at as string),
+      ).toBeGreaterThanOrEqual(2000);
       world.receiver.status = 200;
       world.receiver.headers = {};
-      await eventually(() => read(sub.id), (s) => s.signal === 'sent', 'the retried signal');
+      await eventually(
+        () => read(sub.id),
+        (s) => s.signal === 'sent',
+        'the retried signal',
+      );
       const [first, second] = signalsFor(sub.id);
       expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
       // The retry base is 50 ms here; the receiver asked for 2 s, and was not called before (less a little for clocks).
@@ -199,15 +249,29 @@ describe('subscriptions end with exactly one signed signal', () => {
     expect(signalsFor(sub.id).length).toBeGreaterThanOrEqual(1);
     const refused = await read(sub.id);
     // The retry base is 50 ms here, so more attempts may have been refused by the time of this read.
-    expect(refused).toMatchObject({ signal: 'pending', signal_last_status: 500, signal_last_error: 'the receiver did not accept it' });
+    expect(refused).toMatchObject({
+      signal: 'pending',
+      signal_last_status: 500,
+      signal_last_error: 'the receiver did not accept it',
+    });
     expect(refused.signal_next_at).toEqual(expect.any(String));
     world.receiver.status = 200;
-    await eventually(() => read(sub.id), (s) => s.signal === 'sent', 'the retried signal');
-    expect(await read(sub.id)).toMatchObject({ signal_last_status: 200, signal_last_error: null, signal_next_at: null });
+    await eventually(
+      () => read(sub.id),
+      (s) => s.signal === 'sent',
+      'the retried signal',
+    );
+    expect(await read(sub.id)).toMatchObject({
+      signal_last_status: 200,
+      signal_last_error: null,
+      signal_next_at: null,
+    });
     const got = signalsFor(sub.id);
     expect(got.length).toBeGreaterThanOrEqual(2);
     expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(1);
-    expect(new Webhook(sub.secret).verify(got.at(-1)!.body, got.at(-1)!.headers as Record<string, string>)).toBeTruthy();
+    expect(
+      new Webhook(sub.secret).verify(got.at(-1)!.body, got.at(-1)!.headers as Record<string, string>),
+    ).toBeTruthy();
     expect((await read(sub.id)).signal_attempts).toBe(got.length);
     await world.gateway.parts.subscriptions.sweep();
     await world.gateway.parts.signals.kick();
@@ -221,16 +285,29 @@ describe('subscription limits', () => {
     const sub = await open({ kind: 'pull_merged', pull: n, expires_in_seconds: 1 });
     expect(Date.parse(sub.expires_at) - Date.parse(sub.created_at)).toBe(1000);
     // Its moment is the event here: once the clock has passed it, the next sweep marks it expired.
-    await eventually(() => Date.now() > Date.parse(sub.expires_at), (passed) => passed, 'its expiry to pass');
+    await eventually(
+      () => Date.now() > Date.parse(sub.expires_at),
+      (passed) => passed,
+      'its expiry to pass',
+    );
     await world.gateway.parts.subscriptions.sweep();
-    expect(await read(sub.id)).toMatchObject({ state: 'expired', event: null, signal: 'none', signal_attempts: 0, signal_last_at: null, signal_next_at: null });
+    expect(await read(sub.id)).toMatchObject({
+      state: 'expired',
+      event: null,
+      signal: 'none',
+      signal_attempts: 0,
+      signal_last_at: null,
+      signal_next_at: null,
+    });
     world.double.mergePullOutside('dana/app', n);
     await read(sub.id);
     expect(signalsFor(sub.id)).toHaveLength(0);
   });
 
   it('lives at most one week', async () => {
-    const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: hook, expires_in_seconds: 604_801 } });
+    const res = await world.call('POST', '/v1/subscriptions', {
+      body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: hook, expires_in_seconds: 604_801 },
+    });
     expect(res.status).toBe(422);
     expect(res.body.detail).toContain('one week');
     const week = await open({ kind: 'pull_merged', pull: newPull('week'), expires_in_seconds: 604_800 });
@@ -239,7 +316,9 @@ describe('subscription limits', () => {
 
   it('a signal address outside the allowed prefixes is refused at opening, naming the variable', async () => {
     for (const url of ['https://example.com/hook', 'http://127.0.0.1.evil.test/hook', 'http://localhostile/hook']) {
-      const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url } });
+      const res = await world.call('POST', '/v1/subscriptions', {
+        body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url },
+      });
       expect(res.status, url).toBe(422);
       expect(res.body.detail).toContain('REPOHOST_SIGNAL_URL_PREFIXES');
     }
@@ -257,7 +336,9 @@ describe('subscription limits', () => {
     ];
     const before = world.double.calls.length;
     for (const [url, why] of cases) {
-      const res = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url } });
+      const res = await world.call('POST', '/v1/subscriptions', {
+        body: { kind: 'pull_merged', repo: 'dana/app', pull: 1, signal_url: url },
+      });
       expect(res.status, url).toBe(422);
       expect(res.body.detail, url).toContain(why);
     }
@@ -272,8 +353,17 @@ describe('subscription limits', () => {
     try {
       world.double.mergePullOutside('dana/app', n);
       expect((await read(sub.id)).state).toBe('ended');
-      const given = await eventually(() => read(sub.id), (s) => s.signal !== 'pending', 'the signal to be settled');
-      expect(given).toMatchObject({ signal: 'failed', signal_attempts: 0, signal_last_status: null, signal_next_at: null });
+      const given = await eventually(
+        () => read(sub.id),
+        (s) => s.signal !== 'pending',
+        'the signal to be settled',
+      );
+      expect(given).toMatchObject({
+        signal: 'failed',
+        signal_attempts: 0,
+        signal_last_status: null,
+        signal_next_at: null,
+      });
       // It says why, without the address.
       expect(given.signal_last_error).toContain('no longer allowed');
       expect(given.signal_last_error).not.toContain('127.0.0.1');
@@ -286,8 +376,12 @@ describe('subscription limits', () => {
 
   it('a subscription on a repository the connection cannot see is refused with 404, like a missing one', async () => {
     world.double.addRepo('zed/private', { private: true });
-    const hidden = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'zed/private', pull: 1, signal_url: hook } });
-    const missing = await world.call('POST', '/v1/subscriptions', { body: { kind: 'pull_merged', repo: 'zed/nothing', pull: 1, signal_url: hook } });
+    const hidden = await world.call('POST', '/v1/subscriptions', {
+      body: { kind: 'pull_merged', repo: 'zed/private', pull: 1, signal_url: hook },
+    });
+    const missing = await world.call('POST', '/v1/subscriptions', {
+      body: { kind: 'pull_merged', repo: 'zed/nothing', pull: 1, signal_url: hook },
+    });
     expect(hidden.status).toBe(404);
     expect(JSON.parse(JSON.stringify(hidden.body).replaceAll('zed/private', 'zed/nothing'))).toEqual(missing.body);
   });
@@ -303,7 +397,10 @@ describe('subscription limits', () => {
 
   it('idle sweeps revalidate with ETags and cost no primary quota', async () => {
     const n = newPull('idle');
-    world.double.addCheckRun('dana/app', world.double.headOf('dana/app', 'idle'), { name: 'slow', settleMs: 3_600_000 });
+    world.double.addCheckRun('dana/app', world.double.headOf('dana/app', 'idle'), {
+      name: 'slow',
+      settleMs: 3_600_000,
+    });
     await open({ kind: 'checks_settled', pull: n });
     await world.gateway.parts.subscriptions.sweep();
     const quota = world.double.quotaUsed('dana');
@@ -318,12 +415,18 @@ describe('subscription limits', () => {
     const n = newPull('background');
     const sub = await open({ kind: 'pull_merged', pull: n });
     world.double.mergePullOutside('dana/app', n);
-    await eventually(() => signalsFor(sub.id).length, (k) => k === 1, 'the background sweep to end it');
+    await eventually(
+      () => signalsFor(sub.id).length,
+      (k) => k === 1,
+      'the background sweep to end it',
+    );
     expect(verified(sub.secret, sub.id).data.event).toBe('pull_merged');
   });
 
   it('stores no credential: the database holds neither the token nor any installation token', () => {
-    const db = readdirSync(world.dataDir).map((f) => readFileSync(join(world.dataDir, f)).toString('latin1')).join('\n');
+    const db = readdirSync(world.dataDir)
+      .map((f) => readFileSync(join(world.dataDir, f)).toString('latin1'))
+      .join('\n');
     expect(db).toContain('sub_');
     expect(db).not.toContain(PAT);
     expect(db).not.toContain('ghs_');

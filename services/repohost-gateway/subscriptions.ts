@@ -110,7 +110,10 @@ export class Subscriptions {
       signal_last_at: null,
     };
     // Watched once at opening: an unknown or hidden target is refused here, before anything is stored.
-    if (req.kind === 'review_landed') row.baseline = await session.run({ repo: req.repo, thing: `Pull request #${req.pull}` }, (o) => newestReview(o, row));
+    if (req.kind === 'review_landed')
+      row.baseline = await session.run({ repo: req.repo, thing: `Pull request #${req.pull}` }, (o) =>
+        newestReview(o, row),
+      );
     const event = await session.run({ repo: req.repo, thing: thingOf(row) }, (o) => observe(o, row));
     await this.store.insert(row);
     this.hold(session);
@@ -148,13 +151,21 @@ export class Subscriptions {
     if (await this.store.end(id, 'cancelled', now, 'cancelled')) {
       this.logger.info({ subscription: id }, 'subscription cancelled');
       // The answer does not wait for the receiver: delivery goes on (and is retried) in the background.
-      this.signals.kick().catch((err: unknown) => this.logger.error({ subscription: id, err: errorSummary(err) }, 'signal delivery failed to start'));
+      this.signals
+        .kick()
+        .catch((err: unknown) =>
+          this.logger.error({ subscription: id, err: errorSummary(err) }, 'signal delivery failed to start'),
+        );
     }
     return toModel((await this.store.get(id))!);
   }
 
   /** The caller's subscriptions; active ones of this profile are watched first, so a hub's sweep drives them after a restart. */
-  async list(session: Session, limit: number, state?: string): Promise<{ total: number; items: z.infer<typeof Subscription>[] }> {
+  async list(
+    session: Session,
+    limit: number,
+    state?: string,
+  ): Promise<{ total: number; items: z.infer<typeof Subscription>[] }> {
     const connected = await this.confirmCaller(session);
     await this.store.expire(Date.now());
     const active = connected ? await this.store.activeFor(session.account, session.profile) : [];
@@ -242,13 +253,20 @@ export class Subscriptions {
           if (!h || stalled.has(key)) continue;
           const outcome = await this.watchQuietly(
             row,
-            new Session(this.resolver, this.platform, row.account, row.profile, undefined, { held: h.credential, session: h.session }),
+            new Session(this.resolver, this.platform, row.account, row.profile, undefined, {
+              held: h.credential,
+              session: h.session,
+            }),
           );
           if (outcome === 'timed_out') stalled.add(key);
         }
       };
       await Promise.all(Array.from({ length: SWEEP_CONCURRENCY }, worker));
-      if (stalled.size > 0) this.logger.warn({ credentials: stalled.size }, 'sweep skipped the rest of the subscriptions of credentials whose platform requests timed out');
+      if (stalled.size > 0)
+        this.logger.warn(
+          { credentials: stalled.size },
+          'sweep skipped the rest of the subscriptions of credentials whose platform requests timed out',
+        );
     })().finally(() => (this.sweeping = undefined));
     return this.sweeping;
   }
@@ -388,7 +406,8 @@ export function toModel(row: SubscriptionRow): z.infer<typeof Subscription> {
     signal_last_error: row.signal_last_error,
     signal_last_at: isoOrNull(row.signal_last_at),
     // Only a pending signal has a next attempt; one being sent right now is due at the time it was taken.
-    signal_next_at: row.signal_state === 'pending' || row.signal_state === 'sending' ? isoOrNull(row.signal_next_at) : null,
+    signal_next_at:
+      row.signal_state === 'pending' || row.signal_state === 'sending' ? isoOrNull(row.signal_next_at) : null,
   };
 }
 

@@ -67,7 +67,12 @@ export class CredentialGroup {
  * nothing waits here.
  */
 export class ImmediateRetryLimiter {
-  private failed: ((error: unknown, info: { args: unknown[]; retryCount: number }) => Promise<number | undefined> | number | undefined) | undefined;
+  private failed:
+    | ((
+        error: unknown,
+        info: { args: unknown[]; retryCount: number },
+      ) => Promise<number | undefined> | number | undefined)
+    | undefined;
 
   on(event: string, handler: NonNullable<ImmediateRetryLimiter['failed']>): void {
     if (event === 'failed') this.failed = handler;

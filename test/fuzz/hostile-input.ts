@@ -231,7 +231,13 @@ export interface Schema {
  * the name has one (a profile that exists, the connection's profile), else the first enum value, the
  * minimum, or a string drawn (with the file's seed) to match the pattern.
  */
-export function sampleOf(schema: Schema, components: Record<string, Schema>, known: Record<string, unknown>, seed: number, depth = 0): unknown {
+export function sampleOf(
+  schema: Schema,
+  components: Record<string, Schema>,
+  known: Record<string, unknown>,
+  seed: number,
+  depth = 0,
+): unknown {
   const s = resolve(schema, components);
   if (depth > 6) return null;
   if ('const' in s) return s.const;
@@ -255,7 +261,9 @@ export function sampleOf(schema: Schema, components: Record<string, Schema>, kno
       return out;
     }
     case 'array':
-      return Array.from({ length: Math.max(1, s.minItems ?? 1) }, () => sampleOf(s.items ?? {}, components, known, seed, depth + 1));
+      return Array.from({ length: Math.max(1, s.minItems ?? 1) }, () =>
+        sampleOf(s.items ?? {}, components, known, seed, depth + 1),
+      );
     case 'integer':
     case 'number':
       return s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : 1);
@@ -276,7 +284,10 @@ function sampleString(s: Schema, seed: number): string {
   if (s.format === 'uri' || s.format === 'url') return 'http://127.0.0.1:9/hub/x';
   if (s.pattern) {
     try {
-      const drawn = fc.sample(fc.stringMatching(new RegExp(s.pattern), { maxLength: s.maxLength ?? 40 }), { numRuns: 1, seed })[0]!;
+      const drawn = fc.sample(fc.stringMatching(new RegExp(s.pattern), { maxLength: s.maxLength ?? 40 }), {
+        numRuns: 1,
+        seed,
+      })[0]!;
       if (drawn.length >= (s.minLength ?? 0) && drawn.length <= (s.maxLength ?? Infinity)) return drawn;
     } catch {
       /* a pattern fast-check cannot draw from: fall through to a plain string */
@@ -295,7 +306,8 @@ function resolve(schema: Schema, components: Record<string, Schema>): Schema {
 export function memberPaths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   const out: (string | number)[][] = [prefix];
   if (Array.isArray(value)) value.forEach((v, i) => out.push(...memberPaths(v, [...prefix, i])));
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) out.push(...memberPaths(v, [...prefix, k]));
+  else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) out.push(...memberPaths(v, [...prefix, k]));
   return out;
 }
 

@@ -25,7 +25,8 @@ const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 /** Sends `req` to `base` (http://127.0.0.1:port); rejects only when no answer comes (the backstop is generous: a loaded machine). */
 export function send(base: string, req: RawRequest, timeoutMs = 120_000): Promise<RawAnswer> {
   const url = new URL(base);
-  const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+  const body =
+    req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
   return new Promise((resolve, reject) => {
     const outgoing = request(
       {
@@ -44,7 +45,9 @@ export function send(base: string, req: RawRequest, timeoutMs = 120_000): Promis
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );
@@ -57,8 +60,15 @@ export function send(base: string, req: RawRequest, timeoutMs = 120_000): Promis
 /** What a failure report shows of a request: method, path (long runs shortened), headers, body start. */
 export function describeRequest(base: string, req: RawRequest): string {
   const shorten = (s: string) => s.replace(/(.)\1{40,}/g, (run, c: string) => `${c}{×${run.length}}`).slice(0, 400);
-  const body = req.body === undefined ? '' : Buffer.isBuffer(req.body) ? ` body=<${req.body.length} bytes: ${req.body.subarray(0, 24).toString('hex')}…>` : ` body=${shorten(req.body)}`;
-  const auth = req.headers?.authorization ? ` authorization=${req.headers.authorization.startsWith('Bearer ey') ? '<valid token>' : shorten(req.headers.authorization)}` : '';
+  const body =
+    req.body === undefined
+      ? ''
+      : Buffer.isBuffer(req.body)
+        ? ` body=<${req.body.length} bytes: ${req.body.subarray(0, 24).toString('hex')}…>`
+        : ` body=${shorten(req.body)}`;
+  const auth = req.headers?.authorization
+    ? ` authorization=${req.headers.authorization.startsWith('Bearer ey') ? '<valid token>' : shorten(req.headers.authorization)}`
+    : '';
   const others = Object.entries(req.headers ?? {})
     .filter(([k]) => k !== 'authorization')
     .map(([k, v]) => ` ${k}=${shorten(v)}`)

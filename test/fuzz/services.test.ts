@@ -19,7 +19,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleServer } from '../../main/console/server-parts.ts';
 import { METHOD_NAMES } from '../../main/console/methods.ts';
 import { startConsoleServer } from '../../main/console/server.ts';
-import { SETTLE_MS, seedConsoleData, startConsoleStack, type ConsoleStack, type Seeded } from '../support/console-stack.ts';
+import {
+  SETTLE_MS,
+  seedConsoleData,
+  startConsoleStack,
+  type ConsoleStack,
+  type Seeded,
+} from '../support/console-stack.ts';
 import { TEST_SEED, propertyOptions, reportSeedOnFailure } from '../support/seed.ts';
 import {
   HOSTILE_AUTHORIZATIONS,
@@ -87,7 +93,12 @@ async function json(url: string, init: RequestInit = {}): Promise<unknown> {
   return res.json();
 }
 
-function routesOf(doc: { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } }>> }): Route[] {
+function routesOf(doc: {
+  paths: Record<
+    string,
+    Record<string, { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } }>
+  >;
+}): Route[] {
   return Object.entries(doc.paths).flatMap(([template, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
       method: method.toUpperCase(),
@@ -103,13 +114,42 @@ const PROVIDER_BODY = {
   required: ['model', 'messages'],
   properties: {
     model: { type: 'string', enum: ['sonnet'] },
-    messages: { type: 'array', items: { type: 'object', required: ['role', 'content'], properties: { role: { enum: ['user'] }, content: { type: 'string' } } } },
+    messages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['role', 'content'],
+        properties: { role: { enum: ['user'] }, content: { type: 'string' } },
+      },
+    },
   },
 } as Schema;
 
 /** Every console method (a new one is fuzzed the day it is added) but those that stop services (stop, restart, stopAll, startAll), which would take the stack down under the test. */
-const CONSOLE_METHODS = METHOD_NAMES.filter((m) => !['services.stop', 'services.stopAll', 'services.restart', 'services.startAll'].includes(m));
-const CONSOLE_PARAM_NAMES = ['name', 'profile', 'q', 'limit', 'after', 'filter', 'token', 'since', 'until', 'action', 'target_kind', 'state', 'kind', 'id', 'key', 'card', 'confirm', 'pinned', 'label'];
+const CONSOLE_METHODS = METHOD_NAMES.filter(
+  (m) => !['services.stop', 'services.stopAll', 'services.restart', 'services.startAll'].includes(m),
+);
+const CONSOLE_PARAM_NAMES = [
+  'name',
+  'profile',
+  'q',
+  'limit',
+  'after',
+  'filter',
+  'token',
+  'since',
+  'until',
+  'action',
+  'target_kind',
+  'state',
+  'kind',
+  'id',
+  'key',
+  'card',
+  'confirm',
+  'pinned',
+  'label',
+];
 
 /** A path from its template, each parameter's segment given (already on-the-wire text). */
 function pathOf(route: Route, segments: Record<string, string>, query = ''): string {
@@ -157,45 +197,94 @@ async function sweep(target: Target): Promise<number> {
     const json = bodyText === undefined ? {} : { body: bodyText, contentType: 'application/json' };
     // Path: each parameter in turn takes each hostile segment.
     for (const p of route.parameters.filter((x) => x.in === 'path')) {
-      for (const segment of HOSTILE_SEGMENTS) await go({ method: route.method, path: pathOf(route, { ...segments, [p.name]: segment }), headers: auth, ...json });
+      for (const segment of HOSTILE_SEGMENTS)
+        await go({
+          method: route.method,
+          path: pathOf(route, { ...segments, [p.name]: segment }),
+          headers: auth,
+          ...json,
+        });
     }
     // Query: each parameter takes each hostile value; then attacks on the query parser itself.
     const queryNames = route.parameters.filter((x) => x.in === 'query').map((x) => x.name);
     for (const name of queryNames) {
-      for (const value of HOSTILE_QUERY_VALUES) await go({ method: route.method, path: pathOf(route, segments, `${name}=${value}`), headers: auth, ...json });
+      for (const value of HOSTILE_QUERY_VALUES)
+        await go({ method: route.method, path: pathOf(route, segments, `${name}=${value}`), headers: auth, ...json });
     }
-    for (const query of hostileQueries(queryNames[0] ?? 'limit')) await go({ method: route.method, path: pathOf(route, segments, query), headers: auth, ...json });
+    for (const query of hostileQueries(queryNames[0] ?? 'limit'))
+      await go({ method: route.method, path: pathOf(route, segments, query), headers: auth, ...json });
     // Headers the route reads (the gateway's connection profile).
     for (const h of route.parameters.filter((x) => x.in === 'header')) {
-      for (const value of ['', 'x'.repeat(5_000), '__proto__', '../work', 'work\u00e9'.normalize('NFD').replace(/[^\x20-\x7e]/g, '')]) {
-        await go({ method: route.method, path: pathOf(route, segments), headers: { ...auth, [h.name]: value }, ...json });
+      for (const value of [
+        '',
+        'x'.repeat(5_000),
+        '__proto__',
+        '../work',
+        'work\u00e9'.normalize('NFD').replace(/[^\x20-\x7e]/g, ''),
+      ]) {
+        await go({
+          method: route.method,
+          path: pathOf(route, segments),
+          headers: { ...auth, [h.name]: value },
+          ...json,
+        });
       }
     }
     // Tokens: none and broken ones.
     if (Object.keys(auth).length > 0) {
       for (const authorization of HOSTILE_AUTHORIZATIONS) {
-        await go({ method: route.method, path: pathOf(route, segments), headers: authorization ? { ...auth, authorization } : {}, ...json });
+        await go({
+          method: route.method,
+          path: pathOf(route, segments),
+          headers: authorization ? { ...auth, authorization } : {},
+          ...json,
+        });
       }
     }
     if (!route.body) continue;
     // Body: each member (and the body itself) replaced by each hostile value; then whole hostile bodies and media types.
     for (const member of memberPaths(body)) {
       for (const value of HOSTILE_VALUES) {
-        await go({ method: route.method, path: pathOf(route, segments), headers: auth, body: withMember(body, member, value), contentType: 'application/json' });
+        await go({
+          method: route.method,
+          path: pathOf(route, segments),
+          headers: auth,
+          body: withMember(body, member, value),
+          contentType: 'application/json',
+        });
       }
     }
     for (const name of ['__proto__', 'constructor', 'prototype', '\u0000', '']) {
-      await go({ method: route.method, path: pathOf(route, segments), headers: auth, body: withMember(body, [name], '{"polluted":true}'), contentType: 'application/json' });
+      await go({
+        method: route.method,
+        path: pathOf(route, segments),
+        headers: auth,
+        body: withMember(body, [name], '{"polluted":true}'),
+        contentType: 'application/json',
+      });
     }
-    for (const junk of HOSTILE_BODIES) await go({ method: route.method, path: pathOf(route, segments), headers: auth, body: junk, contentType: 'application/json' });
-    for (const contentType of HOSTILE_CONTENT_TYPES) await go({ method: route.method, path: pathOf(route, segments), headers: auth, body: bodyText, contentType });
+    for (const junk of HOSTILE_BODIES)
+      await go({
+        method: route.method,
+        path: pathOf(route, segments),
+        headers: auth,
+        body: junk,
+        contentType: 'application/json',
+      });
+    for (const contentType of HOSTILE_CONTENT_TYPES)
+      await go({ method: route.method, path: pathOf(route, segments), headers: auth, body: bodyText, contentType });
   }
   // Paths no route has, and methods no route takes.
   for (const segment of HOSTILE_SEGMENTS) {
-    for (const prefix of ['/', '/v1/', '/docs/assets/', '/.well-known/']) await go({ method: 'GET', path: `${prefix}${segment}`, headers: target.authorized(target.routes[0]!) });
+    for (const prefix of ['/', '/v1/', '/docs/assets/', '/.well-known/'])
+      await go({ method: 'GET', path: `${prefix}${segment}`, headers: target.authorized(target.routes[0]!) });
   }
   for (const method of ['OPTIONS', 'HEAD', 'TRACE', 'PATCH', 'PUT', 'DELETE', 'PROPFIND']) {
-    await go({ method, path: target.routes[0]!.template.replace(/\{\w+\}/g, 'x'), headers: target.authorized(target.routes[0]!) });
+    await go({
+      method,
+      path: target.routes[0]!.template.replace(/\{\w+\}/g, 'x'),
+      headers: target.authorized(target.routes[0]!),
+    });
   }
   return sent;
 }
@@ -205,7 +294,9 @@ function randomRequest(target: Target): fc.Arbitrary<RawRequest> {
   const segment = (target_: Target, p: Parameter, method: string) =>
     fc.oneof(
       // A DELETE never names what exists: the later runs need the persona and the repository.
-      ...(method === 'DELETE' || !(p.name in target_.known) ? [] : [fc.constant(encodeURIComponent(String(target_.known[p.name])))]),
+      ...(method === 'DELETE' || !(p.name in target_.known)
+        ? []
+        : [fc.constant(encodeURIComponent(String(target_.known[p.name])))]),
       fc.constant(encodeURIComponent(String(sampleOf(p.schema, target_.components, {}, TEST_SEED)))),
       fc.constantFrom(...HOSTILE_SEGMENTS),
       fc.string({ unit: 'binary', maxLength: 20 }).map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))),
@@ -215,35 +306,51 @@ function randomRequest(target: Target): fc.Arbitrary<RawRequest> {
     const queryNames = route.parameters.filter((x) => x.in === 'query').map((x) => x.name);
     const body = validBody(target, route);
     const members = body === undefined ? [] : memberPaths(body);
-    return fc.record({
-      segments: fc.tuple(...pathParams.map((p) => segment(target, p, route.method))),
-      query: fc.oneof(
-        fc.constant(''),
-        queryNames.length ? fc.tuple(fc.constantFrom(...queryNames), fc.constantFrom(...HOSTILE_QUERY_VALUES)).map(([n, v]) => `${n}=${v}`) : fc.constant(''),
-        fc.constantFrom(...hostileQueries(queryNames[0] ?? 'limit')),
-      ),
-      body:
-        body === undefined
-          ? fc.constant<string | Buffer | undefined>(undefined)
-          : fc.oneof(
-              fc.constant<string | Buffer | undefined>(JSON.stringify(body)),
-              fc.tuple(fc.constantFrom(...members), fc.constantFrom(...HOSTILE_VALUES)).map(([m, v]) => withMember(body, m, v) as string | Buffer | undefined),
-              fc.constantFrom<string | Buffer | undefined>(...HOSTILE_BODIES),
-              fc.json({ depthSize: 'medium' }).map((j) => j as string | Buffer | undefined),
-            ),
-      contentType: fc.oneof(fc.constant<string | undefined>('application/json'), fc.constant<string | undefined>('application/json'), fc.constantFrom(...HOSTILE_CONTENT_TYPES)),
-      authorization: fc.oneof(fc.constant<'valid' | string>('valid'), fc.constant<'valid' | string>('valid'), fc.constantFrom(...HOSTILE_AUTHORIZATIONS)),
-    }).map(({ segments, query, body: b, contentType, authorization }) => {
-      const valid = target.authorized(route);
-      const headers = authorization === 'valid' ? valid : { ...valid, ...(authorization ? { authorization } : {}) };
-      if (authorization === '') delete headers.authorization;
-      return {
-        method: route.method,
-        path: pathOf(route, Object.fromEntries(pathParams.map((p, i) => [p.name, segments[i]!])), query),
-        headers,
-        ...(b === undefined ? {} : { body: b, contentType }),
-      } satisfies RawRequest;
-    });
+    return fc
+      .record({
+        segments: fc.tuple(...pathParams.map((p) => segment(target, p, route.method))),
+        query: fc.oneof(
+          fc.constant(''),
+          queryNames.length
+            ? fc
+                .tuple(fc.constantFrom(...queryNames), fc.constantFrom(...HOSTILE_QUERY_VALUES))
+                .map(([n, v]) => `${n}=${v}`)
+            : fc.constant(''),
+          fc.constantFrom(...hostileQueries(queryNames[0] ?? 'limit')),
+        ),
+        body:
+          body === undefined
+            ? fc.constant<string | Buffer | undefined>(undefined)
+            : fc.oneof(
+                fc.constant<string | Buffer | undefined>(JSON.stringify(body)),
+                fc
+                  .tuple(fc.constantFrom(...members), fc.constantFrom(...HOSTILE_VALUES))
+                  .map(([m, v]) => withMember(body, m, v) as string | Buffer | undefined),
+                fc.constantFrom<string | Buffer | undefined>(...HOSTILE_BODIES),
+                fc.json({ depthSize: 'medium' }).map((j) => j as string | Buffer | undefined),
+              ),
+        contentType: fc.oneof(
+          fc.constant<string | undefined>('application/json'),
+          fc.constant<string | undefined>('application/json'),
+          fc.constantFrom(...HOSTILE_CONTENT_TYPES),
+        ),
+        authorization: fc.oneof(
+          fc.constant<'valid' | string>('valid'),
+          fc.constant<'valid' | string>('valid'),
+          fc.constantFrom(...HOSTILE_AUTHORIZATIONS),
+        ),
+      })
+      .map(({ segments, query, body: b, contentType, authorization }) => {
+        const valid = target.authorized(route);
+        const headers = authorization === 'valid' ? valid : { ...valid, ...(authorization ? { authorization } : {}) };
+        if (authorization === '') delete headers.authorization;
+        return {
+          method: route.method,
+          path: pathOf(route, Object.fromEntries(pathParams.map((p, i) => [p.name, segments[i]!])), query),
+          headers,
+          ...(b === undefined ? {} : { body: b, contentType }),
+        } satisfies RawRequest;
+      });
   });
 }
 
@@ -256,25 +363,49 @@ beforeAll(async () => {
   ).toEqual(['ready', 'ready', 'ready', 'ready']);
   const { supervisor } = stack;
   const credential = await supervisor.localCredential();
-  const urls = { identity: supervisor.url('identity'), persona: supervisor.url('persona-store'), gateway: supervisor.url('repohost-gateway'), provider: supervisor.url('model-provider') };
-  seeded = await seedConsoleData({ identityUrl: urls.identity, personaUrl: urls.persona, gatewayUrl: urls.gateway, credential, platform: stack.platform });
+  const urls = {
+    identity: supervisor.url('identity'),
+    persona: supervisor.url('persona-store'),
+    gateway: supervisor.url('repohost-gateway'),
+    provider: supervisor.url('model-provider'),
+  };
+  seeded = await seedConsoleData({
+    identityUrl: urls.identity,
+    personaUrl: urls.persona,
+    gatewayUrl: urls.gateway,
+    credential,
+    platform: stack.platform,
+  });
   const mint = async (audience: string) =>
-    ((await json(`${urls.identity}/v1/auth/service-token`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ audience }),
-    })) as { token: string }).token;
+    (
+      (await json(`${urls.identity}/v1/auth/service-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ audience }),
+      })) as { token: string }
+    ).token;
   const personaToken = await mint('persona');
   const gatewayToken = await mint('repohost-api');
   const serviceToken = readFileSync(join(stack.dataDir, 'repohost-service-token'), 'utf8').trim();
-  const notes = (await json(`${urls.persona}/v1/personas/${seeded.profile}/notes`, { headers: { authorization: `Bearer ${personaToken}` } })) as { notes: { id: string }[] };
-  const sessions = (await json(`${urls.identity}/v1/session-credentials`, { headers: { authorization: `Bearer ${credential}` } })) as { credentials: { id: string }[] };
+  const notes = (await json(`${urls.persona}/v1/personas/${seeded.profile}/notes`, {
+    headers: { authorization: `Bearer ${personaToken}` },
+  })) as { notes: { id: string }[] };
+  const sessions = (await json(`${urls.identity}/v1/session-credentials`, {
+    headers: { authorization: `Bearer ${credential}` },
+  })) as { credentials: { id: string }[] };
   consoleServer = await startConsoleServer({ supervisor, host: '127.0.0.1', port: 0 });
   const consoleSecret = new URLSearchParams(new URL(consoleServer.url).hash.slice(1)).get('secret')!;
   secrets = [credential, personaToken, gatewayToken, serviceToken, seeded.platformToken, consoleSecret];
 
-  const docOf = async (url: string) => (await json(`${url}/openapi.json`)) as Parameters<typeof routesOf>[0] & { components?: { schemas?: Record<string, Schema> } };
-  const [identityDoc, personaDoc, gatewayDoc] = await Promise.all([docOf(urls.identity), docOf(urls.persona), docOf(urls.gateway)]);
+  const docOf = async (url: string) =>
+    (await json(`${url}/openapi.json`)) as Parameters<typeof routesOf>[0] & {
+      components?: { schemas?: Record<string, Schema> };
+    };
+  const [identityDoc, personaDoc, gatewayDoc] = await Promise.all([
+    docOf(urls.identity),
+    docOf(urls.persona),
+    docOf(urls.gateway),
+  ]);
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   targets = [
     {
@@ -283,7 +414,16 @@ beforeAll(async () => {
       envelope: 'problem',
       routes: routesOf(personaDoc),
       components: personaDoc.components?.schemas ?? {},
-      known: { profile: seeded.profile, key: 'favourite_tea', note_id: notes.notes[0]!.id, display_name: 'Fuzz', description: 'fuzzed', source: 'owner', value: 'x', content: 'a fuzzed note' },
+      known: {
+        profile: seeded.profile,
+        key: 'favourite_tea',
+        note_id: notes.notes[0]!.id,
+        display_name: 'Fuzz',
+        description: 'fuzzed',
+        source: 'owner',
+        value: 'x',
+        content: 'a fuzzed note',
+      },
       authorized: () => bearer(personaToken),
     },
     {
@@ -292,7 +432,16 @@ beforeAll(async () => {
       envelope: 'problem',
       routes: routesOf(gatewayDoc),
       components: gatewayDoc.components?.schemas ?? {},
-      known: { owner: 'octo', name: 'hello', number: 1, id: seeded.subscriptionId, branch: 'feature', repo: 'octo/hello', signal_url: 'http://127.0.0.1:9/hub/signals', pull: 1 },
+      known: {
+        owner: 'octo',
+        name: 'hello',
+        number: 1,
+        id: seeded.subscriptionId,
+        branch: 'feature',
+        repo: 'octo/hello',
+        signal_url: 'http://127.0.0.1:9/hub/signals',
+        pull: 1,
+      },
       authorized: () => ({ ...bearer(gatewayToken), 'x-identity-profile': seeded.connectionProfile }),
     },
     {
@@ -316,8 +465,17 @@ beforeAll(async () => {
       routes: routesOf(identityDoc),
       components: identityDoc.components?.schemas ?? {},
       // A connection profile of its own, so that the gateway's connection is never overwritten by a fuzzed one.
-      known: { profile: 'fuzz-conn', id: sessions.credentials[0]!.id, audience: 'persona', caller_token: gatewayToken, label: 'fuzz', kind: 'token', token: `github_pat_${'Fz9'.repeat(10)}` },
-      authorized: (route) => (route.template.startsWith('/v1/credentials/') ? bearer(serviceToken) : bearer(credential)),
+      known: {
+        profile: 'fuzz-conn',
+        id: sessions.credentials[0]!.id,
+        audience: 'persona',
+        caller_token: gatewayToken,
+        label: 'fuzz',
+        kind: 'token',
+        token: `github_pat_${'Fz9'.repeat(10)}`,
+      },
+      authorized: (route) =>
+        route.template.startsWith('/v1/credentials/') ? bearer(serviceToken) : bearer(credential),
     },
   ];
 });
@@ -371,10 +529,19 @@ describe('hostile input against the console', () => {
     const withSecret = target.authorized({ method: 'GET', template: '/', parameters: [] });
     for (const headers of [withSecret, {}]) {
       for (const segment of HOSTILE_SEGMENTS) {
-        for (const prefix of ['/', '/api/', '/assets/']) await probe(target, { method: 'GET', path: `${prefix}${segment}`, headers });
+        for (const prefix of ['/', '/api/', '/assets/'])
+          await probe(target, { method: 'GET', path: `${prefix}${segment}`, headers });
       }
-      for (const body of HOSTILE_BODIES) await probe(target, { method: 'POST', path: '/api/call', headers, body, contentType: 'application/json' });
-      for (const contentType of HOSTILE_CONTENT_TYPES) await probe(target, { method: 'POST', path: '/api/call', headers, body: '{"method":"services.list"}', contentType });
+      for (const body of HOSTILE_BODIES)
+        await probe(target, { method: 'POST', path: '/api/call', headers, body, contentType: 'application/json' });
+      for (const contentType of HOSTILE_CONTENT_TYPES)
+        await probe(target, {
+          method: 'POST',
+          path: '/api/call',
+          headers,
+          body: '{"method":"services.list"}',
+          contentType,
+        });
     }
     expect(faults.slice(before), faults.slice(before).join('\n')).toEqual([]);
   });
@@ -383,9 +550,26 @@ describe('hostile input against the console', () => {
     const target = consoleTarget();
     const headers = target.authorized({ method: 'POST', template: '/api/call', parameters: [] });
     const call = (method: string, params: string | undefined) =>
-      probe(target, { method: 'POST', path: '/api/call', headers, contentType: 'application/json', body: params === undefined ? JSON.stringify({ method }) : `{"method":${JSON.stringify(method)},"params":${params}}` });
+      probe(target, {
+        method: 'POST',
+        path: '/api/call',
+        headers,
+        contentType: 'application/json',
+        body:
+          params === undefined ? JSON.stringify({ method }) : `{"method":${JSON.stringify(method)},"params":${params}}`,
+      });
     const before = faults.length;
-    const names = [...CONSOLE_METHODS, 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'services', '', 'services.list.x', 'personas.__proto__'];
+    const names = [
+      ...CONSOLE_METHODS,
+      'constructor',
+      '__proto__',
+      'toString',
+      'hasOwnProperty',
+      'services',
+      '',
+      'services.list.x',
+      'personas.__proto__',
+    ];
     for (const method of names) {
       for (const value of HOSTILE_VALUES) await call(method, value);
       for (const param of CONSOLE_PARAM_NAMES) {
@@ -393,7 +577,12 @@ describe('hostile input against the console', () => {
         for (const value of HOSTILE_VALUES) await call(method, `{${JSON.stringify(param)}:${value}}`);
       }
     }
-    for (const body of ['{"method":{"toString":1}}', '{"method":["services.list"]}', '{"method":"services.list","params":{"__proto__":{"x":1}}}', '{"method":"personas.get","params":{"profile":"household","constructor":1}}']) {
+    for (const body of [
+      '{"method":{"toString":1}}',
+      '{"method":["services.list"]}',
+      '{"method":"services.list","params":{"__proto__":{"x":1}}}',
+      '{"method":"personas.get","params":{"profile":"household","constructor":1}}',
+    ]) {
       await probe(target, { method: 'POST', path: '/api/call', headers, contentType: 'application/json', body });
     }
     expect(faults.slice(before), faults.slice(before).join('\n')).toEqual([]);
@@ -404,12 +593,20 @@ describe('hostile input against the console', () => {
     const headers = target.authorized({ method: 'POST', template: '/api/call', parameters: [] });
     const params = fc.oneof(
       fc.constantFrom(...HOSTILE_VALUES),
-      fc.dictionary(fc.constantFrom(...CONSOLE_PARAM_NAMES), fc.oneof(fc.constantFrom(...HOSTILE_VALUES), fc.json())).map((d) => JSON.stringify(d)),
+      fc
+        .dictionary(fc.constantFrom(...CONSOLE_PARAM_NAMES), fc.oneof(fc.constantFrom(...HOSTILE_VALUES), fc.json()))
+        .map((d) => JSON.stringify(d)),
       fc.json(),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...CONSOLE_METHODS), params, async (method, p) => {
-        const req = { method: 'POST', path: '/api/call', headers, contentType: 'application/json', body: `{"method":${JSON.stringify(method)},"params":${p}}` };
+        const req = {
+          method: 'POST',
+          path: '/api/call',
+          headers,
+          contentType: 'application/json',
+          body: `{"method":${JSON.stringify(method)},"params":${p}}`,
+        };
         const problem = await probe(target, req);
         if (problem) throw new Error(`${describeRequest(target.base, req)}\n→ ${problem}`);
       }),
@@ -421,7 +618,11 @@ describe('hostile input against the console', () => {
 describe('after the fuzz', () => {
   it('requests that once answered 5xx answer a well-formed refusal now (the known list)', async () => {
     const before = faults.length;
-    for (const { target, request } of KNOWN) await probe(targets.find((t) => t.name === target)!, request);
+    for (const { target, request } of KNOWN)
+      await probe(
+        targets.find((t) => t.name === target)!,
+        request,
+      );
     expect(faults.slice(before), faults.slice(before).join('\n')).toEqual([]);
   });
 

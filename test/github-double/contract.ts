@@ -50,7 +50,9 @@ function toJsonSchema(node: unknown): unknown {
   return out;
 }
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => void;
 
 export class Contract {
   private readonly doc: { paths: Record<string, Record<string, Operation>>; components: Json };
@@ -60,7 +62,13 @@ export class Contract {
 
   constructor(file = DESCRIPTION) {
     this.doc = JSON.parse(readFileSync(file, 'utf8')) as Contract['doc'];
-    this.ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: false, logger: false, formats: { 'repo.nwo': true } });
+    this.ajv = new Ajv({
+      strict: false,
+      allErrors: true,
+      coerceTypes: false,
+      logger: false,
+      formats: { 'repo.nwo': true },
+    });
     addFormats(this.ajv);
     this.ajv.addSchema({ components: toJsonSchema(this.doc.components) as Json }, 'gh');
     for (const [template, item] of Object.entries(this.doc.paths)) {
@@ -72,7 +80,13 @@ export class Contract {
           // File paths and full git refs carry slashes; everything else is one segment.
           return name === 'path' || (name === 'ref' && /\/git\/refs?\/\{ref\}$/.test(template)) ? '(.+)' : '([^/]+)';
         });
-        this.routes.push({ method, template, regex: new RegExp(`^${pattern}$`), names, literal: template.replace(/\{\w+\}/g, '').length });
+        this.routes.push({
+          method,
+          template,
+          regex: new RegExp(`^${pattern}$`),
+          names,
+          literal: template.replace(/\{\w+\}/g, '').length,
+        });
       }
     }
     this.routes.sort((a, b) => b.literal - a.literal);
@@ -106,7 +120,9 @@ export class Contract {
     let v = this.compiled.get(key);
     if (!v) {
       // Schemas are compiled inside a document whose $refs point at the shared components.
-      const rewritten = JSON.parse(JSON.stringify(toJsonSchema(schema)).replace(/"#\/components\//g, '"gh#/components/')) as Json;
+      const rewritten = JSON.parse(
+        JSON.stringify(toJsonSchema(schema)).replace(/"#\/components\//g, '"gh#/components/'),
+      ) as Json;
       v = this.ajv.compile(rewritten);
       this.compiled.set(key, v);
     }
@@ -116,24 +132,38 @@ export class Contract {
   private check(key: string, schema: Json, value: unknown, what: string): void {
     const v = this.validator(key, schema);
     if (!v(value)) {
-      const errs = (v.errors ?? []).slice(0, 4).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`).join('; ');
+      const errs = (v.errors ?? [])
+        .slice(0, 4)
+        .map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`)
+        .join('; ');
       throw new ContractViolation(`${what} does not match GitHub's schema: ${errs}`);
     }
   }
 
   validateRequest(m: MatchedOperation, query: Record<string, string>, body: unknown, hasBody: boolean): void {
     const what = `${m.method.toUpperCase()} ${m.template} (${m.operationId})`;
-    const params = (m.op.parameters ?? []).map((p) => this.resolve(p)) as { name: string; in: string; schema?: Json; required?: boolean }[];
+    const params = (m.op.parameters ?? []).map((p) => this.resolve(p)) as {
+      name: string;
+      in: string;
+      schema?: Json;
+      required?: boolean;
+    }[];
     for (const [name, value] of Object.entries(query)) {
       const p = params.find((x) => x.in === 'query' && x.name === name);
       if (!p) throw new ContractViolation(`${what}: query parameter "${name}" is not documented`);
       const schema = (p.schema ?? {}) as Json;
-      const typed = schema.type === 'integer' || schema.type === 'number' ? Number(value) : schema.type === 'boolean' ? value === 'true' : value;
+      const typed =
+        schema.type === 'integer' || schema.type === 'number'
+          ? Number(value)
+          : schema.type === 'boolean'
+            ? value === 'true'
+            : value;
       this.check(`${m.operationId} query ${name}`, schema, typed, `${what} query parameter ${name}`);
     }
     const content = m.op.requestBody?.content?.['application/json'];
     if (hasBody && !content) throw new ContractViolation(`${what} takes no JSON body, but one was sent`);
-    if (content?.schema && hasBody) this.check(`${m.operationId} request`, content.schema, body, `${what} request body`);
+    if (content?.schema && hasBody)
+      this.check(`${m.operationId} request`, content.schema, body, `${what} request body`);
   }
 
   /**
@@ -151,9 +181,11 @@ export class Contract {
       throw new ContractViolation(`${what}: status ${status} is not documented for this operation`);
     }
     const response = this.resolve(documented) as { content?: Record<string, { schema?: Json }> };
-    const schema = response.content?.['application/json']?.schema ?? response.content?.['application/scim+json']?.schema;
+    const schema =
+      response.content?.['application/json']?.schema ?? response.content?.['application/scim+json']?.schema;
     if (!schema) {
-      if (body !== undefined && status !== 302) throw new ContractViolation(`${what}: the operation documents no body, but one was sent`);
+      if (body !== undefined && status !== 302)
+        throw new ContractViolation(`${what}: the operation documents no body, but one was sent`);
       return;
     }
     this.check(`${m.operationId} ${status}`, schema, body, what);
@@ -177,13 +209,15 @@ export class Contract {
     if (Array.isArray(n.allOf)) {
       return Object.assign({}, ...(n.allOf as Json[]).map((s) => this.synthesize(s, depth + 1) as Json));
     }
-    if (Array.isArray(n.oneOf) || Array.isArray(n.anyOf)) return this.synthesize(((n.oneOf ?? n.anyOf) as Json[])[0]!, depth + 1);
+    if (Array.isArray(n.oneOf) || Array.isArray(n.anyOf))
+      return this.synthesize(((n.oneOf ?? n.anyOf) as Json[])[0]!, depth + 1);
     if (Array.isArray(n.enum)) return n.enum[0];
     switch (n.type) {
       case 'object': {
         const out: Json = {};
         const props = (n.properties ?? {}) as Record<string, Json>;
-        for (const key of (n.required ?? []) as string[]) out[key] = props[key] ? this.synthesize(props[key], depth + 1) : null;
+        for (const key of (n.required ?? []) as string[])
+          out[key] = props[key] ? this.synthesize(props[key], depth + 1) : null;
         return out;
       }
       case 'array':

@@ -17,7 +17,21 @@ interface Recorded {
   headers: Record<string, string>;
 }
 const recorded = (scenario: string): Recorded[] =>
-  JSON.parse(readFileSync(join(ROOT, 'node_modules', '@octokit', 'fixtures', 'scenarios', 'api.github.com', scenario, 'normalized-fixture.json'), 'utf8')) as Recorded[];
+  JSON.parse(
+    readFileSync(
+      join(
+        ROOT,
+        'node_modules',
+        '@octokit',
+        'fixtures',
+        'scenarios',
+        'api.github.com',
+        scenario,
+        'normalized-fixture.json',
+      ),
+      'utf8',
+    ),
+  ) as Recorded[];
 
 let double: GitHubDouble;
 let contract: Contract;
@@ -37,7 +51,9 @@ afterAll(async () => {
 describe('the GitHub double cannot drift from GitHub\u2019s OpenAPI description', () => {
   it('a request to a route GitHub does not have is a loud violation, answered 500', async () => {
     const before = double.violations.length;
-    const res = await fetch(`${double.url}/repos/alice/web/not-a-route`, { headers: { authorization: `token ${TOKEN}` } });
+    const res = await fetch(`${double.url}/repos/alice/web/not-a-route`, {
+      headers: { authorization: `token ${TOKEN}` },
+    });
     expect(res.status).toBe(500);
     expect(double.violations.length).toBe(before + 1);
     expect(double.violations.at(-1)).toContain('matches no operation');
@@ -81,7 +97,12 @@ describe('the GitHub double cannot drift from GitHub\u2019s OpenAPI description'
     for (const r of used) {
       const [path, qs] = r.path.split('?') as [string, string | undefined];
       const m = contract.match(r.method, path);
-      contract.validateRequest(m, Object.fromEntries(new URLSearchParams(qs ?? '')), r.body, r.body !== undefined && r.body !== '');
+      contract.validateRequest(
+        m,
+        Object.fromEntries(new URLSearchParams(qs ?? '')),
+        r.body,
+        r.body !== undefined && r.body !== '',
+      );
     }
   });
 
@@ -92,7 +113,9 @@ describe('the GitHub double cannot drift from GitHub\u2019s OpenAPI description'
   });
 
   it('answers carry the header names GitHub\u2019s recorded answers carry', async () => {
-    const names = Object.keys(recorded('get-repository')[0]!.headers).filter((h) => /^x-ratelimit-|^etag$|^x-github-request-id$/.test(h));
+    const names = Object.keys(recorded('get-repository')[0]!.headers).filter((h) =>
+      /^x-ratelimit-|^etag$|^x-github-request-id$/.test(h),
+    );
     expect(names.length).toBeGreaterThanOrEqual(5);
     const res = await fetch(`${double.url}/repos/alice/web`, { headers: { authorization: `token ${TOKEN}` } });
     for (const n of names) expect(res.headers.has(n), n).toBe(true);
@@ -100,12 +123,15 @@ describe('the GitHub double cannot drift from GitHub\u2019s OpenAPI description'
 });
 
 describe('the double behaves like the platform', () => {
-  const octokit = () => new Octokit({ auth: TOKEN, baseUrl: double.url, retry: { enabled: false }, throttle: { enabled: false } });
+  const octokit = () =>
+    new Octokit({ auth: TOKEN, baseUrl: double.url, retry: { enabled: false }, throttle: { enabled: false } });
 
   it('a conditional request answered 304 spends no primary quota, as on GitHub', async () => {
     const first = await octokit().rest.repos.get({ owner: 'alice', repo: 'web' });
     const used = double.quotaUsed('alice');
-    const again = await fetch(`${double.url}/repos/alice/web`, { headers: { authorization: `token ${TOKEN}`, 'if-none-match': String(first.headers.etag) } });
+    const again = await fetch(`${double.url}/repos/alice/web`, {
+      headers: { authorization: `token ${TOKEN}`, 'if-none-match': String(first.headers.etag) },
+    });
     expect(again.status).toBe(304);
     expect(double.quotaUsed('alice')).toBe(used);
     await octokit().rest.repos.get({ owner: 'alice', repo: 'web' });
@@ -128,7 +154,9 @@ describe('the double behaves like the platform', () => {
   it('checks change state over time: queued, in progress, completed, in that order', async () => {
     const sha = double.headOf('alice/web', 'main');
     const state = async (name: string) =>
-      (await octokit().rest.checks.listForRef({ owner: 'alice', repo: 'web', ref: sha })).data.check_runs.find((c) => c.name === name)!.status;
+      (await octokit().rest.checks.listForRef({ owner: 'alice', repo: 'web', ref: sha })).data.check_runs.find(
+        (c) => c.name === name,
+      )!.status;
     // One that takes an hour is queued now; settle() finishes it at once.
     double.addCheckRun('alice/web', sha, { name: 'hour', settleMs: 3_600_000 });
     expect(await state('hour')).toBe('queued');
@@ -147,7 +175,8 @@ describe('the double behaves like the platform', () => {
   it('a primary limit refuses every request of the bucket until its reset, then the quota is whole again', async () => {
     double.addToken('github_pat_double_quota_token_0001', 'quota');
     double.addRepo('quota/r');
-    const get = () => fetch(`${double.url}/repos/quota/r`, { headers: { authorization: 'token github_pat_double_quota_token_0001' } });
+    const get = () =>
+      fetch(`${double.url}/repos/quota/r`, { headers: { authorization: 'token github_pat_double_quota_token_0001' } });
     expect((await get()).status).toBe(200);
     double.rateLimitNext('quota', 'primary', 600);
     const limited = await get();
@@ -168,13 +197,21 @@ describe('the double behaves like the platform', () => {
 
   it('installation tokens expire (then 401), and the installation says whose account it is on', async () => {
     const app = double.addInstallation('acme', []);
-    const auth = createAppAuth({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, request: request.defaults({ baseUrl: double.url }) });
+    const auth = createAppAuth({
+      appId: app.appId,
+      privateKey: app.privateKey,
+      installationId: app.installationId,
+      request: request.defaults({ baseUrl: double.url }),
+    });
     const { token } = await auth({ type: 'installation' });
     const { token: jwt } = await auth({ type: 'app' });
-    const installation = await fetch(`${double.url}/app/installations/${app.installationId}`, { headers: { authorization: `Bearer ${jwt}` } });
+    const installation = await fetch(`${double.url}/app/installations/${app.installationId}`, {
+      headers: { authorization: `Bearer ${jwt}` },
+    });
     expect(installation.status).toBe(200);
     expect(((await installation.json()) as { account: { login: string } }).account.login).toBe('acme');
-    const list = (t: string) => fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${t}` } });
+    const list = (t: string) =>
+      fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${t}` } });
     expect((await list(token)).status).toBe(200);
     double.expireTokens(`installation:${app.installationId}`);
     const refused = await list(token);
@@ -186,13 +223,20 @@ describe('the double behaves like the platform', () => {
     const app = double.addInstallation('shortlived', []);
     double.installationTokenTtlSeconds = 1;
     try {
-      const auth = createAppAuth({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, request: request.defaults({ baseUrl: double.url }) });
+      const auth = createAppAuth({
+        appId: app.appId,
+        privateKey: app.privateKey,
+        installationId: app.installationId,
+        request: request.defaults({ baseUrl: double.url }),
+      });
       const { token, expiresAt } = await auth({ type: 'installation' });
       expect(Date.parse(expiresAt)).toBeLessThanOrEqual(Date.now() + 1_000);
       // Read until the platform refuses it (the expiry is the event), with the test's timeout as the backstop.
       let status = 200;
       while (status === 200) {
-        const res = await fetch(`${double.url}/installation/repositories`, { headers: { authorization: `token ${token}` } });
+        const res = await fetch(`${double.url}/installation/repositories`, {
+          headers: { authorization: `token ${token}` },
+        });
         status = res.status;
         await res.body?.cancel();
         if (status === 200) await new Promise((r) => setTimeout(r, 50));
@@ -207,7 +251,12 @@ describe('the double behaves like the platform', () => {
   it('a file over 1 MB comes from the contents API without content ("none"), and whole from the Git Data API', async () => {
     const big = 'z'.repeat(1024 * 1024 + 1);
     double.pushCommit('alice/web', 'main', { 'big.bin': big });
-    const meta = (await octokit().rest.repos.getContent({ owner: 'alice', repo: 'web', path: 'big.bin' })).data as { encoding: string; content: string; size: number; sha: string };
+    const meta = (await octokit().rest.repos.getContent({ owner: 'alice', repo: 'web', path: 'big.bin' })).data as {
+      encoding: string;
+      content: string;
+      size: number;
+      sha: string;
+    };
     expect(meta).toMatchObject({ encoding: 'none', content: '', size: big.length });
     const blob = (await octokit().rest.git.getBlob({ owner: 'alice', repo: 'web', file_sha: meta.sha })).data;
     expect(Buffer.from(blob.content, 'base64').toString()).toBe(big);
@@ -215,7 +264,10 @@ describe('the double behaves like the platform', () => {
 
   it('holds an operation unanswered until released; a caller that gives up is recorded with status 0', async () => {
     const hold = double.hold('repos/get');
-    const gaveUp = await fetch(`${double.url}/repos/alice/web`, { headers: { authorization: `token ${TOKEN}` }, signal: AbortSignal.timeout(200) }).catch((e: Error) => e.name);
+    const gaveUp = await fetch(`${double.url}/repos/alice/web`, {
+      headers: { authorization: `token ${TOKEN}` },
+      signal: AbortSignal.timeout(200),
+    }).catch((e: Error) => e.name);
     expect(gaveUp).toBe('TimeoutError');
     // The double notices the caller left once the connection closes.
     while (hold.waiting > 0) await new Promise((r) => setTimeout(r, 10));
@@ -224,7 +276,12 @@ describe('the double behaves like the platform', () => {
     hold.release();
     expect((await waiting).status).toBe(200);
     expect(hold.arrived).toBe(2);
-    expect(double.calls.filter((c) => c.path === '/repos/alice/web').slice(-2).map((c) => c.status)).toEqual([0, 200]);
+    expect(
+      double.calls
+        .filter((c) => c.path === '/repos/alice/web')
+        .slice(-2)
+        .map((c) => c.status),
+    ).toEqual([0, 200]);
   });
 
   it('has received nothing outside the description in these tests', () => {

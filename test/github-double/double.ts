@@ -72,7 +72,15 @@ interface Pull {
   draft: boolean;
   user: string;
   reviews: { id: number; user: string; state: string; body: string; submitted_at: string }[];
-  comments: { id: number; user: string; body: string; path: string; line: number; in_reply_to_id?: number; created_at: string }[];
+  comments: {
+    id: number;
+    user: string;
+    body: string;
+    path: string;
+    line: number;
+    in_reply_to_id?: number;
+    created_at: string;
+  }[];
 }
 interface Issue {
   number: number;
@@ -151,7 +159,10 @@ export interface GitHubDouble {
   addToken(token: string, login: string, access?: Access): void;
   /** An app with one installation on `owner`; returns what identity needs to mint installation tokens. */
   addInstallation(owner: string, access: Access): { appId: string; installationId: string; privateKey: string };
-  addRepo(fullName: string, options?: { private?: boolean; hiddenAs403?: boolean; files?: Record<string, string>; description?: string }): Repo;
+  addRepo(
+    fullName: string,
+    options?: { private?: boolean; hiddenAs403?: boolean; files?: Record<string, string>; description?: string },
+  ): Repo;
   repo(fullName: string): Repo;
   /** Someone else pushes to a branch (the gateway's commit must then refuse, not force). */
   pushCommit(fullName: string, branch: string, files: Record<string, string | null>, message?: string): string;
@@ -159,16 +170,30 @@ export interface GitHubDouble {
   filesAt(fullName: string, branch: string): Record<string, string>;
   addPull(fullName: string, pull: { head: string; base?: string; title?: string; user?: string }): number;
   addReview(fullName: string, pull: number, review: { user: string; state: string; body?: string }): void;
-  addReviewComment(fullName: string, pull: number, comment: { user: string; body: string; path: string; line: number; in_reply_to_id?: number }): number;
+  addReviewComment(
+    fullName: string,
+    pull: number,
+    comment: { user: string; body: string; path: string; line: number; in_reply_to_id?: number },
+  ): number;
   mergePullOutside(fullName: string, pull: number): void;
   addCheckRun(fullName: string, headSha: string, run: { name: string; settleMs?: number; conclusion?: string }): number;
   addWorkflowRun(
     fullName: string,
-    run: { name: string; head_branch: string; settleMs?: number; conclusion?: string; jobs?: { name: string; log: string }[] },
+    run: {
+      name: string;
+      head_branch: string;
+      settleMs?: number;
+      conclusion?: string;
+      jobs?: { name: string; log: string }[];
+    },
   ): { runId: number; jobIds: number[] };
   addWorkflow(fullName: string, name: string, path: string): number;
   /** A commit status (the older API external CI uses); the newest per context counts. */
-  addStatus(fullName: string, sha: string, status: { context: string; state: 'pending' | 'success' | 'failure' | 'error' }): void;
+  addStatus(
+    fullName: string,
+    sha: string,
+    status: { context: string; state: 'pending' | 'success' | 'failure' | 'error' },
+  ): void;
   settle(fullName: string): void;
   /**
    * The next request of a bucket answers a rate limit. Secondary: 429 with Retry-After. Primary: the
@@ -203,14 +228,26 @@ function sha(...parts: unknown[]): string {
   return createHash('sha1').update(JSON.stringify(parts)).update(randomBytes(8)).digest('hex');
 }
 function treeSha(files: Map<string, FileEntry>): string {
-  return createHash('sha1').update(JSON.stringify([...files.entries()].sort())).digest('hex');
+  return createHash('sha1')
+    .update(JSON.stringify([...files.entries()].sort()))
+    .digest('hex');
 }
 function blobSha(content: string): string {
-  return createHash('sha1').update(`blob ${Buffer.byteLength(content)}\0${content}`).digest('hex');
+  return createHash('sha1')
+    .update(`blob ${Buffer.byteLength(content)}\0${content}`)
+    .digest('hex');
 }
 function deepMerge(base: unknown, over: unknown): unknown {
   if (over === undefined) return base;
-  if (!over || typeof over !== 'object' || Array.isArray(over) || !base || typeof base !== 'object' || Array.isArray(base)) return over;
+  if (
+    !over ||
+    typeof over !== 'object' ||
+    Array.isArray(over) ||
+    !base ||
+    typeof base !== 'object' ||
+    Array.isArray(base)
+  )
+    return over;
   const out: Json = { ...(base as Json) };
   for (const [k, v] of Object.entries(over as Json)) out[k] = deepMerge(out[k], v);
   return out;
@@ -247,7 +284,13 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
 
   const make = (name: string, over: Json): Json => deepMerge(contract.synthesize(contract.schema(name)), over) as Json;
   const userOf = (login: string) =>
-    make('simple-user', { login, id: users.get(login) ?? 1, type: 'User', html_url: `https://github.example/${login}`, url: `${base}/users/${login}` });
+    make('simple-user', {
+      login,
+      id: users.get(login) ?? 1,
+      type: 'User',
+      html_url: `https://github.example/${login}`,
+      url: `${base}/users/${login}`,
+    });
   const repoJson = (r: Repo, schema = 'full-repository') =>
     make(schema, {
       id: r.id,
@@ -272,7 +315,10 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   const canWrite = (id: Identity, r: Repo) =>
     id.access === 'all' ? r.owner === id.login : id.access.includes(`${r.owner}/${r.name}`);
 
-  const reachable = (id: Identity) => [...repos.values()].filter((r) => (id.access === 'all' ? r.owner === id.login : id.access.includes(`${r.owner}/${r.name}`)));
+  const reachable = (id: Identity) =>
+    [...repos.values()].filter((r) =>
+      id.access === 'all' ? r.owner === id.login : id.access.includes(`${r.owner}/${r.name}`),
+    );
 
   function checkStatus(created: number, settleMs: number): 'queued' | 'in_progress' | 'completed' {
     const age = Date.now() - created;
@@ -339,7 +385,13 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   const pullJson = (r: Repo, p: Pull, schema = 'pull-request') => {
     const head = r.refs.get(`heads/${p.head}`) ?? '0'.repeat(40);
     const baseSha = r.refs.get(`heads/${p.base}`) ?? '0'.repeat(40);
-    const side = (ref: string, s: string) => ({ ref, sha: s, label: `${r.owner}:${ref}`, user: userOf(r.owner), repo: repoJson(r, 'repository') });
+    const side = (ref: string, s: string) => ({
+      ref,
+      sha: s,
+      label: `${r.owner}:${ref}`,
+      user: userOf(r.owner),
+      repo: repoJson(r, 'repository'),
+    });
     return make(schema, {
       id: p.number + 50_000,
       number: p.number,
@@ -373,10 +425,23 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       html_url: `https://github.example/${r.owner}/${r.name}/issues/${i.number}`,
       labels: [],
       assignees: [],
-      ...(i.isPull ? { pull_request: { url: `${base}/repos/${r.owner}/${r.name}/pulls/${i.number}`, html_url: null, diff_url: null, patch_url: null } } : {}),
+      ...(i.isPull
+        ? {
+            pull_request: {
+              url: `${base}/repos/${r.owner}/${r.name}/pulls/${i.number}`,
+              html_url: null,
+              diff_url: null,
+              patch_url: null,
+            },
+          }
+        : {}),
     });
 
-  function page<T>(items: T[], query: Record<string, string>, path: string): { slice: T[]; headers: Record<string, string> } {
+  function page<T>(
+    items: T[],
+    query: Record<string, string>,
+    path: string,
+  ): { slice: T[]; headers: Record<string, string> } {
     const perPage = Math.min(Number(query.per_page ?? 30), 100);
     const pageNo = Math.max(Number(query.page ?? 1), 1);
     const last = Math.max(1, Math.ceil(items.length / perPage));
@@ -387,7 +452,10 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     };
     if (pageNo < last) links.push(`${at(pageNo + 1)}; rel="next"`, `${at(last)}; rel="last"`);
     if (pageNo > 1) links.push(`${at(pageNo - 1)}; rel="prev"`, `${at(1)}; rel="first"`);
-    return { slice: items.slice((pageNo - 1) * perPage, pageNo * perPage), headers: links.length ? { link: links.join(', ') } : {} };
+    return {
+      slice: items.slice((pageNo - 1) * perPage, pageNo * perPage),
+      headers: links.length ? { link: links.join(', ') } : {},
+    };
   }
 
   function findPull(r: Repo, n: string): Pull {
@@ -397,7 +465,13 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
   }
 
   /** One documented operation; `id` is the caller, already authenticated. */
-  async function operate(m: MatchedOperation, id: Identity | undefined, query: Record<string, string>, body: Json, authorization: string): Promise<Answer> {
+  async function operate(
+    m: MatchedOperation,
+    id: Identity | undefined,
+    query: Record<string, string>,
+    body: Json,
+    authorization: string,
+  ): Promise<Answer> {
     const { params } = m;
     if (m.operationId === 'meta/root') return new Answer(200, make('root', {}));
     if (APP_JWT_OPERATIONS.has(m.operationId)) {
@@ -432,7 +506,13 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       }
       const token = `ghs_${randomBytes(18).toString('hex')}`;
       const expiresAt = Date.now() + double.installationTokenTtlSeconds * 1000;
-      tokens.set(token, { kind: 'app', bucket: `installation:${app[1].installationId}`, login: app[1].owner, access: app[1].access, expiresAt });
+      tokens.set(token, {
+        kind: 'app',
+        bucket: `installation:${app[1].installationId}`,
+        login: app[1].owner,
+        access: app[1].access,
+        expiresAt,
+      });
       return new Answer(
         201,
         make('installation-token', {
@@ -463,35 +543,69 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         );
       }
       case 'apps/list-repos-accessible-to-installation': {
-        if (id.kind !== 'app') return error(403, 'You must authenticate with an installation access token in order to list repositories for an installation.');
+        if (id.kind !== 'app')
+          return error(
+            403,
+            'You must authenticate with an installation access token in order to list repositories for an installation.',
+          );
         const all = reachable(id);
         const { slice, headers } = page(all, query, '/installation/repositories');
         return new Answer(
           200,
-          { total_count: all.length, repositories: slice.map((r) => repoJson(r, 'repository')), repository_selection: id.access === 'all' ? 'all' : 'selected' },
+          {
+            total_count: all.length,
+            repositories: slice.map((r) => repoJson(r, 'repository')),
+            repository_selection: id.access === 'all' ? 'all' : 'selected',
+          },
           headers,
         );
       }
       case 'repos/list-for-authenticated-user': {
         if (id.kind === 'app') return error(403, 'Resource not accessible by integration');
         const { slice, headers } = page(reachable(id), query, '/user/repos');
-        return new Answer(200, slice.map((r) => repoJson(r, 'repository')), headers);
+        return new Answer(
+          200,
+          slice.map((r) => repoJson(r, 'repository')),
+          headers,
+        );
       }
       case 'search/repos': {
         const words = (query.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
         const found = [...repos.values()].filter(
-          (r) => canSee(id, r) && words.every((w) => `${r.owner}/${r.name} ${r.description ?? ''}`.toLowerCase().includes(w.replace(/^user:/, ''))),
+          (r) =>
+            canSee(id, r) &&
+            words.every((w) =>
+              `${r.owner}/${r.name} ${r.description ?? ''}`.toLowerCase().includes(w.replace(/^user:/, '')),
+            ),
         );
         const { slice, headers } = page(found, query, '/search/repositories');
-        return new Answer(200, { total_count: found.length, incomplete_results: false, items: slice.map((r) => repoJson(r, 'repo-search-result-item')) }, headers);
+        return new Answer(
+          200,
+          {
+            total_count: found.length,
+            incomplete_results: false,
+            items: slice.map((r) => repoJson(r, 'repo-search-result-item')),
+          },
+          headers,
+        );
       }
       case 'repos/create-for-authenticated-user': {
         if (id.kind === 'app') return error(403, 'Resource not accessible by integration');
         const name = String(body.name);
         if (repos.has(`${id.login}/${name}`)) {
-          return new Answer(422, { message: 'Repository creation failed.', documentation_url: DOCS, errors: [{ resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' }] });
+          return new Answer(422, {
+            message: 'Repository creation failed.',
+            documentation_url: DOCS,
+            errors: [
+              { resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' },
+            ],
+          });
         }
-        const r = addRepo(`${id.login}/${name}`, { private: body.private === true, description: (body.description as string | undefined) ?? undefined, files: body.auto_init ? { 'README.md': `# ${name}\n` } : {} });
+        const r = addRepo(`${id.login}/${name}`, {
+          private: body.private === true,
+          description: (body.description as string | undefined) ?? undefined,
+          files: body.auto_init ? { 'README.md': `# ${name}\n` } : {},
+        });
         return new Answer(201, repoJson(r));
       }
     }
@@ -512,7 +626,8 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       case 'repos/get':
         return new Answer(200, repoJson(r));
       case 'repos/update': {
-        if (typeof body.description === 'string' || body.description === null) r.description = body.description as string | null;
+        if (typeof body.description === 'string' || body.description === null)
+          r.description = body.description as string | null;
         if (body.visibility === 'private' || body.private === true) r.private = true;
         if (body.visibility === 'public' || body.private === false) r.private = false;
         if (typeof body.archived === 'boolean') r.archived = body.archived;
@@ -526,18 +641,46 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const state = query.state ?? 'open';
         const list = r.pulls.filter((p) => state === 'all' || p.state === state).sort((a, b) => b.number - a.number);
         const { slice, headers } = page(list, query, `/repos/${r.owner}/${r.name}/pulls`);
-        return new Answer(200, slice.map((p) => pullJson(r, p, 'pull-request-simple')), headers);
+        return new Answer(
+          200,
+          slice.map((p) => pullJson(r, p, 'pull-request-simple')),
+          headers,
+        );
       }
       case 'pulls/get':
         return new Answer(200, pullJson(r, findPull(r, params.pull_number!)));
       case 'pulls/create': {
         if (!r.refs.has(`heads/${String(body.head)}`)) {
-          return new Answer(422, { message: 'Validation Failed', documentation_url: DOCS, errors: [{ resource: 'PullRequest', code: 'invalid', field: 'head' }] });
+          return new Answer(422, {
+            message: 'Validation Failed',
+            documentation_url: DOCS,
+            errors: [{ resource: 'PullRequest', code: 'invalid', field: 'head' }],
+          });
         }
         const number = r.pulls.length + r.issues.length + 1;
-        const p: Pull = { number, title: String(body.title), body: String(body.body ?? ''), head: String(body.head), base: String(body.base), state: 'open', merged: false, draft: body.draft === true, user: id.login, reviews: [], comments: [] };
+        const p: Pull = {
+          number,
+          title: String(body.title),
+          body: String(body.body ?? ''),
+          head: String(body.head),
+          base: String(body.base),
+          state: 'open',
+          merged: false,
+          draft: body.draft === true,
+          user: id.login,
+          reviews: [],
+          comments: [],
+        };
         r.pulls.push(p);
-        r.issues.push({ number, title: p.title, body: p.body, state: 'open', user: id.login, isPull: true, comments: [] });
+        r.issues.push({
+          number,
+          title: p.title,
+          body: p.body,
+          state: 'open',
+          user: id.login,
+          isPull: true,
+          comments: [],
+        });
         return new Answer(201, pullJson(r, p));
       }
       case 'pulls/update': {
@@ -559,8 +702,14 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
             const before = baseFiles.get(path)?.content;
             const after = head.get(path)?.content;
             const status = before === undefined ? 'added' : after === undefined ? 'removed' : 'modified';
-            const minus = (before ?? '').split('\n').filter(Boolean).map((l) => `-${l}`);
-            const plus = (after ?? '').split('\n').filter(Boolean).map((l) => `+${l}`);
+            const minus = (before ?? '')
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => `-${l}`);
+            const plus = (after ?? '')
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => `+${l}`);
             return make('diff-entry', {
               sha: blobSha(after ?? ''),
               filename: path,
@@ -579,16 +728,43 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const { slice, headers } = page(p.reviews, query, `/repos/${r.owner}/${r.name}/pulls/${p.number}/reviews`);
         return new Answer(
           200,
-          slice.map((v) => make('pull-request-review', { id: v.id, user: userOf(v.user), state: v.state, body: v.body, submitted_at: v.submitted_at, commit_id: r.refs.get(`heads/${p.head}`) ?? null })),
+          slice.map((v) =>
+            make('pull-request-review', {
+              id: v.id,
+              user: userOf(v.user),
+              state: v.state,
+              body: v.body,
+              submitted_at: v.submitted_at,
+              commit_id: r.refs.get(`heads/${p.head}`) ?? null,
+            }),
+          ),
           headers,
         );
       }
       case 'pulls/create-review': {
         const p = findPull(r, params.pull_number!);
-        const state = { APPROVE: 'APPROVED', REQUEST_CHANGES: 'CHANGES_REQUESTED', COMMENT: 'COMMENTED' }[String(body.event)] ?? 'PENDING';
-        const review = { id: nextId++, user: id.login, state, body: String(body.body ?? ''), submitted_at: new Date().toISOString() };
+        const state =
+          { APPROVE: 'APPROVED', REQUEST_CHANGES: 'CHANGES_REQUESTED', COMMENT: 'COMMENTED' }[String(body.event)] ??
+          'PENDING';
+        const review = {
+          id: nextId++,
+          user: id.login,
+          state,
+          body: String(body.body ?? ''),
+          submitted_at: new Date().toISOString(),
+        };
         p.reviews.push(review);
-        return new Answer(200, make('pull-request-review', { id: review.id, user: userOf(id.login), state, body: review.body, submitted_at: review.submitted_at, commit_id: null }));
+        return new Answer(
+          200,
+          make('pull-request-review', {
+            id: review.id,
+            user: userOf(id.login),
+            state,
+            body: review.body,
+            submitted_at: review.submitted_at,
+            commit_id: null,
+          }),
+        );
       }
       case 'pulls/list-review-comments': {
         const p = findPull(r, params.pull_number!);
@@ -613,10 +789,20 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       case 'pulls/merge': {
         const p = findPull(r, params.pull_number!);
         const head = r.refs.get(`heads/${p.head}`)!;
-        if (p.merged || p.state !== 'open') return new Answer(405, { message: 'Pull Request is not mergeable', documentation_url: DOCS });
-        if (typeof body.sha === 'string' && body.sha !== head) return new Answer(409, { message: 'Head branch was modified. Review and try the merge again.', documentation_url: DOCS });
+        if (p.merged || p.state !== 'open')
+          return new Answer(405, { message: 'Pull Request is not mergeable', documentation_url: DOCS });
+        if (typeof body.sha === 'string' && body.sha !== head)
+          return new Answer(409, {
+            message: 'Head branch was modified. Review and try the merge again.',
+            documentation_url: DOCS,
+          });
         const baseHead = r.refs.get(`heads/${p.base}`)!;
-        const merged = commitFiles(r, baseHead, new Map(filesOf(r, head)), String(body.commit_title ?? `Merge pull request #${p.number}`));
+        const merged = commitFiles(
+          r,
+          baseHead,
+          new Map(filesOf(r, head)),
+          String(body.commit_title ?? `Merge pull request #${p.number}`),
+        );
         r.commits.get(merged)!.parents.push(head);
         r.refs.set(`heads/${p.base}`, merged);
         p.merged = true;
@@ -628,11 +814,23 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const state = query.state ?? 'open';
         const list = r.issues.filter((i) => state === 'all' || i.state === state).sort((a, b) => b.number - a.number);
         const { slice, headers } = page(list, query, `/repos/${r.owner}/${r.name}/issues`);
-        return new Answer(200, slice.map((i) => issueJson(r, i)), headers);
+        return new Answer(
+          200,
+          slice.map((i) => issueJson(r, i)),
+          headers,
+        );
       }
       case 'issues/create': {
         const number = r.pulls.length + r.issues.filter((i) => !i.isPull).length + 1;
-        const i: Issue = { number, title: String(body.title), body: String(body.body ?? ''), state: 'open', user: id.login, isPull: false, comments: [] };
+        const i: Issue = {
+          number,
+          title: String(body.title),
+          body: String(body.body ?? ''),
+          state: 'open',
+          user: id.login,
+          isPull: false,
+          comments: [],
+        };
         r.issues.push(i);
         return new Answer(201, issueJson(r, i));
       }
@@ -651,7 +849,14 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         i.comments.push(c);
         return new Answer(
           201,
-          make('issue-comment', { id: c.id, body: c.body, user: userOf(c.user), created_at: c.created_at, updated_at: c.created_at, html_url: `https://github.example/${r.owner}/${r.name}/issues/${i.number}#issuecomment-${c.id}` }),
+          make('issue-comment', {
+            id: c.id,
+            body: c.body,
+            user: userOf(c.user),
+            created_at: c.created_at,
+            updated_at: c.created_at,
+            html_url: `https://github.example/${r.owner}/${r.name}/issues/${i.number}#issuecomment-${c.id}`,
+          }),
         );
       }
 
@@ -667,13 +872,25 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const latest = new Map<string, Repo['statuses'][number]>();
         for (const st of r.statuses.filter((x) => x.sha === refSha)) latest.set(st.context, st);
         const list = [...latest.values()];
-        const state = list.some((x) => x.state === 'failure' || x.state === 'error') ? 'failure' : list.some((x) => x.state === 'pending') || list.length === 0 ? 'pending' : 'success';
+        const state = list.some((x) => x.state === 'failure' || x.state === 'error')
+          ? 'failure'
+          : list.some((x) => x.state === 'pending') || list.length === 0
+            ? 'pending'
+            : 'success';
         return new Answer(200, {
           state,
           sha: refSha,
           total_count: list.length,
           statuses: list.map((x) =>
-            make('simple-commit-status', { id: x.id, node_id: `S_${x.id}`, state: x.state, context: x.context, description: null, target_url: `https://ci.example/${x.id}`, avatar_url: null }),
+            make('simple-commit-status', {
+              id: x.id,
+              node_id: `S_${x.id}`,
+              state: x.state,
+              context: x.context,
+              description: null,
+              target_url: `https://ci.example/${x.id}`,
+              avatar_url: null,
+            }),
           ),
           repository: repoJson(r, 'minimal-repository'),
           commit_url: `${base}/repos/${r.owner}/${r.name}/commits/${refSha}`,
@@ -730,20 +947,42 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       case 'actions/cancel-workflow-run': {
         const run = r.runs.find((x) => x.id === Number(params.run_id));
         if (!run) return error(404, 'Not Found');
-        if (runStatus(run) === 'completed') return new Answer(409, { message: 'Cannot cancel a workflow run that is completed.', documentation_url: DOCS });
+        if (runStatus(run) === 'completed')
+          return new Answer(409, {
+            message: 'Cannot cancel a workflow run that is completed.',
+            documentation_url: DOCS,
+          });
         run.cancelled = true;
         return new Answer(202, {});
       }
       case 'actions/create-workflow-dispatch': {
-        const wf = r.workflows.find((w) => String(w.id) === params.workflow_id || w.path.endsWith(`/${params.workflow_id}`));
+        const wf = r.workflows.find(
+          (w) => String(w.id) === params.workflow_id || w.path.endsWith(`/${params.workflow_id}`),
+        );
         if (!wf) return error(404, 'Not Found');
         const branch = String(body.ref);
         const head = r.refs.get(`heads/${branch}`);
         if (!head) return new Answer(422, { message: `No ref found for: ${branch}`, documentation_url: DOCS });
         const runId = nextId++;
-        r.runs.push({ id: runId, name: wf.name, head_sha: head, head_branch: branch, workflow_id: wf.id, created: Date.now(), settleMs: 60_000, conclusion: 'success', cancelled: false, attempt: 1, jobs: [] });
+        r.runs.push({
+          id: runId,
+          name: wf.name,
+          head_sha: head,
+          head_branch: branch,
+          workflow_id: wf.id,
+          created: Date.now(),
+          settleMs: 60_000,
+          conclusion: 'success',
+          cancelled: false,
+          attempt: 1,
+          jobs: [],
+        });
         if (body.return_run_details === true) {
-          return new Answer(200, { workflow_run_id: runId, run_url: `${base}/repos/${r.owner}/${r.name}/actions/runs/${runId}`, html_url: `https://github.example/${r.owner}/${r.name}/actions/runs/${runId}` });
+          return new Answer(200, {
+            workflow_run_id: runId,
+            run_url: `${base}/repos/${r.owner}/${r.name}/actions/runs/${runId}`,
+            html_url: `https://github.example/${r.owner}/${r.name}/actions/runs/${runId}`,
+          });
         }
         return new Answer(204);
       }
@@ -783,7 +1022,11 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         }
         if (content === undefined) return error(404, 'Not Found');
         const size = Buffer.byteLength(content);
-        if (size > BLOB_API_LIMIT) return error(403, 'This API returns blobs up to 100 MB in size. The requested blob is too large to fetch via the API.');
+        if (size > BLOB_API_LIMIT)
+          return error(
+            403,
+            'This API returns blobs up to 100 MB in size. The requested blob is too large to fetch via the API.',
+          );
         return new Answer(
           200,
           make('blob', {
@@ -791,7 +1034,9 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
             node_id: `B_${params.file_sha!.slice(0, 12)}`,
             size,
             url: `${base}/repos/${r.owner}/${r.name}/git/blobs/${params.file_sha}`,
-            content: Buffer.from(content).toString('base64').replace(/(.{60})/g, '$1\n'),
+            content: Buffer.from(content)
+              .toString('base64')
+              .replace(/(.{60})/g, '$1\n'),
             encoding: 'base64',
           }),
         );
@@ -799,23 +1044,56 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       case 'git/get-ref': {
         const s = r.refs.get(params.ref!);
         if (!s) return error(404, 'Not Found');
-        return new Answer(200, make('git-ref', { ref: `refs/${params.ref}`, object: { type: 'commit', sha: s, url: `${base}/repos/${r.owner}/${r.name}/git/commits/${s}` } }));
+        return new Answer(
+          200,
+          make('git-ref', {
+            ref: `refs/${params.ref}`,
+            object: { type: 'commit', sha: s, url: `${base}/repos/${r.owner}/${r.name}/git/commits/${s}` },
+          }),
+        );
       }
       case 'git/get-commit': {
         const c = r.commits.get(params.commit_sha!);
         if (!c) return error(404, 'Not Found');
-        return new Answer(200, make('git-commit', { sha: c.sha, message: c.message, tree: { sha: c.tree, url: 'https://github.example/t' }, parents: c.parents.map((p) => ({ sha: p, url: 'https://github.example/c', html_url: 'https://github.example/c' })) }));
+        return new Answer(
+          200,
+          make('git-commit', {
+            sha: c.sha,
+            message: c.message,
+            tree: { sha: c.tree, url: 'https://github.example/t' },
+            parents: c.parents.map((p) => ({
+              sha: p,
+              url: 'https://github.example/c',
+              html_url: 'https://github.example/c',
+            })),
+          }),
+        );
       }
       case 'git/get-tree': {
-        const commit = r.refs.get(`heads/${params.tree_sha}`) ?? (r.commits.has(params.tree_sha!) ? params.tree_sha : undefined);
+        const commit =
+          r.refs.get(`heads/${params.tree_sha}`) ?? (r.commits.has(params.tree_sha!) ? params.tree_sha : undefined);
         const tsha = commit ? r.commits.get(commit)!.tree : params.tree_sha!;
         const files = r.trees.get(tsha);
         if (!files) return error(404, 'Not Found');
         const dirs = new Set<string>();
-        for (const p of files.keys()) p.split('/').slice(0, -1).forEach((_s, i, all) => dirs.add(all.slice(0, i + 1).join('/')));
+        for (const p of files.keys())
+          p.split('/')
+            .slice(0, -1)
+            .forEach((_s, i, all) => dirs.add(all.slice(0, i + 1).join('/')));
         const entries = [
-          ...[...dirs].map((d) => ({ path: d, mode: '040000', type: 'tree', sha: createHash('sha1').update(d).digest('hex') })),
-          ...[...files.entries()].map(([path, f]) => ({ path, mode: f.mode, type: 'blob', sha: blobSha(f.content), size: Buffer.byteLength(f.content) })),
+          ...[...dirs].map((d) => ({
+            path: d,
+            mode: '040000',
+            type: 'tree',
+            sha: createHash('sha1').update(d).digest('hex'),
+          })),
+          ...[...files.entries()].map(([path, f]) => ({
+            path,
+            mode: f.mode,
+            type: 'blob',
+            sha: blobSha(f.content),
+            size: Buffer.byteLength(f.content),
+          })),
         ]
           .filter((e) => query.recursive || !e.path.includes('/'))
           .sort((a, b) => a.path.localeCompare(b.path));
@@ -827,17 +1105,35 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const files = new Map(baseTree);
         for (const e of body.tree as { path: string; mode: string; sha?: string | null; content?: string }[]) {
           if (e.sha === null) {
-            if (!files.delete(e.path)) return new Answer(422, { message: `GitRPC::BadObjectState: ${e.path} does not exist`, documentation_url: DOCS });
+            if (!files.delete(e.path))
+              return new Answer(422, {
+                message: `GitRPC::BadObjectState: ${e.path} does not exist`,
+                documentation_url: DOCS,
+              });
           } else if (typeof e.content === 'string') files.set(e.path, { mode: e.mode, content: e.content });
-          else if (typeof e.sha === 'string' && r.blobs.has(e.sha)) files.set(e.path, { mode: e.mode, content: r.blobs.get(e.sha)! });
+          else if (typeof e.sha === 'string' && r.blobs.has(e.sha))
+            files.set(e.path, { mode: e.mode, content: r.blobs.get(e.sha)! });
           else return new Answer(422, { message: 'Must supply tree.sha or tree.content', documentation_url: DOCS });
         }
         const tsha = treeSha(files);
         r.trees.set(tsha, files);
-        return new Answer(201, { sha: tsha, url: 'https://github.example/t', tree: [...files.entries()].map(([path, f]) => ({ path, mode: f.mode, type: 'blob', sha: blobSha(f.content) })), truncated: false });
+        return new Answer(201, {
+          sha: tsha,
+          url: 'https://github.example/t',
+          tree: [...files.entries()].map(([path, f]) => ({
+            path,
+            mode: f.mode,
+            type: 'blob',
+            sha: blobSha(f.content),
+          })),
+          truncated: false,
+        });
       }
       case 'git/create-blob': {
-        const content = body.encoding === 'base64' ? Buffer.from(String(body.content), 'base64').toString('latin1') : String(body.content);
+        const content =
+          body.encoding === 'base64'
+            ? Buffer.from(String(body.content), 'base64').toString('latin1')
+            : String(body.content);
         const s = blobSha(content);
         r.blobs.set(s, content);
         return new Answer(201, { sha: s, url: `${base}/repos/${r.owner}/${r.name}/git/blobs/${s}` });
@@ -850,33 +1146,60 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         r.commits.set(csha, { sha: csha, tree: tsha, parents, message: String(body.message) });
         return new Answer(
           201,
-          make('git-commit', { sha: csha, message: String(body.message), tree: { sha: tsha, url: 'https://github.example/t' }, parents: parents.map((p) => ({ sha: p, url: 'https://github.example/c', html_url: 'https://github.example/c' })) }),
+          make('git-commit', {
+            sha: csha,
+            message: String(body.message),
+            tree: { sha: tsha, url: 'https://github.example/t' },
+            parents: parents.map((p) => ({
+              sha: p,
+              url: 'https://github.example/c',
+              html_url: 'https://github.example/c',
+            })),
+          }),
         );
       }
       case 'git/update-ref': {
         const current = r.refs.get(params.ref!);
         if (!current) return new Answer(422, { message: 'Reference does not exist', documentation_url: DOCS });
         const target = String(body.sha);
-        if (body.force !== true && !isAncestor(r, current, target)) return new Answer(422, { message: 'Update is not a fast forward', documentation_url: DOCS });
+        if (body.force !== true && !isAncestor(r, current, target))
+          return new Answer(422, { message: 'Update is not a fast forward', documentation_url: DOCS });
         r.refs.set(params.ref!, target);
-        return new Answer(200, make('git-ref', { ref: `refs/${params.ref}`, object: { type: 'commit', sha: target, url: 'https://github.example/c' } }));
+        return new Answer(
+          200,
+          make('git-ref', {
+            ref: `refs/${params.ref}`,
+            object: { type: 'commit', sha: target, url: 'https://github.example/c' },
+          }),
+        );
       }
       case 'git/create-ref': {
         const ref = String(body.ref).replace(/^refs\//, '');
         if (r.refs.has(ref)) return new Answer(422, { message: 'Reference already exists', documentation_url: DOCS });
-        if (!r.commits.has(String(body.sha))) return new Answer(422, { message: 'Object does not exist', documentation_url: DOCS });
+        if (!r.commits.has(String(body.sha)))
+          return new Answer(422, { message: 'Object does not exist', documentation_url: DOCS });
         r.refs.set(ref, String(body.sha));
-        return new Answer(201, make('git-ref', { ref: `refs/${ref}`, object: { type: 'commit', sha: String(body.sha), url: 'https://github.example/c' } }));
+        return new Answer(
+          201,
+          make('git-ref', {
+            ref: `refs/${ref}`,
+            object: { type: 'commit', sha: String(body.sha), url: 'https://github.example/c' },
+          }),
+        );
       }
       case 'git/delete-ref': {
-        if (!r.refs.delete(params.ref!)) return new Answer(422, { message: 'Reference does not exist', documentation_url: DOCS });
+        if (!r.refs.delete(params.ref!))
+          return new Answer(422, { message: 'Reference does not exist', documentation_url: DOCS });
         return new Answer(204);
       }
     }
     throw new ContractViolation(`the double does not serve ${m.operationId} yet`);
   }
 
-  function addRepo(fullName: string, options: { private?: boolean; hiddenAs403?: boolean; files?: Record<string, string>; description?: string } = {}): Repo {
+  function addRepo(
+    fullName: string,
+    options: { private?: boolean; hiddenAs403?: boolean; files?: Record<string, string>; description?: string } = {},
+  ): Repo {
     const [owner, name] = fullName.split('/') as [string, string];
     if (!users.has(owner)) users.set(owner, nextId++);
     const r: Repo = {
@@ -899,7 +1222,12 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       workflows: [],
       blobs: new Map(),
     };
-    const files = new Map(Object.entries(options.files ?? { 'README.md': `# ${name}\n` }).map(([p, c]) => [p, { mode: '100644', content: c }]));
+    const files = new Map(
+      Object.entries(options.files ?? { 'README.md': `# ${name}\n` }).map(([p, c]) => [
+        p,
+        { mode: '100644', content: c },
+      ]),
+    );
     r.refs.set('heads/main', commitFiles(r, undefined, files, 'Initial commit'));
     repos.set(fullName, r);
     return r;
@@ -942,7 +1270,8 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     const arrived = Date.now();
     const url = new URL(req.url ?? '/', base);
     // GitHub Enterprise Server serves the same API under /api/v3.
-    if (url.pathname === '/api/v3' || url.pathname.startsWith('/api/v3/')) url.pathname = url.pathname.slice('/api/v3'.length) || '/';
+    if (url.pathname === '/api/v3' || url.pathname.startsWith('/api/v3/'))
+      url.pathname = url.pathname.slice('/api/v3'.length) || '/';
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -950,11 +1279,22 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     let matched: MatchedOperation | undefined;
     let identity: Identity | undefined;
     const send = (a: Answer) => {
-      const headers: Record<string, string> = { 'x-github-request-id': randomBytes(6).toString('hex'), ...rateHeaders(identity?.bucket), ...a.headers };
+      const headers: Record<string, string> = {
+        'x-github-request-id': randomBytes(6).toString('hex'),
+        ...rateHeaders(identity?.bucket),
+        ...a.headers,
+      };
       if (a.body !== undefined) headers['content-type'] = 'application/json; charset=utf-8';
       res.writeHead(a.status, headers);
       res.end(a.body === undefined ? undefined : JSON.stringify(a.body));
-      calls.push({ method: req.method ?? 'GET', path: url.pathname, operationId: matched?.operationId ?? '(none)', status: a.status, bucket: identity?.bucket, at: arrived });
+      calls.push({
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        operationId: matched?.operationId ?? '(none)',
+        status: a.status,
+        bucket: identity?.bucket,
+        at: arrived,
+      });
     };
     /** Answers GitHub gives on any route (401, rate limits) are validated like every other answer. */
     const sendChecked = (a: Answer) => {
@@ -989,7 +1329,11 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
           q.used = q.limit;
           q.reset = Math.ceil(Date.now() / 1000) + limit.retryAfter;
         } else {
-          return sendChecked(error(429, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', { 'retry-after': String(limit.retryAfter) }));
+          return sendChecked(
+            error(429, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', {
+              'retry-after': String(limit.retryAfter),
+            }),
+          );
         }
       }
       if (identity && quotaOf(identity.bucket).used >= quotaOf(identity.bucket).limit) {
@@ -1001,7 +1345,14 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const outcome = await held.wait(res);
         if (outcome === 'gone') {
           // The caller gave up while the platform "did not answer"; nothing is sent.
-          calls.push({ method: req.method ?? 'GET', path: url.pathname, operationId: matched.operationId, status: 0, bucket: identity?.bucket, at: arrived });
+          calls.push({
+            method: req.method ?? 'GET',
+            path: url.pathname,
+            operationId: matched.operationId,
+            status: 0,
+            bucket: identity?.bucket,
+            at: arrived,
+          });
           return;
         }
       }
@@ -1020,9 +1371,15 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       contract.validateResponse(matched, answer.status, answer.body);
       if (identity && answer.status < 500) {
         if (matched.method === 'get' && answer.status === 200) {
-          const etag = `W/"${createHash('sha1').update(identity.bucket).update(JSON.stringify(answer.body)).update(answer.headers.link ?? '').digest('hex')}"`;
+          const etag = `W/"${createHash('sha1')
+            .update(identity.bucket)
+            .update(JSON.stringify(answer.body))
+            .update(answer.headers.link ?? '')
+            .digest('hex')}"`;
           if (req.headers['if-none-match'] === etag) {
-            return send(new Answer(304, undefined, { etag, ...(answer.headers.link ? { link: answer.headers.link } : {}) }));
+            return send(
+              new Answer(304, undefined, { etag, ...(answer.headers.link ? { link: answer.headers.link } : {}) }),
+            );
           }
           answer.headers.etag = etag;
         }
@@ -1049,7 +1406,9 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     if (log === undefined) res.writeHead(404).end();
     else res.writeHead(200, { 'content-type': 'text/plain' }).end(log);
   });
-  await Promise.all([server, storageServer].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+  await Promise.all(
+    [server, storageServer].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))),
+  );
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   storage = `http://127.0.0.1:${(storageServer.address() as AddressInfo).port}`;
 
@@ -1111,7 +1470,12 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const appId = String(nextId++);
       const installationId = String(nextId++);
-      apps.set(appId, { installationId, owner, access, publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+      apps.set(appId, {
+        installationId,
+        owner,
+        access,
+        publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      });
       return { appId, installationId, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
     },
     addRepo,
@@ -1135,22 +1499,46 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     headOf: (fullName, branch) => double.repo(fullName).refs.get(`heads/${branch}`)!,
     filesAt(fullName, branch) {
       const r = double.repo(fullName);
-      return Object.fromEntries([...filesOf(r, r.refs.get(`heads/${branch}`)!).entries()].map(([p, f]) => [p, f.content]));
+      return Object.fromEntries(
+        [...filesOf(r, r.refs.get(`heads/${branch}`)!).entries()].map(([p, f]) => [p, f.content]),
+      );
     },
     addPull(fullName, pull) {
       const r = double.repo(fullName);
       const number = r.pulls.length + r.issues.filter((i) => !i.isPull).length + 1;
-      const p: Pull = { number, title: pull.title ?? `Change ${number}`, body: '', head: pull.head, base: pull.base ?? 'main', state: 'open', merged: false, draft: false, user: pull.user ?? r.owner, reviews: [], comments: [] };
+      const p: Pull = {
+        number,
+        title: pull.title ?? `Change ${number}`,
+        body: '',
+        head: pull.head,
+        base: pull.base ?? 'main',
+        state: 'open',
+        merged: false,
+        draft: false,
+        user: pull.user ?? r.owner,
+        reviews: [],
+        comments: [],
+      };
       r.pulls.push(p);
       r.issues.push({ number, title: p.title, body: '', state: 'open', user: p.user, isPull: true, comments: [] });
       return number;
     },
     addReview(fullName, n, review) {
-      findPull(double.repo(fullName), String(n)).reviews.push({ id: nextId++, user: review.user, state: review.state, body: review.body ?? '', submitted_at: new Date().toISOString() });
+      findPull(double.repo(fullName), String(n)).reviews.push({
+        id: nextId++,
+        user: review.user,
+        state: review.state,
+        body: review.body ?? '',
+        submitted_at: new Date().toISOString(),
+      });
     },
     addReviewComment(fullName, n, comment) {
       const id = nextId++;
-      findPull(double.repo(fullName), String(n)).comments.push({ id, ...comment, created_at: new Date().toISOString() });
+      findPull(double.repo(fullName), String(n)).comments.push({
+        id,
+        ...comment,
+        created_at: new Date().toISOString(),
+      });
       return id;
     },
     mergePullOutside(fullName, n) {
@@ -1160,7 +1548,14 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     },
     addCheckRun(fullName, headSha, run) {
       const id = nextId++;
-      double.repo(fullName).checkRuns.push({ id, name: run.name, head_sha: headSha, created: Date.now(), settleMs: run.settleMs ?? 0, conclusion: run.conclusion ?? 'success' });
+      double.repo(fullName).checkRuns.push({
+        id,
+        name: run.name,
+        head_sha: headSha,
+        created: Date.now(),
+        settleMs: run.settleMs ?? 0,
+        conclusion: run.conclusion ?? 'success',
+      });
       return id;
     },
     addStatus(fullName, sha, status) {
@@ -1175,7 +1570,19 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       const r = double.repo(fullName);
       const runId = nextId++;
       const jobs = (run.jobs ?? []).map((j) => ({ id: nextId++, ...j }));
-      r.runs.push({ id: runId, name: run.name, head_sha: r.refs.get(`heads/${run.head_branch}`)!, head_branch: run.head_branch, workflow_id: 1, created: Date.now(), settleMs: run.settleMs ?? 0, conclusion: run.conclusion ?? 'success', cancelled: false, attempt: 1, jobs });
+      r.runs.push({
+        id: runId,
+        name: run.name,
+        head_sha: r.refs.get(`heads/${run.head_branch}`)!,
+        head_branch: run.head_branch,
+        workflow_id: 1,
+        created: Date.now(),
+        settleMs: run.settleMs ?? 0,
+        conclusion: run.conclusion ?? 'success',
+        cancelled: false,
+        attempt: 1,
+        jobs,
+      });
       return { runId, jobIds: jobs.map((j) => j.id) };
     },
     settle(fullName) {
@@ -1197,10 +1604,19 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       if (q) q.reset = Math.floor(Date.now() / 1000);
     },
     expireTokens(bucket) {
-      for (const id of tokens.values()) if (id.bucket === bucket && id.expiresAt !== undefined) id.expiresAt = Date.now();
+      for (const id of tokens.values())
+        if (id.bucket === bucket && id.expiresAt !== undefined) id.expiresAt = Date.now();
     },
     async close() {
-      await Promise.all([server, storageServer].map((s) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); })));
+      await Promise.all(
+        [server, storageServer].map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.closeAllConnections();
+              s.close(() => resolve());
+            }),
+        ),
+      );
     },
   };
   return double;

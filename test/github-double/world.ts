@@ -43,7 +43,11 @@ export interface World {
   token(audience?: string): Promise<string>;
   /** PUTs a platform connection for a profile at the identity service. */
   connect(profile: string, connection: Record<string, unknown>): Promise<void>;
-  call(method: string, path: string, options?: { body?: unknown; profile?: string | null; token?: string | null; headers?: Record<string, string> }): Promise<Answer>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; profile?: string | null; token?: string | null; headers?: Record<string, string> },
+  ): Promise<Answer>;
   restartGateway(extraEnv?: Record<string, string>): Promise<void>;
   close(): Promise<void>;
 }
@@ -51,7 +55,10 @@ export interface World {
 export async function startWorld(gatewayEnv: Record<string, string> = {}): Promise<World> {
   const double = await startGitHubDouble();
   const serviceToken = randomBytes(24).toString('hex');
-  const identity = await startTestIdentity({ IDENTITY_SERVICE_TOKENS: `repohost-api=${serviceToken}`, IDENTITY_PLATFORM_URL: double.url });
+  const identity = await startTestIdentity({
+    IDENTITY_SERVICE_TOKENS: `repohost-api=${serviceToken}`,
+    IDENTITY_PLATFORM_URL: double.url,
+  });
   const dataDir = tempDir('repohost');
   const logs: string[] = [];
   const answers: World['answers'] = [];
@@ -82,7 +89,10 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
     ...gatewayEnv,
     ...extra,
   });
-  const logger = () => createLogger('repohost-gateway', gatewayEnv.REPOHOST_LOG_LEVEL ?? 'debug', { write: (line: string) => void logs.push(line) });
+  const logger = () =>
+    createLogger('repohost-gateway', gatewayEnv.REPOHOST_LOG_LEVEL ?? 'debug', {
+      write: (line: string) => void logs.push(line),
+    });
   let gateway = await startRepohostGateway(env({}), logger());
 
   const world: World = {
@@ -127,9 +137,16 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
       if (token) headers.authorization = `Bearer ${token}`;
       if (profile) headers['x-identity-profile'] = profile;
       if (options.body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(`${gateway.url}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+      const res = await fetch(`${gateway.url}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
       const text = await res.text();
-      const body = text && (res.headers.get('content-type') ?? '').includes('json') ? (JSON.parse(text) as Answer['body']) : ({} as Answer['body']);
+      const body =
+        text && (res.headers.get('content-type') ?? '').includes('json')
+          ? (JSON.parse(text) as Answer['body'])
+          : ({} as Answer['body']);
       answers.push({ method, path: path.split('?')[0]!, status: res.status, body });
       return { status: res.status, headers: res.headers, body, text };
     },
@@ -153,10 +170,19 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
  * must be a documented route and carry no member outside its schema. Returns how many answers were
  * checked per documented path and the members found outside (empty when the projection holds).
  */
-export async function projectionCheck(world: World): Promise<{ checked: Record<string, number>; undocumented: string[]; outside: string[] }> {
+export async function projectionCheck(
+  world: World,
+): Promise<{ checked: Record<string, number>; undocumented: string[]; outside: string[] }> {
   const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as Record<string, unknown>;
-  const paths = doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>;
-  const routes = Object.entries(paths).map(([template, item]) => ({ template, regex: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`), item }));
+  const paths = doc.paths as Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>
+  >;
+  const routes = Object.entries(paths).map(([template, item]) => ({
+    template,
+    regex: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`),
+    item,
+  }));
   const checked: Record<string, number> = {};
   const undocumented: string[] = [];
   const outside: string[] = [];
@@ -167,7 +193,8 @@ export async function projectionCheck(world: World): Promise<{ checked: Record<s
       undocumented.push(`${a.method} ${a.path}`);
       continue;
     }
-    const schema = route.item[a.method.toLowerCase()]!.responses[String(a.status)]?.content?.['application/json']?.schema;
+    const schema =
+      route.item[a.method.toLowerCase()]!.responses[String(a.status)]?.content?.['application/json']?.schema;
     if (!schema) continue;
     outside.push(...membersOutside(a.body, schema, doc).map((m) => `${a.method} ${a.path}: ${m}`));
     checked[`${a.method} ${route.template}`] = (checked[`${a.method} ${route.template}`] ?? 0) + 1;
@@ -176,7 +203,12 @@ export async function projectionCheck(world: World): Promise<{ checked: Record<s
 }
 
 /** Members of `value` that its OpenAPI (3.1) schema does not name, as paths; `doc` is the gateway's /openapi.json. */
-export function membersOutside(value: unknown, schema: Record<string, unknown> | undefined, doc: Record<string, unknown>, at = '$'): string[] {
+export function membersOutside(
+  value: unknown,
+  schema: Record<string, unknown> | undefined,
+  doc: Record<string, unknown>,
+  at = '$',
+): string[] {
   if (!schema || value === null || typeof value !== 'object') return [];
   const resolve = (s: Record<string, unknown>): Record<string, unknown> => {
     let n = s;
@@ -190,7 +222,11 @@ export function membersOutside(value: unknown, schema: Record<string, unknown> |
   };
   const variants = (s: Record<string, unknown>): Record<string, unknown>[] => {
     const n = resolve(s);
-    const subs = [...((n.allOf as Record<string, unknown>[]) ?? []), ...((n.anyOf as Record<string, unknown>[]) ?? []), ...((n.oneOf as Record<string, unknown>[]) ?? [])];
+    const subs = [
+      ...((n.allOf as Record<string, unknown>[]) ?? []),
+      ...((n.anyOf as Record<string, unknown>[]) ?? []),
+      ...((n.oneOf as Record<string, unknown>[]) ?? []),
+    ];
     return [n, ...subs.flatMap(variants)];
   };
   const all = variants(schema);
@@ -198,7 +234,10 @@ export function membersOutside(value: unknown, schema: Record<string, unknown> |
     const items = all.find((v) => v.items)?.items as Record<string, unknown> | undefined;
     return value.flatMap((v, i) => membersOutside(v, items, doc, `${at}[${i}]`));
   }
-  const props: Record<string, Record<string, unknown>> = Object.assign({}, ...all.map((v) => (v.properties as Record<string, Record<string, unknown>>) ?? {}));
+  const props: Record<string, Record<string, unknown>> = Object.assign(
+    {},
+    ...all.map((v) => (v.properties as Record<string, Record<string, unknown>>) ?? {}),
+  );
   const out: string[] = [];
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (!props[k]) out.push(`${at}.${k}`);

@@ -94,7 +94,10 @@ export interface Seeded {
   platformToken: string;
 }
 
-async function send(url: string, init: { method?: string; authorization?: string; body?: unknown; headers?: Record<string, string> }): Promise<unknown> {
+async function send(
+  url: string,
+  init: { method?: string; authorization?: string; body?: unknown; headers?: Record<string, string> },
+): Promise<unknown> {
   const res = await fetch(url, {
     method: init.method ?? 'GET',
     headers: {
@@ -116,11 +119,21 @@ async function send(url: string, init: { method?: string; authorization?: string
  */
 export async function seedConsoleData(t: SeedTargets): Promise<Seeded> {
   const mint = async (audience: string) =>
-    ((await send(`${t.identityUrl}/v1/auth/service-token`, { method: 'POST', authorization: `Bearer ${t.credential}`, body: { audience } })) as { token: string }).token;
+    (
+      (await send(`${t.identityUrl}/v1/auth/service-token`, {
+        method: 'POST',
+        authorization: `Bearer ${t.credential}`,
+        body: { audience },
+      })) as { token: string }
+    ).token;
   const persona = `Bearer ${await mint('persona')}`;
   const profile = 'household';
   const displayName = 'Juniper';
-  await send(`${t.personaUrl}/v1/personas`, { method: 'POST', authorization: persona, body: { profile, display_name: displayName, tone: 'warm, dry humour' } });
+  await send(`${t.personaUrl}/v1/personas`, {
+    method: 'POST',
+    authorization: persona,
+    body: { profile, display_name: displayName, tone: 'warm, dry humour' },
+  });
   const fields: [string, unknown, boolean][] = [
     ['favourite_tea', 'Lapsang souchong', true],
     ['kids_names', ['Ada', 'Linus'], false],
@@ -130,7 +143,12 @@ export async function seedConsoleData(t: SeedTargets): Promise<Seeded> {
     await send(`${t.personaUrl}/v1/personas/${profile}/fields/${key}`, {
       method: 'PUT',
       authorization: persona,
-      body: { description: `What the household says about ${key.replace(/_/g, ' ')}`, value, source: 'assistant', pinned },
+      body: {
+        description: `What the household says about ${key.replace(/_/g, ' ')}`,
+        value,
+        source: 'assistant',
+        pinned,
+      },
     });
   }
   // A second write of one field: revision 2 and a field_revised entry in the change log.
@@ -139,9 +157,16 @@ export async function seedConsoleData(t: SeedTargets): Promise<Seeded> {
     authorization: persona,
     body: { description: 'The tea the household likes best', value: 'Assam, strong', source: 'owner', pinned: true },
   });
-  const noteContents = ['The family walked the dog by the river on Sunday.', '<img src=x onerror="alert(1)"> is what a careless page would run.'];
+  const noteContents = [
+    'The family walked the dog by the river on Sunday.',
+    '<img src=x onerror="alert(1)"> is what a careless page would run.',
+  ];
   for (const content of noteContents) {
-    await send(`${t.personaUrl}/v1/personas/${profile}/notes`, { method: 'POST', authorization: persona, body: { content, kind: 'episode', source: 'assistant' } });
+    await send(`${t.personaUrl}/v1/personas/${profile}/notes`, {
+      method: 'POST',
+      authorization: persona,
+      body: { content, kind: 'episode', source: 'assistant' },
+    });
   }
 
   const platformToken = `github_pat_${'A1b2C3d4'.repeat(5)}`;

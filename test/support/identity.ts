@@ -33,7 +33,11 @@ export async function startTestIdentity(extraEnv: Record<string, string> = {}): 
     localCredential,
     service,
     async addAccount(name) {
-      const store = openIdentityStore(dataDir, { tokenTtlSeconds: 600, keyRotationDays: 30, platformUrl: 'http://127.0.0.1:9' });
+      const store = openIdentityStore(dataDir, {
+        tokenTtlSeconds: 600,
+        keyRotationDays: 30,
+        platformUrl: 'http://127.0.0.1:9',
+      });
       try {
         return (await store.accounts.add(name)).credential;
       } finally {

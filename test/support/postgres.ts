@@ -57,8 +57,10 @@ export const inCi = (): boolean => !['', '0', 'false'].includes((process.env.CI 
  */
 export function postgresUnavailable(): string | undefined {
   if (postgresBinDir()) return undefined;
-  const reason = "PostgreSQL's server programs (initdb, pg_ctl) are not installed; `apt-get install postgresql` to run the PostgreSQL engine's tests";
-  if (inCi()) throw new Error(`${reason}. In CI they must run (CI=${process.env.CI}), so this is a failure, not a skip.`);
+  const reason =
+    "PostgreSQL's server programs (initdb, pg_ctl) are not installed; `apt-get install postgresql` to run the PostgreSQL engine's tests";
+  if (inCi())
+    throw new Error(`${reason}. In CI they must run (CI=${process.env.CI}), so this is a failure, not a skip.`);
   return reason;
 }
 
@@ -84,9 +86,21 @@ export async function startPostgres(): Promise<PostgresServer> {
     chownSync(pwFile, owner.uid, owner.gid);
   }
   const run = (program: string, args: string[]) =>
-    owner ? execa('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: root }) : execa(join(bin, program), args, { cwd: root });
+    owner
+      ? execa('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: root })
+      : execa(join(bin, program), args, { cwd: root });
 
-  await run('initdb', ['-D', dataDir, '-U', 'postgres', `--pwfile=${pwFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C.UTF-8', '--no-instructions']);
+  await run('initdb', [
+    '-D',
+    dataDir,
+    '-U',
+    'postgres',
+    `--pwfile=${pwFile}`,
+    '--auth=scram-sha-256',
+    '--encoding=UTF8',
+    '--locale=C.UTF-8',
+    '--no-instructions',
+  ]);
   rmSync(pwFile);
   await execa('mkdir', ['-m', '0700', socketDir]);
   if (owner) chownSync(socketDir, owner.uid, owner.gid);

@@ -122,7 +122,12 @@ export interface ServiceProcess {
  * Starts `npm run service -- <name>`'s program as a real child process and waits for /healthy (polled: no
  * event says a port answers). The timeout is a backstop for a loaded machine, not a window.
  */
-export async function spawnService(name: string, env: Record<string, string>, port: number, timeoutMs = 120_000): Promise<ServiceProcess> {
+export async function spawnService(
+  name: string,
+  env: Record<string, string>,
+  port: number,
+  timeoutMs = 120_000,
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'services', 'run.ts'), name], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
@@ -131,7 +136,9 @@ export async function spawnService(name: string, env: Record<string, string>, po
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -10,7 +10,8 @@ function initialSeed(): number {
   const given = process.env.TEST_SEED;
   if (given !== undefined && given !== '') {
     const n = Number(given);
-    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new Error(`TEST_SEED must be a whole number 0-4294967295, not ${given}`);
+    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
+      throw new Error(`TEST_SEED must be a whole number 0-4294967295, not ${given}`);
     return n;
   }
   return randomInt(0x7fffffff);

@@ -6,7 +6,12 @@ import { ServiceSupervisor } from '../../main/supervisor/supervisor.ts';
 import type { ServiceName } from '../../common/services.ts';
 
 const [dataDir, ...names] = process.argv.slice(2);
-const supervisor = new ServiceSupervisor({ dataDir: dataDir!, services: names as ServiceName[], startTimeoutMs: 120_000, probeTimeoutMs: 15_000 });
+const supervisor = new ServiceSupervisor({
+  dataDir: dataDir!,
+  services: names as ServiceName[],
+  startTimeoutMs: 120_000,
+  probeTimeoutMs: 15_000,
+});
 await supervisor.startAll();
 const statuses = await supervisor.waitUntilSettled(undefined, 150_000);
 process.stdout.write(`${JSON.stringify(statuses)}\n`);

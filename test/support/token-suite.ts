@@ -81,7 +81,13 @@ export async function forgedTokens(identity: TestIdentity, audience: string): Pr
   }
 
   return {
-    'alg none': new UnsecuredJWT({}).setIssuer(base.iss).setAudience(audience).setSubject(sub).setIssuedAt(now).setExpirationTime(now + 600).encode(),
+    'alg none': new UnsecuredJWT({})
+      .setIssuer(base.iss)
+      .setAudience(audience)
+      .setSubject(sub)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 600)
+      .encode(),
     'HS256 keyed with the public key': hmacWithPublicKey,
     'wrong audience': await signWith(key, { ...base, aud: `${audience}-other` }),
     'wrong issuer': await signWith(key, { ...base, iss: 'http://127.0.0.1:1' }),

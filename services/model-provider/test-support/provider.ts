@@ -16,7 +16,14 @@ export type StartedProvider = Awaited<ReturnType<typeof startProvider>>;
  * its CLI runs inherit, stripped.
  */
 export async function startProvider(
-  options: { env?: Record<string, string>; base?: Record<string, string>; loads?: string[]; mcp?: string[]; hook?: boolean; binary?: string | null } = {},
+  options: {
+    env?: Record<string, string>;
+    base?: Record<string, string>;
+    loads?: string[];
+    mcp?: string[];
+    hook?: boolean;
+    binary?: string | null;
+  } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'modelprov-'));
   const standIn = standInBinary(dir, { loads: options.loads, mcp: options.mcp, hook: options.hook });
@@ -26,7 +33,13 @@ export async function startProvider(
   const base = options.base ?? { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
   const binary = options.binary === undefined ? standIn.binary : options.binary;
   const service = await startModelProvider(
-    { ...base, MODELPROV_PORT: '0', MODELPROV_DATA_DIR: dataDir, ...(binary === null ? {} : { MODELPROV_CLI_BINARY: binary }), ...options.env },
+    {
+      ...base,
+      MODELPROV_PORT: '0',
+      MODELPROV_DATA_DIR: dataDir,
+      ...(binary === null ? {} : { MODELPROV_CLI_BINARY: binary }),
+      ...options.env,
+    },
     logger,
   );
   const client = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-used', maxRetries: 0 });
@@ -42,7 +55,12 @@ export async function startProvider(
     probeRuns: (): StandInRun[] => standIn.runs().filter((r) => r.stdin === PROBE_PROMPT),
     /** Pids of every completion run started, including one killed before it could record itself (call after the probe has answered). */
     started: (): number[] => {
-      const probes = new Set(standIn.runs().filter((r) => r.stdin === PROBE_PROMPT).map((r) => r.pid));
+      const probes = new Set(
+        standIn
+          .runs()
+          .filter((r) => r.stdin === PROBE_PROMPT)
+          .map((r) => r.pid),
+      );
       return standIn.started().filter((pid) => !probes.has(pid));
     },
     close: () => service.close(),
@@ -50,7 +68,11 @@ export async function startProvider(
 }
 
 /** Polls until `get` gives something truthy (it may be async). */
-export async function waitFor<T>(what: string, get: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  get: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await get();

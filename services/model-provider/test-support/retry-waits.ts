@@ -10,7 +10,10 @@ export const RETRY_WAIT_CODE = {
  * runs, a timer set directly by code in `library` fires at once, and the delay it asked
  * for is recorded (one per retry). Every other timer, the service's and the HTTP client's, is untouched.
  */
-export async function withoutRetryWaits<T>(library: RegExp, call: () => Promise<T>): Promise<{ outcome: PromiseSettledResult<T>; waits: number[] }> {
+export async function withoutRetryWaits<T>(
+  library: RegExp,
+  call: () => Promise<T>,
+): Promise<{ outcome: PromiseSettledResult<T>; waits: number[] }> {
   const original = globalThis.setTimeout;
   const waits: number[] = [];
   const skipping = ((handler: (...args: unknown[]) => void, delay?: number, ...args: unknown[]) => {

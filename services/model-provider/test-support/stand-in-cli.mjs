@@ -68,14 +68,26 @@ if (!flags.has('-p') && !flags.has('--print')) {
   process.exit(2);
 }
 if (stdin.length === 0) {
-  process.stderr.write('Error: Input must be provided either through stdin or as a prompt argument when using --print\n');
+  process.stderr.write(
+    'Error: Input must be provided either through stdin or as a prompt argument when using --print\n',
+  );
   process.exit(1);
 }
 
 const recordDir = process.env.STANDIN_RECORD_DIR;
 const alive = recordDir ? join(recordDir, 'alive') : undefined;
 // startedAt/endedAt (ms since the epoch, from this process's start to its exit): what the run itself took, for the benchmark.
-const record = { pid: process.pid, argv, cwd: process.cwd(), cwdEntries: readdirSync(process.cwd()), stdin, pgid: pgid(), concurrentAtStart: 0, envKeys: Object.keys(process.env), startedAt: performance.timeOrigin };
+const record = {
+  pid: process.pid,
+  argv,
+  cwd: process.cwd(),
+  cwdEntries: readdirSync(process.cwd()),
+  stdin,
+  pgid: pgid(),
+  concurrentAtStart: 0,
+  envKeys: Object.keys(process.env),
+  startedAt: performance.timeOrigin,
+};
 if (alive) {
   mkdirSync(alive, { recursive: true });
   // The entry holds the process's start time, so that a pid the system has since given to another process is not counted.
@@ -106,7 +118,17 @@ save();
 
 /** The flags given, and the last argument that is neither a flag nor a flag's value (the prompt; '' when there is none). */
 function parseArgv() {
-  const takesValue = new Set(['--output-format', '--input-format', '--model', '--system-prompt', '--json-schema', '--max-turns', '--mcp-config', '--tools', '--session-id']);
+  const takesValue = new Set([
+    '--output-format',
+    '--input-format',
+    '--model',
+    '--system-prompt',
+    '--json-schema',
+    '--max-turns',
+    '--mcp-config',
+    '--tools',
+    '--session-id',
+  ]);
   const given = new Set();
   let prompt = '';
   for (let i = 0; i < argv.length; i++) {
@@ -174,8 +196,29 @@ if (schemaText) tools.push('StructuredOutput');
 // A run that turns out to load a tool after the probe proved lockdown (its text follows as usual).
 if (stdin.includes('[stand-in:loads-tool]')) tools.push('Bash');
 if (process.env.STANDIN_HOOK) {
-  out({ type: 'system', subtype: 'hook_started', hook_id: randomUUID(), hook_name: 'SessionStart:startup', hook_event: 'SessionStart', uuid: randomUUID(), session_id: session });
-  out({ type: 'system', subtype: 'hook_response', hook_id: randomUUID(), hook_name: 'SessionStart:startup', hook_event: 'SessionStart', output: '', stdout: '', stderr: '', exit_code: 0, outcome: 'success', uuid: randomUUID(), session_id: session });
+  out({
+    type: 'system',
+    subtype: 'hook_started',
+    hook_id: randomUUID(),
+    hook_name: 'SessionStart:startup',
+    hook_event: 'SessionStart',
+    uuid: randomUUID(),
+    session_id: session,
+  });
+  out({
+    type: 'system',
+    subtype: 'hook_response',
+    hook_id: randomUUID(),
+    hook_name: 'SessionStart:startup',
+    hook_event: 'SessionStart',
+    output: '',
+    stdout: '',
+    stderr: '',
+    exit_code: 0,
+    outcome: 'success',
+    uuid: randomUUID(),
+    session_id: session,
+  });
 }
 out({
   type: 'system',
@@ -183,7 +226,10 @@ out({
   cwd: process.cwd(),
   session_id: session,
   tools,
-  mcp_servers: (process.env.STANDIN_MCP ?? '').split(',').filter(Boolean).map((name) => ({ name, status: 'pending' })),
+  mcp_servers: (process.env.STANDIN_MCP ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((name) => ({ name, status: 'pending' })),
   model: flag('--model') ?? 'default',
   permissionMode: 'default',
   slash_commands: [],
@@ -197,19 +243,72 @@ out({
   fast_mode_state: 'off',
 });
 
-const usage = { input_tokens: 12, cache_creation_input_tokens: 30, cache_read_input_tokens: 2000, output_tokens: 9, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 }, service_tier: 'standard' };
+const usage = {
+  input_tokens: 12,
+  cache_creation_input_tokens: 30,
+  cache_read_input_tokens: 2000,
+  output_tokens: 9,
+  server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+  service_tier: 'standard',
+};
 // Keyed by the concrete model id, as a signed-in run reports it (a run that is not signed in reports {}).
-const modelUsage = { 'claude-stand-in': { inputTokens: 12, outputTokens: 9, cacheReadInputTokens: 2000, cacheCreationInputTokens: 30, webSearchRequests: 0, costUSD: 0.0001, contextWindow: 200000 } };
+const modelUsage = {
+  'claude-stand-in': {
+    inputTokens: 12,
+    outputTokens: 9,
+    cacheReadInputTokens: 2000,
+    cacheCreationInputTokens: 30,
+    webSearchRequests: 0,
+    costUSD: 0.0001,
+    contextWindow: 200000,
+  },
+};
 const assistant = (content, extra = {}) =>
-  out({ type: 'assistant', message: { id: `msg_${session.slice(0, 8)}`, model: 'claude-stand-in', role: 'assistant', type: 'message', stop_reason: 'end_turn', usage, content }, parent_tool_use_id: null, session_id: session, uuid: randomUUID(), ...extra });
+  out({
+    type: 'assistant',
+    message: {
+      id: `msg_${session.slice(0, 8)}`,
+      model: 'claude-stand-in',
+      role: 'assistant',
+      type: 'message',
+      stop_reason: 'end_turn',
+      usage,
+      content,
+    },
+    parent_tool_use_id: null,
+    session_id: session,
+    uuid: randomUUID(),
+    ...extra,
+  });
 const result = (fields) =>
-  out({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 5, duration_api_ms: 4, num_turns: 1, result: '', stop_reason: 'end_turn', session_id: session, total_cost_usd: 0.0001, usage, modelUsage, permission_denials: [], terminal_reason: 'completed', uuid: randomUUID(), ...fields });
+  out({
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    api_error_status: null,
+    duration_ms: 5,
+    duration_api_ms: 4,
+    num_turns: 1,
+    result: '',
+    stop_reason: 'end_turn',
+    session_id: session,
+    total_cost_usd: 0.0001,
+    usage,
+    modelUsage,
+    permission_denials: [],
+    terminal_reason: 'completed',
+    uuid: randomUUID(),
+    ...fields,
+  });
 
 const signedOut = recordDir !== undefined && existsSync(join(recordDir, 'signed-out'));
 const mode = signedOut ? [undefined, 'not-logged-in'] : /\[stand-in:([a-z-]+)(?:=(\d+))?\]/.exec(stdin);
-const TOOL_CALL = '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
+const TOOL_CALL =
+  '<function_calls>\n<invoke name="Bash">\n<parameter name="command">ls</parameter>\n</invoke>\n</function_calls>';
 const partial = flags.has('--include-partial-messages');
-const paceText = /\[stand-in-pace:(\d+)x(\d+)\]/.exec(stdin)?.slice(1) ?? /^(\d+)x(\d+)$/.exec(process.env.STANDIN_PACE ?? '')?.slice(1);
+const paceText =
+  /\[stand-in-pace:(\d+)x(\d+)\]/.exec(stdin)?.slice(1) ??
+  /^(\d+)x(\d+)$/.exec(process.env.STANDIN_PACE ?? '')?.slice(1);
 const pace = paceText ? { deltas: Math.max(1, Number(paceText[0])), ms: Number(paceText[1]) } : undefined;
 if (partial) out({ type: 'system', subtype: 'status', status: 'requesting', uuid: randomUUID(), session_id: session });
 
@@ -235,7 +334,8 @@ function whenReleased(then) {
 }
 const released = () => new Promise((resolve) => whenReleased(resolve));
 
-const streamEvent = (event, extra = {}) => out({ type: 'stream_event', event, session_id: session, parent_tool_use_id: null, uuid: randomUUID(), ...extra });
+const streamEvent = (event, extra = {}) =>
+  out({ type: 'stream_event', event, session_id: session, parent_tool_use_id: null, uuid: randomUUID(), ...extra });
 
 /** The text in `count` pieces (by words when not paced), joined exactly back into it. */
 function pieces(text, count) {
@@ -251,14 +351,33 @@ function pieces(text, count) {
  * false: the run is cut off). Blocks: `{ text }` or `{ tool: { name, input } }`.
  */
 async function message(blocks, { afterFirst, stopAfter } = {}) {
-  const content = blocks.map((b) => (b.tool ? { type: 'tool_use', id: `toolu_${session.slice(0, 8)}`, name: b.tool.name, input: b.tool.input } : { type: 'text', text: b.text }));
+  const content = blocks.map((b) =>
+    b.tool
+      ? { type: 'tool_use', id: `toolu_${session.slice(0, 8)}`, name: b.tool.name, input: b.tool.input }
+      : { type: 'text', text: b.text },
+  );
   if (!partial) {
     // The model takes as long to write whether or not its words are shown on the way.
     if (pace?.ms) await sleep((pace.deltas - 1) * pace.ms);
     assistant(content);
     return true;
   }
-  streamEvent({ type: 'message_start', message: { model: 'claude-stand-in', id: `msg_${session.slice(0, 8)}`, type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }, { ttft_ms: 5 });
+  streamEvent(
+    {
+      type: 'message_start',
+      message: {
+        model: 'claude-stand-in',
+        id: `msg_${session.slice(0, 8)}`,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    },
+    { ttft_ms: 5 },
+  );
   let sent = 0;
   for (const [index, block] of content.entries()) {
     if (block.type === 'text') {
@@ -276,7 +395,11 @@ async function message(blocks, { afterFirst, stopAfter } = {}) {
       }
     } else {
       streamEvent({ type: 'content_block_start', index, content_block: { ...block, input: {} } });
-      streamEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      streamEvent({
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
+      });
     }
     assistant([block]);
     streamEvent({ type: 'content_block_stop', index });
@@ -297,7 +420,9 @@ async function answer(finish = () => done(0), options = {}) {
     await message([{ tool: { name: 'StructuredOutput', input: structured } }]);
     result({ num_turns: 2, structured_output: structured });
   } else {
-    const text = options.text ?? `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
+    const text =
+      options.text ??
+      `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
     await message([{ text }], options);
     result({ result: text });
   }
@@ -322,7 +447,9 @@ switch (mode?.[1]) {
     break;
   }
   case 'tool-call-once': {
-    const marker = recordDir ? join(recordDir, `tool-call-${createHash('sha256').update(stdin).digest('hex').slice(0, 12)}`) : undefined;
+    const marker = recordDir
+      ? join(recordDir, `tool-call-${createHash('sha256').update(stdin).digest('hex').slice(0, 12)}`)
+      : undefined;
     if (marker && existsSync(marker)) await answer();
     else {
       if (marker) writeFileSync(marker, '');
@@ -365,7 +492,14 @@ switch (mode?.[1]) {
     break;
   case 'text-then-tool':
     await message([{ text: 'Let me look at the files first. ' }, { tool: { name: 'Bash', input: { command: 'ls' } } }]);
-    result({ subtype: 'error_max_turns', is_error: true, result: undefined, num_turns: 2, stop_reason: 'tool_use', errors: ['Reached maximum number of turns (1)'] });
+    result({
+      subtype: 'error_max_turns',
+      is_error: true,
+      result: undefined,
+      num_turns: 2,
+      stop_reason: 'tool_use',
+      errors: ['Reached maximum number of turns (1)'],
+    });
     done(1);
     break;
   case 'hold-after-text':

@@ -44,7 +44,10 @@ export function standInBinary(
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, options.name ?? 'claude');
   const started = join(recordDir, 'started');
-  writeFileSync(binary, `#!/bin/sh\nexport ${vars.join(' ')}\necho $$ >> '${started}'\nexec '${process.execPath}' '${STAND_IN_SCRIPT}' "$@"\n`);
+  writeFileSync(
+    binary,
+    `#!/bin/sh\nexport ${vars.join(' ')}\necho $$ >> '${started}'\nexec '${process.execPath}' '${STAND_IN_SCRIPT}' "$@"\n`,
+  );
   chmodSync(binary, 0o755);
   return {
     binary,

@@ -10,7 +10,13 @@ export type RecalledField = Recalled<'fields'>;
 export type RecalledNote = Recalled<'notes'>;
 
 /** What FullText's recall of one kind of entry does: live entries holding every word, of one persona or of all the account's; best first. */
-export type Recall<T extends EntryTable> = (db: Db, words: string[], account: string, personaId: number | null, limit: number) => Promise<Recalled<T>[]>;
+export type Recall<T extends EntryTable> = (
+  db: Db,
+  words: string[],
+  account: string,
+  personaId: number | null,
+  limit: number,
+) => Promise<Recalled<T>[]>;
 
 /** A field's text as the index takes it: key, description, value. */
 export type FieldText = [key: string, description: string, value: string];
@@ -63,7 +69,9 @@ export interface PersonaEngine {
    */
   readonly writesInOneStatement: boolean;
   /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */
-  lockForWrite<O>(query: SelectQueryBuilder<PersonaTables, 'personas', O>): SelectQueryBuilder<PersonaTables, 'personas', O>;
+  lockForWrite<O>(
+    query: SelectQueryBuilder<PersonaTables, 'personas', O>,
+  ): SelectQueryBuilder<PersonaTables, 'personas', O>;
   /**
    * The account a token's `sub` keeps its rows under: the sub itself, or on PostgreSQL the name
    * PERSONA_SHARED_ACCOUNTS gives it, which the person's other machines give their own account too.

@@ -12,7 +12,9 @@ export function postgresOptions(config: PersonaConfig, url: string): PostgresOpt
     try {
       ca = readFileSync(config.databaseCaFile, 'utf8');
     } catch (err) {
-      throw new ConfigError(`PERSONA_DATABASE_CA_FILE names ${config.databaseCaFile}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}); give the path of the CA's PEM file.`);
+      throw new ConfigError(
+        `PERSONA_DATABASE_CA_FILE names ${config.databaseCaFile}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}); give the path of the CA's PEM file.`,
+      );
     }
   }
   return {
@@ -35,13 +37,26 @@ export async function openEngine(config: PersonaConfig, sqliteFile: string): Pro
 }
 
 /** Network failures: the server may come up (or the network), so another start may work. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', '57P03']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P03',
+]);
 /** The server's answers that a setting must change: the login, its password, the database, what the login may do. */
 const NEEDS_A_SETTING: Record<string, string> = {
   '28P01': 'refused the password of login "{login}"; correct the login or password in PERSONA_DATABASE_URL',
-  '28000': 'refused login "{login}" ({reason}); correct PERSONA_DATABASE_URL, or ask the server\u2019s operator to let this login connect',
-  '3D000': 'has no database "{database}"; correct the database in PERSONA_DATABASE_URL, or ask the server\u2019s operator to create it',
-  '42501': 'does not let login "{login}" do what the store needs ({reason}); ask the server\u2019s operator to grant it',
+  '28000':
+    'refused login "{login}" ({reason}); correct PERSONA_DATABASE_URL, or ask the server\u2019s operator to let this login connect',
+  '3D000':
+    'has no database "{database}"; correct the database in PERSONA_DATABASE_URL, or ask the server\u2019s operator to create it',
+  '42501':
+    'does not let login "{login}" do what the store needs ({reason}); ask the server\u2019s operator to grant it',
 };
 
 /**
@@ -56,12 +71,17 @@ export function whyPostgresFailed(err: unknown, url: string, tls: PersonaConfig[
   const server = `PostgreSQL at ${parsed.hostname}:${parsed.port || 5432}/${database} (PERSONA_DATABASE_URL)`;
   const password = decodeURIComponent(parsed.password);
   // The driver's and the server's words never hold the password; scrubbed all the same, as they may quote the URL.
-  const reason = (err instanceof Error ? err.message : String(err)).replaceAll(password || '\u0000', '****').replaceAll(url, '(PERSONA_DATABASE_URL)');
+  const reason = (err instanceof Error ? err.message : String(err))
+    .replaceAll(password || '\u0000', '****')
+    .replaceAll(url, '(PERSONA_DATABASE_URL)');
   // What migrate found (a login without CREATE, a newer schema) and an unreadable CA file.
   if (err instanceof ConfigError) return new ConfigError(`${server}: ${err.message}`);
   const code = (err as { code?: string } | undefined)?.code ?? '';
   const known = NEEDS_A_SETTING[code];
-  if (known) return new ConfigError(`${server} ${known.replace('{login}', login).replace('{database}', database).replace('{reason}', reason)}.`);
+  if (known)
+    return new ConfigError(
+      `${server} ${known.replace('{login}', login).replace('{database}', database).replace('{reason}', reason)}.`,
+    );
   if (UNREACHABLE.has(code) || /timeout|terminated unexpectedly|Connection terminated/i.test(reason)) {
     return new Error(
       `${server} does not answer (${code || reason}): start the server, or correct the host and port in PERSONA_DATABASE_URL. ` +
@@ -69,7 +89,9 @@ export function whyPostgresFailed(err: unknown, url: string, tls: PersonaConfig[
     );
   }
   if (/SSL|TLS|certificate/i.test(reason) || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
-    return new ConfigError(`${server} and PERSONA_DATABASE_TLS=${tls} do not agree (${reason}); set PERSONA_DATABASE_TLS (and PERSONA_DATABASE_CA_FILE) to what the server offers.`);
+    return new ConfigError(
+      `${server} and PERSONA_DATABASE_TLS=${tls} do not agree (${reason}); set PERSONA_DATABASE_TLS (and PERSONA_DATABASE_CA_FILE) to what the server offers.`,
+    );
   }
   return new Error(`${server} could not be used at start: ${reason}`);
 }

@@ -19,7 +19,12 @@ const MIGRATIONS = ALL_MIGRATIONS.postgres;
 async function migrate(db: Kysely<PersonaTables>): Promise<void> {
   await db.transaction().execute(async (tx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('persona-store schema ' || current_user))`.execute(tx);
-    const { rows: schemas } = await sql<{ login: string; present: boolean }>`SELECT current_user AS login, EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = current_user) AS present`.execute(tx);
+    const { rows: schemas } = await sql<{
+      login: string;
+      present: boolean;
+    }>`SELECT current_user AS login, EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = current_user) AS present`.execute(
+      tx,
+    );
     const { login, present } = schemas[0]!;
     if (!present) {
       try {
@@ -35,7 +40,9 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
     const { rows } = await sql<{ version: number }>`SELECT version FROM persona_schema`.execute(tx);
     const current = rows[0]?.version ?? 0;
     if (current > MIGRATIONS.length) {
-      throw new ConfigError(`the database is from a newer version (schema ${current}, this build knows ${MIGRATIONS.length}); update the app.`);
+      throw new ConfigError(
+        `the database is from a newer version (schema ${current}, this build knows ${MIGRATIONS.length}); update the app.`,
+      );
     }
     for (let i = current; i < MIGRATIONS.length; i++) await sql.raw(MIGRATIONS[i]!).execute(tx);
     if (rows.length === 0) await sql`INSERT INTO persona_schema (version) VALUES (${MIGRATIONS.length})`.execute(tx);
@@ -58,13 +65,19 @@ const FIELD_VECTOR = ([key, description, value]: FieldText) =>
  * The query: every word a phrase of its own pieces (phraseto_tsquery, which reads no operator), all
  * of them required, as the quoted phrases of FTS5.
  */
-const QUERY = (words: string[]) => sql.join(words.map((w) => sql`phraseto_tsquery('persona_text', ${wordsOf(w)})`), sql` && `);
+const QUERY = (words: string[]) =>
+  sql.join(
+    words.map((w) => sql`phraseto_tsquery('persona_text', ${wordsOf(w)})`),
+    sql` && `,
+  );
 
 /** Recall of one kind of entry by its tsvector: ts_rank_cd, higher for better matches; ties in row order. */
 function recallFrom<T extends EntryTable>(table: T): Recall<T> {
   const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
   return async (db, words, account, personaId, limit) => {
-    const { rows } = await sql<Recalled<T> & { search?: unknown }>`SELECT e.*, p.profile AS profile, ts_rank_cd(e.search, q) AS score
+    const { rows } = await sql<
+      Recalled<T> & { search?: unknown }
+    >`SELECT e.*, p.profile AS profile, ts_rank_cd(e.search, q) AS score
       FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, (SELECT ${QUERY(words)} AS q) query
       WHERE e.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId}) AND e.state = 'live'
       ORDER BY score DESC, ${rowId} LIMIT ${limit}`.execute(db);
@@ -79,7 +92,9 @@ function recallFrom<T extends EntryTable>(table: T): Recall<T> {
  */
 const tsvector: FullText = {
   fieldColumns: (state, text) => ({ search: state === 'live' ? FIELD_VECTOR(text()) : sql`NULL` }),
-  noteColumns: (state, content) => ({ search: state === 'live' ? sql`to_tsvector('persona_text', ${wordsOf(content)})` : sql`NULL` }),
+  noteColumns: (state, content) => ({
+    search: state === 'live' ? sql`to_tsvector('persona_text', ${wordsOf(content)})` : sql`NULL`,
+  }),
   // The row's own statement has set (or cleared) its tsvector already.
   async indexField() {},
   async unindexField() {},
@@ -113,7 +128,9 @@ function vacuumDestruction(db: Db): Destruction {
   };
   const rewrite = async () => {
     // Every transaction id below this one had been given out when the rewrite was asked for.
-    const { rows } = await sql<{ horizon: string }>`SELECT xid(pg_snapshot_xmax(pg_current_snapshot()))::text AS horizon`.execute(db);
+    const { rows } = await sql<{
+      horizon: string;
+    }>`SELECT xid(pg_snapshot_xmax(pg_current_snapshot()))::text AS horizon`.execute(db);
     const horizon = rows[0]!.horizon;
     const until = Date.now() + OLDER_TRANSACTIONS_WAIT_MS;
     while ((await olderTransactions(horizon)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
@@ -197,7 +214,9 @@ function personaClient(everPrepared: Set<string>) {
       if (answer instanceof Promise) {
         return answer.catch((err: unknown) => {
           if ((err as { code?: string } | undefined)?.code === '22021') {
-            throw problem.unprocessable('The request holds the character U+0000 (NUL), which the PostgreSQL database cannot store or compare; remove it and send the request again.');
+            throw problem.unprocessable(
+              'The request holds the character U+0000 (NUL), which the PostgreSQL database cannot store or compare; remove it and send the request again.',
+            );
           }
           throw err;
         }) as never;
@@ -208,7 +227,9 @@ function personaClient(everPrepared: Set<string>) {
 }
 
 /** PostgreSQL at `url`: shared by every copy of the app that points at it. */
-export async function openPostgresEngine(options: PostgresOptions): Promise<PersonaEngine & { readonly pool: pg.Pool }> {
+export async function openPostgresEngine(
+  options: PostgresOptions,
+): Promise<PersonaEngine & { readonly pool: pg.Pool }> {
   // Every statement name any connection prepared: what /metrics and the bounded-memory test count.
   const prepared = new Set<string>();
   const pool = new pg.Pool({

@@ -53,16 +53,22 @@ const fts5: FullText = {
   fieldColumns: () => ({}),
   noteColumns: () => ({}),
   async indexField(db, row, [key, description, value]) {
-    await sql`INSERT INTO fields_fts (rowid, key, description, value) VALUES (${row.id}, ${key}, ${description}, ${value})`.execute(db);
+    await sql`INSERT INTO fields_fts (rowid, key, description, value) VALUES (${row.id}, ${key}, ${description}, ${value})`.execute(
+      db,
+    );
   },
   async unindexField(db, row, [key, description, value]) {
-    await sql`INSERT INTO fields_fts (fields_fts, rowid, key, description, value) VALUES ('delete', ${row.id}, ${key}, ${description}, ${value})`.execute(db);
+    await sql`INSERT INTO fields_fts (fields_fts, rowid, key, description, value) VALUES ('delete', ${row.id}, ${key}, ${description}, ${value})`.execute(
+      db,
+    );
   },
   async indexNote(db, row) {
     await sql`INSERT INTO notes_fts (rowid, content) VALUES (${row.seq}, ${row.content})`.execute(db);
   },
   async unindexNote(db, row) {
-    await sql`INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', ${row.seq}, ${row.content})`.execute(db);
+    await sql`INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', ${row.seq}, ${row.content})`.execute(
+      db,
+    );
   },
   recallFields: recallFrom('fields'),
   recallNotes: recallFrom('notes'),

@@ -38,7 +38,8 @@ export function credentialCorpus(random: Random, variant: Variant = 'mixed'): Co
     return s;
   };
   // Mixed draws make sure of a lower-case letter and a digit up front, as most real tokens have both.
-  const alnum = (n: number) => (variant === 'mixed' ? pick(LOWER, 1) + pick(DIGITS, 1) + pick(ALNUM, n - 2) : pick(ALNUM, n));
+  const alnum = (n: number) =>
+    variant === 'mixed' ? pick(LOWER, 1) + pick(DIGITS, 1) + pick(ALNUM, n - 2) : pick(ALNUM, n);
   const b64url = (n: number) => pick(B64URL, n);
   const hex = (n: number) => pick(HEX, n);
   const digits = (n: number) => pick(DIGITS, n);
@@ -49,7 +50,9 @@ export function credentialCorpus(random: Random, variant: Variant = 'mixed'): Co
   };
   const jwt = () => {
     const header = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url');
-    const payload = Buffer.from(JSON.stringify({ sub: alnum(10), iat: 1_700_000_000, scope: 'read write' })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ sub: alnum(10), iat: 1_700_000_000, scope: 'read write' })).toString(
+      'base64url',
+    );
     return `${header}.${payload}.${b64url(86)}`;
   };
 
@@ -66,7 +69,10 @@ export function credentialCorpus(random: Random, variant: Variant = 'mixed'): Co
     ['AWS', () => `aws_secret_access_key = ${pick(B64, 40)}`],
     ['Slack', () => `xoxb-${digits(12)}-${digits(13)}-${alnum(24)}`, true],
     ['Slack', () => `xoxp-${digits(12)}-${digits(12)}-${digits(13)}-${hex(32)}`, true],
-    ['Slack', () => `https://hooks.slack.com/services/T${pick(UPPER + DIGITS, 10)}/B${pick(UPPER + DIGITS, 10)}/${alnum(24)}`],
+    [
+      'Slack',
+      () => `https://hooks.slack.com/services/T${pick(UPPER + DIGITS, 10)}/B${pick(UPPER + DIGITS, 10)}/${alnum(24)}`,
+    ],
     ['Stripe', () => `sk_live_${alnum(99)}`],
     ['Stripe', () => `rk_live_${alnum(99)}`],
     ['Stripe', () => `whsec_${alnum(32)}`],
@@ -94,7 +100,11 @@ export function credentialCorpus(random: Random, variant: Variant = 'mixed'): Co
     ['Mailgun', () => `key-${hex(32)}`],
     ['Mailchimp', () => `${hex(32)}-us${1 + random(20)}`, true],
     ['Telegram', () => `${100_000_000 + random(900_000_000)}:AA${b64url(33)}`, true],
-    ['Azure', () => `DefaultEndpointsProtocol=https;AccountName=store1;AccountKey=${pick(B64, 86)}==;EndpointSuffix=core.windows.net`],
+    [
+      'Azure',
+      () =>
+        `DefaultEndpointsProtocol=https;AccountName=store1;AccountKey=${pick(B64, 86)}==;EndpointSuffix=core.windows.net`,
+    ],
     ['JWT', jwt, true],
     ['PEM', () => pem('RSA PRIVATE KEY')],
     ['PEM', () => pem('PRIVATE KEY')],
@@ -113,7 +123,9 @@ export function credentialCorpus(random: Random, variant: Variant = 'mixed'): Co
     ['HashiCorp Vault', () => `hvs.${b64url(100)}`],
     ['Vercel', () => `vcp_${alnum(56)}`],
   ];
-  return shapes.filter(([, , needsDigits]) => variant === 'mixed' || !needsDigits).map(([provider, draw]) => ({ provider, secret: draw(), variant }));
+  return shapes
+    .filter(([, , needsDigits]) => variant === 'mixed' || !needsDigits)
+    .map(([provider, draw]) => ({ provider, secret: draw(), variant }));
 }
 
 /** Providers only secretlint's rules know: the service's own shapes must not find them (the test of the detector's second stage). */

@@ -19,15 +19,29 @@ export class Client {
     readonly token: string,
   ) {}
 
-  call<T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+  call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
     return this.send<T>(method, path, body === undefined ? undefined : JSON.stringify(body), headers);
   }
 
   /** Sends `json` as the body exactly as written: for bodies the test process could not build or stringify (nested 100,000 deep). */
-  async send<T = Record<string, unknown>>(method: string, path: string, json: string | undefined, headers: Record<string, string> = {}): Promise<Answer<T>> {
+  async send<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    json: string | undefined,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
     const res = await fetch(this.url + path, {
       method,
-      headers: { authorization: `Bearer ${this.token}`, ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: json,
     });
     const text = await res.text();
@@ -121,12 +135,23 @@ export interface Testbed {
 }
 
 /** A real identity service and a real persona store on ephemeral ports, each with a temp folder. */
-export async function startTestbed(env: Record<string, string> = {}, identity?: TestIdentity, logger?: Logger): Promise<Testbed> {
+export async function startTestbed(
+  env: Record<string, string> = {},
+  identity?: TestIdentity,
+  logger?: Logger,
+): Promise<Testbed> {
   const id = identity ?? (await startTestIdentity());
   const dataDir = tempDir('persona-store');
   const clock = new TestClock();
   const database = await engineEnv();
-  const storeEnv = () => ({ PERSONA_DATA_DIR: dataDir, PERSONA_PORT: '0', PERSONA_IDENTITY_URL: id.url, PERSONA_LOG_LEVEL: 'silent', ...database, ...env });
+  const storeEnv = () => ({
+    PERSONA_DATA_DIR: dataDir,
+    PERSONA_PORT: '0',
+    PERSONA_IDENTITY_URL: id.url,
+    PERSONA_LOG_LEVEL: 'silent',
+    ...database,
+    ...env,
+  });
   const bed: Testbed = {
     identity: id,
     engine: current.name,
@@ -155,5 +180,15 @@ export async function startTestbed(env: Record<string, string> = {}, identity?: 
   return bed;
 }
 
-export const field = (value: unknown, extra: Record<string, unknown> = {}) => ({ description: 'a test field', value, source: 'assistant', ...extra });
-export const note = (content: string, extra: Record<string, unknown> = {}) => ({ content, kind: 'observation', source: 'assistant', ...extra });
+export const field = (value: unknown, extra: Record<string, unknown> = {}) => ({
+  description: 'a test field',
+  value,
+  source: 'assistant',
+  ...extra,
+});
+export const note = (content: string, extra: Record<string, unknown> = {}) => ({
+  content,
+  kind: 'observation',
+  source: 'assistant',
+  ...extra,
+});

@@ -111,10 +111,10 @@ const code = [
   'import numpy as np\nx = np.arange(10).reshape(2, 5)',
   'CREATE INDEX idx_users_email ON users (email);',
   'ls -la ~/.config | grep nvim',
-  "const [state, setState] = useState<string | null>(null);",
+  'const [state, setState] = useState<string | null>(null);',
   'public static void main(String[] args) { System.out.println("hi"); }',
-  'SELECT count(*) FILTER (WHERE status = \'open\') AS open_issues FROM issues;',
-  'awk -F, \'{ sum += $3 } END { print sum }\' sales.csv',
+  "SELECT count(*) FILTER (WHERE status = 'open') AS open_issues FROM issues;",
+  "awk -F, '{ sum += $3 } END { print sum }' sales.csv",
   'find . -name "*.log" -mtime +7 -delete',
   'grep -rn "TODO" src/ | wc -l',
   'python -m venv .venv && source .venv/bin/activate',
@@ -151,10 +151,10 @@ const code = [
   'UPDATE accounts SET password_changed_at = now() WHERE id = 42;',
   'bcrypt.compare(plainPassword, user.passwordHash)',
   'git push --force-with-lease origin main',
-  'select date_trunc(\'week\', created_at) as week, count(*) from signups group by 1;',
+  "select date_trunc('week', created_at) as week, count(*) from signups group by 1;",
   'const md5 = "5d41402abc4b2a76b9719d911017c592"; // md5("hello"), a known test vector',
   'expect(sha1("abc")).toBe("a9993e364706816aba3e25717850c26c9cd0d89d");',
-  'INSERT INTO tags (name) VALUES (\'gardening\'), (\'cycling\') ON CONFLICT DO NOTHING;',
+  "INSERT INTO tags (name) VALUES ('gardening'), ('cycling') ON CONFLICT DO NOTHING;",
 ];
 
 /** Lines of configuration, with placeholders where secrets would go. */

@@ -62,11 +62,17 @@ export function coalesceReads(octokit: Octokit, counters: PlatformCounters): voi
  * it, and a 304 is answered with the kept answer (a fresh copy each time, so no caller shares another's
  * object); a 200 with an ETag is kept (within the budget). Errors are never kept.
  */
-export function revalidatingFetch(inner: typeof fetch, answers: EtagCache, credential: string, counters: PlatformCounters): typeof fetch {
+export function revalidatingFetch(
+  inner: typeof fetch,
+  answers: EtagCache,
+  credential: string,
+  counters: PlatformCounters,
+): typeof fetch {
   return async (input, init = {}) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const headers = new Headers(init.headers);
-    if ((init.method ?? 'GET').toUpperCase() !== 'GET' || UNCACHED_READ.test(url) || headers.has('if-none-match')) return inner(input, init);
+    if ((init.method ?? 'GET').toUpperCase() !== 'GET' || UNCACHED_READ.test(url) || headers.has('if-none-match'))
+      return inner(input, init);
     const key = `${url} ${headers.get('accept') ?? ''}`;
     const kept = answers.get(credential, key);
     if (kept) headers.set('if-none-match', kept.etag);

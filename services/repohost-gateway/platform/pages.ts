@@ -10,7 +10,10 @@ export function lastPage(headers: { link?: string }): number | undefined {
 }
 
 /** One page of a platform list, read with the given paging members. */
-export type PageRead<T> = (paging: { per_page: number; page: number }) => Promise<{ data: T[]; headers: { link?: string } }>;
+export type PageRead<T> = (paging: {
+  per_page: number;
+  page: number;
+}) => Promise<{ data: T[]; headers: { link?: string } }>;
 
 /** A page of at most `limit` items and the exact total (one more read, of the last page, when there are several). */
 export async function listWithTotal<T>(limit: number, read: PageRead<T>): Promise<{ total: number; items: T[] }> {

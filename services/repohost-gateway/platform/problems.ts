@@ -28,7 +28,11 @@ function platformMessage(err: unknown): string {
 function isRateLimit(err: unknown, status: number): boolean {
   if (status === 429) return true;
   if (status !== 403) return false;
-  return header(err, 'retry-after') !== undefined || header(err, 'x-ratelimit-remaining') === '0' || /rate limit/i.test(platformMessage(err));
+  return (
+    header(err, 'retry-after') !== undefined ||
+    header(err, 'x-ratelimit-remaining') === '0' ||
+    /rate limit/i.test(platformMessage(err))
+  );
 }
 
 /** Seconds to wait, as GitHub documents: Retry-After, else until the reset, else a minute. */
@@ -36,7 +40,8 @@ function retryAfter(err: unknown): string {
   const after = header(err, 'retry-after');
   if (after && /^\d+$/.test(after)) return after;
   const reset = Number(header(err, 'x-ratelimit-reset'));
-  if (header(err, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset)) return String(Math.max(0, Math.ceil(reset - Date.now() / 1000)) + 1);
+  if (header(err, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset))
+    return String(Math.max(0, Math.ceil(reset - Date.now() / 1000)) + 1);
   return '60';
 }
 
@@ -51,7 +56,9 @@ function notFoundProblem(ctx: CallContext): Problem {
 
 function timeoutProblem(err: unknown, ctx: CallContext): Problem {
   const ms = err instanceof PlatformTimeout ? err.ms : ((err as { cause?: PlatformTimeout }).cause?.ms ?? 0);
-  const write = ctx.write ? ' The change may or may not have been made: read the current state before sending it again.' : '';
+  const write = ctx.write
+    ? ' The change may or may not have been made: read the current state before sending it again.'
+    : '';
   return new Problem(
     504,
     'Gateway Timeout',
@@ -73,7 +80,10 @@ export function platformProblem(err: unknown, ctx: CallContext): Problem {
       retryAfter(err),
     );
   }
-  if (status === 404 || (status === 403 && !ctx.write && /not accessible|must have|permission/i.test(platformMessage(err)))) {
+  if (
+    status === 404 ||
+    (status === 403 && !ctx.write && /not accessible|must have|permission/i.test(platformMessage(err)))
+  ) {
     return notFoundProblem(ctx);
   }
   if (status === 403) {
@@ -87,10 +97,14 @@ export function platformProblem(err: unknown, ctx: CallContext): Problem {
     );
   }
   if (status === 409 || status === 405) {
-    return problem.conflict(`The platform refused: ${platformMessage(err) || 'conflict'}. Read the current state and try again.`);
+    return problem.conflict(
+      `The platform refused: ${platformMessage(err) || 'conflict'}. Read the current state and try again.`,
+    );
   }
   if (status === 422 || status === 400) {
-    return problem.unprocessable(`The platform refused the request: ${platformMessage(err) || 'validation failed'}. Correct it and try again.`);
+    return problem.unprocessable(
+      `The platform refused the request: ${platformMessage(err) || 'validation failed'}. Correct it and try again.`,
+    );
   }
   return problem.badGateway(`The platform answered ${status}; try again shortly.`);
 }

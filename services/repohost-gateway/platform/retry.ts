@@ -10,7 +10,9 @@ export async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
       return await read();
     } catch (err) {
       const status = (err as { status?: number }).status;
-      const transient = !isTimeout(err) && (status === undefined || status === 500 || status === 502 || status === 503 || status === 504);
+      const transient =
+        !isTimeout(err) &&
+        (status === undefined || status === 500 || status === 502 || status === 503 || status === 504);
       if (!transient || attempt >= 2) throw err;
       await new Promise((r) => setTimeout(r, (attempt + 1) ** 2 * 1000));
     }

@@ -41,7 +41,8 @@ export class Session {
    */
   async current(): Promise<Credential> {
     const now = Date.now();
-    const held = this.using && this.using.usableUntil > now ? this.using : this.resolver.cached(this.account, this.profile);
+    const held =
+      this.using && this.using.usableUntil > now ? this.using : this.resolver.cached(this.account, this.profile);
     if (held) {
       if (this.confirmedForPass && held === this.using) return held;
       const state = await this.resolver.confirm(held, this.session);

@@ -5,11 +5,24 @@ import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../shapes
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
-import { full, type GatewayParts, Limit, Number_, Ref, RepoParams, routesOf, sessionOf, Sha, Workflow } from './common.ts';
+import {
+  full,
+  type GatewayParts,
+  Limit,
+  Number_,
+  Ref,
+  RepoParams,
+  routesOf,
+  sessionOf,
+  Sha,
+  Workflow,
+} from './common.ts';
 
 const RunParams = RepoParams.extend({ run_id: Number_ });
 const RunList = listOf(Run, 'RunList');
-const Accepted = z.object({ run_id: z.number().int(), action: z.enum(['rerun', 'cancel']) }).meta({ id: 'RunActionAccepted' });
+const Accepted = z
+  .object({ run_id: z.number().int(), action: z.enum(['rerun', 'cancel']) })
+  .meta({ id: 'RunActionAccepted' });
 
 export function ciRoutes(api: Api, parts: GatewayParts): void {
   const route = routesOf(api, 'ci');
@@ -29,11 +42,15 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const { ref, pull, limit } = ctx.query;
-      if ((ref === undefined) === (pull === undefined)) throw problem.unprocessable('Send exactly one of the query members ref (a branch or SHA) and pull (a number).');
-      const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: pull ? `Pull request #${pull}` : `Ref ${ref}` }, async (o) => {
-        const sha = pull ? (await o.rest.pulls.get({ owner, repo: name, pull_number: pull })).data.head.sha : ref!;
-        return { ref: pull ? `pull/${pull}` : ref!, ...(await readChecks(o, owner, name, sha, limit)) };
-      });
+      if ((ref === undefined) === (pull === undefined))
+        throw problem.unprocessable('Send exactly one of the query members ref (a branch or SHA) and pull (a number).');
+      const body = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), thing: pull ? `Pull request #${pull}` : `Ref ${ref}` },
+        async (o) => {
+          const sha = pull ? (await o.rest.pulls.get({ owner, repo: name, pull_number: pull })).data.head.sha : ref!;
+          return { ref: pull ? `pull/${pull}` : ref!, ...(await readChecks(o, owner, name, sha, limit)) };
+        },
+      );
       return { body };
     },
   });
@@ -72,13 +89,16 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, run_id } = ctx.params;
-      const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Workflow run ${run_id}` }, async (o) => {
-        const [r, jobs] = await Promise.all([
-          o.rest.actions.getWorkflowRun({ owner, repo: name, run_id }),
-          o.rest.actions.listJobsForWorkflowRun({ owner, repo: name, run_id, per_page: 100 }),
-        ]);
-        return { ...run(r.data), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map(job) } };
-      });
+      const body = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), thing: `Workflow run ${run_id}` },
+        async (o) => {
+          const [r, jobs] = await Promise.all([
+            o.rest.actions.getWorkflowRun({ owner, repo: name, run_id }),
+            o.rest.actions.listJobsForWorkflowRun({ owner, repo: name, run_id, per_page: 100 }),
+          ]);
+          return { ...run(r.data), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map(job) } };
+        },
+      );
       return { body };
     },
   });
@@ -90,10 +110,21 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     summary: 'A window of a job\u2019s log: the tail (default), a line range, or a search',
     params: RepoParams.extend({ job_id: Number_ }),
     query: z.object({
-      tail: z.coerce.number().int().min(1).max(2000).optional().meta({ description: 'The last N lines (default 200).' }),
+      tail: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(2000)
+        .optional()
+        .meta({ description: 'The last N lines (default 200).' }),
       start: z.coerce.number().int().min(1).optional().meta({ description: 'First line of a range (1-based).' }),
       end: z.coerce.number().int().min(1).optional().meta({ description: 'Last line of a range.' }),
-      search: z.string().min(1).max(200).optional().meta({ description: 'Lines containing this text (case-insensitive); tail caps how many.' }),
+      search: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .meta({ description: 'Lines containing this text (case-insensitive); tail caps how many.' }),
     }),
     responses: { 200: { description: 'The window and what it cut.', schema: LogWindow } },
     problems: [404, 429, 502, 503, 504],
@@ -102,10 +133,12 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       const { tail, start, end, search } = ctx.query;
       let request: WindowRequest;
       if (search !== undefined) {
-        if (start !== undefined || end !== undefined) throw problem.unprocessable('Send either search or start/end, not both.');
+        if (start !== undefined || end !== undefined)
+          throw problem.unprocessable('Send either search or start/end, not both.');
         request = { mode: 'search', search, lines: tail ?? 200 };
       } else if (start !== undefined || end !== undefined) {
-        if (start === undefined || end === undefined || end < start) throw problem.unprocessable('A range needs start and end with end >= start.');
+        if (start === undefined || end === undefined || end < start)
+          throw problem.unprocessable('A range needs start and end with end >= start.');
         request = { mode: 'range', start, end };
       } else request = { mode: 'tail', lines: tail ?? 200 };
       const text = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Job ${job_id}` }, async (o) => {
@@ -127,10 +160,13 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       problems: [403, 404, 409, 429, 502, 503, 504],
       handler: async (ctx) => {
         const { owner, name, run_id } = ctx.params;
-        await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Workflow run ${run_id}` }, async (o) => {
-          if (action === 'rerun') await o.rest.actions.reRunWorkflow({ owner, repo: name, run_id });
-          else await o.rest.actions.cancelWorkflowRun({ owner, repo: name, run_id });
-        });
+        await sessionOf(parts, ctx).run(
+          { repo: full(ctx.params), write: true, thing: `Workflow run ${run_id}` },
+          async (o) => {
+            if (action === 'rerun') await o.rest.actions.reRunWorkflow({ owner, repo: name, run_id });
+            else await o.rest.actions.cancelWorkflowRun({ owner, repo: name, run_id });
+          },
+        );
         return { status: 202, body: { run_id, action } };
       },
     });
@@ -147,15 +183,17 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, workflow } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Workflow ${workflow}` }, (o) =>
-        o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', {
-          owner,
-          repo: name,
-          workflow_id: /^\d+$/.test(workflow) ? Number(workflow) : workflow,
-          ref: ctx.body.ref,
-          inputs: ctx.body.inputs,
-          return_run_details: true,
-        }),
+      const r = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), write: true, thing: `Workflow ${workflow}` },
+        (o) =>
+          o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', {
+            owner,
+            repo: name,
+            workflow_id: /^\d+$/.test(workflow) ? Number(workflow) : workflow,
+            ref: ctx.body.ref,
+            inputs: ctx.body.inputs,
+            return_run_details: true,
+          }),
       );
       const runId = r.data?.workflow_run_id ?? null;
       return { status: 202, body: { workflow, ref: ctx.body.ref, run_id: runId } };

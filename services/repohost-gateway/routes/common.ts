@@ -6,7 +6,15 @@ import { pageLimit } from '../../kit/paging.ts';
 import { profileName } from '../../kit/profile.ts';
 import type { CredentialResolver } from '../credential-resolver.ts';
 import { listWithTotal, Session, type Platform, type PlatformClient } from '../platform/index.ts';
-import { branchProblem, filePathProblem, ownerProblem, refProblem, repoNameProblem, repoProblem, workflowProblem } from '../names.ts';
+import {
+  branchProblem,
+  filePathProblem,
+  ownerProblem,
+  refProblem,
+  repoNameProblem,
+  repoProblem,
+  workflowProblem,
+} from '../names.ts';
 import type { Subscriptions } from '../subscriptions.ts';
 
 /** What the gateway's routes are built from. */
@@ -31,15 +39,24 @@ const named = (rule: (v: string) => string | undefined) =>
     if (wrong) ctx.addIssue({ code: 'custom', message: wrong });
   });
 
-export const Owner = named(ownerProblem).meta({ description: 'Account that owns the repository: 1-39 letters, digits, "-" or "_".' });
-export const RepoName = named(repoNameProblem).meta({ description: 'Repository name: 1-100 letters, digits, ".", "-" or "_"; not "." or "..", not ending in ".git" or ".wiki".' });
+export const Owner = named(ownerProblem).meta({
+  description: 'Account that owns the repository: 1-39 letters, digits, "-" or "_".',
+});
+export const RepoName = named(repoNameProblem).meta({
+  description:
+    'Repository name: 1-100 letters, digits, ".", "-" or "_"; not "." or "..", not ending in ".git" or ".wiki".',
+});
 export const RepoFullName = named(repoProblem).meta({ description: 'owner/name.' });
 export const RepoParams = z.object({ owner: Owner, name: RepoName });
 export const Number_ = z.coerce.number().int('must be a whole number').positive('must be positive');
 export const Sha = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit SHA');
 export const Ref = named(refProblem).meta({ description: 'A branch, tag or commit SHA (git check-ref-format rules).' });
-export const BranchName = named(branchProblem).meta({ description: 'A branch name (git check-ref-format rules, not HEAD).' });
-export const FilePath = named(filePathProblem).meta({ description: 'A path in the repository, relative, without "." or ".." parts.' });
+export const BranchName = named(branchProblem).meta({
+  description: 'A branch name (git check-ref-format rules, not HEAD).',
+});
+export const FilePath = named(filePathProblem).meta({
+  description: 'A path in the repository, relative, without "." or ".." parts.',
+});
 export const Workflow = named(workflowProblem).meta({ description: 'A workflow id, or its file name (ci.yml).' });
 
 /** The `limit` of every list: 1 to 100, 20 when absent (the kit's paging). */
@@ -57,7 +74,10 @@ const tags = {
 
 type Shape = z.ZodObject<z.ZodRawShape>;
 /** A gateway route as its group declares it: the tag and the profile header come from `routesOf`. */
-export type GatewayRoute<P extends Shape, Q extends Shape, B extends z.ZodType> = Omit<RouteSpec<P, Q, B, typeof ProfileHeaders>, 'tags' | 'headers'>;
+export type GatewayRoute<P extends Shape, Q extends Shape, B extends z.ZodType> = Omit<
+  RouteSpec<P, Q, B, typeof ProfileHeaders>,
+  'tags' | 'headers'
+>;
 
 /** Declares a group's routes, each with the group's tag and the X-Identity-Profile header every gateway route takes. */
 export function routesOf(api: Api, group: keyof typeof tags) {
@@ -71,9 +91,16 @@ type Ctx = { principal: Principal; headers: { 'x-identity-profile': string } };
 export function sessionOf(parts: GatewayParts, ctx: Ctx): Session {
   // The token is verified already; its sid names the session credential it was minted with.
   const sid = decodeJwt(ctx.principal.token).sid;
-  return new Session(parts.resolver, parts.platform, ctx.principal.account, ctx.headers['x-identity-profile'], ctx.principal.token, {
-    ...(typeof sid === 'string' ? { session: sid } : {}),
-  });
+  return new Session(
+    parts.resolver,
+    parts.platform,
+    ctx.principal.account,
+    ctx.headers['x-identity-profile'],
+    ctx.principal.token,
+    {
+      ...(typeof sid === 'string' ? { session: sid } : {}),
+    },
+  );
 }
 
 export const full = (p: { owner: string; name: string }) => `${p.owner}/${p.name}`;
@@ -92,7 +119,11 @@ export function stateList<T>(
     /** The answer, in a word: "issues", "pull requests". */
     items: string;
     schema: z.ZodType;
-    read: (o: PlatformClient, where: { owner: string; repo: string; state: State }, page: Page) => Promise<{ data: T[]; headers: { link?: string } }>;
+    read: (
+      o: PlatformClient,
+      where: { owner: string; repo: string; state: State },
+      page: Page,
+    ) => Promise<{ data: T[]; headers: { link?: string } }>;
     project: (item: T) => unknown;
   },
 ): void {
@@ -103,11 +134,15 @@ export function stateList<T>(
     summary: spec.summary,
     params: RepoParams,
     query: z.object({ state: z.enum(['open', 'closed', 'all']).default('open'), limit: Limit }),
-    responses: { 200: { description: `At most limit ${spec.items}, newest first, and the total.`, schema: spec.schema } },
+    responses: {
+      200: { description: `At most limit ${spec.items}, newest first, and the total.`, schema: spec.schema },
+    },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const where = { owner: ctx.params.owner, repo: ctx.params.name, state: ctx.query.state };
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) => listWithTotal(ctx.query.limit, (page) => spec.read(o, where, page)));
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
+        listWithTotal(ctx.query.limit, (page) => spec.read(o, where, page)),
+      );
       return { body: { total: r.total, items: r.items.map(spec.project) } };
     },
   });

@@ -4,11 +4,21 @@ import { problem } from '../../kit/problem.ts';
 import { commitFiles } from '../commits.ts';
 import { Branch, CommitResult, FileContent, Tree } from '../shapes.ts';
 import { cutBytes } from '../projection.ts';
-import { BranchName, FilePath, full, type GatewayParts, Limit, Ref, RepoParams, routesOf, sessionOf, Sha } from './common.ts';
+import {
+  BranchName,
+  FilePath,
+  full,
+  type GatewayParts,
+  Limit,
+  Ref,
+  RepoParams,
+  routesOf,
+  sessionOf,
+  Sha,
+} from './common.ts';
 
 /** The Git Data API serves blobs up to 100 MB; larger files cannot be read through the API at all. */
 const BLOB_API_LIMIT = 100 * 1024 * 1024;
-
 
 export function fileRoutes(api: Api, parts: GatewayParts): void {
   const route = routesOf(api, 'files');
@@ -23,7 +33,13 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     query: z.object({
       path: FilePath,
       ref: Ref.optional().meta({ description: 'Branch or commit; the default branch when absent.' }),
-      max_bytes: z.coerce.number().int().min(1).max(1_000_000).default(100_000).meta({ description: 'Cap in bytes (default 100,000).' }),
+      max_bytes: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(1_000_000)
+        .default(100_000)
+        .meta({ description: 'Cap in bytes (default 100,000).' }),
     }),
     responses: { 200: { description: 'The file, or its first max_bytes.', schema: FileContent } },
     problems: [404, 429, 502, 503, 504],
@@ -44,8 +60,11 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
       let bytes: Buffer;
       if (data.encoding === 'none' || (data.content === '' && size > 0)) {
         // Over 1 MB the contents API answers without content; the Git Data API serves the blob up to 100 MB.
-        if (size > BLOB_API_LIMIT) return { body: { ...base, encoding: 'base64' as const, content: '', returned_bytes: 0, cut_bytes: size } };
-        const blob = await session.run({ repo: full(ctx.params), thing }, (o) => o.rest.git.getBlob({ owner, repo: name, file_sha: data.sha }));
+        if (size > BLOB_API_LIMIT)
+          return { body: { ...base, encoding: 'base64' as const, content: '', returned_bytes: 0, cut_bytes: size } };
+        const blob = await session.run({ repo: full(ctx.params), thing }, (o) =>
+          o.rest.git.getBlob({ owner, repo: name, file_sha: data.sha }),
+        );
         bytes = Buffer.from(blob.data.content, blob.data.encoding === 'base64' ? 'base64' : 'utf8');
       } else bytes = Buffer.from(data.content, 'base64');
       const text = bytes.toString('utf8');
@@ -60,7 +79,15 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         content = kept.toString('base64');
         returned = kept.length;
       }
-      return { body: { ...base, encoding: isText ? ('utf-8' as const) : ('base64' as const), content, returned_bytes: returned, cut_bytes: Math.max(0, size - returned) } };
+      return {
+        body: {
+          ...base,
+          encoding: isText ? ('utf-8' as const) : ('base64' as const),
+          content,
+          returned_bytes: returned,
+          cut_bytes: Math.max(0, size - returned),
+        },
+      };
     },
   });
 
@@ -70,13 +97,24 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     operationId: 'read_tree',
     summary: 'Read the tree of a branch or commit, optionally under a folder, saying what was cut',
     params: RepoParams,
-    query: z.object({ ref: Ref, under: z.string().max(1024).optional().meta({ description: 'Only entries under this folder.' }), limit: Limit }),
-    responses: { 200: { description: 'At most limit entries; total, cut_entries and platform_truncated say what is missing.', schema: Tree } },
+    query: z.object({
+      ref: Ref,
+      under: z.string().max(1024).optional().meta({ description: 'Only entries under this folder.' }),
+      limit: Limit,
+    }),
+    responses: {
+      200: {
+        description: 'At most limit entries; total, cut_entries and platform_truncated say what is missing.',
+        schema: Tree,
+      },
+    },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const { ref, under, limit } = ctx.query;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Ref ${ref}` }, (o) => o.rest.git.getTree({ owner, repo: name, tree_sha: ref, recursive: '1' }));
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Ref ${ref}` }, (o) =>
+        o.rest.git.getTree({ owner, repo: name, tree_sha: ref, recursive: '1' }),
+      );
       const prefix = under ? `${under.replace(/\/+$/, '')}/` : '';
       const all = r.data.tree.filter((e) => !prefix || (e.path ?? '').startsWith(prefix));
       const items = all.slice(0, limit).map((e) => ({
@@ -85,7 +123,16 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         mode: e.mode ?? '',
         size: typeof e.size === 'number' ? e.size : null,
       }));
-      return { body: { ref, sha: r.data.sha, total: all.length, items, cut_entries: all.length - items.length, platform_truncated: r.data.truncated } };
+      return {
+        body: {
+          ref,
+          sha: r.data.sha,
+          total: all.length,
+          items,
+          cut_entries: all.length - items.length,
+          platform_truncated: r.data.truncated,
+        },
+      };
     },
   });
 
@@ -108,7 +155,10 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
             action: z.enum(['upsert', 'delete']).default('upsert'),
             content: z.string().max(1_500_000).optional(),
             encoding: z.enum(['utf-8', 'base64']).default('utf-8'),
-            mode: z.enum(['100644', '100755', '120000']).default('100644').meta({ description: '100644 file, 100755 executable, 120000 symlink.' }),
+            mode: z
+              .enum(['100644', '100755', '120000'])
+              .default('100644')
+              .meta({ description: '100644 file, 100755 executable, 120000 symlink.' }),
           }),
         )
         .min(1)
@@ -130,19 +180,27 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     operationId: 'create_branch',
     summary: 'Create a branch from another branch or a commit',
     params: RepoParams,
-    body: z.object({ name: BranchName, from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }) }),
+    body: z.object({
+      name: BranchName,
+      from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }),
+    }),
     responses: { 201: { description: 'The branch.', schema: Branch } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const session = sessionOf(parts, ctx);
       const repo = full(ctx.params);
-      const sha = await session.run({ repo, thing: `Branch or commit ${ctx.body.from ?? '(default branch)'}` }, async (o) => {
-        const from = ctx.body.from ?? (await o.rest.repos.get({ owner, repo: name })).data.default_branch;
-        if (/^[0-9a-f]{40}$/.test(from)) return from;
-        return (await o.rest.git.getRef({ owner, repo: name, ref: `heads/${from}` })).data.object.sha;
-      });
-      await session.run({ repo, write: true }, (o) => o.rest.git.createRef({ owner, repo: name, ref: `refs/heads/${ctx.body.name}`, sha }));
+      const sha = await session.run(
+        { repo, thing: `Branch or commit ${ctx.body.from ?? '(default branch)'}` },
+        async (o) => {
+          const from = ctx.body.from ?? (await o.rest.repos.get({ owner, repo: name })).data.default_branch;
+          if (/^[0-9a-f]{40}$/.test(from)) return from;
+          return (await o.rest.git.getRef({ owner, repo: name, ref: `heads/${from}` })).data.object.sha;
+        },
+      );
+      await session.run({ repo, write: true }, (o) =>
+        o.rest.git.createRef({ owner, repo: name, ref: `refs/heads/${ctx.body.name}`, sha }),
+      );
       return { status: 201, body: { name: ctx.body.name, sha } };
     },
   });

@@ -48,8 +48,9 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue #${number}` }, (o) =>
-        o.rest.issues.update({ owner, repo: name, issue_number: number, state: ctx.body.state }),
+      const r = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), write: true, thing: `Issue #${number}` },
+        (o) => o.rest.issues.update({ owner, repo: name, issue_number: number, state: ctx.body.state }),
       );
       return { body: issue(r.data) };
     },
@@ -66,8 +67,9 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Issue or pull request #${number}` }, (o) =>
-        o.rest.issues.createComment({ owner, repo: name, issue_number: number, body: ctx.body.body }),
+      const r = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), write: true, thing: `Issue or pull request #${number}` },
+        (o) => o.rest.issues.createComment({ owner, repo: name, issue_number: number, body: ctx.body.body }),
       );
       return { status: 201, body: comment(r.data) };
     },

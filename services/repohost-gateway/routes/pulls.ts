@@ -4,7 +4,18 @@ import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../sh
 import { lastPage, listWithTotal, type PlatformClient } from '../platform/index.ts';
 import { readChecks } from '../checks.ts';
 import { filePatch, pullRequest, review, threads, type PlatformReviewComment } from '../projection.ts';
-import { full, type GatewayParts, Limit, Number_, Ref, RepoParams, routesOf, sessionOf, Sha, stateList } from './common.ts';
+import {
+  full,
+  type GatewayParts,
+  Limit,
+  Number_,
+  Ref,
+  RepoParams,
+  routesOf,
+  sessionOf,
+  Sha,
+  stateList,
+} from './common.ts';
 
 const PullParams = RepoParams.extend({ number: Number_ });
 const PullList = listOf(PullRequest, 'PullRequestList');
@@ -57,24 +68,32 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const where = { owner, repo: name, pull_number: number };
-      const body = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, async (o) => {
-        const pull = (await o.rest.pulls.get(where)).data;
-        const headSha = pull.head.sha;
-        const [reviews, comments, checks] = await Promise.all([
-          listWithTotal(DETAIL_READ, (page) => o.rest.pulls.listReviews({ ...where, ...page })),
-          reviewComments(o, where),
-          readChecks(o, owner, name, headSha, DETAIL_READ),
-        ]);
-        const grouped = threads(comments.comments);
-        return {
-          ...pullRequest(pull),
-          body: pull.body ?? '',
-          mergeable: pull.mergeable ?? null,
-          reviews: { total: reviews.total, items: reviews.items.map(review) },
-          threads: { total: grouped.length, items: grouped.slice(0, DETAIL_READ), comments: comments.total, capped: comments.capped },
-          checks: { ref: `pull/${number}`, ...checks },
-        };
-      });
+      const body = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), thing: `Pull request #${number}` },
+        async (o) => {
+          const pull = (await o.rest.pulls.get(where)).data;
+          const headSha = pull.head.sha;
+          const [reviews, comments, checks] = await Promise.all([
+            listWithTotal(DETAIL_READ, (page) => o.rest.pulls.listReviews({ ...where, ...page })),
+            reviewComments(o, where),
+            readChecks(o, owner, name, headSha, DETAIL_READ),
+          ]);
+          const grouped = threads(comments.comments);
+          return {
+            ...pullRequest(pull),
+            body: pull.body ?? '',
+            mergeable: pull.mergeable ?? null,
+            reviews: { total: reviews.total, items: reviews.items.map(review) },
+            threads: {
+              total: grouped.length,
+              items: grouped.slice(0, DETAIL_READ),
+              comments: comments.total,
+              capped: comments.capped,
+            },
+            checks: { ref: `pull/${number}`, ...checks },
+          };
+        },
+      );
       return { body };
     },
   });
@@ -87,14 +106,24 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     params: PullParams,
     query: z.object({
       limit: Limit,
-      max_patch_bytes: z.coerce.number().int().min(0).max(1_000_000).default(20_000).meta({ description: 'Cap per patch in bytes (default 20,000).' }),
+      max_patch_bytes: z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(1_000_000)
+        .default(20_000)
+        .meta({ description: 'Cap per patch in bytes (default 20,000).' }),
     }),
-    responses: { 200: { description: 'At most limit files and the total; each patch says what was cut.', schema: FilePatchList } },
+    responses: {
+      200: { description: 'At most limit files and the total; each patch says what was cut.', schema: FilePatchList },
+    },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, (o) =>
-        listWithTotal(ctx.query.limit, (page) => o.rest.pulls.listFiles({ owner, repo: name, pull_number: number, ...page })),
+        listWithTotal(ctx.query.limit, (page) =>
+          o.rest.pulls.listFiles({ owner, repo: name, pull_number: number, ...page }),
+        ),
       );
       return { body: { total: r.total, items: r.items.map((f) => filePatch(f, ctx.query.max_patch_bytes)) } };
     },
@@ -106,13 +135,27 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     operationId: 'open_pull',
     summary: 'Open a pull request',
     params: RepoParams,
-    body: z.object({ title: z.string().min(1).max(256), head: Ref, base: Ref, body: z.string().max(65_536).optional(), draft: z.boolean().default(false) }),
+    body: z.object({
+      title: z.string().min(1).max(256),
+      head: Ref,
+      base: Ref,
+      body: z.string().max(65_536).optional(),
+      draft: z.boolean().default(false),
+    }),
     responses: { 201: { description: 'The new pull request.', schema: PullRequest } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
-        o.rest.pulls.create({ owner, repo: name, title: ctx.body.title, head: ctx.body.head, base: ctx.body.base, body: ctx.body.body, draft: ctx.body.draft }),
+        o.rest.pulls.create({
+          owner,
+          repo: name,
+          title: ctx.body.title,
+          head: ctx.body.head,
+          base: ctx.body.base,
+          body: ctx.body.body,
+          draft: ctx.body.draft,
+        }),
       );
       return { status: 201, body: pullRequest(r.data) };
     },
@@ -125,14 +168,20 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     summary: 'Change a pull request\u2019s title, body, base or state',
     params: PullParams,
     body: z
-      .object({ title: z.string().min(1).max(256).optional(), body: z.string().max(65_536).optional(), base: Ref.optional(), state: z.enum(['open', 'closed']).optional() })
+      .object({
+        title: z.string().min(1).max(256).optional(),
+        body: z.string().max(65_536).optional(),
+        base: Ref.optional(),
+        state: z.enum(['open', 'closed']).optional(),
+      })
       .refine((b) => Object.keys(b).length > 0, 'send at least one of title, body, base, state'),
     responses: { 200: { description: 'The pull request as it is now.', schema: PullRequest } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
-        o.rest.pulls.update({ owner, repo: name, pull_number: number, ...ctx.body }),
+      const r = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), write: true, thing: `Pull request #${number}` },
+        (o) => o.rest.pulls.update({ owner, repo: name, pull_number: number, ...ctx.body }),
       );
       return { body: pullRequest(r.data) };
     },
@@ -145,16 +194,32 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     summary: 'Merge a pull request, guarded by the expected head SHA when given',
     params: PullParams,
     body: z.object({
-      expected_head_sha: Sha.optional().meta({ description: 'Merge only if the head is still this commit; otherwise 409.' }),
+      expected_head_sha: Sha.optional().meta({
+        description: 'Merge only if the head is still this commit; otherwise 409.',
+      }),
       method: z.enum(['merge', 'squash', 'rebase']).default('merge'),
       commit_title: z.string().max(256).optional(),
     }),
-    responses: { 200: { description: 'Merged.', schema: z.object({ merged: z.boolean(), sha: z.string() }).meta({ id: 'MergeResult' }) } },
+    responses: {
+      200: {
+        description: 'Merged.',
+        schema: z.object({ merged: z.boolean(), sha: z.string() }).meta({ id: 'MergeResult' }),
+      },
+    },
     problems: [403, 404, 409, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
-        o.rest.pulls.merge({ owner, repo: name, pull_number: number, sha: ctx.body.expected_head_sha, merge_method: ctx.body.method, commit_title: ctx.body.commit_title }),
+      const r = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), write: true, thing: `Pull request #${number}` },
+        (o) =>
+          o.rest.pulls.merge({
+            owner,
+            repo: name,
+            pull_number: number,
+            sha: ctx.body.expected_head_sha,
+            merge_method: ctx.body.method,
+            commit_title: ctx.body.commit_title,
+          }),
       );
       return { body: { merged: r.data.merged, sha: r.data.sha } };
     },
@@ -166,14 +231,20 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     operationId: 'review_pull',
     summary: 'Review a pull request: approve, request changes or comment',
     params: PullParams,
-    body: z.object({ event: z.enum(['approve', 'request_changes', 'comment']), body: z.string().max(65_536).optional() }),
+    body: z.object({
+      event: z.enum(['approve', 'request_changes', 'comment']),
+      body: z.string().max(65_536).optional(),
+    }),
     responses: { 200: { description: 'The review.', schema: Review } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name, number } = ctx.params;
-      const event = ({ approve: 'APPROVE', request_changes: 'REQUEST_CHANGES', comment: 'COMMENT' } as const)[ctx.body.event];
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Pull request #${number}` }, (o) =>
-        o.rest.pulls.createReview({ owner, repo: name, pull_number: number, event, body: ctx.body.body }),
+      const event = ({ approve: 'APPROVE', request_changes: 'REQUEST_CHANGES', comment: 'COMMENT' } as const)[
+        ctx.body.event
+      ];
+      const r = await sessionOf(parts, ctx).run(
+        { repo: full(ctx.params), write: true, thing: `Pull request #${number}` },
+        (o) => o.rest.pulls.createReview({ owner, repo: name, pull_number: number, event, body: ctx.body.body }),
       );
       return { body: review(r.data) };
     },

@@ -35,9 +35,16 @@ export function identityRoutes(api: Api, parts: GatewayParts): void {
         }
         const user = (await o.rest.users.getAuthenticated()).data;
         const owned = user.public_repos + (user.total_private_repos ?? 0);
-        const reachableOwned = (await listWithTotal(1, (page) => o.rest.repos.listForAuthenticatedUser({ affiliation: 'owner', ...page }))).total;
+        const reachableOwned = (
+          await listWithTotal(1, (page) => o.rest.repos.listForAuthenticatedUser({ affiliation: 'owner', ...page }))
+        ).total;
         const reachable = (await listWithTotal(1, (page) => o.rest.repos.listForAuthenticatedUser({ ...page }))).total;
-        return { login: user.login, kind: 'token' as const, selection: reachableOwned < owned ? ('selected' as const) : ('all' as const), repositories: reachable };
+        return {
+          login: user.login,
+          kind: 'token' as const,
+          selection: reachableOwned < owned ? ('selected' as const) : ('all' as const),
+          repositories: reachable,
+        };
       });
       return { body: me };
     },
@@ -51,7 +58,10 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     path: '/v1/repos',
     operationId: 'find_repos',
     summary: 'Find repositories: by words (q), or every repository the connection reaches',
-    query: z.object({ q: z.string().min(1).max(256).optional().meta({ description: 'Words to search for (platform search syntax).' }), limit: Limit }),
+    query: z.object({
+      q: z.string().min(1).max(256).optional().meta({ description: 'Words to search for (platform search syntax).' }),
+      limit: Limit,
+    }),
     responses: { 200: { description: 'At most limit repositories and the total.', schema: RepositoryList } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
@@ -84,7 +94,9 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) => o.rest.repos.get({ owner, repo: name }));
+      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
+        o.rest.repos.get({ owner, repo: name }),
+      );
       return { body: repository(r.data) };
     },
   });
@@ -98,13 +110,21 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       name: RepoName,
       description: z.string().max(350).optional(),
       private: z.boolean().default(true),
-      auto_init: z.boolean().default(true).meta({ description: 'Start with a README so branches and commits work at once.' }),
+      auto_init: z
+        .boolean()
+        .default(true)
+        .meta({ description: 'Start with a README so branches and commits work at once.' }),
     }),
     responses: { 201: { description: 'The new repository.', schema: Repository } },
     problems: [403, 409, 429, 502, 503, 504],
     handler: async (ctx) => {
       const r = await sessionOf(parts, ctx).run({ write: true }, (o) =>
-        o.rest.repos.createForAuthenticatedUser({ name: ctx.body.name, description: ctx.body.description, private: ctx.body.private, auto_init: ctx.body.auto_init }),
+        o.rest.repos.createForAuthenticatedUser({
+          name: ctx.body.name,
+          description: ctx.body.description,
+          private: ctx.body.private,
+          auto_init: ctx.body.auto_init,
+        }),
       );
       return { status: 201, body: repository(r.data) };
     },
@@ -120,7 +140,10 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       .object({
         description: z.string().max(350).nullable().optional(),
         visibility: z.enum(['public', 'private']).optional(),
-        archived: z.literal(true).optional().meta({ description: 'true archives the repository (read-only from then on).' }),
+        archived: z
+          .literal(true)
+          .optional()
+          .meta({ description: 'true archives the repository (read-only from then on).' }),
       })
       .refine((b) => Object.keys(b).length > 0, 'send at least one of description, visibility, archived'),
     responses: { 200: { description: 'The repository as it is now.', schema: Repository } },
@@ -150,7 +173,9 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
-      await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) => o.rest.repos.delete({ owner, repo: name }));
+      await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
+        o.rest.repos.delete({ owner, repo: name }),
+      );
       return { status: 204 };
     },
   });
