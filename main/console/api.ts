@@ -10,7 +10,7 @@ import type { Supervisor } from '../supervisor/types.ts';
 import type { ConsoleApi, ConsoleRequest, ConsoleResult } from '../../common/contract.ts';
 import { ActivityHistory } from './activity.ts';
 import { rememberCrashes } from './crashes.ts';
-import type { FirstRunSettings, OpenTerminal } from './first-run.ts';
+import type { FirstRunSettings, OpenTerminal } from './method-spec.ts';
 import { consoleSettingsFile } from './settings-file.ts';
 import { METHOD_NAMES, METHODS, type MethodContext, type MethodName } from './methods.ts';
 import { ConsoleError, ServiceClient } from './service-client.ts';

@@ -42,15 +42,6 @@ export const TOKEN_PERMISSIONS: readonly TokenPermission[] = [
   },
 ];
 
-/** What the first run keeps: whether the person finished or dismissed the guide. */
-export interface FirstRunSettings {
-  firstRunDone(): boolean;
-  setFirstRunDone(done: boolean): void;
-}
-
-/** Opens a terminal running a command; given by the desktop app only (a browser tab must not start programs). */
-export type OpenTerminal = (command: string) => Promise<TerminalOpened>;
-
 const SIGN_IN = '/login';
 
 function signInStep(ready: Readiness | undefined, error: string | undefined, canOpenTerminal: boolean): CliSignInStep {

@@ -7,7 +7,7 @@ import { urlPath } from '../../common/url-path.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ActivityHistory } from './activity.ts';
 import type { CrashMemory } from './crashes.ts';
-import type { FirstRunSettings, OpenTerminal } from './first-run.ts';
+import type { TerminalOpened } from '../../common/contract.ts';
 import type { ServiceClient } from './service-client.ts';
 
 export interface MethodContext {
@@ -44,3 +44,12 @@ export const Limit = z.number().int().min(1).max(500).optional();
 export const Cursor = z.string().max(300).optional();
 
 export const personaPath = (profile: string) => urlPath`/v1/personas/${profile}`;
+
+/** What the first run keeps: whether the person finished or dismissed the guide. */
+export interface FirstRunSettings {
+  firstRunDone(): boolean;
+  setFirstRunDone(done: boolean): void;
+}
+
+/** Opens a terminal running a command; given by the desktop app only (a browser tab must not start programs). */
+export type OpenTerminal = (command: string) => Promise<TerminalOpened>;

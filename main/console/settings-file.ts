@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import type { FirstRunSettings } from './first-run.ts';
+import type { FirstRunSettings } from './method-spec.ts';
 
 const Stored = z.object({ firstRunDone: z.boolean().default(false) });
 
