@@ -13,6 +13,7 @@ import type {
   HubCredentialStep,
   TerminalOpened,
 } from '../../common/contract.ts';
+import { TokenFields } from './platform.ts';
 import { Failed, Loaded, useCall } from './states.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
@@ -195,26 +196,13 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       <a class="button" href=${step.tokenUrl} target="_blank" rel="noopener noreferrer">Open GitHub’s token page</a>
     </p>
     <form class="add-connection" onSubmit=${save}>
-      <label
-        >Profile
-        <input
-          name="first-run-profile"
-          required
-          value=${profile}
-          onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
-      /></label>
-      <label
-        >Token
-        <input
-          name="first-run-token"
-          type="password"
-          autocomplete="off"
-          spellcheck=${false}
-          required
-          value=${token}
-          onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
-        />
-      </label>
+      <${TokenFields}
+        names=${['first-run-profile', 'first-run-token']}
+        profile=${profile}
+        setProfile=${setProfile}
+        token=${token}
+        setToken=${setToken}
+      />
       <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
     </form>`;
   return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />

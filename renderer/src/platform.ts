@@ -275,6 +275,39 @@ export function Subscriptions() {
 /** Moves the focus to the safe choice of an inline question when it appears (a stable ref: only on mount). */
 const focusOnMount = (el: HTMLElement | null) => el?.focus();
 
+/** A connection's profile and token inputs (the token never echoed, never spell-checked); the Connections page and Get started share them. */
+export function TokenFields(props: {
+  names: [profile: string, token: string];
+  profile: string;
+  setProfile: (value: string) => void;
+  token: string;
+  setToken: (value: string) => void;
+}) {
+  const { names, profile, setProfile, token, setToken } = props;
+  return html`
+    <label
+      >Profile
+      <input
+        name=${names[0]}
+        required
+        value=${profile}
+        onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
+    /></label>
+    <label
+      >Token
+      <input
+        name=${names[1]}
+        type="password"
+        autocomplete="off"
+        spellcheck=${false}
+        required
+        value=${token}
+        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+      />
+    </label>
+  `;
+}
+
 export function Connections() {
   const [load, reload] = useCall<ConnectionList>('connections.list', undefined, 'connections');
   const [profile, setProfile] = useState('');
@@ -375,26 +408,13 @@ export function Connections() {
     />
     <form class="add-connection" onSubmit=${add}>
       <h3>Add or replace a token</h3>
-      <label
-        >Profile
-        <input
-          name="profile"
-          required
-          value=${profile}
-          onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
-      /></label>
-      <label
-        >Token
-        <input
-          name="token"
-          type="password"
-          autocomplete="off"
-          spellcheck=${false}
-          required
-          value=${token}
-          onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
-        />
-      </label>
+      <${TokenFields}
+        names=${['profile', 'token']}
+        profile=${profile}
+        setProfile=${setProfile}
+        token=${token}
+        setToken=${setToken}
+      />
       <button type="submit">Save token</button>
       <p class="muted">The token goes to the identity service, which stores it encrypted. It is never shown again.</p>
     </form>
