@@ -3,8 +3,7 @@
  * them: the real supervisor starts identity, the persona store, the gateway (on the GitHub double) and
  * the provider (its CLI the scripted stand-in); the console server is the headless one.
  *
- * Routes come from each service's own /openapi.json (identity, persona store, gateway), the provider's
- * four from its spec, the console's methods from its API. Each route gets hostile path segments, query
+ * Routes come from each service's own /openapi.json, the console's methods from its API. Each route gets hostile path segments, query
  * strings, members and whole bodies, with a valid token, with none and with broken ones: first every
  * route against every hostile input of a table, then random combinations drawn with the file's seed.
  * The property (well-formed-answer.ts): never a 5xx, every refusal in the service's envelope with a
@@ -401,10 +400,11 @@ beforeAll(async () => {
     (await json(`${url}/openapi.json`)) as Parameters<typeof routesOf>[0] & {
       components?: { schemas?: Record<string, Schema> };
     };
-  const [identityDoc, personaDoc, gatewayDoc] = await Promise.all([
+  const [identityDoc, personaDoc, gatewayDoc, providerDoc] = await Promise.all([
     docOf(urls.identity),
     docOf(urls.persona),
     docOf(urls.gateway),
+    docOf(urls.provider),
   ]);
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   targets = [
@@ -448,14 +448,12 @@ beforeAll(async () => {
       name: 'provider',
       base: urls.provider,
       envelope: 'provider',
-      routes: [
-        { method: 'GET', template: '/healthy', parameters: [] },
-        { method: 'GET', template: '/ready', parameters: [] },
-        { method: 'GET', template: '/v1/models', parameters: [] },
-        { method: 'POST', template: '/v1/chat/completions', parameters: [], body: PROVIDER_BODY },
-      ],
-      components: {},
-      known: { content: 'Say hello.' },
+      // A valid draw runs the stand-in CLI: its body stays one short user message to one model.
+      routes: routesOf(providerDoc).map((route) =>
+        route.template === '/v1/chat/completions' ? { ...route, body: PROVIDER_BODY } : route,
+      ),
+      components: providerDoc.components?.schemas ?? {},
+      known: { content: 'Say hello.', model: 'sonnet' },
       authorized: () => ({}),
     },
     {
