@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LOCAL_SESSION_FILE } from '../../common/services.ts';
+import { LOCAL_SESSION_FILE, SERVICE_CATALOGUE } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
 import { ConfigError } from '../kit/config.ts';
 import { loadPersonaConfig, type PersonaConfig } from './config.ts';
@@ -65,7 +65,7 @@ async function openPostgres(config: PersonaConfig, url: string): Promise<Persona
  * /v1/account), read from identity's data folder beside the persona store's, as the app lays them out.
  */
 async function localAccount(config: PersonaConfig): Promise<{ id: string; name: string }> {
-  const file = join(dirname(config.dataDir), 'identity', LOCAL_SESSION_FILE);
+  const file = join(dirname(config.dataDir), SERVICE_CATALOGUE.identity.name, LOCAL_SESSION_FILE);
   const why = (reason: string) =>
     new Error(
       `no --account given, and the local account could not be found (${reason}). Pass --account <id>: \`npm run identity -- account list\` prints each account's id.`,
