@@ -4,7 +4,7 @@ import { Api } from '../kit/api.ts';
 import { createApp, DEFAULT_MAX_BODY_DEPTH, nestingExceeds } from '../kit/app.ts';
 import { errorSummary } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
-import { requireJson } from './browser-guard.ts';
+import { requireJson } from './json-body.ts';
 import type { CliLocation } from './cli-binary.ts';
 import { complete, type Completion, type CompletionParts } from './completions.ts';
 import { ProviderError, providerEnvelope, providerError } from './errors.ts';

@@ -1,11 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { parseHostHeader } from '../kit/host-check.ts';
 import { ProviderError } from './errors.ts';
-
-/** The host name of a Host header without its port: "127.0.0.1:8127" → "127.0.0.1", "[::1]:8127" → "::1". */
-export function hostName(header: string | undefined): string {
-  return parseHostHeader(header)?.name ?? '';
-}
 
 /**
  * POST /v1/chat/completions takes only an application/json body: a browser cannot send that without a
