@@ -190,32 +190,32 @@ const COMMON = {
 } as const satisfies BuildOptions;
 
 /** The Electron main process (an ES module, as Electron 28+ loads them) and the preload (sandboxed preloads are CommonJS). */
+const ELECTRON_ENTRIES = [
+  { file: MAIN_ENTRY, source: 'app.ts', format: 'esm', banner: { js: REQUIRE_BANNER } },
+  { file: PRELOAD_FILE, source: 'preload.ts', format: 'cjs' },
+] as const satisfies readonly (BuildOptions & { file: string; source: string })[];
+
+/** Each of ELECTRON_ENTRIES from main/electron/ to its file. */
 async function buildMain(): Promise<Made> {
-  const [main, preload] = await Promise.all([
-    esbuild({
-      ...COMMON,
-      entryPoints: { app: join(PROJECT_ROOT, 'main', 'electron', 'app.ts') },
-      format: 'esm',
-      outExtension: { '.js': '.mjs' },
-      outdir: 'out',
-      banner: { js: REQUIRE_BANNER },
-    }),
-    esbuild({
-      ...COMMON,
-      entryPoints: { preload: join(PROJECT_ROOT, 'main', 'electron', 'preload.ts') },
-      format: 'cjs',
-      outExtension: { '.js': '.cjs' },
-      outdir: 'out',
-    }),
-  ]);
-  return {
-    files: { [MAIN_ENTRY]: single(main.outputFiles).contents, [PRELOAD_FILE]: single(preload.outputFiles).contents },
-    inputs: [...metafileInputs(main.metafile), ...metafileInputs(preload.metafile)],
-    packages: {
-      [MAIN_ENTRY]: runtimePackages(main.metafile, single(main.outputFiles).text),
-      [PRELOAD_FILE]: runtimePackages(preload.metafile, single(preload.outputFiles).text),
-    },
-  };
+  const built = await Promise.all(
+    ELECTRON_ENTRIES.map(async ({ file, source, ...options }) => ({
+      file,
+      result: await esbuild({
+        ...COMMON,
+        ...options,
+        entryPoints: [join(PROJECT_ROOT, 'main', 'electron', source)],
+        outfile: join('out', file),
+      }),
+    })),
+  );
+  const made: Made = { files: {}, inputs: [], packages: {} };
+  for (const { file, result } of built) {
+    const output = single(result.outputFiles);
+    made.files[file] = output.contents;
+    made.inputs.push(...metafileInputs(result.metafile));
+    made.packages[file] = runtimePackages(result.metafile, output.text);
+  }
+  return made;
 }
 
 async function buildConsole(): Promise<Made> {

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { problem } from '../kit/problem.ts';
 import { writePrivateFile } from './keys.ts';
+import type { StaleReason } from './shapes.ts';
 import type { IdentityDatabase } from './tables.ts';
 
 export const TokenConnection = z
@@ -57,9 +58,6 @@ export interface ResolvedCredential {
 
 /** A personal access token has no expiry we can see; resolved copies are held by callers this long at most. */
 const TOKEN_CACHE_HORIZON_MS = 15 * 60_000;
-
-/** Why a resolved credential is no longer the current one. */
-export type StaleReason = 'account_removed' | 'session_revoked' | 'connection_removed' | 'connection_replaced';
 
 /**
  * Platform connections per account and profile, encrypted at rest with AES-256-GCM under a key kept in

@@ -36,6 +36,9 @@ export interface IdentityParts {
   hubAudiences: readonly string[];
 }
 
+/** The path of one platform connection: `/v1/connections/{profile}`. */
+const ConnectionParams = z.object({ profile: Profile });
+
 /** The session credential the caller presented (identity's own routes authenticate with session credentials). */
 const callerOf = (principal: unknown) => principal as SessionPrincipal;
 const sessionOf = (principal: unknown) => callerOf(principal).session;
@@ -309,7 +312,7 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/connections/{profile}',
     operationId: 'put_connection',
     summary: 'Add or replace the platform connection of a profile',
-    params: z.object({ profile: Profile }),
+    params: ConnectionParams,
     body: ConnectionInput,
     responses: { 200: { description: 'The connection, without its secret.', schema: ConnectionSummary } },
     problems: [403],
@@ -327,7 +330,7 @@ export function identityApi(parts: IdentityParts): Api {
     path: '/v1/connections/{profile}',
     operationId: 'delete_connection',
     summary: 'Remove the platform connection of a profile',
-    params: z.object({ profile: Profile }),
+    params: ConnectionParams,
     responses: { 204: { description: 'Removed.' } },
     problems: [403, 404],
     screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),

@@ -40,18 +40,24 @@ export const ResolvedCredential = z
     id: 'ResolvedCredential',
     description: 'A platform credential; hold it in memory only, no longer than expires_at.',
   });
+/** Why a resolved credential is no longer the current one. */
+export const STALE_REASONS = [
+  'account_removed',
+  'session_revoked',
+  'connection_removed',
+  'connection_replaced',
+] as const;
+export type StaleReason = (typeof STALE_REASONS)[number];
+
 export const CredentialStatus = z
   .object({
     current: z.boolean().meta({
       description: 'True while the connection is the one resolved and the caller\u2019s session credential stands.',
     }),
-    reason: z
-      .enum(['account_removed', 'session_revoked', 'connection_removed', 'connection_replaced'])
-      .optional()
-      .meta({
-        description:
-          'Why it is no longer current: stop using the held credential (and resolve again with a caller token, if you have one).',
-      }),
+    reason: z.enum(STALE_REASONS).optional().meta({
+      description:
+        'Why it is no longer current: stop using the held credential (and resolve again with a caller token, if you have one).',
+    }),
   })
   .meta({ id: 'CredentialStatus' });
 

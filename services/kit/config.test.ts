@@ -57,6 +57,15 @@ describe('configuration from prefixed environment variables', () => {
     expect(loadConfig('DEMO_', settings, { DEMO_HOST: 'localhost' }).host).toBe('localhost');
   });
 
+  it('takes one of a fixed set of words, and refuses another by listing them', () => {
+    const modes = { mode: setting('MODE', parse.oneOf(['whole', 'deltas']), 'whole', 'How to send.') };
+    expect(loadConfig('DEMO_', modes, {}).mode).toBe('whole');
+    expect(loadConfig('DEMO_', modes, { DEMO_MODE: 'deltas' }).mode).toBe('deltas');
+    expect(() => loadConfig('DEMO_', modes, { DEMO_MODE: 'Whole' })).toThrow(
+      'Setting DEMO_MODE is not valid (must be one of whole, deltas). How to send.',
+    );
+  });
+
   it('reads a list item by item, naming each item it refuses', () => {
     const ports = { ports: setting('PORTS', parse.ports(), '1,65535', 'Ports.') };
     expect(loadConfig('DEMO_', ports, {}).ports).toEqual([1, 65535]);

@@ -94,6 +94,9 @@ export const parse = {
     z
       .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
       .transform((v) => ['true', '1', 'yes'].includes(v)),
+  /** One of a fixed set of words; the refusal lists them. */
+  oneOf: <const T extends readonly [string, ...string[]]>(values: T) =>
+    z.enum(values, { message: `must be one of ${values.join(', ')}` }),
   list: () =>
     z.string().transform((v) =>
       v

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { SERVICE_CATALOGUE } from '../../common/services.ts';
 import { commonSettings, integerSetting, loadConfig, parse, setting } from '../kit/config.ts';
 import { MODEL_ALIASES } from './models.ts';
@@ -19,9 +18,7 @@ export const modelProviderSettings = {
   ),
   defaultModel: setting(
     'DEFAULT_MODEL',
-    parse
-      .text()
-      .refine((m) => (MODEL_ALIASES as readonly string[]).includes(m), `must be one of ${MODEL_ALIASES.join(', ')}`),
+    parse.oneOf(MODEL_ALIASES),
     'sonnet',
     `Model alias used when a request names none; one of ${MODEL_ALIASES.join(', ')}.`,
   ),
@@ -52,7 +49,7 @@ export const modelProviderSettings = {
   ),
   stream: setting(
     'STREAM',
-    z.enum(STREAM_MODES, { message: `must be one of ${STREAM_MODES.join(', ')}` }),
+    parse.oneOf(STREAM_MODES),
     'whole',
     'How a streamed completion (stream: true) is sent: whole (the reply at once, when the CLI has finished) or deltas (text as the CLI writes it).',
   ),

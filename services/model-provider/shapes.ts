@@ -74,13 +74,13 @@ const Usage = z
   })
   .meta({ id: 'Usage' });
 
+/** What every chat-completions answer begins with, whole or streamed (OpenAI's): its id, its kind, when, the model. */
+const completionOf = <Kind extends string>(object: Kind) =>
+  z.object({ id: z.string(), object: z.literal(object), created: z.number().int(), model: z.string() });
+
 /** A whole answer (`stream` absent or false). */
-export const ChatCompletion = z
-  .object({
-    id: z.string(),
-    object: z.literal('chat.completion'),
-    created: z.number().int(),
-    model: z.string(),
+export const ChatCompletion = completionOf('chat.completion')
+  .extend({
     choices: z
       .array(
         z.object({
@@ -99,12 +99,8 @@ export const ChatCompletion = z
   });
 
 /** One server-sent event of a streamed answer: a text chunk, the finish chunk, the usage chunk (`choices: []`); then `data: [DONE]`. */
-export const ChatCompletionChunk = z
-  .object({
-    id: z.string(),
-    object: z.literal('chat.completion.chunk'),
-    created: z.number().int(),
-    model: z.string(),
+export const ChatCompletionChunk = completionOf('chat.completion.chunk')
+  .extend({
     choices: z.array(
       z.object({
         index: z.literal(0),

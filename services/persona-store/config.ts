@@ -51,7 +51,7 @@ export const personaSettings = {
   ),
   forgetMode: setting(
     'FORGET_MODE',
-    z.enum(FORGET_MODES, { message: `must be one of ${FORGET_MODES.join(', ')}` }),
+    parse.oneOf(FORGET_MODES),
     DEFAULT_FORGET_MODE,
     `What forgetting does when the person chose nothing: ${FORGET_MODES.join(', ')}.`,
   ),
@@ -140,7 +140,7 @@ export const personaSettings = {
   ),
   databaseTls: setting(
     'DATABASE_TLS',
-    z.enum(DATABASE_TLS_MODES, { message: `must be one of ${DATABASE_TLS_MODES.join(', ')}` }),
+    parse.oneOf(DATABASE_TLS_MODES),
     'off',
     'TLS to PostgreSQL: off, verify (the server certificate is checked against the system CAs or PERSONA_DATABASE_CA_FILE), or require (encrypted, certificate not checked).',
   ),

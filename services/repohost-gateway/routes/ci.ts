@@ -5,18 +5,7 @@ import { Checks, Dispatched, listOf, LogWindow, Run, RunDetail } from '../shapes
 import { readChecks } from '../checks.ts';
 import { job, run } from '../projection.ts';
 import { logWindow, type WindowRequest } from '../windows.ts';
-import {
-  full,
-  type GatewayParts,
-  Limit,
-  Number_,
-  Ref,
-  RepoParams,
-  routesOf,
-  sessionOf,
-  Sha,
-  Workflow,
-} from './common.ts';
+import { type GatewayParts, Limit, Number_, onRepo, Ref, RepoParams, routesOf, Sha, Workflow } from './common.ts';
 
 const RunParams = RepoParams.extend({ run_id: Number_ });
 const RunList = listOf(Run, 'RunList');
@@ -40,15 +29,16 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The checks and what they add up to.', schema: Checks } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
       const { ref, pull, limit } = ctx.query;
       if ((ref === undefined) === (pull === undefined))
         throw problem.unprocessable('Send exactly one of the query members ref (a branch or SHA) and pull (a number).');
-      const body = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), thing: pull ? `Pull request #${pull}` : `Ref ${ref}` },
-        async (o) => {
-          const sha = pull ? (await o.rest.pulls.get({ owner, repo: name, pull_number: pull })).data.head.sha : ref!;
-          return { ref: pull ? `pull/${pull}` : ref!, ...(await readChecks(o, owner, name, sha, limit)) };
+      const body = await onRepo(
+        parts,
+        ctx,
+        { thing: pull ? `Pull request #${pull}` : `Ref ${ref}` },
+        async (o, where) => {
+          const sha = pull ? (await o.rest.pulls.get({ ...where, pull_number: pull })).data.head.sha : ref!;
+          return { ref: pull ? `pull/${pull}` : ref!, ...(await readChecks(o, where.owner, where.repo, sha, limit)) };
         },
       );
       return { body };
@@ -65,11 +55,9 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'At most limit runs and the total.', schema: RunList } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
+      const r = await onRepo(parts, ctx, {}, (o, where) =>
         o.rest.actions.listWorkflowRunsForRepo({
-          owner,
-          repo: name,
+          ...where,
           per_page: ctx.query.limit,
           ...(ctx.query.branch ? { branch: ctx.query.branch } : {}),
           ...(ctx.query.sha ? { head_sha: ctx.query.sha } : {}),
@@ -88,17 +76,14 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The run.', schema: RunDetail } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, run_id } = ctx.params;
-      const body = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), thing: `Workflow run ${run_id}` },
-        async (o) => {
-          const [r, jobs] = await Promise.all([
-            o.rest.actions.getWorkflowRun({ owner, repo: name, run_id }),
-            o.rest.actions.listJobsForWorkflowRun({ owner, repo: name, run_id, per_page: 100 }),
-          ]);
-          return { ...run(r.data), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map(job) } };
-        },
-      );
+      const { run_id } = ctx.params;
+      const body = await onRepo(parts, ctx, { thing: `Workflow run ${run_id}` }, async (o, where) => {
+        const [r, jobs] = await Promise.all([
+          o.rest.actions.getWorkflowRun({ ...where, run_id }),
+          o.rest.actions.listJobsForWorkflowRun({ ...where, run_id, per_page: 100 }),
+        ]);
+        return { ...run(r.data), jobs: { total: jobs.data.total_count, items: jobs.data.jobs.map(job) } };
+      });
       return { body };
     },
   });
@@ -129,7 +114,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The window and what it cut.', schema: LogWindow } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, job_id } = ctx.params;
+      const { job_id } = ctx.params;
       const { tail, start, end, search } = ctx.query;
       let request: WindowRequest;
       if (search !== undefined) {
@@ -141,8 +126,8 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
           throw problem.unprocessable('A range needs start and end with end >= start.');
         request = { mode: 'range', start, end };
       } else request = { mode: 'tail', lines: tail ?? 200 };
-      const text = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Job ${job_id}` }, async (o) => {
-        const r = await o.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo: name, job_id });
+      const text = await onRepo(parts, ctx, { thing: `Job ${job_id}` }, async (o, where) => {
+        const r = await o.rest.actions.downloadJobLogsForWorkflowRun({ ...where, job_id });
         return typeof r.data === 'string' ? r.data : Buffer.from(r.data as ArrayBuffer).toString('utf8');
       });
       return { body: logWindow(job_id, text, request) };
@@ -159,14 +144,11 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       responses: { 202: { description: 'Asked of the platform; read the run to follow it.', schema: Accepted } },
       problems: [403, 404, 409, 429, 502, 503, 504],
       handler: async (ctx) => {
-        const { owner, name, run_id } = ctx.params;
-        await sessionOf(parts, ctx).run(
-          { repo: full(ctx.params), write: true, thing: `Workflow run ${run_id}` },
-          async (o) => {
-            if (action === 'rerun') await o.rest.actions.reRunWorkflow({ owner, repo: name, run_id });
-            else await o.rest.actions.cancelWorkflowRun({ owner, repo: name, run_id });
-          },
-        );
+        const { run_id } = ctx.params;
+        await onRepo(parts, ctx, { write: true, thing: `Workflow run ${run_id}` }, async (o, where) => {
+          if (action === 'rerun') await o.rest.actions.reRunWorkflow({ ...where, run_id });
+          else await o.rest.actions.cancelWorkflowRun({ ...where, run_id });
+        });
         return { status: 202, body: { run_id, action } };
       },
     });
@@ -182,18 +164,15 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     responses: { 202: { description: 'Started.', schema: Dispatched } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, workflow } = ctx.params;
-      const r = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), write: true, thing: `Workflow ${workflow}` },
-        (o) =>
-          o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', {
-            owner,
-            repo: name,
-            workflow_id: /^\d+$/.test(workflow) ? Number(workflow) : workflow,
-            ref: ctx.body.ref,
-            inputs: ctx.body.inputs,
-            return_run_details: true,
-          }),
+      const { workflow } = ctx.params;
+      const r = await onRepo(parts, ctx, { write: true, thing: `Workflow ${workflow}` }, (o, where) =>
+        o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', {
+          ...where,
+          workflow_id: /^\d+$/.test(workflow) ? Number(workflow) : workflow,
+          ref: ctx.body.ref,
+          inputs: ctx.body.inputs,
+          return_run_details: true,
+        }),
       );
       const runId = r.data?.workflow_run_id ?? null;
       return { status: 202, body: { workflow, ref: ctx.body.ref, run_id: runId } };

@@ -105,6 +105,23 @@ export function sessionOf(parts: GatewayParts, ctx: Ctx): Session {
 
 export const full = (p: { owner: string; name: string }) => `${p.owner}/${p.name}`;
 
+/** The repository a route's path names, as the platform's calls take it. */
+export type RepoWhere = { owner: string; repo: string };
+
+/**
+ * Runs `call` once under the caller's session on the repository the path names; `about` says whether
+ * it writes and what else it names, so a platform refusal names the right thing.
+ */
+export function onRepo<T>(
+  parts: GatewayParts,
+  ctx: Ctx & { params: { owner: string; name: string } },
+  about: { write?: boolean; thing?: string },
+  call: (o: PlatformClient, where: RepoWhere) => Promise<T>,
+): Promise<T> {
+  const { owner, name } = ctx.params;
+  return sessionOf(parts, ctx).run({ repo: full(ctx.params), ...about }, (o) => call(o, { owner, repo: name }));
+}
+
 type State = 'open' | 'closed' | 'all';
 type Page = { per_page: number; page: number };
 
@@ -139,9 +156,8 @@ export function stateList<T>(
     },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const where = { owner: ctx.params.owner, repo: ctx.params.name, state: ctx.query.state };
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
-        listWithTotal(ctx.query.limit, (page) => spec.read(o, where, page)),
+      const r = await onRepo(parts, ctx, {}, (o, where) =>
+        listWithTotal(ctx.query.limit, (page) => spec.read(o, { ...where, state: ctx.query.state }, page)),
       );
       return { body: { total: r.total, items: r.items.map(spec.project) } };
     },

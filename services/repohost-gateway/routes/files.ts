@@ -10,6 +10,7 @@ import {
   full,
   type GatewayParts,
   Limit,
+  onRepo,
   Ref,
   RepoParams,
   routesOf,
@@ -110,10 +111,9 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
       const { ref, under, limit } = ctx.query;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Ref ${ref}` }, (o) =>
-        o.rest.git.getTree({ owner, repo: name, tree_sha: ref, recursive: '1' }),
+      const r = await onRepo(parts, ctx, { thing: `Ref ${ref}` }, (o, where) =>
+        o.rest.git.getTree({ ...where, tree_sha: ref, recursive: '1' }),
       );
       const prefix = under ? `${under.replace(/\/+$/, '')}/` : '';
       const all = r.data.tree.filter((e) => !prefix || (e.path ?? '').startsWith(prefix));
@@ -214,9 +214,9 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     responses: { 204: { description: 'Deleted.' } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, branch } = ctx.params;
-      await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true, thing: `Branch ${branch}` }, (o) =>
-        o.rest.git.deleteRef({ owner, repo: name, ref: `heads/${branch}` }),
+      const { branch } = ctx.params;
+      await onRepo(parts, ctx, { write: true, thing: `Branch ${branch}` }, (o, where) =>
+        o.rest.git.deleteRef({ ...where, ref: `heads/${branch}` }),
       );
       return { status: 204 };
     },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Api } from '../../kit/api.ts';
 import { Comment, Issue, listOf } from '../shapes.ts';
 import { comment, issue } from '../projection.ts';
-import { full, type GatewayParts, Number_, RepoParams, routesOf, sessionOf, stateList } from './common.ts';
+import { type GatewayParts, Number_, onRepo, RepoParams, routesOf, stateList } from './common.ts';
 
 const IssueParams = RepoParams.extend({ number: Number_ });
 const IssueList = listOf(Issue, 'IssueList');
@@ -29,9 +29,8 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     responses: { 201: { description: 'The new issue.', schema: Issue } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
-        o.rest.issues.create({ owner, repo: name, title: ctx.body.title, body: ctx.body.body }),
+      const r = await onRepo(parts, ctx, { write: true }, (o, where) =>
+        o.rest.issues.create({ ...where, title: ctx.body.title, body: ctx.body.body }),
       );
       return { status: 201, body: issue(r.data) };
     },
@@ -47,10 +46,9 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The issue as it is now.', schema: Issue } },
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), write: true, thing: `Issue #${number}` },
-        (o) => o.rest.issues.update({ owner, repo: name, issue_number: number, state: ctx.body.state }),
+      const { number } = ctx.params;
+      const r = await onRepo(parts, ctx, { write: true, thing: `Issue #${number}` }, (o, where) =>
+        o.rest.issues.update({ ...where, issue_number: number, state: ctx.body.state }),
       );
       return { body: issue(r.data) };
     },
@@ -66,10 +64,9 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     responses: { 201: { description: 'The comment.', schema: Comment } },
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), write: true, thing: `Issue or pull request #${number}` },
-        (o) => o.rest.issues.createComment({ owner, repo: name, issue_number: number, body: ctx.body.body }),
+      const { number } = ctx.params;
+      const r = await onRepo(parts, ctx, { write: true, thing: `Issue or pull request #${number}` }, (o, where) =>
+        o.rest.issues.createComment({ ...where, issue_number: number, body: ctx.body.body }),
       );
       return { status: 201, body: comment(r.data) };
     },

@@ -4,18 +4,7 @@ import { FilePatch, listOf, PullRequest, PullRequestDetail, Review } from '../sh
 import { lastPage, listWithTotal, type PlatformClient } from '../platform/index.ts';
 import { readChecks } from '../checks.ts';
 import { filePatch, pullRequest, review, threads, type PlatformReviewComment } from '../projection.ts';
-import {
-  full,
-  type GatewayParts,
-  Limit,
-  Number_,
-  Ref,
-  RepoParams,
-  routesOf,
-  sessionOf,
-  Sha,
-  stateList,
-} from './common.ts';
+import { type GatewayParts, Limit, Number_, onRepo, Ref, RepoParams, routesOf, Sha, stateList } from './common.ts';
 
 const PullParams = RepoParams.extend({ number: Number_ });
 const PullList = listOf(PullRequest, 'PullRequestList');
@@ -66,34 +55,31 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The pull request.', schema: PullRequestDetail } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
-      const where = { owner, repo: name, pull_number: number };
-      const body = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), thing: `Pull request #${number}` },
-        async (o) => {
-          const pull = (await o.rest.pulls.get(where)).data;
-          const headSha = pull.head.sha;
-          const [reviews, comments, checks] = await Promise.all([
-            listWithTotal(DETAIL_READ, (page) => o.rest.pulls.listReviews({ ...where, ...page })),
-            reviewComments(o, where),
-            readChecks(o, owner, name, headSha, DETAIL_READ),
-          ]);
-          const grouped = threads(comments.comments);
-          return {
-            ...pullRequest(pull),
-            body: pull.body ?? '',
-            mergeable: pull.mergeable ?? null,
-            reviews: { total: reviews.total, items: reviews.items.map(review) },
-            threads: {
-              total: grouped.length,
-              items: grouped.slice(0, DETAIL_READ),
-              comments: comments.total,
-              capped: comments.capped,
-            },
-            checks: { ref: `pull/${number}`, ...checks },
-          };
-        },
-      );
+      const { number } = ctx.params;
+      const body = await onRepo(parts, ctx, { thing: `Pull request #${number}` }, async (o, repo) => {
+        const where = { ...repo, pull_number: number };
+        const pull = (await o.rest.pulls.get(where)).data;
+        const headSha = pull.head.sha;
+        const [reviews, comments, checks] = await Promise.all([
+          listWithTotal(DETAIL_READ, (page) => o.rest.pulls.listReviews({ ...where, ...page })),
+          reviewComments(o, where),
+          readChecks(o, repo.owner, repo.repo, headSha, DETAIL_READ),
+        ]);
+        const grouped = threads(comments.comments);
+        return {
+          ...pullRequest(pull),
+          body: pull.body ?? '',
+          mergeable: pull.mergeable ?? null,
+          reviews: { total: reviews.total, items: reviews.items.map(review) },
+          threads: {
+            total: grouped.length,
+            items: grouped.slice(0, DETAIL_READ),
+            comments: comments.total,
+            capped: comments.capped,
+          },
+          checks: { ref: `pull/${number}`, ...checks },
+        };
+      });
       return { body };
     },
   });
@@ -119,11 +105,9 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), thing: `Pull request #${number}` }, (o) =>
-        listWithTotal(ctx.query.limit, (page) =>
-          o.rest.pulls.listFiles({ owner, repo: name, pull_number: number, ...page }),
-        ),
+      const { number } = ctx.params;
+      const r = await onRepo(parts, ctx, { thing: `Pull request #${number}` }, (o, where) =>
+        listWithTotal(ctx.query.limit, (page) => o.rest.pulls.listFiles({ ...where, pull_number: number, ...page })),
       );
       return { body: { total: r.total, items: r.items.map((f) => filePatch(f, ctx.query.max_patch_bytes)) } };
     },
@@ -145,11 +129,9 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     responses: { 201: { description: 'The new pull request.', schema: PullRequest } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
+      const r = await onRepo(parts, ctx, { write: true }, (o, where) =>
         o.rest.pulls.create({
-          owner,
-          repo: name,
+          ...where,
           title: ctx.body.title,
           head: ctx.body.head,
           base: ctx.body.base,
@@ -178,10 +160,9 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The pull request as it is now.', schema: PullRequest } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), write: true, thing: `Pull request #${number}` },
-        (o) => o.rest.pulls.update({ owner, repo: name, pull_number: number, ...ctx.body }),
+      const { number } = ctx.params;
+      const r = await onRepo(parts, ctx, { write: true, thing: `Pull request #${number}` }, (o, where) =>
+        o.rest.pulls.update({ ...where, pull_number: number, ...ctx.body }),
       );
       return { body: pullRequest(r.data) };
     },
@@ -208,18 +189,15 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     },
     problems: [403, 404, 409, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
-      const r = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), write: true, thing: `Pull request #${number}` },
-        (o) =>
-          o.rest.pulls.merge({
-            owner,
-            repo: name,
-            pull_number: number,
-            sha: ctx.body.expected_head_sha,
-            merge_method: ctx.body.method,
-            commit_title: ctx.body.commit_title,
-          }),
+      const { number } = ctx.params;
+      const r = await onRepo(parts, ctx, { write: true, thing: `Pull request #${number}` }, (o, where) =>
+        o.rest.pulls.merge({
+          ...where,
+          pull_number: number,
+          sha: ctx.body.expected_head_sha,
+          merge_method: ctx.body.method,
+          commit_title: ctx.body.commit_title,
+        }),
       );
       return { body: { merged: r.data.merged, sha: r.data.sha } };
     },
@@ -238,13 +216,12 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The review.', schema: Review } },
     problems: [403, 404, 422, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name, number } = ctx.params;
+      const { number } = ctx.params;
       const event = ({ approve: 'APPROVE', request_changes: 'REQUEST_CHANGES', comment: 'COMMENT' } as const)[
         ctx.body.event
       ];
-      const r = await sessionOf(parts, ctx).run(
-        { repo: full(ctx.params), write: true, thing: `Pull request #${number}` },
-        (o) => o.rest.pulls.createReview({ owner, repo: name, pull_number: number, event, body: ctx.body.body }),
+      const r = await onRepo(parts, ctx, { write: true, thing: `Pull request #${number}` }, (o, where) =>
+        o.rest.pulls.createReview({ ...where, pull_number: number, event, body: ctx.body.body }),
       );
       return { body: review(r.data) };
     },

@@ -3,7 +3,7 @@ import type { Api } from '../../kit/api.ts';
 import { listOf, Me, Repository } from '../shapes.ts';
 import { listWithTotal } from '../platform/index.ts';
 import { repository } from '../projection.ts';
-import { full, type GatewayParts, Limit, RepoName, RepoParams, routesOf, sessionOf } from './common.ts';
+import { type GatewayParts, Limit, onRepo, RepoName, RepoParams, routesOf, sessionOf } from './common.ts';
 
 const RepositoryList = listOf(Repository, 'RepositoryList');
 
@@ -93,10 +93,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The repository.', schema: Repository } },
     problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params) }, (o) =>
-        o.rest.repos.get({ owner, repo: name }),
-      );
+      const r = await onRepo(parts, ctx, {}, (o, where) => o.rest.repos.get(where));
       return { body: repository(r.data) };
     },
   });
@@ -149,11 +146,9 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     responses: { 200: { description: 'The repository as it is now.', schema: Repository } },
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      const r = await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
+      const r = await onRepo(parts, ctx, { write: true }, (o, where) =>
         o.rest.repos.update({
-          owner,
-          repo: name,
+          ...where,
           ...(ctx.body.description !== undefined ? { description: ctx.body.description ?? '' } : {}),
           ...(ctx.body.visibility ? { visibility: ctx.body.visibility } : {}),
           ...(ctx.body.archived ? { archived: true } : {}),
@@ -172,10 +167,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     responses: { 204: { description: 'Deleted.' } },
     problems: [403, 404, 429, 502, 503, 504],
     handler: async (ctx) => {
-      const { owner, name } = ctx.params;
-      await sessionOf(parts, ctx).run({ repo: full(ctx.params), write: true }, (o) =>
-        o.rest.repos.delete({ owner, repo: name }),
-      );
+      await onRepo(parts, ctx, { write: true }, (o, where) => o.rest.repos.delete(where));
       return { status: 204 };
     },
   });
