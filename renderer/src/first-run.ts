@@ -13,8 +13,9 @@ import type {
   HubCredentialStep,
   TerminalOpened,
 } from '../../common/contract.ts';
-import { TokenFields } from './platform.ts';
+import { TokenFields, useTokenDraft } from './platform.ts';
 import { Failed, Loaded, useCall } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
 
@@ -138,8 +139,8 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
 }
 
 function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; changed: () => void }) {
-  const [profile, setProfile] = useState(step.connections[0] ?? 'default');
-  const [token, setToken] = useState('');
+  const draft = useTokenDraft(step.connections[0] ?? 'default');
+  const { profile } = draft;
   const [said, setSaid] = useState<Said>();
   const test = async (name: string) => {
     try {
@@ -159,8 +160,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    const secret = token.trim();
-    setToken(''); // the secret leaves the page's state at once, whatever happens next
+    const secret = draft.takeToken();
     try {
       await call('connections.put', { profile: profile.trim(), token: secret });
     } catch (err) {
@@ -174,13 +174,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       these repository permissions, for the repositories the hub may use:
     </p>
     <table class="permissions">
-      <thead>
-        <tr>
-          <th>Permission</th>
-          <th>Access</th>
-          <th>Why the gateway needs it</th>
-        </tr>
-      </thead>
+      <${ColumnHeads} names=${['Permission', 'Access', 'Why the gateway needs it']} />
       <tbody>
         ${step.permissions.map(
           (p) =>
@@ -196,13 +190,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       <a class="button" href=${step.tokenUrl} target="_blank" rel="noopener noreferrer">Open GitHub’s token page</a>
     </p>
     <form class="add-connection" onSubmit=${save}>
-      <${TokenFields}
-        names=${['first-run-profile', 'first-run-token']}
-        profile=${profile}
-        setProfile=${setProfile}
-        token=${token}
-        setToken=${setToken}
-      />
+      <${TokenFields} names=${['first-run-profile', 'first-run-token']} draft=${draft} />
       <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
     </form>`;
   return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />

@@ -9,6 +9,7 @@ import type { HubService } from '../../common/contract.ts';
 import type { HubView, NewHubCredential, SessionCredentialView } from '../../main/console/answers.ts';
 import { Dialog } from './dialog.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 
 /** The console's stand-in for the credential in the settings, until one is made on this page. */
@@ -174,16 +175,7 @@ export function Hub() {
             const others = view.credentials.filter((c) => c.purpose === 'hub');
             return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
               <table class="credentials">
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>May</th>
-                    <th>Made</th>
-                    <th>Last used</th>
-                    <th>Expires</th>
-                    <th><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
+                <${ColumnHeads} names=${['Name', 'May', 'Made', 'Last used', 'Expires']} hidden="Actions" />
                 <tbody>
                   ${view.credentials.map(
                     (c) =>

@@ -172,18 +172,20 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   />`;
 }
 
-function HourChart(props: {
+/** An hour chart: a counter of one service's /metrics, named in words for one (many add an s). */
+interface HourChartSpec {
   id: string;
   service: ServiceName;
-  activity: ServiceActivity | undefined;
   counter: string;
   one: string;
-  many: string;
   kind: string;
-}) {
+}
+
+function HourChart(props: HourChartSpec & { activity: ServiceActivity | undefined }) {
   const { id, activity, counter } = props;
+  const many = `${props.one}s`;
   const { title: what, label: who } = SERVICE_CATALOGUE[props.service];
-  const title = `${what}: ${props.many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
+  const title = `${what}: ${many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
     const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
@@ -197,9 +199,9 @@ function HourChart(props: {
     id=${id}
     title=${title}
     slotLabel="hour"
-    summary=${`${plural(sum(values), props.one, props.many)} in the ${spanWords(values.length, 60)}; busiest hour ${Math.max(...values)}.`}
+    summary=${`${plural(sum(values), props.one)} in the ${spanWords(values.length, 60)}; busiest hour ${Math.max(...values)}.`}
     times=${activity.hours.map((h) => h.at)}
-    series=${[{ kind: props.kind, label: props.many, values }]}
+    series=${[{ kind: props.kind, label: many, values }]}
   />`;
 }
 
@@ -209,6 +211,20 @@ const MINUTE_CHARTS: [ServiceName, string][] = [
   ['model-provider', 'provider-minutes'],
   ['identity', 'identity-minutes'],
   ['repohost-gateway', 'gateway-minutes'],
+];
+
+/** The hour charts, after the minute charts: the provider's work, then the persona store's. */
+const HOUR_CHARTS: HourChartSpec[] = [
+  { id: 'provider-runs', service: 'model-provider', counter: METRIC_NAMES.cliRuns, one: 'CLI run', kind: 'runs' },
+  { id: 'provider-tokens', service: 'model-provider', counter: METRIC_NAMES.tokens, one: 'token', kind: 'tokens' },
+  { id: 'persona-writes', service: 'persona-store', counter: METRIC_NAMES.personaWrites, one: 'write', kind: 'runs' },
+  {
+    id: 'persona-recalls',
+    service: 'persona-store',
+    counter: METRIC_NAMES.personaRecalls,
+    one: 'recall',
+    kind: 'runs',
+  },
 ];
 
 function Activity() {
@@ -241,42 +257,7 @@ function Activity() {
             ).map(
               ([name, id]) => html`<${MinuteChart} key=${id} id=${id} name=${name} activity=${view.services[name]} />`,
             )}
-            <${HourChart}
-              id="provider-runs"
-              service="model-provider"
-              activity=${view.services['model-provider']}
-              counter=${METRIC_NAMES.cliRuns}
-              one="CLI run"
-              many="CLI runs"
-              kind="runs"
-            />
-            <${HourChart}
-              id="provider-tokens"
-              service="model-provider"
-              activity=${view.services['model-provider']}
-              counter=${METRIC_NAMES.tokens}
-              one="token"
-              many="tokens"
-              kind="tokens"
-            />
-            <${HourChart}
-              id="persona-writes"
-              service="persona-store"
-              activity=${view.services['persona-store']}
-              counter=${METRIC_NAMES.personaWrites}
-              one="write"
-              many="writes"
-              kind="runs"
-            />
-            <${HourChart}
-              id="persona-recalls"
-              service="persona-store"
-              activity=${view.services['persona-store']}
-              counter=${METRIC_NAMES.personaRecalls}
-              one="recall"
-              many="recalls"
-              kind="runs"
-            />
+            ${HOUR_CHARTS.map((c) => html`<${HourChart} key=${c.id} ...${c} activity=${view.services[c.service]} />`)}
           </div>
           <p class="muted">
             Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every

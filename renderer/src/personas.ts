@@ -14,6 +14,7 @@ import type {
 import { Dialog } from './dialog.ts';
 import { FieldTable, NoteTable, entryMatches, noteText, type FieldEntry, type NoteEntry } from './entries.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
 
@@ -28,14 +29,7 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
       empty="No personas yet. The hub creates one the first time your assistant writes to the persona store for a profile, and it appears here then. If the hub is already in use, check that it points at this persona store (its port is in the Services panel)."
       renderList=${(list: Card[]) =>
         html`<table class="personas">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Profile</th>
-              <th>Language</th>
-              <th>Tone</th>
-            </tr>
-          </thead>
+          <${ColumnHeads} names=${['Name', 'Profile', 'Language', 'Tone']} />
           <tbody>
             ${list.map(
               (p) =>
@@ -623,16 +617,9 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
           >`;
         }
         return html`<table class="events">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Change</th>
-                <th>About</th>
-                <th>Members changed</th>
-                <th>Via (verified)</th>
-                <th>Source (claimed)</th>
-              </tr>
-            </thead>
+            <${ColumnHeads}
+              names=${['When', 'Change', 'About', 'Members changed', 'Via (verified)', 'Source (claimed)']}
+            />
             <tbody>
               ${list.map(
                 (ev) =>

@@ -5,6 +5,7 @@ import type { SubscriptionListView, SubscriptionView as Subscription } from '../
 import type { ConnectionList } from '../../services/identity/shapes.ts';
 import { Dialog } from './dialog.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 
 const KIND_LABELS: Record<string, string> = {
@@ -217,18 +218,10 @@ export function Subscriptions() {
           >`;
         }
         return html`<table class="subscriptions">
-            <thead>
-              <tr>
-                <th>Watching for</th>
-                <th>Repository</th>
-                <th>Target</th>
-                <th>State</th>
-                <th>Signal</th>
-                <th>Opened</th>
-                <th>Expires</th>
-                <th><span class="visually-hidden">Details</span></th>
-              </tr>
-            </thead>
+            <${ColumnHeads}
+              names=${['Watching for', 'Repository', 'Target', 'State', 'Signal', 'Opened', 'Expires']}
+              hidden="Details"
+            />
             <tbody>
               ${list.map(
                 (s) =>
@@ -275,23 +268,33 @@ export function Subscriptions() {
 /** Moves the focus to the safe choice of an inline question when it appears (a stable ref: only on mount). */
 const focusOnMount = (el: HTMLElement | null) => el?.focus();
 
+/** A connection being typed: its profile and its token, which `takeToken` hands over and clears at once. */
+export function useTokenDraft(firstProfile: string) {
+  const [profile, setProfile] = useState(firstProfile);
+  const [token, setToken] = useState('');
+  const takeToken = () => {
+    setToken(''); // the secret leaves the page's state at once, whatever happens next
+    return token.trim();
+  };
+  return { profile, setProfile, token, setToken, takeToken };
+}
+
 /** A connection's profile and token inputs (the token never echoed, never spell-checked); the Connections page and Get started share them. */
-export function TokenFields(props: {
+export function TokenFields({
+  names,
+  draft,
+}: {
   names: [profile: string, token: string];
-  profile: string;
-  setProfile: (value: string) => void;
-  token: string;
-  setToken: (value: string) => void;
+  draft: ReturnType<typeof useTokenDraft>;
 }) {
-  const { names, profile, setProfile, token, setToken } = props;
   return html`
     <label
       >Profile
       <input
         name=${names[0]}
         required
-        value=${profile}
-        onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
+        value=${draft.profile}
+        onInput=${(e: Event) => draft.setProfile((e.target as HTMLInputElement).value)}
     /></label>
     <label
       >Token
@@ -301,8 +304,8 @@ export function TokenFields(props: {
         autocomplete="off"
         spellcheck=${false}
         required
-        value=${token}
-        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+        value=${draft.token}
+        onInput=${(e: Event) => draft.setToken((e.target as HTMLInputElement).value)}
       />
     </label>
   `;
@@ -310,22 +313,21 @@ export function TokenFields(props: {
 
 export function Connections() {
   const [load, reload] = useCall<ConnectionList>('connections.list', undefined, 'connections');
-  const [profile, setProfile] = useState('');
-  const [token, setToken] = useState('');
+  const draft = useTokenDraft('');
+  const { profile } = draft;
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
   const [confirming, setConfirming] = useState<string | undefined>();
 
   const add = async (e: Event) => {
     e.preventDefault();
-    const secret = token;
-    setToken(''); // the secret leaves the page's state at once, whatever happens next
+    const secret = draft.takeToken();
     try {
-      await call('connections.put', { profile: profile.trim(), token: secret.trim() });
+      await call('connections.put', { profile: profile.trim(), token: secret });
       setMessage({
         kind: 'ok',
         text: `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`,
       });
-      setProfile('');
+      draft.setProfile('');
       reload();
     } catch (err) {
       setMessage({ kind: 'error', text: (err as Error).message });
@@ -357,14 +359,7 @@ export function Connections() {
             </p><//
           >`;
         return html`<table class="connections">
-          <thead>
-            <tr>
-              <th>Profile</th>
-              <th>Kind</th>
-              <th>Updated</th>
-              <th><span class="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
+          <${ColumnHeads} names=${['Profile', 'Kind', 'Updated']} hidden="Actions" />
           <tbody>
             ${list.map(
               (c) =>
@@ -408,13 +403,7 @@ export function Connections() {
     />
     <form class="add-connection" onSubmit=${add}>
       <h3>Add or replace a token</h3>
-      <${TokenFields}
-        names=${['profile', 'token']}
-        profile=${profile}
-        setProfile=${setProfile}
-        token=${token}
-        setToken=${setToken}
-      />
+      <${TokenFields} names=${['profile', 'token']} draft=${draft} />
       <button type="submit">Save token</button>
       <p class="muted">The token goes to the identity service, which stores it encrypted. It is never shown again.</p>
     </form>

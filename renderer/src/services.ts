@@ -8,6 +8,7 @@ import type { LogLine, LogPage, ServiceView } from '../../common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../common/services.ts';
 import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../common/states.ts';
 import { ServiceActions, useServiceControl } from './service-actions.ts';
+import { ColumnHeads } from './table.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, itemsOf, useCall } from './states.ts';
 
 /**
@@ -43,18 +44,10 @@ export function Services({ logService, showLog }: { logService?: ServiceName; sh
       retry=${reload}
       render=${(list: ServiceView[]) =>
         html`<table class="services">
-          <thead>
-            <tr>
-              <th>Service</th>
-              <th>State</th>
-              <th>Port</th>
-              <th>Uptime</th>
-              <th>Memory</th>
-              <th>Restarts</th>
-              <th>Last problem</th>
-              <th><span class="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
+          <${ColumnHeads}
+            names=${['Service', 'State', 'Port', 'Uptime', 'Memory', 'Restarts', 'Last problem']}
+            hidden="Actions"
+          />
           <tbody>
             ${list.map(
               (s) =>
