@@ -13,20 +13,12 @@ import type {
   HubCredentialStep,
   TerminalOpened,
 } from '../../common/contract.ts';
+import { OutcomeLine, useOutcome, type Outcome } from './outcome.ts';
 import { TokenFields, useTokenDraft } from './platform.ts';
-import { Failed, Loaded, useCall } from './states.ts';
+import { Loaded, useCall } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
-
-type Said = { kind: 'ok' | 'error'; text: string } | undefined;
-
-function Outcome({ said }: { said: Said }) {
-  if (!said) return null;
-  return said.kind === 'ok'
-    ? html`<p class="state ok" role="status">${said.text}</p>`
-    : html`<${Failed} message=${said.text} />`;
-}
 
 function Tick({ done }: { done: boolean }) {
   return html`<span class=${done ? 'tick done' : 'tick'} aria-hidden="true">${done ? '✓' : ''}</span>`;
@@ -43,19 +35,14 @@ function StepHead({ n, title, done, text }: { n: number; title: string; done: bo
 export function FirstRun({ open }: { open: (hash: string) => void }) {
   const [version, setVersion] = useState(0);
   const [load, reload] = useCall<FirstRunView>('firstRun.get', undefined, 'first-run', 5_000, version);
-  const [said, setSaid] = useState<Said>();
+  const { outcome: said, attempt } = useOutcome();
   const setDone = async (done: boolean) => {
-    try {
+    await attempt(async () => {
       await call<FirstRunView>('firstRun.setDone', { done });
-      setSaid({
-        kind: 'ok',
-        text: done
-          ? 'The guide will not open by itself again; it stays here under Get started.'
-          : 'The guide opens by itself at the next launch.',
-      });
-    } catch (err) {
-      setSaid({ kind: 'error', text: (err as Error).message });
-    }
+      return done
+        ? 'The guide will not open by itself again; it stays here under Get started.'
+        : 'The guide opens by itself at the next launch.';
+    });
     setVersion((v) => v + 1);
   };
   return html`<section class="first-run" aria-labelledby="first-run-title">
@@ -93,12 +80,12 @@ export function FirstRun({ open }: { open: (hash: string) => void }) {
           </div>`;
       }}
     />
-    <${Outcome} said=${said} />
+    <${OutcomeLine} said=${said} />
   </section>`;
 }
 
 function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => void }) {
-  const [said, setSaid] = useState<Said>();
+  const [said, setSaid] = useState<Outcome>();
   const [busy, setBusy] = useState(false);
   const recheck = async () => {
     setBusy(true);
@@ -135,13 +122,13 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
               <button type="button" class="primary" disabled=${busy} onClick=${recheck}>Check again</button>
             </div>`
     }
-    <${Outcome} said=${said} />`;
+    <${OutcomeLine} said=${said} />`;
 }
 
 function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; changed: () => void }) {
   const draft = useTokenDraft(step.connections[0] ?? 'default');
   const { profile } = draft;
-  const [said, setSaid] = useState<Said>();
+  const [said, setSaid] = useState<Outcome>();
   const test = async (name: string) => {
     try {
       const r = await call<ConnectionTest>('firstRun.testConnection', { profile: name });
@@ -210,7 +197,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
           </p>`
         : null
     }
-    <${Outcome} said=${said} />`;
+    <${OutcomeLine} said=${said} />`;
 }
 
 function CredentialStep({ step, open }: { step: HubCredentialStep; open: (hash: string) => void }) {

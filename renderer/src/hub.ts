@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import type { HubService } from '../../common/contract.ts';
 import type { HubView, NewHubCredential, SessionCredentialView } from '../../main/console/answers.ts';
 import { Dialog } from './dialog.ts';
+import { OutcomeLine, useOutcome } from './outcome.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
@@ -43,37 +44,28 @@ export function Hub() {
   const [fresh, setFresh] = useState<NewHubCredential | undefined>();
   const [label, setLabel] = useState('hub');
   const [days, setDays] = useState('never');
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const { outcome, setOutcome, attempt } = useOutcome();
   const [revoking, setRevoking] = useState<SessionCredentialView | undefined>();
 
-  const create = async (e: Event) => {
+  const create = (e: Event) => {
     e.preventDefault();
-    setMessage(undefined);
-    try {
-      setFresh(
-        await call<NewHubCredential>('hub.createCredential', {
-          label: label.trim(),
-          expiresInDays: days === 'never' ? null : Number(days),
-        }),
-      );
+    setOutcome(undefined);
+    // The new credential shows in its own box, so the outcome stays empty unless the call fails.
+    return attempt(async () => {
+      const made = { label: label.trim(), expiresInDays: days === 'never' ? null : Number(days) };
+      setFresh(await call<NewHubCredential>('hub.createCredential', made));
       reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      return undefined;
+    });
   };
-  const revoke = async (c: SessionCredentialView) => {
+  const revoke = (c: SessionCredentialView) => {
     setRevoking(undefined);
-    try {
+    return attempt(async () => {
       await call('hub.revokeCredential', { id: c.id });
       if (fresh?.id === c.id) setFresh(undefined);
-      setMessage({
-        kind: 'ok',
-        text: `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.`,
-      });
       reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      return `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.`;
+    });
   };
 
   return html`<section aria-labelledby="hub-title">
@@ -196,8 +188,7 @@ export function Hub() {
         />
       </li>
     </ol>
-    ${message?.kind === 'ok' ? html`<p class="state ok" role="status">${message.text}</p>` : null}
-    ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
+    <${OutcomeLine} said=${outcome} />
     ${
       revoking
         ? html`<${Dialog} id="revoke" title="Revoke this credential?" onClose=${() => setRevoking(undefined)}>

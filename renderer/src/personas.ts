@@ -12,7 +12,17 @@ import type {
   IdentityBlock,
 } from '../../services/persona-store/shapes.ts';
 import { Dialog } from './dialog.ts';
-import { FieldTable, NoteTable, entryMatches, noteText, type FieldEntry, type NoteEntry } from './entries.ts';
+import {
+  EntryTable,
+  FIELD_ROWS,
+  NOTE_ROWS,
+  entryMatches,
+  noteText,
+  type EntryRows,
+  type FieldEntry,
+  type NoteEntry,
+} from './entries.ts';
+import { useOutcome } from './outcome.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
@@ -56,7 +66,6 @@ function matchWords(matched: number, of: number, one: string): string {
   return `${matched} of ${plural(of, one)} on this page ${matched === 1 ? 'matches' : 'match'}.`;
 }
 
-type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
 type Asking =
   | { kind: 'forget-field'; key: string }
   | { kind: 'forget-note'; id: string; preview: string }
@@ -72,7 +81,7 @@ const FORGOTTEN: Record<ForgetResult['outcome'], string> = {
 
 export function PersonaDetail({ profile, back }: { profile: string; back: (notice?: string) => void }) {
   const [version, setVersion] = useState(0);
-  const [outcome, setOutcome] = useState<Outcome>();
+  const { outcome, setOutcome, attempt } = useOutcome();
   const [asking, setAsking] = useState<Asking>();
   const [filter, setFilter] = useState('');
   const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
@@ -81,16 +90,11 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   /** Every action: through the console API, then its outcome in words and everything on the page read again. */
   const act = async <T>(method: string, params: unknown, said: (data: T) => string) => {
     setAsking(undefined);
-    try {
-      const data = await call<T>(method, params);
-      setOutcome({ kind: 'ok', text: said(data) });
-    } catch (err) {
-      setOutcome({ kind: 'error', text: (err as Error).message });
-    }
+    await attempt(async () => said(await call<T>(method, params)));
     setVersion((v) => v + 1);
   };
-  const exportNow = async () => {
-    try {
+  const exportNow = () =>
+    attempt(async () => {
       const doc = await call<WholeExport>('personas.export', { profile });
       const file = `${profile}-persona-export.json`;
       const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
@@ -99,14 +103,14 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       a.download = file;
       a.click();
       setTimeout(() => URL.revokeObjectURL(url), 0);
-      setOutcome({
-        kind: 'ok',
-        text: `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).`,
-      });
-    } catch (err) {
-      setOutcome({ kind: 'error', text: (err as Error).message });
-    }
-  };
+      return `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).`;
+    });
+  const askForget = (entry: FieldEntry | NoteEntry) =>
+    setAsking(
+      'key' in entry
+        ? { kind: 'forget-field', key: entry.key }
+        : { kind: 'forget-note', id: entry.id, preview: noteText(entry).slice(0, 80) },
+    );
   const pin = (kind: 'field' | 'note', target: string, pinned: boolean) =>
     act(
       kind === 'field' ? 'personas.pinField' : 'personas.pinNote',
@@ -153,76 +157,20 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
           placeholder="key, value, words of a note"
       /></label>
     </form>
-    <h3>Fields</h3>
-    <${Paged}
-      method="personas.fields"
-      params=${{ profile, limit: ENTRY_PAGE_SIZE }}
-      version=${version}
-      what="fields"
-      member="fields"
-      empty="This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile."
-      renderList=${(all: FieldEntry[]) => {
-        const list = all.filter((f) => entryMatches(filter, f));
-        return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'field')}</p>` : null}
-        ${
-          list.length > 0
-            ? html`<${FieldTable}
-                fields=${list}
-                actions=${(f: FieldEntry) =>
-                  html`<button
-                      type="button"
-                      onClick=${() => pin('field', f.key, !f.pinned)}
-                      aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}
-                    >
-                      ${f.pinned ? 'Unpin' : 'Pin'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick=${() => setAsking({ kind: 'forget-field', key: f.key })}
-                      aria-label=${`Forget field ${f.key}`}
-                    >
-                      Forget…
-                    </button>`}
-              />`
-            : null
-        }`;
-      }}
-    />
-    <h3>Notes</h3>
-    <${Paged}
-      method="personas.notes"
-      params=${{ profile, limit: ENTRY_PAGE_SIZE }}
-      version=${version}
-      what="notes"
-      member="notes"
-      empty="This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping."
-      renderList=${(all: NoteEntry[]) => {
-        const list = all.filter((n) => entryMatches(filter, n));
-        return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'note')}</p>` : null}
-        ${
-          list.length > 0
-            ? html`<${NoteTable}
-                notes=${list}
-                actions=${(n: NoteEntry) =>
-                  html`<button
-                      type="button"
-                      onClick=${() => pin('note', n.id, !n.pinned)}
-                      aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}
-                    >
-                      ${n.pinned ? 'Unpin' : 'Pin'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick=${() => setAsking({ kind: 'forget-note', id: n.id, preview: noteText(n).slice(0, 80) })}
-                      aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}
-                    >
-                      Forget…
-                    </button>`}
-              />`
-            : null
-        }`;
-      }}
-    />
+    ${ENTRY_LISTS.map(
+      ({ rows, title, empty }) =>
+        html`<h3 key=${`${rows.kind}-title`}>${title}</h3>
+          <${EntryList}
+            key=${rows.kind}
+            rows=${rows}
+            empty=${empty}
+            profile=${profile}
+            version=${version}
+            filter=${filter}
+            pin=${pin}
+            forget=${askForget}
+          />`,
+    )}
     <${ChangeLog} profile=${profile} version=${version} />
     ${
       asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
@@ -275,6 +223,66 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
         : null
     }
   </section>`;
+}
+
+/** The two lists of a persona's page, each with its heading and what it says while empty. */
+const ENTRY_LISTS = [
+  {
+    rows: FIELD_ROWS,
+    title: 'Fields',
+    empty:
+      'This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile.',
+  },
+  {
+    rows: NOTE_ROWS,
+    title: 'Notes',
+    empty:
+      'This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping.',
+  },
+];
+
+/** A persona's fields or notes: a page of them, the filter's matches, Pin and Forget on each line. */
+function EntryList<T extends FieldEntry | NoteEntry>(props: {
+  rows: EntryRows<T>;
+  profile: string;
+  version: number;
+  filter: string;
+  empty: string;
+  pin: (kind: 'field' | 'note', target: string, pinned: boolean) => void;
+  forget: (entry: T) => void;
+}) {
+  const { rows, filter } = props;
+  return html`<${Paged}
+    method=${`personas.${rows.kind}s`}
+    params=${{ profile: props.profile, limit: ENTRY_PAGE_SIZE }}
+    version=${props.version}
+    what=${`${rows.kind}s`}
+    member=${`${rows.kind}s`}
+    empty=${props.empty}
+    renderList=${(all: T[]) => {
+      const list = all.filter((e) => entryMatches(filter, e));
+      return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, rows.kind)}</p>` : null}
+      ${
+        list.length > 0
+          ? html`<${EntryTable}
+              entries=${list}
+              rows=${rows}
+              actions=${(e: T) =>
+                html`<button
+                    type="button"
+                    onClick=${() => props.pin(rows.kind, rows.id(e), !e.pinned)}
+                    aria-label=${`${e.pinned ? 'Unpin' : 'Pin'} ${rows.name(e)}`}
+                  >
+                    ${e.pinned ? 'Unpin' : 'Pin'}
+                  </button>
+                  <button type="button" onClick=${() => props.forget(e)} aria-label=${`Forget ${rows.name(e)}`}>
+                    Forget…
+                  </button>`}
+            />`
+          : null
+      }`;
+    }}
+  />`;
 }
 
 function modeText(policy: ForgetPolicy, kind: 'field' | 'note'): string {

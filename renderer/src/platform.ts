@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { SubscriptionListView, SubscriptionView as Subscription } from '../../main/console/answers.ts';
 import type { ConnectionList } from '../../services/identity/shapes.ts';
 import { Dialog } from './dialog.ts';
+import { OutcomeLine, useOutcome } from './outcome.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
@@ -119,7 +120,7 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
     delivering ? DELIVERY_REFRESH_MS : undefined,
   );
   const [confirming, setConfirming] = useState(false);
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const { outcome: message, attempt } = useOutcome();
   const outcome = useRef<HTMLParagraphElement>(null);
   // The button that asked is gone once it is cancelled: the focus goes to what happened.
   useEffect(() => outcome.current?.focus(), [message]);
@@ -130,17 +131,15 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
     // The delivery settled (sent or given up): the list's signal column follows.
     if (!pending) onChanged();
   }, [pending]);
-  const cancel = async (s: Subscription) => {
+  const cancel = (s: Subscription) => {
     setConfirming(false);
-    try {
+    return attempt(async () => {
       // The gateway cancels only under the profile the subscription was opened with.
       const after = await call<Subscription>('subscriptions.cancel', { id, profile: s.profile });
-      setMessage({ kind: 'ok', text: cancelOutcome(after) });
       reload();
       onChanged();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      return cancelOutcome(after);
+    });
   };
   return html`<div class="subscription-detail" data-detail=${id}>
     <${Loaded}
@@ -315,33 +314,26 @@ export function Connections() {
   const [load, reload] = useCall<ConnectionList>('connections.list', undefined, 'connections');
   const draft = useTokenDraft('');
   const { profile } = draft;
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const { outcome, attempt } = useOutcome();
   const [confirming, setConfirming] = useState<string | undefined>();
 
-  const add = async (e: Event) => {
+  const add = (e: Event) => {
     e.preventDefault();
     const secret = draft.takeToken();
-    try {
+    return attempt(async () => {
       await call('connections.put', { profile: profile.trim(), token: secret });
-      setMessage({
-        kind: 'ok',
-        text: `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`,
-      });
       draft.setProfile('');
       reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      return `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`;
+    });
   };
-  const remove = async (name: string) => {
+  const remove = (name: string) => {
     setConfirming(undefined);
-    try {
+    return attempt(async () => {
       await call('connections.remove', { profile: name });
-      setMessage({ kind: 'ok', text: `Removed the connection of profile “${name}”.` });
       reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      return `Removed the connection of profile “${name}”.`;
+    });
   };
 
   return html`<section aria-labelledby="connections-title">
@@ -407,7 +399,6 @@ export function Connections() {
       <button type="submit">Save token</button>
       <p class="muted">The token goes to the identity service, which stores it encrypted. It is never shown again.</p>
     </form>
-    ${message?.kind === 'ok' ? html`<p class="state ok" role="status">${message.text}</p>` : null}
-    ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
+    <${OutcomeLine} said=${outcome} />
   </section>`;
 }
