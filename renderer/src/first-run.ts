@@ -34,7 +34,7 @@ function StepHead({ n, title, done, text }: { n: number; title: string; done: bo
 
 export function FirstRun({ open }: { open: (hash: string) => void }) {
   const [version, setVersion] = useState(0);
-  const [load, reload] = useCall<FirstRunView>('firstRun.get', undefined, 'first-run', 5_000, version);
+  const steps = useCall<FirstRunView>('firstRun.get', undefined, 'first-run', 5_000, version);
   const { outcome: said, attempt } = useOutcome();
   const setDone = async (done: boolean) => {
     await attempt(async () => {
@@ -49,9 +49,8 @@ export function FirstRun({ open }: { open: (hash: string) => void }) {
     <h2 id="first-run-title" tabindex="-1">Get started</h2>
     <p>Three steps connect your hub to these services. Each is ticked when the service itself confirms it.</p>
     <${Loaded}
-      load=${load}
+      call=${steps}
       what="the first-run steps"
-      retry=${reload}
       render=${(view: FirstRunView) => {
         const [signIn, github, credential] = view.steps;
         const left = view.steps.filter((s) => !s.done).length;

@@ -40,7 +40,7 @@ function CopyButton({ text, target, label }: { text: string; target: string; lab
 }
 
 export function Hub() {
-  const [load, reload] = useCall<HubView>('hub.get', undefined, 'hub');
+  const hub = useCall<HubView>('hub.get', undefined, 'hub');
   const [fresh, setFresh] = useState<NewHubCredential | undefined>();
   const [label, setLabel] = useState('hub');
   const [days, setDays] = useState('never');
@@ -54,7 +54,7 @@ export function Hub() {
     return attempt(async () => {
       const made = { label: label.trim(), expiresInDays: days === 'never' ? null : Number(days) };
       setFresh(await call<NewHubCredential>('hub.createCredential', made));
-      reload();
+      hub.reload();
       return undefined;
     });
   };
@@ -63,7 +63,7 @@ export function Hub() {
     return attempt(async () => {
       await call('hub.revokeCredential', { id: c.id });
       if (fresh?.id === c.id) setFresh(undefined);
-      reload();
+      hub.reload();
       return `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.`;
     });
   };
@@ -124,9 +124,8 @@ export function Hub() {
       <li>
         <h3>Give the hub these settings</h3>
         <${Loaded}
-          load=${load}
+          call=${hub}
           what="the services’ addresses"
-          retry=${reload}
           render=${(view: HubView) =>
             html`<div class="hub-services">
               ${view.services.map(
@@ -159,11 +158,10 @@ export function Hub() {
       <li>
         <h3>Session credentials of your account</h3>
         <${Loaded}
-          load=${load}
+          call=${hub}
           what="the session credentials"
-          retry=${reload}
           render=${(view: HubView) => {
-            if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${reload} />`;
+            if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${hub.reload} />`;
             const others = view.credentials.filter((c) => c.purpose === 'hub');
             return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
               <table class="credentials">

@@ -25,14 +25,13 @@ function CountCell({ label, count, href }: { label: string; count: Count; href: 
 }
 
 export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) {
-  const [load, reload] = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
-  const control = useServiceControl(reload);
+  const overview = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
+  const control = useServiceControl(overview.reload);
   return html`<section aria-labelledby="overview-title">
     <h2 id="overview-title" tabindex="-1">Overview</h2>
     <${Loaded}
-      load=${load}
+      call=${overview}
       what="the overview"
-      retry=${reload}
       render=${(view: OverviewView) => {
         const headline = view.headline ?? {
           state: aggregateState(view.services.map((s) => s.state)),
@@ -229,7 +228,7 @@ const HOUR_CHARTS: HourChartSpec[] = [
 
 function Activity() {
   const [minutes, setMinutes] = useState(60);
-  const [load, reload] = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
+  const activity = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
   return html`<section class="activity" aria-labelledby="activity-title">
     <div class="section-head">
       <h3 id="activity-title">Recent activity</h3>
@@ -247,9 +246,8 @@ function Activity() {
       </label>
     </div>
     <${Loaded}
-      load=${load}
+      call=${activity}
       what="the activity charts"
-      retry=${reload}
       render=${(view: ActivityView) =>
         html`<div class="charts">
             ${MINUTE_CHARTS.filter(

@@ -84,8 +84,8 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   const { outcome, setOutcome, attempt } = useOutcome();
   const [asking, setAsking] = useState<Asking>();
   const [filter, setFilter] = useState('');
-  const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
-  const [policy] = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
+  const card = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
+  const { load: policy } = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
 
   /** Every action: through the console API, then its outcome in words and everything on the page read again. */
   const act = async <T>(method: string, params: unknown, said: (data: T) => string) => {
@@ -122,9 +122,8 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   return html`<section class="persona" aria-labelledby="persona-title">
     <button type="button" class="link" onClick=${() => back()}>← All personas</button>
     <${Loaded}
-      load=${card}
+      call=${card}
       what="the persona card"
-      retry=${reloadCard}
       render=${(block: IdentityBlock) =>
         html`<header class="card">
           <h2 id="persona-title" tabindex="-1">${block.persona.display_name}</h2>
@@ -442,7 +441,6 @@ function usePages(): {
   page: number;
   next: (cursor: unknown) => void;
   previous: () => void;
-  reset: () => void;
 } {
   const [cursors, setCursors] = useState<unknown[]>([]);
   return {
@@ -450,7 +448,6 @@ function usePages(): {
     page: cursors.length + 1,
     next: (cursor) => setCursors([...cursors, cursor]),
     previous: () => setCursors(cursors.slice(0, -1)),
-    reset: () => setCursors([]),
   };
 }
 
@@ -488,14 +485,13 @@ function Paged<T>(props: {
   what: string;
   member: string;
   empty: string;
-  /** One item of a <ul class=listClass>, or the whole page's items (a table). */
-  render?: (item: T) => unknown;
-  listClass?: string;
-  renderList?: (items: T[]) => unknown;
+  /** The name of its row of page buttons; "Pages of" its `what` unless given. */
+  pagesLabel?: string;
+  renderList: (items: T[]) => unknown;
 }) {
   const pages = usePages();
   const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
-  const [load, reload] = useCall<unknown>(
+  const page = useCall<unknown>(
     props.method,
     params,
     `${props.method}:${JSON.stringify(params)}`,
@@ -503,26 +499,19 @@ function Paged<T>(props: {
     props.version,
   );
   return html`<${Loaded}
-    load=${load}
+    call=${page}
     what=${props.what}
-    retry=${reload}
     render=${(data: unknown) => {
       const list = itemsOf<T>(data, props.member);
       const next = nextAfter(data);
       if (list.length === 0 && pages.page === 1) return html`<${Empty}><p>${props.empty}</p><//>`;
-      return html`${
-          props.renderList
-            ? props.renderList(list)
-            : html`<ul class=${props.listClass}>
-                ${list.map((item) => props.render?.(item))}
-              </ul>`
-        }
+      return html`${props.renderList(list)}
         <${Pager}
           page=${pages.page}
           hasNext=${next !== undefined}
           next=${() => pages.next(next)}
           previous=${pages.previous}
-          label=${`Pages of ${props.what}`}
+          label=${props.pagesLabel ?? `Pages of ${props.what}`}
         />`;
     }}
   />`;
@@ -538,28 +527,16 @@ interface LogFilters {
   since?: string;
 }
 
-/** The change log, newest first, with filters, a page size and paging; entries name what changed, never values. */
+/**
+ * The change log, newest first, with filters, a page size and paging; entries name what changed, never values.
+ * A new filter or page size starts again from the first page (a new Paged).
+ */
 // Newest first: the action just taken is on the first page.
 const CHANGE_LOG_ORDER = { order: 'newest' } as const;
 export function ChangeLog({ profile, version }: { profile: string; version?: number }) {
   const [draft, setDraft] = useState<LogFilters>({});
   const [filters, setFilters] = useState<LogFilters>({});
   const [size, setSize] = useState<number>(25);
-  const pages = usePages();
-  const params = {
-    profile,
-    limit: size,
-    ...CHANGE_LOG_ORDER,
-    ...filters,
-    ...(pages.after === undefined ? {} : { after: pages.after }),
-  };
-  const [events, reload] = useCall<unknown>(
-    'personas.events',
-    params,
-    `events:${JSON.stringify(params)}`,
-    undefined,
-    version,
-  );
   const set = (member: keyof LogFilters) => (e: Event) =>
     setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
@@ -571,7 +548,6 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
     if (draft.target?.trim()) next.target = draft.target.trim();
     if (draft.since) next.since = new Date(draft.since).toISOString();
     setFilters(next);
-    pages.reset();
   };
   const filtered = Object.keys(filters).length > 0;
 
@@ -604,52 +580,40 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
         <select
           name="page-size"
           value=${String(size)}
-          onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), pages.reset())}
+          onChange=${(e: Event) => setSize(Number((e.target as HTMLSelectElement).value))}
         >
           ${LOG_PAGE_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
         </select>
       </label>
     </form>
-    <${Loaded}
-      load=${events}
+    <${Paged}
+      key=${`${JSON.stringify(filters)}:${size}`}
+      method="personas.events"
+      params=${{ profile, limit: size, ...CHANGE_LOG_ORDER, ...filters }}
+      version=${version}
       what="the change log"
-      retry=${reload}
-      render=${(data: unknown) => {
-        const list = itemsOf<ChangeLogEntry>(data, 'events');
-        const next = nextAfter(data);
-        if (list.length === 0 && pages.page === 1) {
-          return html`<${Empty}
-            ><p>
-              ${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}
-            </p><//
-          >`;
-        }
-        return html`<table class="events">
-            <${ColumnHeads}
-              names=${['When', 'Change', 'About', 'Members changed', 'Via (verified)', 'Source (claimed)']}
-            />
-            <tbody>
-              ${list.map(
-                (ev) =>
-                  html`<tr key=${ev.id}>
-                    <td>${formatTime(ev.at)}</td>
-                    <td>${ev.action.replace('_', ' ')}</td>
-                    <td>${ev.target_kind} <code>${ev.target}</code></td>
-                    <td>${ev.changes.join(', ') || '—'}</td>
-                    <td>${ev.asserted_by}</td>
-                    <td>${ev.source ?? '—'}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-          <${Pager}
-            page=${pages.page}
-            hasNext=${next !== undefined}
-            next=${() => pages.next(next)}
-            previous=${pages.previous}
-            label="Change log pages"
-          />`;
-      }}
+      member="events"
+      empty=${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}
+      pagesLabel="Change log pages"
+      renderList=${(list: ChangeLogEntry[]) =>
+        html`<table class="events">
+          <${ColumnHeads}
+            names=${['When', 'Change', 'About', 'Members changed', 'Via (verified)', 'Source (claimed)']}
+          />
+          <tbody>
+            ${list.map(
+              (ev) =>
+                html`<tr key=${ev.id}>
+                  <td>${formatTime(ev.at)}</td>
+                  <td>${ev.action.replace('_', ' ')}</td>
+                  <td>${ev.target_kind} <code>${ev.target}</code></td>
+                  <td>${ev.changes.join(', ') || '—'}</td>
+                  <td>${ev.asserted_by}</td>
+                  <td>${ev.source ?? '—'}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`}
     />
   </section>`;
 }

@@ -113,7 +113,7 @@ export function cancelOutcome(s: Pick<Subscription, 'state' | 'event'>): string 
 
 function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: string; onChanged: () => void }) {
   const [delivering, setDelivering] = useState(false);
-  const [load, reload] = useCall<Subscription>(
+  const subscription = useCall<Subscription>(
     'subscriptions.get',
     profile ? { id, profile } : { id },
     `subscription:${id}`,
@@ -124,7 +124,7 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
   const outcome = useRef<HTMLParagraphElement>(null);
   // The button that asked is gone once it is cancelled: the focus goes to what happened.
   useEffect(() => outcome.current?.focus(), [message]);
-  const pending = load.state === 'done' && load.data.signal === 'pending';
+  const pending = subscription.load.state === 'done' && subscription.load.data.signal === 'pending';
   useEffect(() => {
     if (pending === delivering) return;
     setDelivering(pending);
@@ -136,16 +136,15 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
     return attempt(async () => {
       // The gateway cancels only under the profile the subscription was opened with.
       const after = await call<Subscription>('subscriptions.cancel', { id, profile: s.profile });
-      reload();
+      subscription.reload();
       onChanged();
       return cancelOutcome(after);
     });
   };
   return html`<div class="subscription-detail" data-detail=${id}>
     <${Loaded}
-      load=${load}
+      call=${subscription}
       what="the subscription"
-      retry=${reload}
       render=${(s: Subscription) =>
         html`<dl class="card-members">
             <dt>State</dt>
@@ -198,14 +197,13 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
 }
 
 export function Subscriptions() {
-  const [load, reload] = useCall<SubscriptionListView>('subscriptions.list', undefined, 'subscriptions', 10_000);
+  const subscriptions = useCall<SubscriptionListView>('subscriptions.list', undefined, 'subscriptions', 10_000);
   const [open, setOpen] = useState<string | undefined>();
   return html`<section aria-labelledby="subscriptions-title">
     <h2 id="subscriptions-title" tabindex="-1">Gateway subscriptions</h2>
     <${Loaded}
-      load=${load}
+      call=${subscriptions}
       what="subscriptions"
-      retry=${reload}
       render=${(data: SubscriptionListView) => {
         const list = data.items;
         if (list.length === 0) {
@@ -250,7 +248,11 @@ export function Subscriptions() {
                       open === s.id
                         ? html`<tr key=${`${s.id}-detail`} class="detail-row">
                             <td colspan="8">
-                              <${SubscriptionDetail} id=${s.id} profile=${s.profile} onChanged=${reload} />
+                              <${SubscriptionDetail}
+                                id=${s.id}
+                                profile=${s.profile}
+                                onChanged=${subscriptions.reload}
+                              />
                             </td>
                           </tr>`
                         : null
@@ -311,7 +313,7 @@ export function TokenFields({
 }
 
 export function Connections() {
-  const [load, reload] = useCall<ConnectionList>('connections.list', undefined, 'connections');
+  const connections = useCall<ConnectionList>('connections.list', undefined, 'connections');
   const draft = useTokenDraft('');
   const { profile } = draft;
   const { outcome, attempt } = useOutcome();
@@ -323,7 +325,7 @@ export function Connections() {
     return attempt(async () => {
       await call('connections.put', { profile: profile.trim(), token: secret });
       draft.setProfile('');
-      reload();
+      connections.reload();
       return `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`;
     });
   };
@@ -331,7 +333,7 @@ export function Connections() {
     setConfirming(undefined);
     return attempt(async () => {
       await call('connections.remove', { profile: name });
-      reload();
+      connections.reload();
       return `Removed the connection of profile “${name}”.`;
     });
   };
@@ -339,9 +341,8 @@ export function Connections() {
   return html`<section aria-labelledby="connections-title">
     <h2 id="connections-title" tabindex="-1">Platform connections</h2>
     <${Loaded}
-      load=${load}
+      call=${connections}
       what="connections"
-      retry=${reload}
       render=${(data: ConnectionList) => {
         const list = data.connections;
         if (list.length === 0)

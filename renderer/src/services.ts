@@ -27,8 +27,8 @@ export function problemText(s: ServiceView, now = Date.now()): string {
 }
 
 export function Services({ logService, showLog }: { logService?: ServiceName; showLog: (name: ServiceName) => void }) {
-  const [load, reload] = useCall<ServiceView[]>('services.list', undefined, 'services', 2_000);
-  const control = useServiceControl(reload);
+  const services = useCall<ServiceView[]>('services.list', undefined, 'services', 2_000);
+  const control = useServiceControl(services.reload);
   const { busy, failure, act } = control;
 
   return html`<section aria-labelledby="services-title">
@@ -39,9 +39,8 @@ export function Services({ logService, showLog }: { logService?: ServiceName; sh
     </div>
     ${failure ? html`<${Failed} message=${failure} />` : null}
     <${Loaded}
-      load=${load}
+      call=${services}
       what="services"
-      retry=${reload}
       render=${(list: ServiceView[]) =>
         html`<table class="services">
           <${ColumnHeads}
@@ -98,7 +97,7 @@ function LogTail({ service }: { service: ServiceName }) {
     ...(filter ? { filter } : {}),
     ...(before === undefined ? {} : { before }),
   };
-  const [load, reload] = useCall<LogPage>(
+  const log = useCall<LogPage>(
     'services.logPage',
     params,
     `logs:${JSON.stringify(params)}`,
@@ -142,12 +141,11 @@ function LogTail({ service }: { service: ServiceName }) {
         />
         Show probes (/healthy, /ready, /metrics)</label
       >
-      ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
+      ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? log.reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
     </form>
     <${Loaded}
-      load=${load}
+      call=${log}
       what="the log"
-      retry=${reload}
       render=${(page: LogPage) => {
         const shown = itemsOf<LogLine>(page, 'lines');
         if (shown.length === 0) {
