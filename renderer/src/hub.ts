@@ -9,7 +9,7 @@ import type { HubService } from '../../common/contract.ts';
 import type { HubView, NewHubCredential, SessionCredentialView } from '../../main/console/answers.ts';
 import { Dialog } from './dialog.ts';
 import { OutcomeLine, useOutcome } from './outcome.ts';
-import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
+import { Empty, Failed, Loaded, formatTime, useCall, type Call } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 
@@ -123,67 +123,11 @@ export function Hub() {
       </li>
       <li>
         <h3>Give the hub these settings</h3>
-        <${Loaded}
-          call=${hub}
-          what="the services’ addresses"
-          render=${(view: HubView) =>
-            html`<div class="hub-services">
-              ${view.services.map(
-                (s) =>
-                  html`<article
-                    key=${s.name}
-                    class="hub-service card"
-                    data-service=${s.name}
-                    aria-labelledby=${`hub-${s.name}`}
-                  >
-                    <h4 id=${`hub-${s.name}`}>${s.title}</h4>
-                    <dl class="card-members">
-                      <dt>Base URL</dt>
-                      <dd><code>${s.baseUrl}</code></dd>
-                      <dt>Token audience</dt>
-                      <dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
-                    </dl>
-                    <pre class="env" id=${`env-${s.name}`}>${envText(s, fresh?.credential)}</pre>
-                    <${CopyButton}
-                      text=${envText(s, fresh?.credential)}
-                      target=${`env-${s.name}`}
-                      label=${`Copy the settings for ${s.title}`}
-                    />
-                    <p class="muted">${s.note}</p>
-                  </article>`,
-              )}
-            </div>`}
-        />
+        <${HubSettings} hub=${hub} credential=${fresh?.credential} />
       </li>
       <li>
         <h3>Session credentials of your account</h3>
-        <${Loaded}
-          call=${hub}
-          what="the session credentials"
-          render=${(view: HubView) => {
-            if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${hub.reload} />`;
-            const others = view.credentials.filter((c) => c.purpose === 'hub');
-            return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
-              <table class="credentials">
-                <${ColumnHeads} names=${['Name', 'May', 'Made', 'Last used', 'Expires']} hidden="Actions" />
-                <tbody>
-                  ${view.credentials.map(
-                    (c) =>
-                      html`<tr key=${c.id} data-credential=${c.id}>
-                        <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
-                        <td class="may" data-purpose=${c.purpose}>${c.may}</td>
-                        <td>${formatTime(c.created_at)}</td>
-                        <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
-                        <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
-                        <td class="actions">
-                          ${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => setRevoking(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`;
-          }}
-        />
+        <${SessionCredentials} hub=${hub} askRevoke=${setRevoking} />
       </li>
     </ol>
     <${OutcomeLine} said=${outcome} />
@@ -202,4 +146,70 @@ export function Hub() {
         : null
     }
   </section>`;
+}
+
+/** Step 2: each service's address, token audience and settings, the new credential filled in while it is shown. */
+function HubSettings({ hub, credential }: { hub: Call<HubView>; credential: string | undefined }) {
+  return html`<${Loaded}
+    call=${hub}
+    what="the services’ addresses"
+    render=${(view: HubView) =>
+      html`<div class="hub-services">
+        ${view.services.map(
+          (s) =>
+            html`<article
+              key=${s.name}
+              class="hub-service card"
+              data-service=${s.name}
+              aria-labelledby=${`hub-${s.name}`}
+            >
+              <h4 id=${`hub-${s.name}`}>${s.title}</h4>
+              <dl class="card-members">
+                <dt>Base URL</dt>
+                <dd><code>${s.baseUrl}</code></dd>
+                <dt>Token audience</dt>
+                <dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
+              </dl>
+              <pre class="env" id=${`env-${s.name}`}>${envText(s, credential)}</pre>
+              <${CopyButton}
+                text=${envText(s, credential)}
+                target=${`env-${s.name}`}
+                label=${`Copy the settings for ${s.title}`}
+              />
+              <p class="muted">${s.note}</p>
+            </article>`,
+        )}
+      </div>`}
+  />`;
+}
+
+/** Step 3's list: the account's session credentials, the hub's with a Revoke each. */
+function SessionCredentials({ hub, askRevoke }: { hub: Call<HubView>; askRevoke: (c: SessionCredentialView) => void }) {
+  return html`<${Loaded}
+    call=${hub}
+    what="the session credentials"
+    render=${(view: HubView) => {
+      if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${hub.reload} />`;
+      const others = view.credentials.filter((c) => c.purpose === 'hub');
+      return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
+        <table class="credentials">
+          <${ColumnHeads} names=${['Name', 'May', 'Made', 'Last used', 'Expires']} hidden="Actions" />
+          <tbody>
+            ${view.credentials.map(
+              (c) =>
+                html`<tr key=${c.id} data-credential=${c.id}>
+                  <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
+                  <td class="may" data-purpose=${c.purpose}>${c.may}</td>
+                  <td>${formatTime(c.created_at)}</td>
+                  <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
+                  <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
+                  <td class="actions">
+                    ${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => askRevoke(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`;
+    }}
+  />`;
 }
