@@ -64,7 +64,7 @@ function go(place: Place): void {
 
 /** The tray's icon for the services as they are now, as the desktop app's tray shows it. */
 function TrayIcon() {
-  const [load] = useCall<ServiceView[]>('services.list', undefined, 'tray', 5_000);
+  const { load } = useCall<ServiceView[]>('services.list', undefined, 'tray', 5_000);
   if (load.state !== 'done')
     return html`<img
       class="tray-icon"

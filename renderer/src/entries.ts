@@ -131,68 +131,62 @@ function Heads({ inPersona, actions, names }: { inPersona: boolean; actions: boo
   </thead>`;
 }
 
-export function FieldTable({
-  fields,
+const PINNED = html` <span class="pin" title="In the identity block the hub reads first">pinned</span>`;
+
+/** What sets a table of fields apart from one of notes: its columns, and how a row names and shows its entry. */
+export interface EntryRows<T> {
+  kind: 'field' | 'note';
+  names: string[];
+  /** The field's key or the note's id. */
+  id: (entry: T) => string;
+  /** The entry in an action's name: "field theme", "note: Prefers short answers". */
+  name: (entry: T) => string;
+  /** The details button's name; `where` names the persona in Recall (" in alice"). */
+  label: (entry: T, where: string) => string;
+  /** The three cells after the persona's, the first with the pinned mark. */
+  cells: (entry: T, pinned: unknown) => unknown;
+  details: (entry: T, where: string) => unknown;
+}
+
+export function EntryTable<T extends FieldEntry | NoteEntry>({
+  entries,
+  rows,
   inPersona = false,
   actions,
-}: { fields: FieldEntry[] } & TableOptions<FieldEntry>) {
+}: { entries: T[]; rows: EntryRows<T> } & TableOptions<T>) {
   const [open, setOpen] = useState<string | undefined>();
   const span = 3 + (inPersona ? 1 : 0) + (actions ? 1 : 0);
-  return html`<table class="entries fields">
-    <${Heads} inPersona=${inPersona} actions=${actions !== undefined} names=${['Key', 'Value', 'Updated']} />
+  return html`<table class=${`entries ${rows.kind}s`}>
+    <${Heads} inPersona=${inPersona} actions=${actions !== undefined} names=${rows.names} />
     <tbody>
-      ${fields.map((f) => {
-        const key = rowKey(inPersona ? (f.profile ?? '') : undefined, f.key);
-        const id = rowId('field', key);
+      ${entries.map((entry) => {
+        const key = rowKey(inPersona ? (entry.profile ?? '') : undefined, rows.id(entry));
+        const id = rowId(rows.kind, key);
         const shown = open === key;
-        const where = inPersona && f.profile ? ` in ${f.profile}` : '';
+        const where = inPersona && entry.profile ? ` in ${entry.profile}` : '';
         return html`<tr
             key=${key}
-            data-field=${f.key}
-            data-profile=${inPersona ? f.profile : undefined}
-            class=${f.pinned ? 'pinned' : undefined}
+            ...${{ [`data-${rows.kind}`]: rows.id(entry) }}
+            data-profile=${inPersona ? entry.profile : undefined}
+            class=${entry.pinned ? 'pinned' : undefined}
           >
             <td class="narrow">
               <${DetailsButton}
                 open=${shown}
                 toggle=${() => setOpen(shown ? undefined : key)}
-                label=${`Details of field ${f.key}${where}`}
+                label=${rows.label(entry, where)}
                 controls=${id}
               />
             </td>
-            ${inPersona ? html`<${PersonaCell} profile=${f.profile} />` : null}
-            <td class="key">
-              <code>${f.key}</code
-              >${f.pinned ? html` <span class="pin" title="In the identity block the hub reads first">pinned</span>` : null}
-            </td>
-            <td class="value-cell"><${Value} value=${f.value} /></td>
-            <td class="when">${formatTime(f.updated_at)}</td>
-            ${actions ? html`<td class="actions">${actions(f)}</td>` : null}
+            ${inPersona ? html`<${PersonaCell} profile=${entry.profile} />` : null}
+            ${rows.cells(entry, entry.pinned ? PINNED : null)}
+            ${actions ? html`<td class="actions">${actions(entry)}</td>` : null}
           </tr>
           ${
             shown
               ? html`<tr key=${`${key}-details`} class="detail-row" id=${id}>
                   <td></td>
-                  <td colspan=${span}>
-                    <${Provenance} source=${f.source} assertedBy=${f.asserted_by}>
-                      <dt>Type</dt>
-                      <dd>${f.value_type}</dd>
-                      <dt>Revision</dt>
-                      <dd>${f.revision}</dd>
-                      ${
-                        f.description
-                          ? html`<dt>What it is for (its writer says)</dt>
-                              <dd>${f.description}</dd>`
-                          : null
-                      }
-                    <//>
-                    ${
-                      valueKind(f.value) === 'json' || (typeof f.value === 'string' && f.value.length > 80)
-                        ? html`<pre class="value-full" tabindex="0" aria-label=${`Whole value of ${f.key}${where}`}>
-${valueText(f.value)}</pre>`
-                        : null
-                    }
-                  </td>
+                  <td colspan=${span}>${rows.details(entry, where)}</td>
                 </tr>`
               : null
           }`;
@@ -201,53 +195,58 @@ ${valueText(f.value)}</pre>`
   </table>`;
 }
 
-export function NoteTable({ notes, inPersona = false, actions }: { notes: NoteEntry[] } & TableOptions<NoteEntry>) {
-  const [open, setOpen] = useState<string | undefined>();
-  const span = 3 + (inPersona ? 1 : 0) + (actions ? 1 : 0);
-  return html`<table class="entries notes">
-    <${Heads} inPersona=${inPersona} actions=${actions !== undefined} names=${['Note', 'Kind', 'Written']} />
-    <tbody>
-      ${notes.map((n) => {
-        const noteId = n.id;
-        const key = rowKey(inPersona ? (n.profile ?? '') : undefined, noteId);
-        const id = rowId('note', key);
-        const shown = open === key;
-        return html`<tr
-            key=${key}
-            data-note=${noteId}
-            data-profile=${inPersona ? n.profile : undefined}
-            class=${n.pinned ? 'pinned' : undefined}
-          >
-            <td class="narrow">
-              <${DetailsButton}
-                open=${shown}
-                toggle=${() => setOpen(shown ? undefined : key)}
-                label=${`Details of note: ${noteText(n).slice(0, 40)}`}
-                controls=${id}
-              />
-            </td>
-            ${inPersona ? html`<${PersonaCell} profile=${n.profile} />` : null}
-            <td class="note-text">
-              ${noteText(n)}${n.pinned ? html` <span class="pin" title="In the identity block the hub reads first">pinned</span>` : null}
-            </td>
-            <td>${n.kind}</td>
-            <td class="when">${formatTime(n.written_at)}</td>
-            ${actions ? html`<td class="actions">${actions(n)}</td>` : null}
-          </tr>
-          ${
-            shown
-              ? html`<tr key=${`${key}-details`} class="detail-row" id=${id}>
-                  <td></td>
-                  <td colspan=${span}>
-                    <${Provenance} source=${n.source} assertedBy=${n.asserted_by}>
-                      <dt>Note id</dt>
-                      <dd><code>${noteId}</code></dd>
-                    <//>
-                  </td>
-                </tr>`
-              : null
-          }`;
-      })}
-    </tbody>
-  </table>`;
+export const FIELD_ROWS: EntryRows<FieldEntry> = {
+  kind: 'field',
+  names: ['Key', 'Value', 'Updated'],
+  id: (f) => f.key,
+  name: (f) => `field ${f.key}`,
+  label: (f, where) => `Details of field ${f.key}${where}`,
+  cells: (f, pinned) =>
+    html`<td class="key"><code>${f.key}</code>${pinned}</td>
+      <td class="value-cell"><${Value} value=${f.value} /></td>
+      <td class="when">${formatTime(f.updated_at)}</td>`,
+  details: (f, where) =>
+    html`<${Provenance} source=${f.source} assertedBy=${f.asserted_by}>
+        <dt>Type</dt>
+        <dd>${f.value_type}</dd>
+        <dt>Revision</dt>
+        <dd>${f.revision}</dd>
+        ${
+          f.description
+            ? html`<dt>What it is for (its writer says)</dt>
+                <dd>${f.description}</dd>`
+            : null
+        }
+      <//>
+      ${
+        valueKind(f.value) === 'json' || (typeof f.value === 'string' && f.value.length > 80)
+          ? html`<pre class="value-full" tabindex="0" aria-label=${`Whole value of ${f.key}${where}`}>
+${valueText(f.value)}</pre>`
+          : null
+      }`,
+};
+
+export const NOTE_ROWS: EntryRows<NoteEntry> = {
+  kind: 'note',
+  names: ['Note', 'Kind', 'Written'],
+  id: (n) => n.id,
+  name: (n) => `note: ${noteText(n).slice(0, 40)}`,
+  label: (n) => `Details of ${NOTE_ROWS.name(n)}`,
+  cells: (n, pinned) =>
+    html`<td class="note-text">${noteText(n)}${pinned}</td>
+      <td>${n.kind}</td>
+      <td class="when">${formatTime(n.written_at)}</td>`,
+  details: (n) =>
+    html`<${Provenance} source=${n.source} assertedBy=${n.asserted_by}>
+      <dt>Note id</dt>
+      <dd><code>${n.id}</code></dd>
+    <//>`,
+};
+
+export function FieldTable({ fields, ...options }: { fields: FieldEntry[] } & TableOptions<FieldEntry>) {
+  return html`<${EntryTable} entries=${fields} rows=${FIELD_ROWS} ...${options} />`;
+}
+
+export function NoteTable({ notes, ...options }: { notes: NoteEntry[] } & TableOptions<NoteEntry>) {
+  return html`<${EntryTable} entries=${notes} rows=${NOTE_ROWS} ...${options} />`;
 }

@@ -13,19 +13,12 @@ import type {
   HubCredentialStep,
   TerminalOpened,
 } from '../../common/contract.ts';
-import { TokenFields } from './platform.ts';
-import { Failed, Loaded, useCall } from './states.ts';
+import { OutcomeLine, useOutcome, type Outcome } from './outcome.ts';
+import { TokenFields, useTokenDraft } from './platform.ts';
+import { Loaded, useCall } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
-
-type Said = { kind: 'ok' | 'error'; text: string } | undefined;
-
-function Outcome({ said }: { said: Said }) {
-  if (!said) return null;
-  return said.kind === 'ok'
-    ? html`<p class="state ok" role="status">${said.text}</p>`
-    : html`<${Failed} message=${said.text} />`;
-}
 
 function Tick({ done }: { done: boolean }) {
   return html`<span class=${done ? 'tick done' : 'tick'} aria-hidden="true">${done ? '✓' : ''}</span>`;
@@ -41,29 +34,23 @@ function StepHead({ n, title, done, text }: { n: number; title: string; done: bo
 
 export function FirstRun({ open }: { open: (hash: string) => void }) {
   const [version, setVersion] = useState(0);
-  const [load, reload] = useCall<FirstRunView>('firstRun.get', undefined, 'first-run', 5_000, version);
-  const [said, setSaid] = useState<Said>();
+  const steps = useCall<FirstRunView>('firstRun.get', undefined, 'first-run', 5_000, version);
+  const { outcome: said, attempt } = useOutcome();
   const setDone = async (done: boolean) => {
-    try {
+    await attempt(async () => {
       await call<FirstRunView>('firstRun.setDone', { done });
-      setSaid({
-        kind: 'ok',
-        text: done
-          ? 'The guide will not open by itself again; it stays here under Get started.'
-          : 'The guide opens by itself at the next launch.',
-      });
-    } catch (err) {
-      setSaid({ kind: 'error', text: (err as Error).message });
-    }
+      return done
+        ? 'The guide will not open by itself again; it stays here under Get started.'
+        : 'The guide opens by itself at the next launch.';
+    });
     setVersion((v) => v + 1);
   };
   return html`<section class="first-run" aria-labelledby="first-run-title">
     <h2 id="first-run-title" tabindex="-1">Get started</h2>
     <p>Three steps connect your hub to these services. Each is ticked when the service itself confirms it.</p>
     <${Loaded}
-      load=${load}
+      call=${steps}
       what="the first-run steps"
-      retry=${reload}
       render=${(view: FirstRunView) => {
         const [signIn, github, credential] = view.steps;
         const left = view.steps.filter((s) => !s.done).length;
@@ -92,12 +79,12 @@ export function FirstRun({ open }: { open: (hash: string) => void }) {
           </div>`;
       }}
     />
-    <${Outcome} said=${said} />
+    <${OutcomeLine} said=${said} />
   </section>`;
 }
 
 function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => void }) {
-  const [said, setSaid] = useState<Said>();
+  const [said, setSaid] = useState<Outcome>();
   const [busy, setBusy] = useState(false);
   const recheck = async () => {
     setBusy(true);
@@ -134,13 +121,13 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
               <button type="button" class="primary" disabled=${busy} onClick=${recheck}>Check again</button>
             </div>`
     }
-    <${Outcome} said=${said} />`;
+    <${OutcomeLine} said=${said} />`;
 }
 
 function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; changed: () => void }) {
-  const [profile, setProfile] = useState(step.connections[0] ?? 'default');
-  const [token, setToken] = useState('');
-  const [said, setSaid] = useState<Said>();
+  const draft = useTokenDraft(step.connections[0] ?? 'default');
+  const { profile } = draft;
+  const [said, setSaid] = useState<Outcome>();
   const test = async (name: string) => {
     try {
       const r = await call<ConnectionTest>('firstRun.testConnection', { profile: name });
@@ -159,8 +146,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    const secret = token.trim();
-    setToken(''); // the secret leaves the page's state at once, whatever happens next
+    const secret = draft.takeToken();
     try {
       await call('connections.put', { profile: profile.trim(), token: secret });
     } catch (err) {
@@ -174,13 +160,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       these repository permissions, for the repositories the hub may use:
     </p>
     <table class="permissions">
-      <thead>
-        <tr>
-          <th>Permission</th>
-          <th>Access</th>
-          <th>Why the gateway needs it</th>
-        </tr>
-      </thead>
+      <${ColumnHeads} names=${['Permission', 'Access', 'Why the gateway needs it']} />
       <tbody>
         ${step.permissions.map(
           (p) =>
@@ -196,13 +176,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       <a class="button" href=${step.tokenUrl} target="_blank" rel="noopener noreferrer">Open GitHub’s token page</a>
     </p>
     <form class="add-connection" onSubmit=${save}>
-      <${TokenFields}
-        names=${['first-run-profile', 'first-run-token']}
-        profile=${profile}
-        setProfile=${setProfile}
-        token=${token}
-        setToken=${setToken}
-      />
+      <${TokenFields} names=${['first-run-profile', 'first-run-token']} draft=${draft} />
       <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
     </form>`;
   return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />
@@ -222,7 +196,7 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
           </p>`
         : null
     }
-    <${Outcome} said=${said} />`;
+    <${OutcomeLine} said=${said} />`;
 }
 
 function CredentialStep({ step, open }: { step: HubCredentialStep; open: (hash: string) => void }) {

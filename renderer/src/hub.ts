@@ -8,7 +8,9 @@ import { useState } from 'preact/hooks';
 import type { HubService } from '../../common/contract.ts';
 import type { HubView, NewHubCredential, SessionCredentialView } from '../../main/console/answers.ts';
 import { Dialog } from './dialog.ts';
-import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
+import { OutcomeLine, useOutcome } from './outcome.ts';
+import { Empty, Failed, Loaded, formatTime, useCall, type Call } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 
 /** The console's stand-in for the credential in the settings, until one is made on this page. */
@@ -38,41 +40,32 @@ function CopyButton({ text, target, label }: { text: string; target: string; lab
 }
 
 export function Hub() {
-  const [load, reload] = useCall<HubView>('hub.get', undefined, 'hub');
+  const hub = useCall<HubView>('hub.get', undefined, 'hub');
   const [fresh, setFresh] = useState<NewHubCredential | undefined>();
   const [label, setLabel] = useState('hub');
   const [days, setDays] = useState('never');
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const { outcome, setOutcome, attempt } = useOutcome();
   const [revoking, setRevoking] = useState<SessionCredentialView | undefined>();
 
-  const create = async (e: Event) => {
+  const create = (e: Event) => {
     e.preventDefault();
-    setMessage(undefined);
-    try {
-      setFresh(
-        await call<NewHubCredential>('hub.createCredential', {
-          label: label.trim(),
-          expiresInDays: days === 'never' ? null : Number(days),
-        }),
-      );
-      reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+    setOutcome(undefined);
+    // The new credential shows in its own box, so the outcome stays empty unless the call fails.
+    return attempt(async () => {
+      const made = { label: label.trim(), expiresInDays: days === 'never' ? null : Number(days) };
+      setFresh(await call<NewHubCredential>('hub.createCredential', made));
+      hub.reload();
+      return undefined;
+    });
   };
-  const revoke = async (c: SessionCredentialView) => {
+  const revoke = (c: SessionCredentialView) => {
     setRevoking(undefined);
-    try {
+    return attempt(async () => {
       await call('hub.revokeCredential', { id: c.id });
       if (fresh?.id === c.id) setFresh(undefined);
-      setMessage({
-        kind: 'ok',
-        text: `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.`,
-      });
-      reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      hub.reload();
+      return `Revoked “${c.label ?? c.id}”: identity refuses it from now on, and tokens made with it stop working within seconds.`;
+    });
   };
 
   return html`<section aria-labelledby="hub-title">
@@ -130,82 +123,14 @@ export function Hub() {
       </li>
       <li>
         <h3>Give the hub these settings</h3>
-        <${Loaded}
-          load=${load}
-          what="the services’ addresses"
-          retry=${reload}
-          render=${(view: HubView) =>
-            html`<div class="hub-services">
-              ${view.services.map(
-                (s) =>
-                  html`<article
-                    key=${s.name}
-                    class="hub-service card"
-                    data-service=${s.name}
-                    aria-labelledby=${`hub-${s.name}`}
-                  >
-                    <h4 id=${`hub-${s.name}`}>${s.title}</h4>
-                    <dl class="card-members">
-                      <dt>Base URL</dt>
-                      <dd><code>${s.baseUrl}</code></dd>
-                      <dt>Token audience</dt>
-                      <dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
-                    </dl>
-                    <pre class="env" id=${`env-${s.name}`}>${envText(s, fresh?.credential)}</pre>
-                    <${CopyButton}
-                      text=${envText(s, fresh?.credential)}
-                      target=${`env-${s.name}`}
-                      label=${`Copy the settings for ${s.title}`}
-                    />
-                    <p class="muted">${s.note}</p>
-                  </article>`,
-              )}
-            </div>`}
-        />
+        <${HubSettings} hub=${hub} credential=${fresh?.credential} />
       </li>
       <li>
         <h3>Session credentials of your account</h3>
-        <${Loaded}
-          load=${load}
-          what="the session credentials"
-          retry=${reload}
-          render=${(view: HubView) => {
-            if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${reload} />`;
-            const others = view.credentials.filter((c) => c.purpose === 'hub');
-            return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
-              <table class="credentials">
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>May</th>
-                    <th>Made</th>
-                    <th>Last used</th>
-                    <th>Expires</th>
-                    <th><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${view.credentials.map(
-                    (c) =>
-                      html`<tr key=${c.id} data-credential=${c.id}>
-                        <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
-                        <td class="may" data-purpose=${c.purpose}>${c.may}</td>
-                        <td>${formatTime(c.created_at)}</td>
-                        <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
-                        <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
-                        <td class="actions">
-                          ${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => setRevoking(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`;
-          }}
-        />
+        <${SessionCredentials} hub=${hub} askRevoke=${setRevoking} />
       </li>
     </ol>
-    ${message?.kind === 'ok' ? html`<p class="state ok" role="status">${message.text}</p>` : null}
-    ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
+    <${OutcomeLine} said=${outcome} />
     ${
       revoking
         ? html`<${Dialog} id="revoke" title="Revoke this credential?" onClose=${() => setRevoking(undefined)}>
@@ -221,4 +146,70 @@ export function Hub() {
         : null
     }
   </section>`;
+}
+
+/** Step 2: each service's address, token audience and settings, the new credential filled in while it is shown. */
+function HubSettings({ hub, credential }: { hub: Call<HubView>; credential: string | undefined }) {
+  return html`<${Loaded}
+    call=${hub}
+    what="the services’ addresses"
+    render=${(view: HubView) =>
+      html`<div class="hub-services">
+        ${view.services.map(
+          (s) =>
+            html`<article
+              key=${s.name}
+              class="hub-service card"
+              data-service=${s.name}
+              aria-labelledby=${`hub-${s.name}`}
+            >
+              <h4 id=${`hub-${s.name}`}>${s.title}</h4>
+              <dl class="card-members">
+                <dt>Base URL</dt>
+                <dd><code>${s.baseUrl}</code></dd>
+                <dt>Token audience</dt>
+                <dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
+              </dl>
+              <pre class="env" id=${`env-${s.name}`}>${envText(s, credential)}</pre>
+              <${CopyButton}
+                text=${envText(s, credential)}
+                target=${`env-${s.name}`}
+                label=${`Copy the settings for ${s.title}`}
+              />
+              <p class="muted">${s.note}</p>
+            </article>`,
+        )}
+      </div>`}
+  />`;
+}
+
+/** Step 3's list: the account's session credentials, the hub's with a Revoke each. */
+function SessionCredentials({ hub, askRevoke }: { hub: Call<HubView>; askRevoke: (c: SessionCredentialView) => void }) {
+  return html`<${Loaded}
+    call=${hub}
+    what="the session credentials"
+    render=${(view: HubView) => {
+      if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${hub.reload} />`;
+      const others = view.credentials.filter((c) => c.purpose === 'hub');
+      return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
+        <table class="credentials">
+          <${ColumnHeads} names=${['Name', 'May', 'Made', 'Last used', 'Expires']} hidden="Actions" />
+          <tbody>
+            ${view.credentials.map(
+              (c) =>
+                html`<tr key=${c.id} data-credential=${c.id}>
+                  <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
+                  <td class="may" data-purpose=${c.purpose}>${c.may}</td>
+                  <td>${formatTime(c.created_at)}</td>
+                  <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
+                  <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
+                  <td class="actions">
+                    ${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => askRevoke(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`;
+    }}
+  />`;
 }

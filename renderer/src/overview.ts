@@ -25,14 +25,13 @@ function CountCell({ label, count, href }: { label: string; count: Count; href: 
 }
 
 export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) {
-  const [load, reload] = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
-  const control = useServiceControl(reload);
+  const overview = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
+  const control = useServiceControl(overview.reload);
   return html`<section aria-labelledby="overview-title">
     <h2 id="overview-title" tabindex="-1">Overview</h2>
     <${Loaded}
-      load=${load}
+      call=${overview}
       what="the overview"
-      retry=${reload}
       render=${(view: OverviewView) => {
         const headline = view.headline ?? {
           state: aggregateState(view.services.map((s) => s.state)),
@@ -172,18 +171,20 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   />`;
 }
 
-function HourChart(props: {
+/** An hour chart: a counter of one service's /metrics, named in words for one (many add an s). */
+interface HourChartSpec {
   id: string;
   service: ServiceName;
-  activity: ServiceActivity | undefined;
   counter: string;
   one: string;
-  many: string;
   kind: string;
-}) {
+}
+
+function HourChart(props: HourChartSpec & { activity: ServiceActivity | undefined }) {
   const { id, activity, counter } = props;
+  const many = `${props.one}s`;
   const { title: what, label: who } = SERVICE_CATALOGUE[props.service];
-  const title = `${what}: ${props.many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
+  const title = `${what}: ${many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
     const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
@@ -197,9 +198,9 @@ function HourChart(props: {
     id=${id}
     title=${title}
     slotLabel="hour"
-    summary=${`${plural(sum(values), props.one, props.many)} in the ${spanWords(values.length, 60)}; busiest hour ${Math.max(...values)}.`}
+    summary=${`${plural(sum(values), props.one)} in the ${spanWords(values.length, 60)}; busiest hour ${Math.max(...values)}.`}
     times=${activity.hours.map((h) => h.at)}
-    series=${[{ kind: props.kind, label: props.many, values }]}
+    series=${[{ kind: props.kind, label: many, values }]}
   />`;
 }
 
@@ -211,9 +212,23 @@ const MINUTE_CHARTS: [ServiceName, string][] = [
   ['repohost-gateway', 'gateway-minutes'],
 ];
 
+/** The hour charts, after the minute charts: the provider's work, then the persona store's. */
+const HOUR_CHARTS: HourChartSpec[] = [
+  { id: 'provider-runs', service: 'model-provider', counter: METRIC_NAMES.cliRuns, one: 'CLI run', kind: 'runs' },
+  { id: 'provider-tokens', service: 'model-provider', counter: METRIC_NAMES.tokens, one: 'token', kind: 'tokens' },
+  { id: 'persona-writes', service: 'persona-store', counter: METRIC_NAMES.personaWrites, one: 'write', kind: 'runs' },
+  {
+    id: 'persona-recalls',
+    service: 'persona-store',
+    counter: METRIC_NAMES.personaRecalls,
+    one: 'recall',
+    kind: 'runs',
+  },
+];
+
 function Activity() {
   const [minutes, setMinutes] = useState(60);
-  const [load, reload] = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
+  const activity = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
   return html`<section class="activity" aria-labelledby="activity-title">
     <div class="section-head">
       <h3 id="activity-title">Recent activity</h3>
@@ -231,9 +246,8 @@ function Activity() {
       </label>
     </div>
     <${Loaded}
-      load=${load}
+      call=${activity}
       what="the activity charts"
-      retry=${reload}
       render=${(view: ActivityView) =>
         html`<div class="charts">
             ${MINUTE_CHARTS.filter(
@@ -241,42 +255,7 @@ function Activity() {
             ).map(
               ([name, id]) => html`<${MinuteChart} key=${id} id=${id} name=${name} activity=${view.services[name]} />`,
             )}
-            <${HourChart}
-              id="provider-runs"
-              service="model-provider"
-              activity=${view.services['model-provider']}
-              counter=${METRIC_NAMES.cliRuns}
-              one="CLI run"
-              many="CLI runs"
-              kind="runs"
-            />
-            <${HourChart}
-              id="provider-tokens"
-              service="model-provider"
-              activity=${view.services['model-provider']}
-              counter=${METRIC_NAMES.tokens}
-              one="token"
-              many="tokens"
-              kind="tokens"
-            />
-            <${HourChart}
-              id="persona-writes"
-              service="persona-store"
-              activity=${view.services['persona-store']}
-              counter=${METRIC_NAMES.personaWrites}
-              one="write"
-              many="writes"
-              kind="runs"
-            />
-            <${HourChart}
-              id="persona-recalls"
-              service="persona-store"
-              activity=${view.services['persona-store']}
-              counter=${METRIC_NAMES.personaRecalls}
-              one="recall"
-              many="recalls"
-              kind="runs"
-            />
+            ${HOUR_CHARTS.map((c) => html`<${HourChart} key=${c.id} ...${c} activity=${view.services[c.service]} />`)}
           </div>
           <p class="muted">
             Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every

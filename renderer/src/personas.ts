@@ -12,8 +12,19 @@ import type {
   IdentityBlock,
 } from '../../services/persona-store/shapes.ts';
 import { Dialog } from './dialog.ts';
-import { FieldTable, NoteTable, entryMatches, noteText, type FieldEntry, type NoteEntry } from './entries.ts';
+import {
+  EntryTable,
+  FIELD_ROWS,
+  NOTE_ROWS,
+  entryMatches,
+  noteText,
+  type EntryRows,
+  type FieldEntry,
+  type NoteEntry,
+} from './entries.ts';
+import { useOutcome } from './outcome.ts';
 import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
 
@@ -28,14 +39,7 @@ export function PersonaList({ open }: { open: (profile: string) => void }) {
       empty="No personas yet. The hub creates one the first time your assistant writes to the persona store for a profile, and it appears here then. If the hub is already in use, check that it points at this persona store (its port is in the Services panel)."
       renderList=${(list: Card[]) =>
         html`<table class="personas">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Profile</th>
-              <th>Language</th>
-              <th>Tone</th>
-            </tr>
-          </thead>
+          <${ColumnHeads} names=${['Name', 'Profile', 'Language', 'Tone']} />
           <tbody>
             ${list.map(
               (p) =>
@@ -62,7 +66,6 @@ function matchWords(matched: number, of: number, one: string): string {
   return `${matched} of ${plural(of, one)} on this page ${matched === 1 ? 'matches' : 'match'}.`;
 }
 
-type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
 type Asking =
   | { kind: 'forget-field'; key: string }
   | { kind: 'forget-note'; id: string; preview: string }
@@ -78,25 +81,20 @@ const FORGOTTEN: Record<ForgetResult['outcome'], string> = {
 
 export function PersonaDetail({ profile, back }: { profile: string; back: (notice?: string) => void }) {
   const [version, setVersion] = useState(0);
-  const [outcome, setOutcome] = useState<Outcome>();
+  const { outcome, setOutcome, attempt } = useOutcome();
   const [asking, setAsking] = useState<Asking>();
   const [filter, setFilter] = useState('');
-  const [card, reloadCard] = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
-  const [policy] = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
+  const card = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
+  const { load: policy } = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
 
   /** Every action: through the console API, then its outcome in words and everything on the page read again. */
   const act = async <T>(method: string, params: unknown, said: (data: T) => string) => {
     setAsking(undefined);
-    try {
-      const data = await call<T>(method, params);
-      setOutcome({ kind: 'ok', text: said(data) });
-    } catch (err) {
-      setOutcome({ kind: 'error', text: (err as Error).message });
-    }
+    await attempt(async () => said(await call<T>(method, params)));
     setVersion((v) => v + 1);
   };
-  const exportNow = async () => {
-    try {
+  const exportNow = () =>
+    attempt(async () => {
       const doc = await call<WholeExport>('personas.export', { profile });
       const file = `${profile}-persona-export.json`;
       const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
@@ -105,14 +103,14 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
       a.download = file;
       a.click();
       setTimeout(() => URL.revokeObjectURL(url), 0);
-      setOutcome({
-        kind: 'ok',
-        text: `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).`,
-      });
-    } catch (err) {
-      setOutcome({ kind: 'error', text: (err as Error).message });
-    }
-  };
+      return `Exported ${plural(doc.fields.length, 'field')} and ${plural(doc.notes.length, 'note')} as ${file} (format ${doc.format}).`;
+    });
+  const askForget = (entry: FieldEntry | NoteEntry) =>
+    setAsking(
+      'key' in entry
+        ? { kind: 'forget-field', key: entry.key }
+        : { kind: 'forget-note', id: entry.id, preview: noteText(entry).slice(0, 80) },
+    );
   const pin = (kind: 'field' | 'note', target: string, pinned: boolean) =>
     act(
       kind === 'field' ? 'personas.pinField' : 'personas.pinNote',
@@ -124,9 +122,8 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   return html`<section class="persona" aria-labelledby="persona-title">
     <button type="button" class="link" onClick=${() => back()}>← All personas</button>
     <${Loaded}
-      load=${card}
+      call=${card}
       what="the persona card"
-      retry=${reloadCard}
       render=${(block: IdentityBlock) =>
         html`<header class="card">
           <h2 id="persona-title" tabindex="-1">${block.persona.display_name}</h2>
@@ -159,76 +156,20 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
           placeholder="key, value, words of a note"
       /></label>
     </form>
-    <h3>Fields</h3>
-    <${Paged}
-      method="personas.fields"
-      params=${{ profile, limit: ENTRY_PAGE_SIZE }}
-      version=${version}
-      what="fields"
-      member="fields"
-      empty="This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile."
-      renderList=${(all: FieldEntry[]) => {
-        const list = all.filter((f) => entryMatches(filter, f));
-        return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'field')}</p>` : null}
-        ${
-          list.length > 0
-            ? html`<${FieldTable}
-                fields=${list}
-                actions=${(f: FieldEntry) =>
-                  html`<button
-                      type="button"
-                      onClick=${() => pin('field', f.key, !f.pinned)}
-                      aria-label=${`${f.pinned ? 'Unpin' : 'Pin'} field ${f.key}`}
-                    >
-                      ${f.pinned ? 'Unpin' : 'Pin'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick=${() => setAsking({ kind: 'forget-field', key: f.key })}
-                      aria-label=${`Forget field ${f.key}`}
-                    >
-                      Forget…
-                    </button>`}
-              />`
-            : null
-        }`;
-      }}
-    />
-    <h3>Notes</h3>
-    <${Paged}
-      method="personas.notes"
-      params=${{ profile, limit: ENTRY_PAGE_SIZE }}
-      version=${version}
-      what="notes"
-      member="notes"
-      empty="This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping."
-      renderList=${(all: NoteEntry[]) => {
-        const list = all.filter((n) => entryMatches(filter, n));
-        return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, 'note')}</p>` : null}
-        ${
-          list.length > 0
-            ? html`<${NoteTable}
-                notes=${list}
-                actions=${(n: NoteEntry) =>
-                  html`<button
-                      type="button"
-                      onClick=${() => pin('note', n.id, !n.pinned)}
-                      aria-label=${`${n.pinned ? 'Unpin' : 'Pin'} note: ${noteText(n).slice(0, 40)}`}
-                    >
-                      ${n.pinned ? 'Unpin' : 'Pin'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick=${() => setAsking({ kind: 'forget-note', id: n.id, preview: noteText(n).slice(0, 80) })}
-                      aria-label=${`Forget note: ${noteText(n).slice(0, 40)}`}
-                    >
-                      Forget…
-                    </button>`}
-              />`
-            : null
-        }`;
-      }}
-    />
+    ${ENTRY_LISTS.map(
+      ({ rows, title, empty }) =>
+        html`<h3 key=${`${rows.kind}-title`}>${title}</h3>
+          <${EntryList}
+            key=${rows.kind}
+            rows=${rows}
+            empty=${empty}
+            profile=${profile}
+            version=${version}
+            filter=${filter}
+            pin=${pin}
+            forget=${askForget}
+          />`,
+    )}
     <${ChangeLog} profile=${profile} version=${version} />
     ${
       asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
@@ -281,6 +222,66 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
         : null
     }
   </section>`;
+}
+
+/** The two lists of a persona's page, each with its heading and what it says while empty. */
+const ENTRY_LISTS = [
+  {
+    rows: FIELD_ROWS,
+    title: 'Fields',
+    empty:
+      'This persona has no fields yet. The assistant adds one when it learns something worth keeping about this profile.',
+  },
+  {
+    rows: NOTE_ROWS,
+    title: 'Notes',
+    empty:
+      'This persona has no notes yet. The assistant adds a note when something happens or it learns a lesson worth keeping.',
+  },
+];
+
+/** A persona's fields or notes: a page of them, the filter's matches, Pin and Forget on each line. */
+function EntryList<T extends FieldEntry | NoteEntry>(props: {
+  rows: EntryRows<T>;
+  profile: string;
+  version: number;
+  filter: string;
+  empty: string;
+  pin: (kind: 'field' | 'note', target: string, pinned: boolean) => void;
+  forget: (entry: T) => void;
+}) {
+  const { rows, filter } = props;
+  return html`<${Paged}
+    method=${`personas.${rows.kind}s`}
+    params=${{ profile: props.profile, limit: ENTRY_PAGE_SIZE }}
+    version=${props.version}
+    what=${`${rows.kind}s`}
+    member=${`${rows.kind}s`}
+    empty=${props.empty}
+    renderList=${(all: T[]) => {
+      const list = all.filter((e) => entryMatches(filter, e));
+      return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, rows.kind)}</p>` : null}
+      ${
+        list.length > 0
+          ? html`<${EntryTable}
+              entries=${list}
+              rows=${rows}
+              actions=${(e: T) =>
+                html`<button
+                    type="button"
+                    onClick=${() => props.pin(rows.kind, rows.id(e), !e.pinned)}
+                    aria-label=${`${e.pinned ? 'Unpin' : 'Pin'} ${rows.name(e)}`}
+                  >
+                    ${e.pinned ? 'Unpin' : 'Pin'}
+                  </button>
+                  <button type="button" onClick=${() => props.forget(e)} aria-label=${`Forget ${rows.name(e)}`}>
+                    Forget…
+                  </button>`}
+            />`
+          : null
+      }`;
+    }}
+  />`;
 }
 
 function modeText(policy: ForgetPolicy, kind: 'field' | 'note'): string {
@@ -440,7 +441,6 @@ function usePages(): {
   page: number;
   next: (cursor: unknown) => void;
   previous: () => void;
-  reset: () => void;
 } {
   const [cursors, setCursors] = useState<unknown[]>([]);
   return {
@@ -448,7 +448,6 @@ function usePages(): {
     page: cursors.length + 1,
     next: (cursor) => setCursors([...cursors, cursor]),
     previous: () => setCursors(cursors.slice(0, -1)),
-    reset: () => setCursors([]),
   };
 }
 
@@ -486,14 +485,13 @@ function Paged<T>(props: {
   what: string;
   member: string;
   empty: string;
-  /** One item of a <ul class=listClass>, or the whole page's items (a table). */
-  render?: (item: T) => unknown;
-  listClass?: string;
-  renderList?: (items: T[]) => unknown;
+  /** The name of its row of page buttons; "Pages of" its `what` unless given. */
+  pagesLabel?: string;
+  renderList: (items: T[]) => unknown;
 }) {
   const pages = usePages();
   const params = pages.after === undefined ? props.params : { ...props.params, after: pages.after };
-  const [load, reload] = useCall<unknown>(
+  const page = useCall<unknown>(
     props.method,
     params,
     `${props.method}:${JSON.stringify(params)}`,
@@ -501,26 +499,19 @@ function Paged<T>(props: {
     props.version,
   );
   return html`<${Loaded}
-    load=${load}
+    call=${page}
     what=${props.what}
-    retry=${reload}
     render=${(data: unknown) => {
       const list = itemsOf<T>(data, props.member);
       const next = nextAfter(data);
       if (list.length === 0 && pages.page === 1) return html`<${Empty}><p>${props.empty}</p><//>`;
-      return html`${
-          props.renderList
-            ? props.renderList(list)
-            : html`<ul class=${props.listClass}>
-                ${list.map((item) => props.render?.(item))}
-              </ul>`
-        }
+      return html`${props.renderList(list)}
         <${Pager}
           page=${pages.page}
           hasNext=${next !== undefined}
           next=${() => pages.next(next)}
           previous=${pages.previous}
-          label=${`Pages of ${props.what}`}
+          label=${props.pagesLabel ?? `Pages of ${props.what}`}
         />`;
     }}
   />`;
@@ -536,28 +527,16 @@ interface LogFilters {
   since?: string;
 }
 
-/** The change log, newest first, with filters, a page size and paging; entries name what changed, never values. */
+/**
+ * The change log, newest first, with filters, a page size and paging; entries name what changed, never values.
+ * A new filter or page size starts again from the first page (a new Paged).
+ */
 // Newest first: the action just taken is on the first page.
 const CHANGE_LOG_ORDER = { order: 'newest' } as const;
 export function ChangeLog({ profile, version }: { profile: string; version?: number }) {
   const [draft, setDraft] = useState<LogFilters>({});
   const [filters, setFilters] = useState<LogFilters>({});
   const [size, setSize] = useState<number>(25);
-  const pages = usePages();
-  const params = {
-    profile,
-    limit: size,
-    ...CHANGE_LOG_ORDER,
-    ...filters,
-    ...(pages.after === undefined ? {} : { after: pages.after }),
-  };
-  const [events, reload] = useCall<unknown>(
-    'personas.events',
-    params,
-    `events:${JSON.stringify(params)}`,
-    undefined,
-    version,
-  );
   const set = (member: keyof LogFilters) => (e: Event) =>
     setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
@@ -569,7 +548,6 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
     if (draft.target?.trim()) next.target = draft.target.trim();
     if (draft.since) next.since = new Date(draft.since).toISOString();
     setFilters(next);
-    pages.reset();
   };
   const filtered = Object.keys(filters).length > 0;
 
@@ -602,59 +580,40 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
         <select
           name="page-size"
           value=${String(size)}
-          onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), pages.reset())}
+          onChange=${(e: Event) => setSize(Number((e.target as HTMLSelectElement).value))}
         >
           ${LOG_PAGE_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
         </select>
       </label>
     </form>
-    <${Loaded}
-      load=${events}
+    <${Paged}
+      key=${`${JSON.stringify(filters)}:${size}`}
+      method="personas.events"
+      params=${{ profile, limit: size, ...CHANGE_LOG_ORDER, ...filters }}
+      version=${version}
       what="the change log"
-      retry=${reload}
-      render=${(data: unknown) => {
-        const list = itemsOf<ChangeLogEntry>(data, 'events');
-        const next = nextAfter(data);
-        if (list.length === 0 && pages.page === 1) {
-          return html`<${Empty}
-            ><p>
-              ${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}
-            </p><//
-          >`;
-        }
-        return html`<table class="events">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Change</th>
-                <th>About</th>
-                <th>Members changed</th>
-                <th>Via (verified)</th>
-                <th>Source (claimed)</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${list.map(
-                (ev) =>
-                  html`<tr key=${ev.id}>
-                    <td>${formatTime(ev.at)}</td>
-                    <td>${ev.action.replace('_', ' ')}</td>
-                    <td>${ev.target_kind} <code>${ev.target}</code></td>
-                    <td>${ev.changes.join(', ') || '—'}</td>
-                    <td>${ev.asserted_by}</td>
-                    <td>${ev.source ?? '—'}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-          <${Pager}
-            page=${pages.page}
-            hasNext=${next !== undefined}
-            next=${() => pages.next(next)}
-            previous=${pages.previous}
-            label="Change log pages"
-          />`;
-      }}
+      member="events"
+      empty=${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}
+      pagesLabel="Change log pages"
+      renderList=${(list: ChangeLogEntry[]) =>
+        html`<table class="events">
+          <${ColumnHeads}
+            names=${['When', 'Change', 'About', 'Members changed', 'Via (verified)', 'Source (claimed)']}
+          />
+          <tbody>
+            ${list.map(
+              (ev) =>
+                html`<tr key=${ev.id}>
+                  <td>${formatTime(ev.at)}</td>
+                  <td>${ev.action.replace('_', ' ')}</td>
+                  <td>${ev.target_kind} <code>${ev.target}</code></td>
+                  <td>${ev.changes.join(', ') || '—'}</td>
+                  <td>${ev.asserted_by}</td>
+                  <td>${ev.source ?? '—'}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`}
     />
   </section>`;
 }

@@ -4,7 +4,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { SubscriptionListView, SubscriptionView as Subscription } from '../../main/console/answers.ts';
 import type { ConnectionList } from '../../services/identity/shapes.ts';
 import { Dialog } from './dialog.ts';
+import { OutcomeLine, useOutcome } from './outcome.ts';
 import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
+import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 
 const KIND_LABELS: Record<string, string> = {
@@ -111,41 +113,38 @@ export function cancelOutcome(s: Pick<Subscription, 'state' | 'event'>): string 
 
 function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: string; onChanged: () => void }) {
   const [delivering, setDelivering] = useState(false);
-  const [load, reload] = useCall<Subscription>(
+  const subscription = useCall<Subscription>(
     'subscriptions.get',
     profile ? { id, profile } : { id },
     `subscription:${id}`,
     delivering ? DELIVERY_REFRESH_MS : undefined,
   );
   const [confirming, setConfirming] = useState(false);
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const { outcome: message, attempt } = useOutcome();
   const outcome = useRef<HTMLParagraphElement>(null);
   // The button that asked is gone once it is cancelled: the focus goes to what happened.
   useEffect(() => outcome.current?.focus(), [message]);
-  const pending = load.state === 'done' && load.data.signal === 'pending';
+  const pending = subscription.load.state === 'done' && subscription.load.data.signal === 'pending';
   useEffect(() => {
     if (pending === delivering) return;
     setDelivering(pending);
     // The delivery settled (sent or given up): the list's signal column follows.
     if (!pending) onChanged();
   }, [pending]);
-  const cancel = async (s: Subscription) => {
+  const cancel = (s: Subscription) => {
     setConfirming(false);
-    try {
+    return attempt(async () => {
       // The gateway cancels only under the profile the subscription was opened with.
       const after = await call<Subscription>('subscriptions.cancel', { id, profile: s.profile });
-      setMessage({ kind: 'ok', text: cancelOutcome(after) });
-      reload();
+      subscription.reload();
       onChanged();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      return cancelOutcome(after);
+    });
   };
   return html`<div class="subscription-detail" data-detail=${id}>
     <${Loaded}
-      load=${load}
+      call=${subscription}
       what="the subscription"
-      retry=${reload}
       render=${(s: Subscription) =>
         html`<dl class="card-members">
             <dt>State</dt>
@@ -198,14 +197,13 @@ function SubscriptionDetail({ id, profile, onChanged }: { id: string; profile?: 
 }
 
 export function Subscriptions() {
-  const [load, reload] = useCall<SubscriptionListView>('subscriptions.list', undefined, 'subscriptions', 10_000);
+  const subscriptions = useCall<SubscriptionListView>('subscriptions.list', undefined, 'subscriptions', 10_000);
   const [open, setOpen] = useState<string | undefined>();
   return html`<section aria-labelledby="subscriptions-title">
     <h2 id="subscriptions-title" tabindex="-1">Gateway subscriptions</h2>
     <${Loaded}
-      load=${load}
+      call=${subscriptions}
       what="subscriptions"
-      retry=${reload}
       render=${(data: SubscriptionListView) => {
         const list = data.items;
         if (list.length === 0) {
@@ -217,18 +215,10 @@ export function Subscriptions() {
           >`;
         }
         return html`<table class="subscriptions">
-            <thead>
-              <tr>
-                <th>Watching for</th>
-                <th>Repository</th>
-                <th>Target</th>
-                <th>State</th>
-                <th>Signal</th>
-                <th>Opened</th>
-                <th>Expires</th>
-                <th><span class="visually-hidden">Details</span></th>
-              </tr>
-            </thead>
+            <${ColumnHeads}
+              names=${['Watching for', 'Repository', 'Target', 'State', 'Signal', 'Opened', 'Expires']}
+              hidden="Details"
+            />
             <tbody>
               ${list.map(
                 (s) =>
@@ -258,7 +248,11 @@ export function Subscriptions() {
                       open === s.id
                         ? html`<tr key=${`${s.id}-detail`} class="detail-row">
                             <td colspan="8">
-                              <${SubscriptionDetail} id=${s.id} profile=${s.profile} onChanged=${reload} />
+                              <${SubscriptionDetail}
+                                id=${s.id}
+                                profile=${s.profile}
+                                onChanged=${subscriptions.reload}
+                              />
                             </td>
                           </tr>`
                         : null
@@ -275,23 +269,33 @@ export function Subscriptions() {
 /** Moves the focus to the safe choice of an inline question when it appears (a stable ref: only on mount). */
 const focusOnMount = (el: HTMLElement | null) => el?.focus();
 
+/** A connection being typed: its profile and its token, which `takeToken` hands over and clears at once. */
+export function useTokenDraft(firstProfile: string) {
+  const [profile, setProfile] = useState(firstProfile);
+  const [token, setToken] = useState('');
+  const takeToken = () => {
+    setToken(''); // the secret leaves the page's state at once, whatever happens next
+    return token.trim();
+  };
+  return { profile, setProfile, token, setToken, takeToken };
+}
+
 /** A connection's profile and token inputs (the token never echoed, never spell-checked); the Connections page and Get started share them. */
-export function TokenFields(props: {
+export function TokenFields({
+  names,
+  draft,
+}: {
   names: [profile: string, token: string];
-  profile: string;
-  setProfile: (value: string) => void;
-  token: string;
-  setToken: (value: string) => void;
+  draft: ReturnType<typeof useTokenDraft>;
 }) {
-  const { names, profile, setProfile, token, setToken } = props;
   return html`
     <label
       >Profile
       <input
         name=${names[0]}
         required
-        value=${profile}
-        onInput=${(e: Event) => setProfile((e.target as HTMLInputElement).value)}
+        value=${draft.profile}
+        onInput=${(e: Event) => draft.setProfile((e.target as HTMLInputElement).value)}
     /></label>
     <label
       >Token
@@ -301,53 +305,44 @@ export function TokenFields(props: {
         autocomplete="off"
         spellcheck=${false}
         required
-        value=${token}
-        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+        value=${draft.token}
+        onInput=${(e: Event) => draft.setToken((e.target as HTMLInputElement).value)}
       />
     </label>
   `;
 }
 
 export function Connections() {
-  const [load, reload] = useCall<ConnectionList>('connections.list', undefined, 'connections');
-  const [profile, setProfile] = useState('');
-  const [token, setToken] = useState('');
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const connections = useCall<ConnectionList>('connections.list', undefined, 'connections');
+  const draft = useTokenDraft('');
+  const { profile } = draft;
+  const { outcome, attempt } = useOutcome();
   const [confirming, setConfirming] = useState<string | undefined>();
 
-  const add = async (e: Event) => {
+  const add = (e: Event) => {
     e.preventDefault();
-    const secret = token;
-    setToken(''); // the secret leaves the page's state at once, whatever happens next
-    try {
-      await call('connections.put', { profile: profile.trim(), token: secret.trim() });
-      setMessage({
-        kind: 'ok',
-        text: `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`,
-      });
-      setProfile('');
-      reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+    const secret = draft.takeToken();
+    return attempt(async () => {
+      await call('connections.put', { profile: profile.trim(), token: secret });
+      draft.setProfile('');
+      connections.reload();
+      return `Saved the token for profile “${profile.trim()}”. The identity service keeps it encrypted; it is never shown again.`;
+    });
   };
-  const remove = async (name: string) => {
+  const remove = (name: string) => {
     setConfirming(undefined);
-    try {
+    return attempt(async () => {
       await call('connections.remove', { profile: name });
-      setMessage({ kind: 'ok', text: `Removed the connection of profile “${name}”.` });
-      reload();
-    } catch (err) {
-      setMessage({ kind: 'error', text: (err as Error).message });
-    }
+      connections.reload();
+      return `Removed the connection of profile “${name}”.`;
+    });
   };
 
   return html`<section aria-labelledby="connections-title">
     <h2 id="connections-title" tabindex="-1">Platform connections</h2>
     <${Loaded}
-      load=${load}
+      call=${connections}
       what="connections"
-      retry=${reload}
       render=${(data: ConnectionList) => {
         const list = data.connections;
         if (list.length === 0)
@@ -357,14 +352,7 @@ export function Connections() {
             </p><//
           >`;
         return html`<table class="connections">
-          <thead>
-            <tr>
-              <th>Profile</th>
-              <th>Kind</th>
-              <th>Updated</th>
-              <th><span class="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
+          <${ColumnHeads} names=${['Profile', 'Kind', 'Updated']} hidden="Actions" />
           <tbody>
             ${list.map(
               (c) =>
@@ -408,17 +396,10 @@ export function Connections() {
     />
     <form class="add-connection" onSubmit=${add}>
       <h3>Add or replace a token</h3>
-      <${TokenFields}
-        names=${['profile', 'token']}
-        profile=${profile}
-        setProfile=${setProfile}
-        token=${token}
-        setToken=${setToken}
-      />
+      <${TokenFields} names=${['profile', 'token']} draft=${draft} />
       <button type="submit">Save token</button>
       <p class="muted">The token goes to the identity service, which stores it encrypted. It is never shown again.</p>
     </form>
-    ${message?.kind === 'ok' ? html`<p class="state ok" role="status">${message.text}</p>` : null}
-    ${message?.kind === 'error' ? html`<${Failed} message=${message.text} />` : null}
+    <${OutcomeLine} said=${outcome} />
   </section>`;
 }

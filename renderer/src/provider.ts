@@ -86,13 +86,12 @@ function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () =
 }
 
 export function Provider() {
-  const [load, reload] = useCall<ProviderStatus>('provider.status', undefined, 'provider', 15_000);
+  const status = useCall<ProviderStatus>('provider.status', undefined, 'provider', 15_000);
   return html`<section aria-labelledby="provider-title">
     <h2 id="provider-title" tabindex="-1">Chat-model provider</h2>
     <${Loaded}
-      load=${load}
+      call=${status}
       what="the provider's status"
-      retry=${reload}
       render=${({ ready, models, stream }: ProviderStatus) => {
         const { cli, lockdown, login } = ready.checks;
         const modelIds = models.data.map((m) => m.id);
@@ -116,7 +115,7 @@ export function Provider() {
             <dt>Probed</dt>
             <dd>${lockdown.probed_at ? formatTime(lockdown.probed_at) : 'not yet'}</dd>
             <dt>Streamed replies</dt>
-            <${StreamMode} view=${stream} changed=${reload} />
+            <${StreamMode} view=${stream} changed=${status.reload} />
           </dl>
           <h3>Models</h3>
           ${

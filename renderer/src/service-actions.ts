@@ -35,6 +35,13 @@ export function useServiceControl(reload: () => void): ServiceControl {
   return { busy, failure, act };
 }
 
+/** A service's own verbs, their button's word, and whether each may be asked of it as it runs or not. */
+const ONE_SERVICE_VERBS: [ServiceVerb, string, (running: boolean) => boolean][] = [
+  ['start', 'Start', (running) => !running],
+  ['stop', 'Stop', (running) => running],
+  ['restart', 'Restart', () => true],
+];
+
 export function ServiceActions({
   service,
   control,
@@ -48,30 +55,18 @@ export function ServiceActions({
   const running = RUNNING.has(service.state);
   const title = SERVICE_CATALOGUE[service.name]?.title ?? service.name;
   return html`<div class="service-actions">
-    <button
-      type="button"
-      disabled=${busy !== undefined || running}
-      onClick=${() => act('start', service.name)}
-      aria-label=${`Start ${title}`}
-    >
-      Start
-    </button>
-    <button
-      type="button"
-      disabled=${busy !== undefined || !running}
-      onClick=${() => act('stop', service.name)}
-      aria-label=${`Stop ${title}`}
-    >
-      Stop
-    </button>
-    <button
-      type="button"
-      disabled=${busy !== undefined}
-      onClick=${() => act('restart', service.name)}
-      aria-label=${`Restart ${title}`}
-    >
-      Restart
-    </button>
+    ${ONE_SERVICE_VERBS.map(
+      ([verb, label, allowed]) =>
+        html`<button
+          key=${verb}
+          type="button"
+          disabled=${busy !== undefined || !allowed(running)}
+          onClick=${() => act(verb, service.name)}
+          aria-label=${`${label} ${title}`}
+        >
+          ${label}
+        </button>`,
+    )}
     <button type="button" onClick=${() => showLog(service.name)} aria-label=${`Logs of ${title}`}>Logs</button>
   </div>`;
 }

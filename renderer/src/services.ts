@@ -8,6 +8,7 @@ import type { LogLine, LogPage, ServiceView } from '../../common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../common/services.ts';
 import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../common/states.ts';
 import { ServiceActions, useServiceControl } from './service-actions.ts';
+import { ColumnHeads } from './table.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, itemsOf, useCall } from './states.ts';
 
 /**
@@ -26,8 +27,8 @@ export function problemText(s: ServiceView, now = Date.now()): string {
 }
 
 export function Services({ logService, showLog }: { logService?: ServiceName; showLog: (name: ServiceName) => void }) {
-  const [load, reload] = useCall<ServiceView[]>('services.list', undefined, 'services', 2_000);
-  const control = useServiceControl(reload);
+  const services = useCall<ServiceView[]>('services.list', undefined, 'services', 2_000);
+  const control = useServiceControl(services.reload);
   const { busy, failure, act } = control;
 
   return html`<section aria-labelledby="services-title">
@@ -38,23 +39,14 @@ export function Services({ logService, showLog }: { logService?: ServiceName; sh
     </div>
     ${failure ? html`<${Failed} message=${failure} />` : null}
     <${Loaded}
-      load=${load}
+      call=${services}
       what="services"
-      retry=${reload}
       render=${(list: ServiceView[]) =>
         html`<table class="services">
-          <thead>
-            <tr>
-              <th>Service</th>
-              <th>State</th>
-              <th>Port</th>
-              <th>Uptime</th>
-              <th>Memory</th>
-              <th>Restarts</th>
-              <th>Last problem</th>
-              <th><span class="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
+          <${ColumnHeads}
+            names=${['Service', 'State', 'Port', 'Uptime', 'Memory', 'Restarts', 'Last problem']}
+            hidden="Actions"
+          />
           <tbody>
             ${list.map(
               (s) =>
@@ -105,7 +97,7 @@ function LogTail({ service }: { service: ServiceName }) {
     ...(filter ? { filter } : {}),
     ...(before === undefined ? {} : { before }),
   };
-  const [load, reload] = useCall<LogPage>(
+  const log = useCall<LogPage>(
     'services.logPage',
     params,
     `logs:${JSON.stringify(params)}`,
@@ -149,12 +141,11 @@ function LogTail({ service }: { service: ServiceName }) {
         />
         Show probes (/healthy, /ready, /metrics)</label
       >
-      ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
+      ${follow && before === undefined ? null : html`<button type="button" onClick=${before === undefined ? log.reload : restart}>${before === undefined ? 'Read again' : 'Newest lines'}</button>`}
     </form>
     <${Loaded}
-      load=${load}
+      call=${log}
       what="the log"
-      retry=${reload}
       render=${(page: LogPage) => {
         const shown = itemsOf<LogLine>(page, 'lines');
         if (shown.length === 0) {

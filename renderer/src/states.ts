@@ -9,6 +9,12 @@ import { call } from './transport.ts';
 
 export type Load<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'done'; data: T };
 
+/** A console call as a view holds it: how its answer stands, and how to ask again. */
+export interface Call<T> {
+  load: Load<T>;
+  reload: () => void;
+}
+
 /**
  * Runs `method` when `key` changes (and on reload); an optional interval refreshes it quietly, and so
  * does a change of `version` (after an action: what is on screen stays until the new answer is in).
@@ -19,7 +25,7 @@ export function useCall<T>(
   key: string,
   refreshMs?: number,
   version?: number,
-): [Load<T>, () => void] {
+): Call<T> {
   const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   const latest = useRef(0);
@@ -46,7 +52,7 @@ export function useCall<T>(
     const timer = setInterval(() => answered.current && reload(), refreshMs);
     return () => clearInterval(timer);
   }, [refreshMs, reload]);
-  return [load, reload];
+  return { load, reload };
 }
 
 export function Loading({ what }: { what: string }) {
@@ -64,20 +70,11 @@ export function Failed({ message, retry }: { message: string; retry?: () => void
   </div>`;
 }
 
-/** Renders a Load: the loading and error states here, the data by `render`. */
-export function Loaded<T>({
-  load,
-  what,
-  retry,
-  render,
-}: {
-  load: Load<T>;
-  what: string;
-  retry: () => void;
-  render: (data: T) => unknown;
-}) {
+/** Renders a call's answer: the loading and error states (with "Try again") here, the data by `render`. */
+export function Loaded<T>({ call, what, render }: { call: Call<T>; what: string; render: (data: T) => unknown }) {
+  const { load, reload } = call;
   if (load.state === 'loading') return html`<${Loading} what=${what} />`;
-  if (load.state === 'error') return html`<${Failed} message=${load.message} retry=${retry} />`;
+  if (load.state === 'error') return html`<${Failed} message=${load.message} retry=${reload} />`;
   return render(load.data);
 }
 

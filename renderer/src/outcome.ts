@@ -1,0 +1,30 @@
+/**
+ * What a person's action did, in words: its own sentence when it worked, the console's message (which
+ * says what to do) when it did not. The pages that act keep one outcome each and show it under the action.
+ */
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { Failed } from './states.ts';
+
+export type Outcome = { kind: 'ok' | 'error'; text: string } | undefined;
+
+/** The last action's outcome, and `attempt`, which runs an action and keeps how it went (nothing to say: no outcome). */
+export function useOutcome() {
+  const [outcome, setOutcome] = useState<Outcome>();
+  const attempt = async (action: () => Promise<string | undefined>) => {
+    try {
+      const said = await action();
+      setOutcome(said === undefined ? undefined : { kind: 'ok', text: said });
+    } catch (err) {
+      setOutcome({ kind: 'error', text: (err as Error).message });
+    }
+  };
+  return { outcome, setOutcome, attempt };
+}
+
+export function OutcomeLine({ said }: { said: Outcome }) {
+  if (!said) return null;
+  return said.kind === 'ok'
+    ? html`<p class="state ok" role="status">${said.text}</p>`
+    : html`<${Failed} message=${said.text} />`;
+}
