@@ -8,7 +8,7 @@ import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './for
 import { queryWords } from './recall.ts';
 import type { FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
-import type { PersonaSql } from './store.ts';
+import type { EventFilter, PersonaSql } from './store.ts';
 
 export const SOURCES = ['owner', 'assistant', 'service'] as const;
 export const NOTE_KINDS = ['episode', 'observation', 'lesson'] as const;
@@ -646,20 +646,7 @@ export class Personas {
     };
   }
 
-  async events(
-    account: string,
-    profile: string,
-    filter: {
-      newestFirst?: boolean;
-      after?: number;
-      since?: string;
-      until?: string;
-      target?: string;
-      targetKind?: string;
-      actions?: string[];
-      limit: number;
-    },
-  ) {
+  async events(account: string, profile: string, filter: Omit<EventFilter, 'account' | 'profile'>) {
     account = this.account(account);
     await this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });
