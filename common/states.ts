@@ -3,64 +3,85 @@
  * each: what it is, and what a person can do about it. Imports nothing.
  */
 
+/** What is known of a state, in one place so that a new state is described whole. */
+interface StateFacts {
+  /** What the tray and the console call it. */
+  words: string;
+  /** What a person can do in it; empty when nothing is needed. */
+  advice: string;
+  /** The service's process runs (Stop applies, Start does not). */
+  running: boolean;
+  /** It needs a person's attention on the overview. */
+  trouble: boolean;
+}
+
 /**
  * `live`: up and starting (its /ready fails for a reason of its own, e.g. a probe still running).
  * `waiting`: up, and its /ready says it waits for something outside it: a person (sign in to the CLI),
  * the network (the platform), or another service (identity); `waitingOn` names the checks.
  */
-export const SERVICE_STATES = [
-  'stopped',
-  'starting',
-  'live',
-  'waiting',
-  'ready',
-  'degraded',
-  'backing-off',
-  'crashed',
-  'gave-up',
-  'stopping',
-] as const;
-export type ServiceState = (typeof SERVICE_STATES)[number];
+const STATES = {
+  stopped: { words: 'stopped', advice: 'Start it (Services), or Start all.', running: false, trouble: false },
+  starting: {
+    words: 'starting',
+    advice: 'Wait: it is starting; this takes a few seconds.',
+    running: true,
+    trouble: false,
+  },
+  live: {
+    words: 'up, not ready yet',
+    advice: 'Wait: it runs and is finishing its start (its last problem says what is still missing).',
+    running: true,
+    trouble: false,
+  },
+  waiting: {
+    words: 'waiting',
+    advice: 'It runs and waits for something only you can give it: its need says what, and where to do it.',
+    running: true,
+    trouble: false,
+  },
+  ready: { words: 'ready', advice: '', running: true, trouble: false },
+  degraded: {
+    words: 'degraded',
+    advice: 'It was ready and a check now fails: read its last problem and log, then restart it if it stays so.',
+    running: true,
+    trouble: true,
+  },
+  'backing-off': {
+    words: 'crashed, restarting soon',
+    advice: 'It crashed and restarts by itself in a moment; its log says why it crashed.',
+    running: true,
+    trouble: true,
+  },
+  crashed: {
+    words: 'crashed',
+    advice: 'It crashed and restarts by itself in a moment; its log says why it crashed.',
+    running: false,
+    trouble: true,
+  },
+  'gave-up': {
+    words: 'gave up',
+    advice: 'It crashed too often and was left stopped: read its last problem and log, fix that, then start it.',
+    running: false,
+    trouble: true,
+  },
+  stopping: { words: 'stopping', advice: 'Wait: it is finishing what it was doing.', running: false, trouble: false },
+} as const satisfies Record<string, StateFacts>;
 
-export const STATE_WORDS: Readonly<Record<ServiceState, string>> = {
-  stopped: 'stopped',
-  starting: 'starting',
-  live: 'up, not ready yet',
-  waiting: 'waiting',
-  ready: 'ready',
-  degraded: 'degraded',
-  'backing-off': 'crashed, restarting soon',
-  crashed: 'crashed',
-  'gave-up': 'gave up',
-  stopping: 'stopping',
-};
+export type ServiceState = keyof typeof STATES;
+export const SERVICE_STATES = Object.keys(STATES) as readonly ServiceState[];
 
-/** What a person can do in each state; empty when nothing is needed. */
-export const STATE_ADVICE: Readonly<Record<ServiceState, string>> = {
-  stopped: 'Start it (Services), or Start all.',
-  starting: 'Wait: it is starting; this takes a few seconds.',
-  live: 'Wait: it runs and is finishing its start (its last problem says what is still missing).',
-  waiting: 'It runs and waits for something only you can give it: its need says what, and where to do it.',
-  ready: '',
-  degraded: 'It was ready and a check now fails: read its last problem and log, then restart it if it stays so.',
-  'backing-off': 'It crashed and restarts by itself in a moment; its log says why it crashed.',
-  crashed: 'It crashed and restarts by itself in a moment; its log says why it crashed.',
-  'gave-up': 'It crashed too often and was left stopped: read its last problem and log, fix that, then start it.',
-  stopping: 'Wait: it is finishing what it was doing.',
-};
+const statesWhere = (fact: 'running' | 'trouble'): ReadonlySet<ServiceState> =>
+  new Set(SERVICE_STATES.filter((s) => STATES[s][fact]));
+const eachState = (fact: 'words' | 'advice'): Readonly<Record<ServiceState, string>> =>
+  Object.fromEntries(SERVICE_STATES.map((s) => [s, STATES[s][fact]])) as Record<ServiceState, string>;
 
+export const STATE_WORDS = eachState('words');
+export const STATE_ADVICE = eachState('advice');
 /** States in which the service's process runs (Stop applies, Start does not). */
-export const RUNNING_STATES: ReadonlySet<ServiceState> = new Set([
-  'starting',
-  'live',
-  'waiting',
-  'ready',
-  'degraded',
-  'backing-off',
-]);
-
+export const RUNNING_STATES = statesWhere('running');
 /** States that need a person's attention on the overview. */
-export const TROUBLE_STATES: ReadonlySet<ServiceState> = new Set(['degraded', 'backing-off', 'crashed', 'gave-up']);
+export const TROUBLE_STATES = statesWhere('trouble');
 
 /** The one state the tray's icon shows for all services: the worst news first (the tray's own rule). */
 export type AggregateState = 'ready' | 'starting' | 'waiting' | 'degraded' | 'error' | 'stopped';

@@ -2,15 +2,7 @@ import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
 import { DESTROYED_FIELD, record, SERVICE_ACTOR, type Change } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
-import {
-  rowIdOf,
-  type EntryRow,
-  type EntryState,
-  type EntryTable,
-  type FieldRow,
-  type NoteRow,
-  type PersonaRow,
-} from './tables.ts';
+import { rowIdOf, type EntryRow, type EntryState, type EntryTable, type PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { PersonaSql } from './store.ts';
 
@@ -51,52 +43,55 @@ function forgetStep(state: EntryState, mode: ForgetMode): ForgetOutcome | undefi
 const destroyAt = (policy: Policy, now: Date) =>
   new Date(now.getTime() + policy.gracePeriodSeconds * 1000).toISOString();
 
-export async function forgetField(
-  sql: PersonaSql,
-  persona: PersonaRow,
-  row: FieldRow,
-  policy: Policy,
-  assertedBy: string,
-  now: Date,
-): Promise<ForgetOutcome | undefined> {
-  const outcome = forgetStep(row.state, policy.forgetMode);
-  if (outcome === 'destroyed') await destroyField(sql, persona, row, assertedBy, now.toISOString());
-  if (outcome === undefined || outcome === 'destroyed') return outcome;
-  if (row.state === 'live') await sql.unindexField(row);
-  const pending = outcome === 'pending';
-  await sql.updateField({
-    ...row,
-    state: outcome,
-    destroy_at: pending ? destroyAt(policy, now) : null,
-    updated_at: now.toISOString(),
-  });
-  await record(
-    sql,
-    entryChange(persona, 'field', 'forgotten', row.key, assertedBy, [pending ? 'pending_destruction' : 'kept']),
-    now.toISOString(),
-  );
-  return outcome;
+/** What forgetting does differently to each kind of entry. */
+interface Forgettable<Row> {
+  kind: 'field' | 'note';
+  /** The entry's name in the change log: a field's key, a note's id. */
+  name: (row: Row) => string;
+  /** What the change log shows for that name once the entry is destroyed. */
+  shownAs: (row: Row) => string;
+  unindex: (sql: PersonaSql, row: Row) => Promise<void>;
+  /** Writes the row's new state: a field's updated_at moves with it, a note keeps its time of revising. */
+  update: (sql: PersonaSql, row: Row, at: string) => Promise<unknown>;
 }
 
-export async function forgetNote(
+const FORGETTABLE: { [T in EntryTable]: Forgettable<EntryRow<T>> } = {
+  fields: {
+    kind: 'field',
+    name: (row) => row.key,
+    shownAs: () => DESTROYED_FIELD,
+    unindex: (sql, row) => sql.unindexField(row),
+    update: (sql, row, at) => sql.updateField({ ...row, updated_at: at }),
+  },
+  notes: {
+    kind: 'note',
+    name: (row) => row.id,
+    shownAs: (row) => row.id,
+    unindex: (sql, row) => sql.unindexNote(row),
+    update: (sql, row) => sql.updateNote(row),
+  },
+};
+
+/** Forgets a field or note per `policy` (see above); undefined: nothing to do (the DELETE answers 404). */
+export async function forget<T extends EntryTable>(
   sql: PersonaSql,
   persona: PersonaRow,
-  row: NoteRow,
+  table: T,
+  row: EntryRow<T>,
   policy: Policy,
   assertedBy: string,
   now: Date,
 ): Promise<ForgetOutcome | undefined> {
   const outcome = forgetStep(row.state, policy.forgetMode);
-  if (outcome === 'destroyed') await destroyNote(sql, persona, row, assertedBy, now.toISOString());
+  const at = now.toISOString();
+  if (outcome === 'destroyed') await destroy(sql, persona, table, row, assertedBy, at);
   if (outcome === undefined || outcome === 'destroyed') return outcome;
-  if (row.state === 'live') await sql.unindexNote(row);
+  const how = FORGETTABLE[table];
+  if (row.state === 'live') await how.unindex(sql, row);
   const pending = outcome === 'pending';
-  await sql.updateNote({ ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null });
-  await record(
-    sql,
-    entryChange(persona, 'note', 'forgotten', row.id, assertedBy, [pending ? 'pending_destruction' : 'kept']),
-    now.toISOString(),
-  );
+  await how.update(sql, { ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null }, at);
+  const changes = [pending ? 'pending_destruction' : 'kept'];
+  await record(sql, entryChange(persona, how.kind, 'forgotten', how.name(row), assertedBy, changes), at);
   return outcome;
 }
 
@@ -121,43 +116,23 @@ function entryChange(
   };
 }
 
-/** Deletes the field for good; the caller merges the indexes in its transaction and checkpoints after it. */
-export async function destroyField(
+/**
+ * Deletes the entry for good, puts what the change log shows for its name there, and logs the destruction
+ * under it; the caller merges the indexes in its transaction and checkpoints after it.
+ */
+export async function destroy<T extends EntryTable>(
   sql: PersonaSql,
   persona: PersonaRow,
-  row: FieldRow,
+  table: T,
+  row: EntryRow<T>,
   assertedBy: string,
   at: string,
 ): Promise<void> {
-  if (row.state === 'live') await sql.unindexField(row);
-  await destroyed(sql, persona, 'field', row.id, row.key, DESTROYED_FIELD, assertedBy, at);
-}
-
-export async function destroyNote(
-  sql: PersonaSql,
-  persona: PersonaRow,
-  row: NoteRow,
-  assertedBy: string,
-  at: string,
-): Promise<void> {
-  if (row.state === 'live') await sql.unindexNote(row);
-  await destroyed(sql, persona, 'note', row.seq, row.id, row.id, assertedBy, at);
-}
-
-/** Deletes an entry's row, puts `shownAs` for its name in the change log, and logs the destruction under it. */
-async function destroyed(
-  sql: PersonaSql,
-  persona: PersonaRow,
-  kind: 'field' | 'note',
-  rowId: number,
-  name: string,
-  shownAs: string,
-  assertedBy: string,
-  at: string,
-): Promise<void> {
-  await sql.deleteEntry(kind === 'field' ? 'fields' : 'notes', rowId);
-  await sql.scrubEvents(persona.account, persona.profile, kind, name, shownAs);
-  await record(sql, entryChange(persona, kind, 'destroyed', shownAs, assertedBy, ['destroyed']), at);
+  const how = FORGETTABLE[table];
+  if (row.state === 'live') await how.unindex(sql, row);
+  await sql.deleteEntry(table, rowIdOf(row));
+  await sql.scrubEvents(persona.account, persona.profile, how.kind, how.name(row), how.shownAs(row));
+  await record(sql, entryChange(persona, how.kind, 'destroyed', how.shownAs(row), assertedBy, ['destroyed']), at);
 }
 
 /**
@@ -167,8 +142,7 @@ async function destroyed(
  */
 export async function sweep(sql: PersonaSql, now: Date): Promise<number> {
   const iso = now.toISOString();
-  const destroyed =
-    (await sweepDue(sql, 'fields', iso, destroyField)) + (await sweepDue(sql, 'notes', iso, destroyNote));
+  const destroyed = (await sweepDue(sql, 'fields', iso)) + (await sweepDue(sql, 'notes', iso));
   if (destroyed > 0) {
     // Once for the round rather than per entry: the round returns only after it, and it drops every destroyed entry's terms.
     await sql.transaction((tx) => tx.destroyedInTransaction());
@@ -178,19 +152,14 @@ export async function sweep(sql: PersonaSql, now: Date): Promise<number> {
 }
 
 /** Destroys the entries of one kind whose grace period ended by `iso`, each as the sweep above says. */
-async function sweepDue<T extends EntryTable>(
-  sql: PersonaSql,
-  table: T,
-  iso: string,
-  destroy: (tx: PersonaSql, persona: PersonaRow, row: EntryRow<T>, assertedBy: string, at: string) => Promise<void>,
-): Promise<number> {
+async function sweepDue(sql: PersonaSql, table: EntryTable, iso: string): Promise<number> {
   let destroyed = 0;
   for (const due of await sql.due(table, iso)) {
     const done = await sql.transaction(async (tx) => {
       const persona = await tx.personaByIdForWrite(due.persona_id);
       const row = persona && (await tx.entryByRowId(table, rowIdOf(due)));
       if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
-      await destroy(tx, persona, row, SERVICE_ACTOR, iso);
+      await destroy(tx, persona, table, row, SERVICE_ACTOR, iso);
       return true;
     });
     if (done) destroyed++;

@@ -7,8 +7,9 @@ import { findCredential, type WrittenString } from './credential-screen.ts';
 import type { PersonaEngine } from './engines/engine.ts';
 import { fieldKey } from './field-key.ts';
 import { liveCountTriggers, storedAccount, writePersona } from './move-in.ts';
+import { noteMembers } from './move-in-screen.ts';
 import type { PersonaCopy } from './tables.ts';
-import { CARD_MEMBERS, NOTE_KINDS, SOURCES, valueType, VERBOSITIES, type Limits } from './personas.ts';
+import { CARD_MEMBERS, SOURCES, valueType, VERBOSITIES, type Limits } from './personas.ts';
 import { Profile } from './shapes.ts';
 import { readBody } from './write-gate.ts';
 
@@ -77,12 +78,7 @@ function exportShape(limits: Limits) {
     ),
     notes: z.array(
       z.strictObject({
-        id: z.string().min(1).max(200),
-        kind: z.enum(NOTE_KINDS),
-        content: z
-          .string()
-          .min(1)
-          .max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
+        ...noteMembers(limits),
         ...Provenance,
         written_at: Time,
         revised_at: Time,

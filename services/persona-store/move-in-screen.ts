@@ -41,6 +41,15 @@ const Entry = {
   state: z.enum(STATES),
   destroy_at: Time.nullable(),
 };
+/** A note's name, kind and text as the store's writes make them (an import checks a file's notes by these too). */
+export const noteMembers = (limits: Limits) => ({
+  id: z.string().min(1).max(200),
+  kind: z.enum(NOTE_KINDS),
+  content: z
+    .string()
+    .min(1)
+    .max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
+});
 const pendingHasItsTime = (row: { state: string; destroy_at: string | null }) =>
   (row.state === 'pending') === (row.destroy_at !== null);
 
@@ -57,12 +66,7 @@ function rowShapes(limits: Limits) {
       .refine(pendingHasItsTime, 'destroy_at is set exactly when the state is pending'),
     note: z
       .object({
-        id: z.string().min(1).max(200),
-        kind: z.enum(NOTE_KINDS),
-        content: z
-          .string()
-          .min(1)
-          .max(limits.maxNoteChars, `longer than ${limits.maxNoteChars} characters (PERSONA_MAX_NOTE_CHARS)`),
+        ...noteMembers(limits),
         idempotency_key: z.string().min(1).max(200).nullable(),
         ...Entry,
         written_at: Time,

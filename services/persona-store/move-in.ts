@@ -1,16 +1,17 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { Db, PersonaEngine } from './engines/engine.ts';
+import { Kysely, SqliteDialect, sql, type Insertable } from 'kysely';
+import type { Db, FullText, IndexColumns, PersonaEngine } from './engines/engine.ts';
 import { RowRefused, screenSource } from './move-in-screen.ts';
 import type { Limits } from './personas.ts';
 import { fieldIndexText } from './recall.ts';
 import {
+  ENTRIES,
   MIGRATIONS,
+  type EntryRow,
+  type EntryTable,
   type EventRow,
-  type FieldRow,
-  type NoteRow,
   type PersonaCopy,
   type PersonaTables,
   type SourceData,
@@ -148,6 +149,54 @@ const without = <T extends object, K extends keyof T>(row: T, key: K, keep: bool
   return rest;
 };
 
+/** An entry as copied: its row id absent where the target is to number it, its persona the target's. */
+type CopiedEntry<T extends EntryTable> = PersonaCopy[T][number];
+
+/** How each kind of entry meets the target's full-text index: the columns its INSERT sets, and indexing it once written. */
+const INDEXING: {
+  [T in EntryTable]: {
+    columns: (fullText: FullText, row: CopiedEntry<T>) => IndexColumns;
+    index: (fullText: FullText, db: Db, row: EntryRow<T>) => Promise<void>;
+  };
+} = {
+  fields: {
+    columns: (fullText, f) => fullText.fieldColumns(f.state, () => fieldIndexText(f)),
+    index: (fullText, db, f) => fullText.indexField(db, f, fieldIndexText(f)),
+  },
+  notes: {
+    columns: (fullText, n) => fullText.noteColumns(n.state, n.content),
+    index: (fullText, db, n) => fullText.indexNote(db, n),
+  },
+};
+
+/** Writes a persona's entries of one kind in batches, and puts the live ones in the full-text index. */
+async function writeEntries<T extends EntryTable>(
+  engine: PersonaEngine,
+  db: Db,
+  table: T,
+  rows: CopiedEntry<T>[],
+  personaId: number,
+  keepIds: boolean,
+): Promise<void> {
+  const how = INDEXING[table];
+  for (const batch of batches(rows)) {
+    const written = await db
+      .insertInto(table as EntryTable)
+      .values(
+        batch.map((row) => ({
+          ...without(row as Record<string, unknown>, ENTRIES[table].rowId, keepIds),
+          persona_id: personaId,
+          ...how.columns(engine.fullText, row),
+        })) as Insertable<PersonaTables[EntryTable]>[],
+      )
+      .returningAll()
+      .execute();
+    for (const { search: _search, ...row } of written as (EntryRow<T> & { search?: unknown })[]) {
+      if (row.state === 'live') await how.index(engine.fullText, db, row as EntryRow<T>);
+    }
+  }
+}
+
 /**
  * Writes one persona with every row as given, inside the caller's write transaction, and puts its live
  * fields and notes in the target's full-text index (the engine's own, the same columns and calls the
@@ -166,39 +215,8 @@ export async function writePersona(
     .values({ ...without(copy.persona, 'id', keep.personas), account })
     .returning('id')
     .executeTakeFirstOrThrow();
-  for (const rows of batches(copy.fields)) {
-    const written = await db
-      .insertInto('fields')
-      .values(
-        rows.map((f) => ({
-          ...without(f, 'id', keep.fields),
-          persona_id: personaId,
-          ...engine.fullText.fieldColumns(f.state, () => fieldIndexText(f)),
-        })),
-      )
-      .returningAll()
-      .execute();
-    for (const row of written as (FieldRow & { search?: unknown })[]) {
-      const { search: _search, ...field } = row;
-      if (field.state === 'live') await engine.fullText.indexField(db, field, fieldIndexText(field));
-    }
-  }
-  for (const rows of batches(copy.notes)) {
-    const written = await db
-      .insertInto('notes')
-      .values(
-        rows.map((n) => ({
-          ...without(n, 'seq', keep.notes),
-          persona_id: personaId,
-          ...engine.fullText.noteColumns(n.state, n.content),
-        })),
-      )
-      .returningAll()
-      .execute();
-    for (const row of written as (NoteRow & { search?: unknown })[]) {
-      const { search: _search, ...note } = row;
-      if (note.state === 'live') await engine.fullText.indexNote(db, note);
-    }
+  for (const table of ['fields', 'notes'] as const) {
+    await writeEntries(engine, db, table, copy[table], personaId, keep[table]);
   }
   await writeEvents(
     db,

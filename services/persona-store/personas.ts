@@ -4,11 +4,11 @@ import { problem } from '../kit/problem.ts';
 import type { Principal } from '../kit/auth.ts';
 import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
-import { destroyField, forgetField, forgetNote, type ForgetOutcome } from './forgetting.ts';
+import { destroy, forget, type ForgetOutcome } from './forgetting.ts';
 import { queryWords } from './recall.ts';
-import type { FieldRow, NoteRow, PersonaRow } from './tables.ts';
+import type { EntryRow, EntryTable, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
-import type { PersonaSql } from './store.ts';
+import type { EventFilter, PersonaSql } from './store.ts';
 
 export const SOURCES = ['owner', 'assistant', 'service'] as const;
 export const NOTE_KINDS = ['episode', 'observation', 'lesson'] as const;
@@ -291,7 +291,7 @@ export class Personas {
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
-        await destroyField(sql, p, existing, principal.audience, now);
+        await destroy(sql, p, 'fields', existing, principal.audience, now);
         await sql.destroyedInTransaction();
         destroyedPending = true;
         existing = undefined;
@@ -382,59 +382,61 @@ export class Personas {
   }
 
   async listFields(account: string, profile: string, after: string, limit: number) {
-    account = this.account(account);
-    const p = await this.requirePersona(account, profile);
-    const page = await readPage(
-      limit,
-      (count) => this.sql.fields(p.id, after, count),
-      (row) => row.key,
+    const page = await this.fieldPage(account, profile, limit, (personaId, count) =>
+      this.sql.fields(personaId, after, count),
     );
     return { fields: page.items.map((f) => fieldView(f)), next_after: page.next_after };
   }
 
   async describeSchema(account: string, profile: string, after: string, limit: number) {
-    account = this.account(account);
-    const p = await this.requirePersona(account, profile);
-    const page = await readPage(
-      limit,
-      (count) => this.sql.schema(p.id, after, count),
-      (row) => row.key,
+    const page = await this.fieldPage(account, profile, limit, (personaId, count) =>
+      this.sql.schema(personaId, after, count),
     );
     return { fields: page.items, next_after: page.next_after };
   }
 
-  /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetField(
-    principal: Principal,
-    policy: Policy,
+  /** A page of the persona's live fields in key order, as `read` selects them (whole, or key and description). */
+  private async fieldPage<R extends { key: string }>(
+    account: string,
     profile: string,
-    rawKey: string,
-  ): Promise<{ outcome: ForgetOutcome }> {
-    return this.forgetEntry(
-      principal,
-      profile,
-      async (sql, p) => {
-        const row = await sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength));
-        return row && forgetField(sql, p, row, policy, principal.audience, this.clock());
-      },
-      (sql, p) => this.liveField(p, rawKey, sql),
+    limit: number,
+    read: (personaId: number, count: number) => Promise<R[]>,
+  ) {
+    const p = await this.requirePersona(this.account(account), profile);
+    return readPage(
+      limit,
+      (count) => read(p.id, count),
+      (row) => row.key,
     );
   }
 
+  /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
+  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string) {
+    return this.forgetEntry(principal, policy, profile, 'fields', {
+      find: (sql, p) => sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength)),
+      missing: (sql, p) => this.liveField(p, rawKey, sql),
+    });
+  }
+
   /**
-   * One forgetting in the persona's write transaction: `forget` finds the entry and applies the setting;
-   * where there was nothing to forget, `missing` throws the 404 of a missing entry.
+   * One forgetting in the persona's write transaction: `find` reads the entry, forgetting.ts applies the
+   * setting; where there was nothing to forget, `missing` throws the 404 of a missing entry.
    */
-  private async forgetEntry(
+  private async forgetEntry<T extends EntryTable>(
     principal: Principal,
+    policy: Policy,
     profile: string,
-    forget: (sql: PersonaSql, persona: PersonaRow) => Promise<ForgetOutcome | undefined>,
-    missing: (sql: PersonaSql, persona: PersonaRow) => Promise<unknown>,
+    table: T,
+    entry: {
+      find: (sql: PersonaSql, persona: PersonaRow) => Promise<EntryRow<T> | undefined>;
+      missing: (sql: PersonaSql, persona: PersonaRow) => Promise<unknown>;
+    },
   ): Promise<{ outcome: ForgetOutcome }> {
     const outcome = await this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      const outcome = await forget(sql, p);
-      if (!outcome) await missing(sql, p);
+      const row = await entry.find(sql, p);
+      const outcome = row && (await forget(sql, p, table, row, policy, principal.audience, this.clock()));
+      if (!outcome) await entry.missing(sql, p);
       if (outcome === 'destroyed') await sql.destroyedInTransaction();
       return outcome!;
     });
@@ -574,21 +576,11 @@ export class Personas {
   }
 
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetNote(
-    principal: Principal,
-    policy: Policy,
-    profile: string,
-    id: string,
-  ): Promise<{ outcome: ForgetOutcome }> {
-    return this.forgetEntry(
-      principal,
-      profile,
-      async (sql, p) => {
-        const row = await sql.note(p.id, id);
-        return row && forgetNote(sql, p, row, policy, principal.audience, this.clock());
-      },
-      (sql, p) => this.liveNote(p, id, sql),
-    );
+  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string) {
+    return this.forgetEntry(principal, policy, profile, 'notes', {
+      find: (sql, p) => sql.note(p.id, id),
+      missing: (sql, p) => this.liveNote(p, id, sql),
+    });
   }
 
   private checkNoteSize(content: string): void {
@@ -646,20 +638,7 @@ export class Personas {
     };
   }
 
-  async events(
-    account: string,
-    profile: string,
-    filter: {
-      newestFirst?: boolean;
-      after?: number;
-      since?: string;
-      until?: string;
-      target?: string;
-      targetKind?: string;
-      actions?: string[];
-      limit: number;
-    },
-  ) {
+  async events(account: string, profile: string, filter: Omit<EventFilter, 'account' | 'profile'>) {
     account = this.account(account);
     await this.requirePersona(account, profile);
     return this.sql.events({ account, profile, ...filter });

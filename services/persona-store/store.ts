@@ -1,5 +1,5 @@
-import { sql, type QueryCreator } from 'kysely';
-import type { Db, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
+import { sql, type Insertable, type QueryCreator } from 'kysely';
+import type { Db, IndexColumns, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
 import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
 import {
@@ -13,10 +13,27 @@ import {
   type NoteRow,
   type PersonaRow,
   type PersonaTables,
+  rowIdOf,
 } from './tables.ts';
 
 const FIELD_COLUMNS = columnsOf('fields');
 const NOTE_COLUMNS = columnsOf('notes');
+
+/** Which change-log entries of a persona to read, and in which order: every filter absent is no filter. */
+export interface EventFilter {
+  account: string;
+  profile: string;
+  /** Newest first: `after` then means "older than" (the order's own direction). */
+  newestFirst?: boolean;
+  /** Entries after this id in the order asked; absent, from the start of that order. */
+  after?: number;
+  since?: string;
+  until?: string;
+  target?: string;
+  targetKind?: string;
+  actions?: readonly string[];
+  limit: number;
+}
 
 /**
  * All data access of the persona store, through Kysely, on either engine. Nothing here decides
@@ -160,14 +177,60 @@ export class PersonaSql {
       EntryRow<T> | undefined;
   }
 
+  /** The persona's entry whose `column`, a name unique within the persona, is `name`. */
+  private async entryNamed<T extends EntryTable>(
+    table: T,
+    personaId: number,
+    column: 'key' | 'id' | 'idempotency_key',
+    name: string,
+  ): Promise<EntryRow<T> | undefined> {
+    return (await this.selectEntries(table)
+      .where('persona_id', '=', personaId)
+      .where(column, '=', name)
+      .executeTakeFirst()) as EntryRow<T> | undefined;
+  }
+  /** Writes a new entry's row with the columns its full-text index needs (see FullText). */
+  private async insertEntry<T extends EntryTable>(
+    table: T,
+    row: Omit<EntryRow<T>, (typeof ENTRIES)[T]['rowId']>,
+    index: IndexColumns,
+    entry: LogEntry | undefined,
+  ): Promise<EntryRow<T>> {
+    const written = await this.logged(entry, (db) =>
+      db
+        .insertInto(table as EntryTable)
+        .values({ ...row, ...index } as Insertable<PersonaTables[EntryTable]>)
+        .returning(columnsOf(table as EntryTable))
+        .executeTakeFirstOrThrow(),
+    );
+    return written as EntryRow<T>;
+  }
+  /** Writes every column of an entry's row but those fixed when it was made, and its index columns. */
+  private async updateEntry<T extends EntryTable>(
+    table: T,
+    row: EntryRow<T>,
+    index: IndexColumns,
+    entry: LogEntry | undefined,
+  ): Promise<EntryRow<T>> {
+    const made: readonly string[] = ENTRIES[table].made;
+    const changeable: readonly string[] = columnsOf(table as EntryTable).filter((column) => !made.includes(column));
+    const values: Record<string, unknown> = { ...row };
+    // In the columns' order, whatever the row's: the statement's text, and so what the engine prepares, stays one.
+    const changes = changeable.map((column) => [column, values[column]]);
+    const written = await this.logged(entry, (db) =>
+      db
+        .updateTable(table as EntryTable)
+        .set({ ...Object.fromEntries(changes), ...index })
+        .where(ENTRIES[table].rowId, '=', rowIdOf(row))
+        .returning(columnsOf(table as EntryTable))
+        .executeTakeFirstOrThrow(),
+    );
+    return written as EntryRow<T>;
+  }
+
   // Fields
   async field(personaId: number, key: string): Promise<FieldRow | undefined> {
-    return this.db
-      .selectFrom('fields')
-      .select(FIELD_COLUMNS)
-      .where('persona_id', '=', personaId)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    return this.entryNamed('fields', personaId, 'key', key);
   }
   /** The persona's live fields after `afterKey`, a page in key order; the caller selects what it needs of them. */
   private liveFieldsAfter(personaId: number, afterKey: string, limit: number) {
@@ -187,49 +250,13 @@ export class PersonaSql {
   }
   /** `value` is the row's value already parsed, when the caller has it (as for indexField); `entry` its change-log entry (see logged). */
   async insertField(row: Omit<FieldRow, 'id'>, value?: unknown, entry?: LogEntry): Promise<FieldRow> {
-    const index = this.engine.fullText.fieldColumns(row.state, () => fieldIndexText(row, value));
-    return this.logged(entry, (db) =>
-      db
-        .insertInto('fields')
-        .values({ ...row, ...index } as typeof row)
-        .returning(FIELD_COLUMNS)
-        .executeTakeFirstOrThrow(),
-    );
+    return this.insertEntry('fields', row, this.fieldIndexColumns(row, value), entry);
   }
   async updateField(row: FieldRow, value?: unknown, entry?: LogEntry): Promise<FieldRow> {
-    const {
-      description,
-      value: stored,
-      value_type,
-      revision,
-      source,
-      asserted_by,
-      pinned,
-      state,
-      destroy_at,
-      updated_at,
-    } = row;
-    const index = this.engine.fullText.fieldColumns(state, () => fieldIndexText(row, value));
-    return this.logged(entry, (db) =>
-      db
-        .updateTable('fields')
-        .set({
-          description,
-          value: stored,
-          value_type,
-          revision,
-          source,
-          asserted_by,
-          pinned,
-          state,
-          destroy_at,
-          updated_at,
-          ...index,
-        })
-        .where('id', '=', row.id)
-        .returning(FIELD_COLUMNS)
-        .executeTakeFirstOrThrow(),
-    );
+    return this.updateEntry('fields', row, this.fieldIndexColumns(row, value), entry);
+  }
+  private fieldIndexColumns(row: Omit<FieldRow, 'id'>, value: unknown): IndexColumns {
+    return this.engine.fullText.fieldColumns(row.state, () => fieldIndexText(row, value));
   }
   /** `value` is the row's value already parsed, when the caller has it. */
   async indexField(row: FieldRow, value?: unknown): Promise<void> {
@@ -241,20 +268,10 @@ export class PersonaSql {
   }
   // Notes
   async note(personaId: number, id: string): Promise<NoteRow | undefined> {
-    return this.db
-      .selectFrom('notes')
-      .select(NOTE_COLUMNS)
-      .where('persona_id', '=', personaId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return this.entryNamed('notes', personaId, 'id', id);
   }
   async noteByIdempotencyKey(personaId: number, key: string): Promise<NoteRow | undefined> {
-    return this.db
-      .selectFrom('notes')
-      .select(NOTE_COLUMNS)
-      .where('persona_id', '=', personaId)
-      .where('idempotency_key', '=', key)
-      .executeTakeFirst();
+    return this.entryNamed('notes', personaId, 'idempotency_key', key);
   }
   async notes(personaId: number, afterSeq: number, limit: number, kind?: string): Promise<NoteRow[]> {
     return this.db
@@ -270,36 +287,10 @@ export class PersonaSql {
   }
   /** `entry`: the write's change-log entry (see logged). */
   async insertNote(row: Omit<NoteRow, 'seq'>, entry?: LogEntry): Promise<NoteRow> {
-    const index = this.engine.fullText.noteColumns(row.state, row.content);
-    return this.logged(entry, (db) =>
-      db
-        .insertInto('notes')
-        .values({ ...row, ...index } as typeof row)
-        .returning(NOTE_COLUMNS)
-        .executeTakeFirstOrThrow(),
-    );
+    return this.insertEntry('notes', row, this.engine.fullText.noteColumns(row.state, row.content), entry);
   }
   async updateNote(row: NoteRow, entry?: LogEntry): Promise<NoteRow> {
-    const { kind, content, revision, source, asserted_by, pinned, state, destroy_at, revised_at } = row;
-    return this.logged(entry, (db) =>
-      db
-        .updateTable('notes')
-        .set({
-          kind,
-          content,
-          revision,
-          source,
-          asserted_by,
-          pinned,
-          state,
-          destroy_at,
-          revised_at,
-          ...this.engine.fullText.noteColumns(state, content),
-        })
-        .where('seq', '=', row.seq)
-        .returning(NOTE_COLUMNS)
-        .executeTakeFirstOrThrow(),
-    );
+    return this.updateEntry('notes', row, this.engine.fullText.noteColumns(row.state, row.content), entry);
   }
   async indexNote(row: NoteRow): Promise<void> {
     await this.engine.fullText.indexNote(this.db, row);
@@ -321,20 +312,7 @@ export class PersonaSql {
     await this.db.insertInto('events').values(row).execute();
     this.wroteEntry(row);
   }
-  async events(filter: {
-    account: string;
-    profile: string;
-    /** Newest first: `after` then means "older than" (the order's own direction). */
-    newestFirst?: boolean;
-    /** Entries after this id in the order asked; absent, from the start of that order. */
-    after?: number;
-    since?: string;
-    until?: string;
-    target?: string;
-    targetKind?: string;
-    actions?: readonly string[];
-    limit: number;
-  }): Promise<EventRow[]> {
+  async events(filter: EventFilter): Promise<EventRow[]> {
     // One statement for every combination of filters, so that no request can make the engine prepare (and
     // keep) more: an absent filter is bound as NULL, and the actions as a fixed number of slots (the known
     // actions asked for, each once, the rest repeating the first).
@@ -349,11 +327,7 @@ export class PersonaSql {
     const firstAction = text(slots[0] ?? undefined);
     // Two statements in all (one per order): the cursor is always bound, past the end when absent.
     const newest = filter.newestFirst === true;
-    return this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account', '=', filter.account)
-      .where('profile', '=', filter.profile)
+    return this.logOf(filter.account, filter.profile)
       .where('id', newest ? '<' : '>', filter.after ?? (newest ? Number.MAX_SAFE_INTEGER : 0))
       .where(sql<boolean>`(${since} IS NULL OR at >= ${since})`)
       .where(sql<boolean>`(${until} IS NULL OR at < ${until})`)
@@ -366,13 +340,11 @@ export class PersonaSql {
   }
   /** Every change-log entry of a persona, oldest first: for copying it whole. */
   async allEvents(account: string, profile: string): Promise<EventRow[]> {
-    return this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account', '=', account)
-      .where('profile', '=', profile)
-      .orderBy('id')
-      .execute();
+    return this.logOf(account, profile).orderBy('id').execute();
+  }
+  /** A persona's change log, kept by (account, profile) so that it outlives the persona's row. */
+  private logOf(account: string, profile: string) {
+    return this.db.selectFrom('events').selectAll().where('account', '=', account).where('profile', '=', profile);
   }
   /** A destroyed entry leaves no trace in the change log: its name and any replaced values are scrubbed. */
   async scrubEvents(

@@ -70,8 +70,14 @@ export interface EventRow {
 /** A field or a note: the two kinds of entry, alike in state, pinning and forgetting (see tables.ts). */
 export type EntryTable = 'fields' | 'notes';
 export type EntryRow<T extends EntryTable> = { fields: FieldRow; notes: NoteRow }[T];
-/** How a kind of entry is listed (a field by key, a note by seq) and which column names its row. */
-export const ENTRIES = { fields: { order: 'key', rowId: 'id' }, notes: { order: 'seq', rowId: 'seq' } } as const;
+/**
+ * How a kind of entry is listed (a field by key, a note by seq), which column names its row, and the
+ * columns set when it is made that no update changes (every other column is what an update writes).
+ */
+export const ENTRIES = {
+  fields: { order: 'key', rowId: 'id', made: ['id', 'persona_id', 'key', 'created_at'] },
+  notes: { order: 'seq', rowId: 'seq', made: ['seq', 'id', 'persona_id', 'idempotency_key', 'written_at'] },
+} as const;
 /** The row id of an entry: a field's `id`, a note's `seq` (a note's `id` is the name it is known by). */
 export const rowIdOf = (row: FieldRow | NoteRow): number => ('seq' in row ? row.seq : row.id);
 
