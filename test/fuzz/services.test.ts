@@ -626,7 +626,20 @@ describe('after the fuzz', () => {
 
   it('every service is still up and was never restarted, and the double saw no request GitHub would refuse as malformed', async () => {
     const statuses = stack.supervisor.status();
-    expect(statuses.map((s) => [s.name, s.state, s.restarts])).toEqual([
+    // On a failure, the last log lines of each restarted service say why (the supervisor's own notes among them).
+    const why = statuses
+      .filter((s) => s.restarts > 0 || s.state !== 'ready')
+      .flatMap((s) =>
+        stack.supervisor
+          .logs(s.name, { limit: 200 })
+          .filter((l) => !l.probe)
+          .slice(-40)
+          .map((l) => `${l.service} ${l.time} ${l.text}`),
+      );
+    expect(
+      statuses.map((s) => [s.name, s.state, s.restarts]),
+      why.join('\n'),
+    ).toEqual([
       ['identity', 'ready', 0],
       ['persona-store', 'ready', 0],
       ['repohost-gateway', 'ready', 0],
