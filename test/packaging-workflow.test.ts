@@ -49,10 +49,10 @@ describe('.github/workflows/desktop.yml', () => {
     expect(job.strategy.matrix.include.map((m) => m.os)).toEqual(['ubuntu-latest', 'macos-latest', 'windows-latest']);
   });
 
-  it('installs from the lock file with Node 20, builds, then makes AppImage and deb, dmg, nsis', () => {
+  it('installs from the lock file with Node 24, builds, then makes AppImage and deb, dmg, nsis', () => {
     const checkout = index((s) => s.uses?.startsWith('actions/checkout@') === true, 'checkout');
     const node = index((s) => s.uses?.startsWith('actions/setup-node@') === true, 'setup-node');
-    expect(steps[node]!.with).toMatchObject({ 'node-version': 20 });
+    expect(steps[node]!.with).toMatchObject({ 'node-version': 24 });
     const install = index((s) => s.run === 'npm ci', 'npm ci');
     const build = index((s) => s.run === 'npm run build', 'npm run build');
     const dist = index((s) => s.run === 'npm run dist -- ${{ matrix.dist }}', 'npm run dist');
