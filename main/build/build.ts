@@ -37,7 +37,7 @@ export { BUILD_TARGETS, type BuildTarget };
 /**
  * Packages left outside every bundle, loaded from node_modules at run time (so they are the production
  * dependencies, and electron-builder ships them):
- * - better-sqlite3: a native module; electron-builder rebuilds its .node file for Electron.
+ * - better-sqlite3: a native module (a prebuilt Node-API binary, which a bundle cannot hold).
  * - pino: its transports load worker files by path (the services use none, but a bundle would break them).
  * - swagger-ui-dist: the services serve its files from disk as /docs.
  * `electron` is provided by the runtime itself.
