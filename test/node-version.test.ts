@@ -2,12 +2,23 @@
  * One Node.js line everywhere: package.json's `engines` and `@types/node`, the workflow's setup-node, the
  * build `.ci/use-node` fetches and Electron's own Node (its package depends on the @types/node of its line)
  * name the same major, and the suite itself runs on a Node inside `engines`, as `.ci/run` makes sure.
+ * npm refuses another line (`.npmrc`'s engine-strict) with its own message, and no package of the lock
+ * file refuses or warns about the line of `engines`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/process.ts';
 
@@ -63,6 +74,72 @@ describe('the Node.js line', () => {
   });
 });
 
+/** A `node` of another line on this machine (the system's, where it is older), for npm's refusal below. */
+function otherLineNode(): { node?: string; why?: string } {
+  const dirs = (process.env.PATH ?? '').split(delimiter).concat(['/usr/bin', '/usr/local/bin']);
+  for (const dir of dirs) {
+    const node = join(dir, process.platform === 'win32' ? 'node.exe' : 'node');
+    const version = spawnSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    if (version.status === 0 && majorOf(version.stdout.trim()) !== majorOf(running)) return { node };
+  }
+  return { why: `no Node.js of another line than ${running} on PATH or in /usr/bin, /usr/local/bin` };
+}
+
+const other = otherLineNode();
+if (other.why)
+  process.stdout.write(`[node-version.test] skipped npm's refusal on another Node.js line: ${other.why}.\n`);
+
+describe('npm and the Node.js line', () => {
+  it('.npmrc makes npm refuse a Node.js outside engines (engine-strict)', () => {
+    expect(readFileSync(join(ROOT, '.npmrc'), 'utf8')).toMatch(/^engine-strict=true$/m);
+  });
+
+  it('every package of the lock file accepts the Node.js of engines, so npm ci installs all and warns of none', () => {
+    const semver = createRequire(join(ROOT, 'package.json'))('semver') as {
+      satisfies(version: string, range: string): boolean;
+    };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>;
+    };
+    const lowest = enginesRange().lowest.join('.');
+    const refusing = Object.entries(lock.packages).flatMap(([path, entry]) => {
+      const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
+      return range && [lowest, pinned!, running].some((v) => !semver.satisfies(v, range))
+        ? [`${path || 'the project'}@${entry.version ?? ''} (node ${range})`]
+        : [];
+    });
+    expect(refusing).toEqual([]);
+  });
+
+  it.skipIf(other.node === undefined)(
+    'npm ci on another Node.js line stops at once, saying which Node.js engines needs',
+    { timeout: 120_000 },
+    () => {
+      const project = mkdtempSync(join(tmpdir(), 'engine-strict-'));
+      try {
+        for (const file of ['package.json', 'package-lock.json', '.npmrc'])
+          copyFileSync(join(ROOT, file), join(project, file));
+        // That Node first on PATH: npm runs on it, as on a machine whose `node` is of that line.
+        const bin = join(project, 'bin');
+        mkdirSync(bin);
+        symlinkSync(other.node!, join(bin, 'node'));
+        const npm = spawnSync('npm', ['ci', '--dry-run', '--offline', '--ignore-scripts'], {
+          cwd: project,
+          env: { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` },
+          encoding: 'utf8',
+          shell: process.platform === 'win32',
+        });
+        expect(npm.status).not.toBe(0);
+        expect(npm.stderr).toContain('EBADENGINE');
+        expect(npm.stderr).toContain(pkg.engines.node);
+        expect(existsSync(join(project, 'node_modules'))).toBe(false);
+      } finally {
+        rmSync(project, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
 describe('.ci/use-node', () => {
   const cache = mkdtempSync(join(tmpdir(), 'use-node-'));
   afterAll(() => rmSync(cache, { recursive: true, force: true }));
@@ -74,13 +151,13 @@ describe('.ci/use-node', () => {
     mkdirSync(bin);
     symlinkSync(process.execPath, join(bin, 'node'));
     const path = `${bin}:/usr/bin:/bin`;
-    const shell = spawnSync('bash', ['-c', '. .ci/use-node && printf "%s|%s" "$PATH" "${npm_config_nodedir-unset}"'], {
+    const shell = spawnSync('bash', ['-c', '. .ci/use-node && printf "%s" "$PATH"'], {
       cwd: ROOT,
       env: { PATH: path, HOME: cache, XDG_CACHE_HOME: join(cache, 'xdg') },
       encoding: 'utf8',
     });
     expect(shell.status, shell.stderr).toBe(0);
-    expect(shell.stdout).toBe(`${path}|unset`);
+    expect(shell.stdout).toBe(path);
     expect(readdirSync(cache)).toEqual(['bin']);
   });
 
