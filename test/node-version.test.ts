@@ -18,13 +18,14 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/process.ts';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   engines: { node: string };
   devDependencies: Record<string, string>;
+  allowScripts?: Record<string, boolean>;
 };
 const useNode = readFileSync(join(ROOT, '.ci', 'use-node'), 'utf8');
 const pinned = /^hub_node_version=(\d+\.\d+\.\d+)$/m.exec(useNode)?.[1];
@@ -109,6 +110,30 @@ describe('npm and the Node.js line', () => {
         : [];
     });
     expect(refusing).toEqual([]);
+  });
+
+  it('npm ci compiles nothing: better-sqlite3\u2019s implicit node-gyp run is denied, and its prebuilt binary is what loads', () => {
+    // npm adds `node-gyp rebuild` as the install script of a package with a binding.gyp; for better-sqlite3
+    // it builds nothing where a prebuilt binary exists, yet needs Python and make to say so.
+    expect(pkg.allowScripts?.['better-sqlite3']).toBe(false);
+    const load = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "new (require('better-sqlite3'))(':memory:').close();" +
+          "process.stdout.write(process.report.getReport().sharedObjects.filter((f) => f.endsWith('.node')).join('\\n'))",
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    expect(load.stderr).toBe('');
+    const expected =
+      process.platform === 'linux' &&
+      !(process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime
+        ? 'linuxmusl'
+        : process.platform;
+    expect(load.stdout.split('\n').map((f) => relative(ROOT, f))).toEqual([
+      join('node_modules', 'better-sqlite3', 'prebuilds', `${expected}-${process.arch}.node`),
+    ]);
   });
 
   it.skipIf(other.node === undefined)(
