@@ -2,7 +2,7 @@
  * `npm start`: builds what changed (main/build/), then the desktop app where Electron's binary and a
  * display exist, otherwise headless (`npm run serve`) with a line saying why. Arguments after `--` go to
  * whichever runs. The desktop app is told which Node ran npm: in development its services run with that
- * Node, whose ABI the checkout's better-sqlite3 was built for (main/supervisor/service-runtime.ts).
+ * Node, as `npm run serve` and the tests do (main/supervisor/service-runtime.ts).
  */
 import { spawn } from 'node:child_process';
 import { build, buildErrors } from './build/build.ts';

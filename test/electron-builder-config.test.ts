@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +26,7 @@ describe('electron-builder.yml', () => {
     expect(validate({ ...(config as object), asarUnpak: ['x'] })).toBe(false);
   });
 
-  it('builds AppImage, deb, dmg and nsis from the build only, rebuilds better-sqlite3 for Electron and unpacks native files', async () => {
+  it('builds AppImage, deb, dmg and nsis from the build only, rebuilds nothing for Electron and unpacks native files', async () => {
     const config = (await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))) as {
       linux: { target: string[]; icon: string };
       mac: { target: string; icon: string };
@@ -33,7 +34,6 @@ describe('electron-builder.yml', () => {
       files: string[];
       asarUnpack: string[];
       npmRebuild: boolean;
-      buildDependenciesFromSource: boolean;
       electronFuses: Record<string, boolean>;
       extraMetadata?: unknown;
     };
@@ -41,8 +41,8 @@ describe('electron-builder.yml', () => {
     expect(config.mac.target).toBe('dmg');
     expect(config.win.target).toBe('nsis');
     expect(config.asarUnpack).toEqual(['**/*.node']);
-    expect(config.npmRebuild).toBe(true);
-    expect(config.buildDependenciesFromSource).toBe(true);
+    // better-sqlite3 is a Node-API module: its prebuilt binary loads in Electron as it is.
+    expect(config.npmRebuild).toBe(false);
     expect(config.electronFuses).toMatchObject({
       runAsNode: false,
       enableNodeOptionsEnvironmentVariable: false,
@@ -65,6 +65,71 @@ describe('electron-builder.yml', () => {
     expect(pkg.main).toBe('out/main/app.mjs');
     for (const file of [config.linux.icon, config.mac.icon, config.win.icon, pkg.main, 'out/main/preload.cjs']) {
       expect(existsSync(join(ROOT, file)), file).toBe(true);
+    }
+  });
+
+  it('packs into each system\u2019s installer only better-sqlite3\u2019s prebuilt binary for that system and architecture, and no sources', async () => {
+    // electron-builder's own steps, as it packs: its config normalisation, its matchers, its macros.
+    const lib = createRequire(createRequire(join(ROOT, 'package.json')).resolve('electron-builder'));
+    const { doMergeConfigs } = lib('app-builder-lib/out/util/config/config.js') as {
+      doMergeConfigs(configs: unknown[]): Record<string, unknown>;
+    };
+    type Filter = (file: string, stat: Stats) => boolean;
+    const { getMainFileMatchers, getNodeModuleFileMatcher } = lib('app-builder-lib/out/fileMatcher.js') as {
+      getMainFileMatchers(...args: unknown[]): Array<{ createFilter(): Filter }>;
+      getNodeModuleFileMatcher(...args: unknown[]): { createFilter(): Filter };
+    };
+    const { expandMacro } = lib('app-builder-lib/out/util/macroExpander.js') as {
+      expandMacro(pattern: string, arch: string, appInfo: object, extra: object): string;
+    };
+    const config = doMergeConfigs([await loadYaml(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'))]);
+    const packager = { config, projectDir: ROOT, buildResourcesDir: 'assets', debugLogger: { isEnabled: false } };
+    const prebuilds = join(ROOT, 'node_modules', 'better-sqlite3', 'prebuilds');
+    const sqlite = join(ROOT, 'node_modules', 'better-sqlite3');
+    expect(readdirSync(prebuilds)).toHaveLength(8);
+    const passes = (filter: Filter, file: string) => filter(file, statSync(file));
+    for (const [section, system] of [
+      ['linux', 'linux'],
+      ['mac', 'darwin'],
+      ['win', 'win32'],
+    ] as const) {
+      for (const arch of ['x64', 'arm64']) {
+        const expand = (pattern: string) => expandMacro(pattern, arch, {}, { os: section, '/*': '{,/**/*}' });
+        const main = getMainFileMatchers(
+          ROOT,
+          join(ROOT, 'app'),
+          expand,
+          config[section],
+          { info: packager },
+          join(ROOT, 'release'),
+          false,
+        ).map((m) => m.createFilter());
+        const modules = getNodeModuleFileMatcher(
+          ROOT,
+          join(ROOT, 'app'),
+          expand,
+          config[section],
+          packager,
+        ).createFilter();
+        const what = `${section} ${arch}`;
+        // Of our own files, a platform's patterns add nothing: no matcher takes the whole project.
+        expect(
+          main.some((keep) => passes(keep, join(ROOT, 'package.json'))),
+          what,
+        ).toBe(true);
+        for (const file of ['tsconfig.json', join('.ci', 'run'), join('main', 'build', 'dist.ts')]) {
+          expect(
+            main.filter((keep) => passes(keep, join(ROOT, file))),
+            `${what}: ${file}`,
+          ).toEqual([]);
+        }
+        expect(
+          readdirSync(prebuilds).filter((f) => passes(modules, join(prebuilds, f))),
+          what,
+        ).toEqual([`${system}-${arch}.node`]);
+        expect(passes(modules, join(sqlite, 'lib', 'index.js')), what).toBe(true);
+        expect(passes(modules, join(sqlite, 'binding.gyp')), what).toBe(false);
+      }
     }
   });
 });

@@ -5,7 +5,8 @@
  * real electron-builder packing `--mac dir --arm64` against a stand-in Electron.app (its framework
  * carries the fuse sentinel and wire) and a stand-in `codesign` first on PATH that records how it was
  * called and what the framework held at that moment. What macOS itself then does with the signature
- * is confirmed only where the workflow runs on macOS.
+ * is confirmed only where the workflow runs on macOS. The app carries better-sqlite3's prebuilt binary
+ * for macOS on arm64, the one of the system and architecture it is for.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ELECTRON_DEFAULT_FUSES, FuseState, standInElectronApp } from '../main/build/pack-check.ts';
+import { ELECTRON_DEFAULT_FUSES, FuseState, archiveFiles, standInElectronApp } from '../main/build/pack-check.ts';
 import { ROOT } from './support/process.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'packaging-mac-'));
@@ -56,7 +57,6 @@ beforeAll(async () => {
     '--publish',
     'never',
     `-c.electronDist=${standInElectronApp(join(work, 'electron-dist'))}`,
-    '-c.npmRebuild=false',
     `-c.mac.icon=${join(work, 'icon.icns')}`,
     `-c.directories.output=${join(work, 'release')}`,
   ];
@@ -109,6 +109,18 @@ describe('the macOS app without a signing identity (electron-builder --mac dir -
       expect(ELECTRON_DEFAULT_FUSES[FuseV1Options.RunAsNode]).toBe(FuseState.ENABLE);
       // Nothing changed the framework after it was signed, and nothing else called codesign (the one call above).
       expect(readFileSync(framework(app)).equals(readFileSync(join(work, 'framework-when-signed')))).toBe(true);
+    },
+  );
+
+  it.skipIf(skipped !== undefined)(
+    'carries better-sqlite3\u2019s prebuilt binary for macOS on arm64 only, unpacked',
+    () => {
+      const archive = join(app, 'Contents', 'Resources', 'app.asar');
+      expect(
+        archiveFiles(archive)
+          .filter((f) => f.path.endsWith('.node'))
+          .map((f) => [f.path, f.unpacked]),
+      ).toEqual([['node_modules/better-sqlite3/prebuilds/darwin-arm64.node', true]]);
     },
   );
 });

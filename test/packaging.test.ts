@@ -2,13 +2,14 @@
  * The desktop app as electron-builder really packs it (`--linux dir`), checked here where Electron's
  * binary cannot be downloaded: the test makes a stand-in Electron folder whose "binary" carries
  * Electron's fuse sentinel and wire (so electron-builder really flips the fuses), turns native rebuilds
- * off (the checkout's better-sqlite3 is packed as it is, built for this Node), then opens what was made:
- * what the archive holds and does not hold, where better-sqlite3's .node file is, the fuses, the size.
+ * off (there is nothing to rebuild: better-sqlite3 is a Node-API module), then opens what was made:
+ * what the archive holds and does not hold, that better-sqlite3 carries this system's prebuilt binary
+ * only, unpacked, and that it loads, the fuses, the size.
  * Last, it runs the packed main process under Node with a stand-in `electron` module: it must reach
  * app.whenReady, finish evaluating (Electron emits 'ready' only then), serve the console, and start
  * every service from the package until each is ready, then stop them all when asked to quit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
@@ -70,15 +71,15 @@ function packageFolder(from: string, name: string): string | undefined {
 
 /**
  * The packages the production dependencies need at run time, from the lock file: every package reached
- * from them, minus what is reached only through install-time tools (better-sqlite3's prebuild-install,
- * swagger-ui-dist's @scarf/scarf postinstall).
+ * from them, minus what only an install or a build from source uses (better-sqlite3's node-addon-api
+ * headers, swagger-ui-dist's @scarf/scarf postinstall).
  */
 function runtimePackageClosure(): Set<string> {
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }>;
   };
   const entries = lock.packages;
-  const installTime = new Set(['node_modules/prebuild-install', 'node_modules/@scarf/scarf']);
+  const installTime = new Set(['node_modules/node-addon-api', 'node_modules/@scarf/scarf']);
   const resolveFrom = (from: string, name: string): string | undefined => {
     let base = from;
     for (;;) {
@@ -117,7 +118,7 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-describe('the packaged app (electron-builder --linux dir, stand-in Electron, no native rebuild)', () => {
+describe('the packaged app (electron-builder --linux dir, stand-in Electron)', () => {
   it('holds only built JavaScript, the icons and the runtime packages: no TypeScript, tests, build tools or test-only packages', () => {
     const files = archiveFilesHere().map((f) => f.path);
     const own = files.filter((f) => !f.startsWith('node_modules/'));
@@ -184,21 +185,37 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron, no 
           {},
       );
       for (const dep of deps) {
-        if (!closure.has(dep)) continue; // install-time only (prebuild-install)
+        if (!closure.has(dep)) continue; // install or build time only (node-addon-api)
         expect(packageFolder(join(extracted, 'node_modules', name), dep), `${name} needs ${dep}`).toBeDefined();
       }
     }
   });
 
-  it('better-sqlite3\u2019s .node file is outside the archive (unpacked), and it is the only native file', () => {
+  it('better-sqlite3 carries this system\u2019s prebuilt binary only, outside the archive (unpacked), the only native file', () => {
+    const prebuild = `node_modules/better-sqlite3/prebuilds/${process.platform}-${process.arch}.node`;
     const natives = archiveFilesHere().filter((f) => f.path.endsWith('.node'));
-    expect(natives.map((f) => [f.path, f.unpacked])).toEqual([
-      ['node_modules/better-sqlite3/build/Release/better_sqlite3.node', true],
-    ]);
-    expect(
-      statSync(join(`${archive}.unpacked`, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'))
-        .size,
-    ).toBeGreaterThan(100_000);
+    expect(natives.map((f) => [f.path, f.unpacked])).toEqual([[prebuild, true]]);
+    // The very file npm installed: packed as it is, nothing rebuilt.
+    expect(readFileSync(join(`${archive}.unpacked`, prebuild)).equals(readFileSync(join(ROOT, prebuild)))).toBe(true);
+    expect(archiveFilesHere().filter((f) => /better-sqlite3\/(deps|src|build)\/|binding\.gyp$/.test(f.path))).toEqual(
+      [],
+    );
+  });
+
+  it('better-sqlite3 loads from the package in plain Node and opens a database', () => {
+    const load = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "const db = new (require('better-sqlite3'))(':memory:');" +
+          "process.stdout.write(JSON.stringify({ from: require.resolve('better-sqlite3'), sqlite: db.prepare('select sqlite_version() as v').get().v }))",
+      ],
+      { cwd: join(extracted, 'out', 'services'), encoding: 'utf8' },
+    );
+    expect(load.stderr).toBe('');
+    const loaded = JSON.parse(load.stdout) as { from: string; sqlite: string };
+    expect(relative(extracted, loaded.from)).toBe(join('node_modules', 'better-sqlite3', 'lib', 'index.js'));
+    expect(loaded.sqlite).toMatch(/^3\.\d+\.\d+$/);
   });
 
   it('the binary\u2019s fuses are flipped as electron-builder.yml sets them', async () => {

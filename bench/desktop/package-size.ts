@@ -1,6 +1,6 @@
 /**
  * What the installed app carries besides Electron, as electron-builder packs it (`--linux dir`, against a
- * stand-in Electron, native rebuilds off: main/build/pack-check.ts): `npm run bench -- desktop`, or
+ * stand-in Electron: main/build/pack-check.ts): `npm run bench -- desktop`, or
  * `npx tsx bench/desktop/package-size.ts`. Prints the payload (app.asar plus what is unpacked beside it),
  * the packed file count and packages, for this checkout and, for comparison, for the app as it was before
  * the one build step (commit BEFORE: shell run from TypeScript through tsx, tsx/esbuild/ajv/octokit and

@@ -37,7 +37,7 @@ export { BUILD_TARGETS, type BuildTarget };
 /**
  * Packages left outside every bundle, loaded from node_modules at run time (so they are the production
  * dependencies, and electron-builder ships them):
- * - better-sqlite3: a native module; electron-builder rebuilds its .node file for Electron.
+ * - better-sqlite3: a native module (a prebuilt Node-API binary, which a bundle cannot hold).
  * - pino: its transports load worker files by path (the services use none, but a bundle would break them).
  * - swagger-ui-dist: the services serve its files from disk as /docs.
  * `electron` is provided by the runtime itself.
@@ -45,10 +45,13 @@ export { BUILD_TARGETS, type BuildTarget };
 export const RUNTIME_PACKAGES = ['better-sqlite3', 'pino', 'swagger-ui-dist'] as const;
 export const PROVIDED_BY_ELECTRON = ['electron'] as const;
 
+/** The Node.js line the bundles run on: Electron 45's own Node and the one development uses. */
+const NODE_TARGET = 'node24';
+
 /** Changes whenever the way a target is built changes, so old outputs are not taken for fresh ones. */
 const RECIPE_VERSION = 5;
 function recipe(target: BuildTarget): string {
-  return `${target}; esbuild ${esbuildVersion}; node20; external ${[...RUNTIME_PACKAGES, ...PROVIDED_BY_ELECTRON].join(',')}; v${RECIPE_VERSION}`;
+  return `${target}; esbuild ${esbuildVersion}; ${NODE_TARGET}; external ${[...RUNTIME_PACKAGES, ...PROVIDED_BY_ELECTRON].join(',')}; v${RECIPE_VERSION}`;
 }
 
 /** Bundled CommonJS packages call require() for Node's own modules, which an ES module lacks. */
@@ -175,7 +178,7 @@ const COMMON = {
   absWorkingDir: PROJECT_ROOT,
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: NODE_TARGET,
   write: false,
   metafile: true,
   logLevel: 'silent',

@@ -1,9 +1,8 @@
 /**
  * The package electron-builder really makes, where Electron's binary cannot be downloaded: a stand-in
  * Electron folder whose "binary" carries Electron's fuse sentinel and wire (so electron-builder really
- * flips the fuses), `--linux dir` with native rebuilds off (the checkout's better-sqlite3 is packed as it
- * is), and the figures of what was made. Used by test/packaging.test.ts and bench/desktop/package-size.ts;
- * never by the app.
+ * flips the fuses), `--linux dir`, and the figures of what was made. Used by test/packaging.test.ts and
+ * bench/desktop/package-size.ts; never by the app.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -82,7 +81,7 @@ export interface PackedApp {
   log: string;
 }
 
-/** `electron-builder --linux dir` in a project folder with its own electron-builder.yml, against a stand-in Electron, native rebuilds off. */
+/** `electron-builder --linux dir` in a project folder with its own electron-builder.yml, against a stand-in Electron. */
 export async function packLinuxDir(options: {
   projectDir: string;
   outputDir: string;
@@ -96,7 +95,6 @@ export async function packLinuxDir(options: {
     '--publish',
     'never',
     `-c.electronDist=${electronDist}`,
-    '-c.npmRebuild=false',
     `-c.directories.output=${options.outputDir}`,
   ];
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {

@@ -1,7 +1,7 @@
 /**
  * The installed app's launcher: each service in an Electron utility process (Electron's replacement for
- * child_process.fork), running the bundles the app carries, with the better-sqlite3 electron-builder
- * rebuilt for Electron. Utility processes have no IPC channel whose closing would tell them the app
+ * child_process.fork), running the bundles the app carries, with better-sqlite3's prebuilt Node-API
+ * binary (the same file Node loads). Utility processes have no IPC channel whose closing would tell them the app
  * died, so the launcher names the app in HUB_PARENT_PID and each service's prelude watches it
  * (parent-watch.mjs): a service stops itself when the app is gone, even after a SIGKILL.
  *

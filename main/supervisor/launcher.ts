@@ -29,7 +29,7 @@ export interface NodeChildOptions {
   fromSource?: boolean;
   /**
    * The Node.js binary that runs the services (default: this process's). The desktop app in development
-   * passes the Node that ran npm, whose ABI the checkout's better-sqlite3 was built for.
+   * passes the Node that ran npm.
    */
   node?: string;
   /** Where the service bundles are (default: out/services). */

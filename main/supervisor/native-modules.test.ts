@@ -1,11 +1,11 @@
 /**
- * A native module built for another ABI: the loader's real refusal (a module compiled here that
- * registers NODE_MODULE_VERSION 150, as a build for Electron does) becomes one line that says how to
- * fix it, and a service bundle that meets it stops with that line and exit code 78, which the
- * supervisor shows and does not retry.
+ * A native module that cannot be loaded here: the loader's real refusal (better-sqlite3's binary for
+ * this system replaced by the one of another system, as a damaged or mixed-up install would have it)
+ * becomes one line that says how to fix it, and a service bundle that meets it stops with that line and
+ * exit code 78, which the supervisor shows and does not retry.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,33 +20,14 @@ import { ServiceSupervisor } from './supervisor.ts';
 const work = mkdtempSync(join(tmpdir(), 'native-modules-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** The registration a native module makes when loaded, with another ABI's version number in it. */
-const OTHER_ABI_SOURCE = `
-struct node_module { int nm_version; unsigned int nm_flags; void* nm_dso_handle; const char* nm_filename;
-  void* nm_register_func; void* nm_context_register_func; const char* nm_modname; void* nm_priv; struct node_module* nm_link; };
-extern void node_module_register(void*);
-static struct node_module mod = { 150, 0, 0, "other_abi.c", 0, 0, "better_sqlite3", 0, 0 };
-static void reg(void) __attribute__((constructor));
-static void reg(void) { node_module_register(&mod); }
-`;
-
-/** A C compiler makes the other-ABI module; without one (or off Linux) the tests that need it say why they are skipped. */
-function compileOtherAbiModule(): { file?: string; why?: string } {
-  if (process.platform !== 'linux') return { why: 'the other-ABI module is compiled as a Linux shared object' };
-  const source = join(work, 'other_abi.c');
-  const file = join(work, 'other_abi.node');
-  writeFileSync(source, OTHER_ABI_SOURCE);
-  const cc = spawnSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-o', file, source], { encoding: 'utf8' });
-  if (cc.error || cc.status !== 0)
-    return { why: `no C compiler to make a module for another ABI (${cc.error?.message ?? cc.stderr.trim()})` };
-  return { file };
-}
-
-const otherAbi = compileOtherAbiModule();
-if (otherAbi.why)
-  process.stdout.write(
-    `[native-modules.test] skipped the tests that load a module for another ABI: ${otherAbi.why}.\n`,
-  );
+const PREBUILDS = join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'prebuilds');
+/** better-sqlite3's binary for this system, as its loader picks it (glibc Linux, macOS, Windows). */
+const THIS_SYSTEM = `${process.platform}-${process.arch}.node`;
+/** The binary of another system: Windows' on Linux and macOS, Linux's on Windows. */
+const OTHER_SYSTEM = readdirSync(PREBUILDS).find(
+  (f) => f === (process.platform === 'win32' ? 'linux-x64.node' : `win32-${process.arch}.node`),
+)!;
+const FIX = 'Reinstall the dependencies on this machine (`npm ci` in the project folder), then start again.';
 
 function loadError(file: string): unknown {
   try {
@@ -57,65 +38,50 @@ function loadError(file: string): unknown {
   throw new Error(`${file} loaded`);
 }
 
-describe('the message for a native module built for another runtime', () => {
-  it.skipIf(!otherAbi.file)(
-    'names the package, both ABIs and the command that fixes it, from the loader\u2019s real refusal',
-    () => {
-      const file = join(work, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
-      mkdirSync(join(file, '..'), { recursive: true });
-      copyFileSync(otherAbi.file!, file);
-      const line = nativeLoadFailure(loadError(file), file);
-      expect(line).toBe(
-        `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 150; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
-          `Run \`npm rebuild better-sqlite3\` in the project folder with this Node.js (${process.execPath}), then start again.`,
-      );
-      expect(line).not.toContain('\n');
-      // In the installed app (Electron 45, ABI 150) meeting a build for this Node (the loader's same words, the numbers the other way round):
-      const real = loadError(file) as Error & { code: string };
-      const inElectron = Object.assign(
-        new Error(
-          real.message
-            .replace('VERSION 150', 'VERSION <built>')
-            .replace(`VERSION ${process.versions.modules}`, 'VERSION 150')
-            .replace('VERSION <built>', `VERSION ${process.versions.modules}`),
-        ),
-        { code: real.code },
-      );
-      expect(nativeLoadFailure(inElectron, file, { node: '24.0.0', modules: '150', electron: '45.4.1' })).toBe(
-        `better-sqlite3 was built for another runtime (NODE_MODULE_VERSION ${process.versions.modules}; Electron 45.4.1 needs 150). ` +
-          'Reinstall the app; when building it yourself, make the installers with `npm run dist`, whose electron-builder rebuilds it for Electron.',
-      );
-    },
-  );
-
-  it('a file for another platform (not a shared object of this system) says so, without its path or line breaks', () => {
-    const file = join(work, 'node_modules', '@scope', 'native', 'addon.node');
+describe('the message for a native module that cannot be loaded', () => {
+  it('another system\u2019s binary: names the package, says so without its path or line breaks, and how to fix it', () => {
+    expect(OTHER_SYSTEM).toBeDefined();
+    const file = join(work, 'node_modules', 'better-sqlite3', 'prebuilds', THIS_SYSTEM);
     mkdirSync(join(file, '..'), { recursive: true });
-    // A 64-bit Mach-O header, as a macOS build would start.
-    writeFileSync(file, Buffer.concat([Buffer.from([0xcf, 0xfa, 0xed, 0xfe]), Buffer.alloc(4096)]));
+    copyFileSync(join(PREBUILDS, OTHER_SYSTEM), file);
     const line = nativeLoadFailure(loadError(file), file)!;
-    expect(line).toMatch(/^@scope\/native could not be loaded/);
-    expect(line).toContain('Run `npm rebuild @scope/native`');
+    expect(line).toMatch(
+      /^better-sqlite3 could not be loaded: its binary is for another platform or architecture \(.+\)\. /,
+    );
+    expect(line.endsWith(FIX)).toBe(true);
     expect(line).not.toContain(file);
     expect(line).not.toContain('\n');
+    // In the installed app (Electron), the fix is the installer for this system.
+    expect(
+      nativeLoadFailure(loadError(file), file, { electron: '45.4.1' }, { platform: 'linux', arch: 'x64' }),
+    ).toMatch(/\. Reinstall the app with the installer for this system \(linux, x64\)\.$/);
+  });
+
+  it('a damaged file: could not be loaded, with the loader\u2019s words', () => {
+    const file = join(work, 'node_modules', '@scope', 'native', 'addon.node');
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, 'not a shared object');
+    const line = nativeLoadFailure(loadError(file), file)!;
+    expect(line).toMatch(/^@scope\/native could not be loaded/);
+    expect(line.endsWith(FIX)).toBe(true);
+    expect(line).not.toContain(file);
   });
 
   it('any other failure is not a native-module failure', () => {
     expect(nativeLoadFailure(new TypeError('x is not a function'), '/a/node_modules/b/c.node')).toBeUndefined();
-    expect(
-      nativePackage('/app/resources/app.asar.unpacked/node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
-    ).toBe('better-sqlite3');
+    expect(nativePackage('/app/resources/app.asar.unpacked/node_modules/better-sqlite3/prebuilds/linux-x64.node')).toBe(
+      'better-sqlite3',
+    );
     expect(nativePackage('C:\\app\\node_modules\\@s\\n\\x.node')).toBe('@s/n');
   });
 });
 
-describe('a service that meets better-sqlite3 built for another ABI', () => {
-  /** A copy of the project as far as the identity bundle needs it, with better-sqlite3's .node file for ABI 150. */
+describe('a service that meets better-sqlite3 with another system\u2019s binary', () => {
+  /** A copy of the project as far as the identity bundle needs it, with another system's binary in this system's place. */
   const project = join(work, 'project');
   const bundleDir = join(project, 'out', 'services');
 
   beforeAll(async () => {
-    if (!otherAbi.file) return;
     const errors = buildErrors(await build({ targets: ['services'] }));
     if (errors) throw new Error(`the build failed:\n${errors}`);
     mkdirSync(bundleDir, { recursive: true });
@@ -123,20 +89,16 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
       copyFileSync(join(targetDir('services'), file), join(bundleDir, file));
     copyFileSync(join(PROJECT_ROOT, 'package.json'), join(project, 'package.json'));
     const modules = join(project, 'node_modules');
-    cpSync(join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'lib'), join(modules, 'better-sqlite3', 'lib'), {
-      recursive: true,
-    });
-    copyFileSync(
-      join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', 'package.json'),
-      join(modules, 'better-sqlite3', 'package.json'),
-    );
-    mkdirSync(join(modules, 'better-sqlite3', 'build', 'Release'), { recursive: true });
-    copyFileSync(otherAbi.file, join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'));
-    for (const name of ['bindings', 'file-uri-to-path', 'pino', 'swagger-ui-dist'])
+    const sqlite = join(modules, 'better-sqlite3');
+    for (const part of ['lib', 'package.json'])
+      cpSync(join(PROJECT_ROOT, 'node_modules', 'better-sqlite3', part), join(sqlite, part), { recursive: true });
+    mkdirSync(join(sqlite, 'prebuilds'), { recursive: true });
+    copyFileSync(join(PREBUILDS, OTHER_SYSTEM), join(sqlite, 'prebuilds', THIS_SYSTEM));
+    for (const name of ['pino', 'swagger-ui-dist'])
       symlinkSync(join(PROJECT_ROOT, 'node_modules', name), join(modules, name), 'dir');
   }, 240_000);
 
-  it.skipIf(!otherAbi.file)('stops with one line that says what to run and exit code 78, no stack trace', async () => {
+  it('stops with one line that says what to do and exit code 78, no stack trace', async () => {
     const child = spawn(process.execPath, [join(bundleDir, 'identity.mjs')], {
       cwd: project,
       env: {
@@ -152,13 +114,14 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(code).toBe(NEEDS_A_PERSON_EXIT);
-    expect(stderr).toBe(
-      `identity: better-sqlite3 was built for another runtime (NODE_MODULE_VERSION 150; Node.js v${process.versions.node} needs ${process.versions.modules}). ` +
-        `Run \`npm rebuild better-sqlite3\` in the project folder with this Node.js (${process.execPath}), then start again.\n`,
+    expect(stderr).toMatch(
+      /^identity: better-sqlite3 could not be loaded: its binary is for another platform or architecture \([^\n]+\)\. /,
     );
+    expect(stderr.endsWith(`${FIX}\n`)).toBe(true);
+    expect(stderr.split('\n')).toHaveLength(2);
   });
 
-  it.skipIf(!otherAbi.file)('under the supervisor: gave up at once, showing that line, never restarted', async () => {
+  it('under the supervisor: gave up at once, showing that line, never restarted', async () => {
     const supervisor = new ServiceSupervisor({
       dataDir: join(work, 'supervised'),
       services: ['identity'],
@@ -176,7 +139,7 @@ describe('a service that meets better-sqlite3 built for another ABI', () => {
       expect(status!.state).toBe('gave-up');
       expect(status!.restarts).toBe(0);
       expect(status!.lastError).toMatch(
-        /^identity: better-sqlite3 was built for another runtime \(NODE_MODULE_VERSION 150; .*Run `npm rebuild better-sqlite3`.* Not restarting: this needs a change before it can start\.$/,
+        /^identity: better-sqlite3 could not be loaded: its binary is for another platform or architecture .*`npm ci`.* Not restarting: this needs a change before it can start\.$/,
       );
       expect(status!.lastError).not.toMatch(/\n\s+at /);
     } finally {

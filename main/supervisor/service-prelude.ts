@@ -1,6 +1,6 @@
 /**
  * The first module of every service bundle (main/build/ puts it before the service's own main.ts): a
- * native module built for another runtime stops the service with one line saying how to fix it, and a
+ * native module that cannot be loaded stops the service with one line saying how to fix it, and a
  * service started by the desktop app (which names itself in HUB_PARENT_PID) stops itself when the app
  * is gone.
  */

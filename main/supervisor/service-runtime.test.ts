@@ -1,4 +1,4 @@
-/** serviceRuntime: the one place that decides which process runs the services, by the native module they load. */
+/** serviceRuntime: the one place that decides which process runs the services. */
 import { describe, expect, it } from 'vitest';
 import { serviceRuntime } from './service-runtime.ts';
 
@@ -10,7 +10,7 @@ describe('which process runs the services', () => {
     });
   });
 
-  it('the installed app: Electron utility processes (better-sqlite3 rebuilt for Electron by electron-builder)', () => {
+  it('the installed app: Electron utility processes', () => {
     expect(
       serviceRuntime(
         { electronApp: { isPackaged: true } },
@@ -25,12 +25,12 @@ describe('which process runs the services', () => {
     expect(
       serviceRuntime(
         { electronApp: { isPackaged: false } },
-        { HUB_SERVICES_NODE: '/home/me/.nvm/versions/node/v20.19.0/bin/node' },
+        { HUB_SERVICES_NODE: '/home/me/.nvm/versions/node/v24.21.0/bin/node' },
         electron,
       ),
     ).toMatchObject({
       kind: 'node-child',
-      node: '/home/me/.nvm/versions/node/v20.19.0/bin/node',
+      node: '/home/me/.nvm/versions/node/v24.21.0/bin/node',
     });
     // Started by another npm script (`npx electron .`): npm names its Node too.
     expect(

@@ -1,11 +1,12 @@
 /**
- * Which process runs the services follows the native module they load (better-sqlite3), whose build
- * fits one ABI only:
- * - headless (`npm run serve`): Node children of this Node, the one npm installed better-sqlite3 for;
+ * Which process runs the services (better-sqlite3 is a Node-API module, so its one binary loads in any
+ * of them):
+ * - headless (`npm run serve`): Node children of this Node;
  * - the desktop app in development (`npm start`, not packaged): Node children of the Node that ran npm
- *   (start.ts names it in HUB_SERVICES_NODE), for the same reason: Electron's own Node has another ABI;
- * - the installed app (`app.isPackaged`): Electron utility processes, running the better-sqlite3 that
- *   electron-builder rebuilt for Electron.
+ *   (start.ts names it in HUB_SERVICES_NODE), the Node.js of `engines` that `npm run serve` and the
+ *   tests use, which can also run a service from source through tsx when its bundle is stale;
+ * - the installed app (`app.isPackaged`): Electron utility processes, running the bundles it carries,
+ *   with no Node.js of its own to rely on.
  */
 export type ServiceRuntime =
   { kind: 'node-child'; node: string; why: string } | { kind: 'utility-process'; why: string };
@@ -21,12 +22,12 @@ export function serviceRuntime(
     return {
       kind: 'node-child',
       node: execPath,
-      why: 'headless: the services run with this Node.js, which better-sqlite3 was installed for',
+      why: 'headless: the services run with this Node.js',
     };
   if (where.electronApp.isPackaged) {
     return {
       kind: 'utility-process',
-      why: 'installed app: the services run in Electron, whose better-sqlite3 electron-builder rebuilt for it',
+      why: 'installed app: the services run in Electron utility processes',
     };
   }
   // npm names its own Node to scripts too, for an `electron .` started from another npm script.
@@ -34,6 +35,6 @@ export function serviceRuntime(
   return {
     kind: 'node-child',
     node,
-    why: 'development: the services run with the Node.js that ran npm, which the checkout\u2019s better-sqlite3 was built for',
+    why: 'development: the services run with the Node.js that ran npm, as `npm run serve` and the tests do',
   };
 }

@@ -494,7 +494,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       return;
     }
     const said = lastMeaningfulLine(slot.stderrTail);
-    // A configuration error, or a native module built for another runtime: a restart cannot fix either.
+    // A configuration error, or a native module that cannot be loaded: a restart cannot fix either.
     if (code === NEEDS_A_PERSON_EXIT) {
       const message = `${said ?? `${serviceLabel(slot.name)} ${how}.`} Not restarting: this needs a change before it can start.`;
       slot.desired = 'stopped';
