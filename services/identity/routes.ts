@@ -1,7 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
-import { Api } from '../kit/api.ts';
+import { Api, type RouteSpec } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
@@ -36,6 +36,8 @@ export interface IdentityParts {
   hubAudiences: readonly string[];
 }
 
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
 /** The path of one platform connection: `/v1/connections/{profile}`. */
 const ConnectionParams = z.object({ profile: Profile });
 
@@ -64,6 +66,16 @@ export function identityApi(parts: IdentityParts): Api {
     parts.accounts,
   );
   const ownKeys = () => createLocalJWKSet(parts.keys.publicSet() as Parameters<typeof createLocalJWKSet>[0]);
+  /** A route for owner credentials only (`what` names it in a hub credential's 403): refused in its screen, before the body is read. */
+  const ownerRoute = <P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+    what: string,
+    spec: Omit<RouteSpec<P, Q, B, AnyObject>, 'screen'>,
+  ): void =>
+    api.route({
+      ...spec,
+      problems: [403, ...(spec.problems ?? [])],
+      screen: ({ principal }) => requireOwner(principal, what),
+    });
 
   api.route({
     method: 'get',
@@ -152,7 +164,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Reading the account', {
     method: 'get',
     path: '/v1/account',
     operationId: 'get_account',
@@ -163,21 +175,17 @@ export function identityApi(parts: IdentityParts): Api {
         schema: z.object({ id: z.string(), name: z.string() }).meta({ id: 'Account' }),
       },
     },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Reading the account'),
     handler: async ({ principal }) => {
       return { body: await parts.accounts.get(principal.account) };
     },
   });
 
-  api.route({
+  ownerRoute('Listing credentials', {
     method: 'get',
     path: '/v1/session-credentials',
     operationId: 'list_session_credentials',
     summary: 'Your account\u2019s session credentials, without their secrets',
     responses: { 200: { description: 'Oldest first.', schema: SessionCredentialList } },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Listing credentials'),
     handler: async ({ principal }) => {
       const current = sessionOf(principal);
       const rows = await parts.accounts.sessions(principal.account);
@@ -188,7 +196,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Making credentials', {
     method: 'post',
     path: '/v1/session-credentials',
     operationId: 'create_session_credential',
@@ -225,8 +233,6 @@ export function identityApi(parts: IdentityParts): Api {
     responses: {
       201: { description: 'The new credential, with its secret (shown once).', schema: NewSessionCredential },
     },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Making credentials'),
     handler: async ({ body, principal }) => {
       const fallback = parts.sessionTtlSeconds > 0 ? parts.sessionTtlSeconds : null;
       const made = await parts.accounts.createSession(principal.account, {
@@ -244,7 +250,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Revoking credentials', {
     method: 'delete',
     path: '/v1/session-credentials/{id}',
     operationId: 'revoke_session_credential',
@@ -254,8 +260,7 @@ export function identityApi(parts: IdentityParts): Api {
       'Tokens minted with it stop working on every service within seconds (services ask POST /v1/auth/token-status).',
     params: z.object({ id: SessionId }),
     responses: { 204: { description: 'Revoked.' } },
-    problems: [403, 404],
-    screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
+    problems: [404],
     handler: async ({ params, principal }) => {
       if (!(await parts.accounts.revokeSessionBy(callerOf(principal), params.id))) {
         throw problem.notFound(
@@ -266,7 +271,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Revoking credentials', {
     method: 'delete',
     path: '/v1/session-credentials',
     operationId: 'revoke_all_session_credentials',
@@ -287,27 +292,23 @@ export function identityApi(parts: IdentityParts): Api {
         schema: z.object({ revoked: z.number().int() }).meta({ id: 'RevokedCount' }),
       },
     },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
     handler: async ({ query, principal }) => {
       return { body: { revoked: await parts.accounts.revokeAllBy(callerOf(principal), query.keep_current) } };
     },
   });
 
-  api.route({
+  ownerRoute('Managing platform connections', {
     method: 'get',
     path: '/v1/connections',
     operationId: 'list_connections',
     summary: 'Your platform connections, by profile, without secrets',
     responses: { 200: { description: 'The connections.', schema: ConnectionList } },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ principal }) => {
       return { body: { connections: await parts.connections.list(principal.account) } };
     },
   });
 
-  api.route({
+  ownerRoute('Managing platform connections', {
     method: 'put',
     path: '/v1/connections/{profile}',
     operationId: 'put_connection',
@@ -315,8 +316,6 @@ export function identityApi(parts: IdentityParts): Api {
     params: ConnectionParams,
     body: ConnectionInput,
     responses: { 200: { description: 'The connection, without its secret.', schema: ConnectionSummary } },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ params, body, principal }) => {
       return {
         body: await parts.connections.put(principal.account, params.profile, body),
@@ -325,15 +324,14 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Managing platform connections', {
     method: 'delete',
     path: '/v1/connections/{profile}',
     operationId: 'delete_connection',
     summary: 'Remove the platform connection of a profile',
     params: ConnectionParams,
     responses: { 204: { description: 'Removed.' } },
-    problems: [403, 404],
-    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
+    problems: [404],
     handler: async ({ params, principal }) => {
       if (!(await parts.connections.remove(principal.account, params.profile))) {
         throw problem.notFound(`You have no connection for profile "${params.profile}".`);
