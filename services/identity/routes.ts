@@ -1,7 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
-import { Api, type RouteSpec } from '../kit/api.ts';
+import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
@@ -76,6 +76,26 @@ export function identityApi(parts: IdentityParts): Api {
       problems: [403, ...(spec.problems ?? [])],
       screen: ({ principal }) => requireOwner(principal, what),
     });
+  /** A route for registered services: Authorization carries a service token (IDENTITY_SERVICE_TOKENS); the handler is given the service's name. */
+  const serviceRoute = <B extends z.ZodType>(
+    spec: Omit<RouteSpec<AnyObject, AnyObject, B, AnyObject>, 'auth' | 'handler'> & {
+      handler: (ctx: RouteContext<object, object, z.infer<B>, object>, service: string) => Promise<Reply>;
+    },
+  ): void =>
+    api.route({
+      ...spec,
+      auth: false,
+      problems: [401, ...(spec.problems ?? [])],
+      handler: (ctx) => spec.handler(ctx, registeredService(parts.services, ctx.req.get('authorization'))),
+    });
+  /** A token this service minted: its signature, issuer and expiry, and the claims named present. */
+  const verifyMinted = (token: string, requiredClaims: string[]) =>
+    jwtVerify(token, ownKeys(), {
+      issuer: parts.issuer(),
+      algorithms: ALLOWED_ALGORITHMS,
+      clockTolerance: 30,
+      requiredClaims,
+    });
 
   api.route({
     method: 'get',
@@ -146,12 +166,7 @@ export function identityApi(parts: IdentityParts): Api {
       const status = async (): Promise<z.infer<typeof TokenStatus>> => {
         let payload: JWTPayload;
         try {
-          ({ payload } = await jwtVerify(body.token, ownKeys(), {
-            issuer: parts.issuer(),
-            algorithms: ALLOWED_ALGORITHMS,
-            clockTolerance: 30,
-            requiredClaims: ['sub', 'exp'],
-          }));
+          ({ payload } = await verifyMinted(body.token, ['sub', 'exp']));
         } catch {
           return { active: false, reason: 'invalid_token' };
         }
@@ -340,7 +355,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  serviceRoute({
     method: 'post',
     path: '/v1/credentials/resolve',
     operationId: 'resolve_credential',
@@ -348,27 +363,14 @@ export function identityApi(parts: IdentityParts): Api {
     description:
       'Authorization carries the service\u2019s own service token (IDENTITY_SERVICE_TOKENS). The body carries the caller\u2019s token, ' +
       'which must be minted by this service for exactly the audience the service is registered under.',
-    auth: false,
     body: z.object({ caller_token: z.string().min(1).max(8192), profile: Profile }),
     responses: { 200: { description: 'The credential.', schema: ResolvedCredential } },
-    problems: [401, 403, 404, 502],
-    handler: async ({ req, body }) => {
-      const service = matchServiceToken(parts.services, req.get('authorization'));
-      if (!service) {
-        throw problem.unauthorized(
-          'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
-          req.get('authorization') !== undefined,
-        );
-      }
+    problems: [403, 404, 502],
+    handler: async ({ req, body }, service) => {
       let account: string;
       let session: unknown;
       try {
-        const { payload } = await jwtVerify(body.caller_token, ownKeys(), {
-          issuer: parts.issuer(),
-          algorithms: ALLOWED_ALGORITHMS,
-          clockTolerance: 30,
-          requiredClaims: ['sub', 'exp', 'aud'],
-        });
+        const { payload } = await verifyMinted(body.caller_token, ['sub', 'exp', 'aud']);
         if (
           payload.aud !== service &&
           !(Array.isArray(payload.aud) && payload.aud.length === 1 && payload.aud[0] === service)
@@ -397,7 +399,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  serviceRoute({
     method: 'post',
     path: '/v1/credentials/check',
     operationId: 'check_credential',
@@ -405,7 +407,6 @@ export function identityApi(parts: IdentityParts): Api {
     description:
       'Authorization carries the service\u2019s own service token. A service holding a resolved credential asks this every few seconds before using it again: ' +
       'current is false once the connection was removed or replaced, the account removed, or the session credential behind the caller\u2019s token (its sid claim) revoked or expired.',
-    auth: false,
     body: z.object({
       account: z.string().min(1).max(200).meta({ description: 'The account (the sub of the caller\u2019s token).' }),
       profile: Profile,
@@ -413,14 +414,7 @@ export function identityApi(parts: IdentityParts): Api {
       session: SessionId.optional().meta({ description: 'The sid of the caller\u2019s token, when it had one.' }),
     }),
     responses: { 200: { description: 'Whether it is still current, and if not, why.', schema: CredentialStatus } },
-    problems: [401],
-    handler: async ({ req, body }) => {
-      if (!matchServiceToken(parts.services, req.get('authorization'))) {
-        throw problem.unauthorized(
-          'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
-          req.get('authorization') !== undefined,
-        );
-      }
+    handler: async ({ body }) => {
       const stale = async (): Promise<z.infer<typeof CredentialStatus>['reason']> => {
         if (!(await parts.accounts.get(body.account))) return 'account_removed';
         if (body.session !== undefined && !(await parts.accounts.sessionLive(body.account, body.session)))
@@ -438,14 +432,19 @@ export function identityApi(parts: IdentityParts): Api {
   return api;
 }
 
-/** Which registered service presented this token, compared in constant time. */
-function matchServiceToken(services: Map<string, string>, authorization: string | undefined): string | undefined {
+/** Which registered service presented this token, compared in constant time; 401 saying how to present one when none did. */
+function registeredService(services: Map<string, string>, authorization: string | undefined): string {
   const presented = bearerToken(authorization);
-  if (!presented) return undefined;
-  const digest = createHash('sha256').update(presented).digest();
-  let found: string | undefined;
-  for (const [name, token] of services) {
-    if (timingSafeEqual(digest, createHash('sha256').update(token).digest())) found = name;
+  if (presented) {
+    const digest = createHash('sha256').update(presented).digest();
+    let found: string | undefined;
+    for (const [name, token] of services) {
+      if (timingSafeEqual(digest, createHash('sha256').update(token).digest())) found = name;
+    }
+    if (found) return found;
   }
-  return found;
+  throw problem.unauthorized(
+    'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
+    authorization !== undefined,
+  );
 }
