@@ -72,8 +72,11 @@ const tags = {
   subscriptions: ['subscriptions'],
 };
 
-/** What any call to the platform may answer: rate limited, the platform failing, not ready (a credential to resolve), too slow. */
-const PLATFORM_PROBLEMS = [429, 502, 503, 504];
+/**
+ * What any call to the platform under the caller's profile may answer: no connection for the profile (or a
+ * thing the platform hides), rate limited, the platform failing, its credential not resolvable now, too slow.
+ */
+const PLATFORM_PROBLEMS = [404, 429, 502, 503, 504];
 
 type Shape = z.ZodObject<z.ZodRawShape>;
 /** A gateway route as its group declares it: the tag, the profile header and the platform's problems come from `routesOf`. */
@@ -171,7 +174,6 @@ export function stateList<T>(
     responses: {
       200: { description: `At most limit ${spec.items}, newest first, and the total.`, schema: spec.schema },
     },
-    problems: [404],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, {}, (o, where) =>
         listWithTotal(ctx.query.limit, (page) => spec.read(o, { ...where, state: ctx.query.state }, page)),

@@ -46,7 +46,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     responses: {
       201: { description: 'The subscription, with its signing secret (shown once).', schema: OpenedSubscription },
     },
-    problems: [404, 422],
+    problems: [422],
     handler: async (ctx) => ({
       status: 201,
       body: await parts.subscriptions.open(sessionOf(parts, ctx), ctx.body),
