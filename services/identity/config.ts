@@ -8,7 +8,7 @@ const GATEWAY_REGISTRATION = tokenAudience('repohost-gateway');
 export const AUDIENCE = /^[\x21-\x7e]{1,200}$/;
 
 export const identitySettings = {
-  ...commonSettings(IDENTITY),
+  ...commonSettings(IDENTITY, { fallback: '64kb' }),
   publicUrl: setting(
     'PUBLIC_URL',
     parse.url(),
@@ -58,7 +58,6 @@ export const identitySettings = {
     TOKEN_AUDIENCES.join(','),
     'Audiences a hub credential made over the API mints tokens for when it names none (comma-separated).',
   ),
-  bodyLimit: setting('BODY_LIMIT', parse.text(), '64kb', 'Largest JSON body accepted.'),
 };
 
 export type IdentityConfig = ReturnType<typeof loadIdentityConfig>;

@@ -10,7 +10,7 @@ import {
 } from './config.ts';
 
 const settings = {
-  ...commonSettings({ name: 'demo', port: 8123 }),
+  ...commonSettings({ name: 'demo', port: 8123 }, { fallback: '64kb' }),
   limit: setting('LIMIT', parse.integer(1, 100), '20', 'Page size, 1-100.'),
   token: setting('TOKEN', parse.text(), undefined, 'Optional token.'),
 };

@@ -164,8 +164,14 @@ export interface ServiceEntry {
   readonly port: number;
 }
 
-/** HOST, PORT, DATA_DIR and LOG_LEVEL, which every service reads; its data folder is named after it. */
-export function commonSettings(service: Pick<ServiceEntry, 'name' | 'port'>) {
+/**
+ * HOST, PORT, DATA_DIR, LOG_LEVEL and BODY_LIMIT, which every service reads; its data folder is named after
+ * it, and its body limit is its own (`bodyLimit.why`, what needs that much, goes into the help text).
+ */
+export function commonSettings(
+  service: Pick<ServiceEntry, 'name' | 'port'>,
+  bodyLimit: { fallback: string; why?: string },
+) {
   return {
     host: setting('HOST', parse.loopbackHost(), '127.0.0.1', 'Address to listen on; loopback only.'),
     port: setting('PORT', parse.port(), String(service.port), `Port to listen on (default ${service.port}).`),
@@ -180,6 +186,12 @@ export function commonSettings(service: Pick<ServiceEntry, 'name' | 'port'>) {
       parse.logLevel(),
       'info',
       'Log level: fatal, error, warn, info, debug, trace or silent.',
+    ),
+    bodyLimit: setting(
+      'BODY_LIMIT',
+      parse.text(),
+      bodyLimit.fallback,
+      `Largest JSON body accepted${bodyLimit.why ? ` (${bodyLimit.why})` : ''}.`,
     ),
   };
 }
