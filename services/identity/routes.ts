@@ -5,7 +5,7 @@ import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.t
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
-import { AUDIENCE } from './config.ts';
+import { AUDIENCE_NAME } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
 import {
@@ -237,7 +237,7 @@ export function identityApi(parts: IdentityParts): Api {
         .optional()
         .meta({ description: 'Lifetime in seconds (60 to ten years); null: never expires; absent: the default.' }),
       audiences: z
-        .array(z.string().regex(AUDIENCE, 'an audience is 1-200 characters of printable text without spaces'))
+        .array(z.string().regex(AUDIENCE_NAME, 'an audience is 1-200 characters of printable text without spaces'))
         .min(1, 'audiences names at least one audience')
         .max(20)
         .optional()

@@ -12,7 +12,7 @@ import { DEFAULT_ETAG_CACHE_BYTES, ENTRY_OVERHEAD_BYTES } from './platform/etag-
 import { parseSignalPrefix } from './signal-addresses.ts';
 
 const REPOHOST = SERVICE_CATALOGUE['repohost-gateway'];
-export const AUDIENCE = tokenAudience('repohost-gateway');
+export const REPOHOST_AUDIENCE = tokenAudience('repohost-gateway');
 
 /** Loopback receivers on any port only, unless the installation says otherwise: signals never leave the machine by default. */
 export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1:*,http://localhost:*,http://[::1]:*';
@@ -38,7 +38,7 @@ export const repohostSettings = {
     'IDENTITY_SERVICE_TOKEN',
     z16(),
     undefined,
-    `This service\u2019s own token at the identity service: the value registered as ${AUDIENCE}=<token> in IDENTITY_SERVICE_TOKENS.`,
+    `This service\u2019s own token at the identity service: the value registered as ${REPOHOST_AUDIENCE}=<token> in IDENTITY_SERVICE_TOKENS.`,
   ),
   signalUrlPrefixes: setting(
     'SIGNAL_URL_PREFIXES',
