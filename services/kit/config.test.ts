@@ -51,6 +51,16 @@ describe('configuration from prefixed environment variables', () => {
     expect(message).not.toMatch(/secretish-value/);
   });
 
+  it('takes a body limit in bytes or with a unit, and refuses another with the variable named', () => {
+    expect(loadConfig('DEMO_', settings, {}).bodyLimit).toBe('64kb');
+    for (const size of ['2mb', '1.5MB', '1048576', '512 kb'])
+      expect(loadConfig('DEMO_', settings, { DEMO_BODY_LIMIT: size }).bodyLimit).toBe(size);
+    for (const size of ['lots', '-1kb', '2 megabytes', '1e6'])
+      expect(() => loadConfig('DEMO_', settings, { DEMO_BODY_LIMIT: size }), size).toThrow(
+        /DEMO_BODY_LIMIT is not valid \(must be a size such as 64kb, 2mb or 1048576\)/,
+      );
+  });
+
   it('refuses to listen beyond loopback', () => {
     expect(() => loadConfig('DEMO_', settings, { DEMO_HOST: '0.0.0.0' })).toThrow(/loopback/);
     expect(loadConfig('DEMO_', settings, { DEMO_HOST: '::1' }).host).toBe('::1');

@@ -90,6 +90,8 @@ export const parse = {
       .string()
       .url('must be an absolute URL such as http://127.0.0.1:8001')
       .transform((u) => u.replace(/\/+$/, '')),
+  /** A size as Express's body limit reads it: bytes, or a number with kb, mb or gb (a text it cannot read would fail the app's start). */
+  size: () => z.string().regex(/^\d+(\.\d+)? *(kb|mb|gb)?$/i, 'must be a size such as 64kb, 2mb or 1048576'),
   boolean: () =>
     z
       .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -189,7 +191,7 @@ export function commonSettings(
     ),
     bodyLimit: setting(
       'BODY_LIMIT',
-      parse.text(),
+      parse.size(),
       bodyLimit.fallback,
       `Largest JSON body accepted${bodyLimit.why ? ` (${bodyLimit.why})` : ''}.`,
     ),
