@@ -18,11 +18,7 @@ import {
   loadPersonaConfig,
   PERSONA_AUDIENCE,
 } from '../services/persona-store/config.ts';
-import {
-  AUDIENCE as REPOHOST_AUDIENCE,
-  loadRepohostConfig,
-  repohostSettings,
-} from '../services/repohost-gateway/config.ts';
+import { REPOHOST_AUDIENCE, loadRepohostConfig, repohostSettings } from '../services/repohost-gateway/config.ts';
 import { personaSettings } from '../services/persona-store/config.ts';
 import { CHANGE_ACTIONS, DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from './change-log.ts';
 import { serviceNeed } from './needs.ts';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { MAX_SESSION_SECONDS, SESSION_ID } from './accounts.ts';
-import { AUDIENCE, loadIdentityConfig } from './config.ts';
+import { AUDIENCE_NAME, loadIdentityConfig } from './config.ts';
 import { openIdentityStore } from './service.ts';
 
 const USAGE = `Usage: npm run -s identity -- <command>
@@ -73,7 +73,7 @@ try {
       .split(',')
       .map((a) => a.trim())
       .filter(Boolean);
-    if (audiences.length === 0 || !audiences.every((a) => AUDIENCE.test(a))) {
+    if (audiences.length === 0 || !audiences.every((a) => AUDIENCE_NAME.test(a))) {
       throw new Error(
         `--audience takes one or more audiences, comma-separated, such as persona,repohost-api (not "${options.audience}").`,
       );

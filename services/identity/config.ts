@@ -4,11 +4,11 @@ import { commonSettings, integerSetting, loadConfig, parse, setting } from '../k
 const IDENTITY = SERVICE_CATALOGUE.identity;
 /** The gateway registers its service token under its audience (the supervisor does so for the app's own). */
 const GATEWAY_REGISTRATION = tokenAudience('repohost-gateway');
-/** An audience: printable text without spaces, at most 200 characters. */
-export const AUDIENCE = /^[\x21-\x7e]{1,200}$/;
+/** What an audience may be: printable text without spaces, at most 200 characters. */
+export const AUDIENCE_NAME = /^[\x21-\x7e]{1,200}$/;
 
 export const identitySettings = {
-  ...commonSettings(IDENTITY),
+  ...commonSettings(IDENTITY, { fallback: '64kb' }),
   publicUrl: setting(
     'PUBLIC_URL',
     parse.url(),
@@ -52,13 +52,12 @@ export const identitySettings = {
     parse
       .list()
       .refine(
-        (l) => l.length > 0 && l.every((a) => AUDIENCE.test(a)),
+        (l) => l.length > 0 && l.every((a) => AUDIENCE_NAME.test(a)),
         'must be one or more audiences (printable text without spaces), comma-separated',
       ),
     TOKEN_AUDIENCES.join(','),
     'Audiences a hub credential made over the API mints tokens for when it names none (comma-separated).',
   ),
-  bodyLimit: setting('BODY_LIMIT', parse.text(), '64kb', 'Largest JSON body accepted.'),
 };
 
 export type IdentityConfig = ReturnType<typeof loadIdentityConfig>;

@@ -1,11 +1,11 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
-import { Api } from '../kit/api.ts';
+import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
 import { problem } from '../kit/problem.ts';
 import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
-import { AUDIENCE } from './config.ts';
+import { AUDIENCE_NAME } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
 import type { SigningKeys } from './keys.ts';
 import {
@@ -36,6 +36,8 @@ export interface IdentityParts {
   hubAudiences: readonly string[];
 }
 
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
 /** The path of one platform connection: `/v1/connections/{profile}`. */
 const ConnectionParams = z.object({ profile: Profile });
 
@@ -64,6 +66,36 @@ export function identityApi(parts: IdentityParts): Api {
     parts.accounts,
   );
   const ownKeys = () => createLocalJWKSet(parts.keys.publicSet() as Parameters<typeof createLocalJWKSet>[0]);
+  /** A route for owner credentials only (`what` names it in a hub credential's 403): refused in its screen, before the body is read. */
+  const ownerRoute = <P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+    what: string,
+    spec: Omit<RouteSpec<P, Q, B, AnyObject>, 'screen'>,
+  ): void =>
+    api.route({
+      ...spec,
+      problems: [403, ...(spec.problems ?? [])],
+      screen: ({ principal }) => requireOwner(principal, what),
+    });
+  /** A route for registered services: Authorization carries a service token (IDENTITY_SERVICE_TOKENS); the handler is given the service's name. */
+  const serviceRoute = <B extends z.ZodType>(
+    spec: Omit<RouteSpec<AnyObject, AnyObject, B, AnyObject>, 'auth' | 'handler'> & {
+      handler: (ctx: RouteContext<object, object, z.infer<B>, object>, service: string) => Promise<Reply>;
+    },
+  ): void =>
+    api.route({
+      ...spec,
+      auth: false,
+      problems: [401, ...(spec.problems ?? [])],
+      handler: (ctx) => spec.handler(ctx, registeredService(parts.services, ctx.req.get('authorization'))),
+    });
+  /** A token this service minted: its signature, issuer and expiry, and the claims named present. */
+  const verifyMinted = (token: string, requiredClaims: string[]) =>
+    jwtVerify(token, ownKeys(), {
+      issuer: parts.issuer(),
+      algorithms: ALLOWED_ALGORITHMS,
+      clockTolerance: 30,
+      requiredClaims,
+    });
 
   api.route({
     method: 'get',
@@ -134,12 +166,7 @@ export function identityApi(parts: IdentityParts): Api {
       const status = async (): Promise<z.infer<typeof TokenStatus>> => {
         let payload: JWTPayload;
         try {
-          ({ payload } = await jwtVerify(body.token, ownKeys(), {
-            issuer: parts.issuer(),
-            algorithms: ALLOWED_ALGORITHMS,
-            clockTolerance: 30,
-            requiredClaims: ['sub', 'exp'],
-          }));
+          ({ payload } = await verifyMinted(body.token, ['sub', 'exp']));
         } catch {
           return { active: false, reason: 'invalid_token' };
         }
@@ -152,7 +179,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Reading the account', {
     method: 'get',
     path: '/v1/account',
     operationId: 'get_account',
@@ -163,21 +190,17 @@ export function identityApi(parts: IdentityParts): Api {
         schema: z.object({ id: z.string(), name: z.string() }).meta({ id: 'Account' }),
       },
     },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Reading the account'),
     handler: async ({ principal }) => {
       return { body: await parts.accounts.get(principal.account) };
     },
   });
 
-  api.route({
+  ownerRoute('Listing credentials', {
     method: 'get',
     path: '/v1/session-credentials',
     operationId: 'list_session_credentials',
     summary: 'Your account\u2019s session credentials, without their secrets',
     responses: { 200: { description: 'Oldest first.', schema: SessionCredentialList } },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Listing credentials'),
     handler: async ({ principal }) => {
       const current = sessionOf(principal);
       const rows = await parts.accounts.sessions(principal.account);
@@ -188,7 +211,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Making credentials', {
     method: 'post',
     path: '/v1/session-credentials',
     operationId: 'create_session_credential',
@@ -214,7 +237,7 @@ export function identityApi(parts: IdentityParts): Api {
         .optional()
         .meta({ description: 'Lifetime in seconds (60 to ten years); null: never expires; absent: the default.' }),
       audiences: z
-        .array(z.string().regex(AUDIENCE, 'an audience is 1-200 characters of printable text without spaces'))
+        .array(z.string().regex(AUDIENCE_NAME, 'an audience is 1-200 characters of printable text without spaces'))
         .min(1, 'audiences names at least one audience')
         .max(20)
         .optional()
@@ -225,8 +248,6 @@ export function identityApi(parts: IdentityParts): Api {
     responses: {
       201: { description: 'The new credential, with its secret (shown once).', schema: NewSessionCredential },
     },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Making credentials'),
     handler: async ({ body, principal }) => {
       const fallback = parts.sessionTtlSeconds > 0 ? parts.sessionTtlSeconds : null;
       const made = await parts.accounts.createSession(principal.account, {
@@ -244,7 +265,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Revoking credentials', {
     method: 'delete',
     path: '/v1/session-credentials/{id}',
     operationId: 'revoke_session_credential',
@@ -254,8 +275,7 @@ export function identityApi(parts: IdentityParts): Api {
       'Tokens minted with it stop working on every service within seconds (services ask POST /v1/auth/token-status).',
     params: z.object({ id: SessionId }),
     responses: { 204: { description: 'Revoked.' } },
-    problems: [403, 404],
-    screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
+    problems: [404],
     handler: async ({ params, principal }) => {
       if (!(await parts.accounts.revokeSessionBy(callerOf(principal), params.id))) {
         throw problem.notFound(
@@ -266,7 +286,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Revoking credentials', {
     method: 'delete',
     path: '/v1/session-credentials',
     operationId: 'revoke_all_session_credentials',
@@ -287,27 +307,23 @@ export function identityApi(parts: IdentityParts): Api {
         schema: z.object({ revoked: z.number().int() }).meta({ id: 'RevokedCount' }),
       },
     },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Revoking credentials'),
     handler: async ({ query, principal }) => {
       return { body: { revoked: await parts.accounts.revokeAllBy(callerOf(principal), query.keep_current) } };
     },
   });
 
-  api.route({
+  ownerRoute('Managing platform connections', {
     method: 'get',
     path: '/v1/connections',
     operationId: 'list_connections',
     summary: 'Your platform connections, by profile, without secrets',
     responses: { 200: { description: 'The connections.', schema: ConnectionList } },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ principal }) => {
       return { body: { connections: await parts.connections.list(principal.account) } };
     },
   });
 
-  api.route({
+  ownerRoute('Managing platform connections', {
     method: 'put',
     path: '/v1/connections/{profile}',
     operationId: 'put_connection',
@@ -315,8 +331,6 @@ export function identityApi(parts: IdentityParts): Api {
     params: ConnectionParams,
     body: ConnectionInput,
     responses: { 200: { description: 'The connection, without its secret.', schema: ConnectionSummary } },
-    problems: [403],
-    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
     handler: async ({ params, body, principal }) => {
       return {
         body: await parts.connections.put(principal.account, params.profile, body),
@@ -325,15 +339,14 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  ownerRoute('Managing platform connections', {
     method: 'delete',
     path: '/v1/connections/{profile}',
     operationId: 'delete_connection',
     summary: 'Remove the platform connection of a profile',
     params: ConnectionParams,
     responses: { 204: { description: 'Removed.' } },
-    problems: [403, 404],
-    screen: ({ principal }) => requireOwner(principal, 'Managing platform connections'),
+    problems: [404],
     handler: async ({ params, principal }) => {
       if (!(await parts.connections.remove(principal.account, params.profile))) {
         throw problem.notFound(`You have no connection for profile "${params.profile}".`);
@@ -342,7 +355,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  serviceRoute({
     method: 'post',
     path: '/v1/credentials/resolve',
     operationId: 'resolve_credential',
@@ -350,27 +363,14 @@ export function identityApi(parts: IdentityParts): Api {
     description:
       'Authorization carries the service\u2019s own service token (IDENTITY_SERVICE_TOKENS). The body carries the caller\u2019s token, ' +
       'which must be minted by this service for exactly the audience the service is registered under.',
-    auth: false,
     body: z.object({ caller_token: z.string().min(1).max(8192), profile: Profile }),
     responses: { 200: { description: 'The credential.', schema: ResolvedCredential } },
-    problems: [401, 403, 404, 502],
-    handler: async ({ req, body }) => {
-      const service = matchServiceToken(parts.services, req.get('authorization'));
-      if (!service) {
-        throw problem.unauthorized(
-          'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
-          req.get('authorization') !== undefined,
-        );
-      }
+    problems: [403, 404, 502],
+    handler: async ({ req, body }, service) => {
       let account: string;
       let session: unknown;
       try {
-        const { payload } = await jwtVerify(body.caller_token, ownKeys(), {
-          issuer: parts.issuer(),
-          algorithms: ALLOWED_ALGORITHMS,
-          clockTolerance: 30,
-          requiredClaims: ['sub', 'exp', 'aud'],
-        });
+        const { payload } = await verifyMinted(body.caller_token, ['sub', 'exp', 'aud']);
         if (
           payload.aud !== service &&
           !(Array.isArray(payload.aud) && payload.aud.length === 1 && payload.aud[0] === service)
@@ -399,7 +399,7 @@ export function identityApi(parts: IdentityParts): Api {
     },
   });
 
-  api.route({
+  serviceRoute({
     method: 'post',
     path: '/v1/credentials/check',
     operationId: 'check_credential',
@@ -407,7 +407,6 @@ export function identityApi(parts: IdentityParts): Api {
     description:
       'Authorization carries the service\u2019s own service token. A service holding a resolved credential asks this every few seconds before using it again: ' +
       'current is false once the connection was removed or replaced, the account removed, or the session credential behind the caller\u2019s token (its sid claim) revoked or expired.',
-    auth: false,
     body: z.object({
       account: z.string().min(1).max(200).meta({ description: 'The account (the sub of the caller\u2019s token).' }),
       profile: Profile,
@@ -415,14 +414,7 @@ export function identityApi(parts: IdentityParts): Api {
       session: SessionId.optional().meta({ description: 'The sid of the caller\u2019s token, when it had one.' }),
     }),
     responses: { 200: { description: 'Whether it is still current, and if not, why.', schema: CredentialStatus } },
-    problems: [401],
-    handler: async ({ req, body }) => {
-      if (!matchServiceToken(parts.services, req.get('authorization'))) {
-        throw problem.unauthorized(
-          'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
-          req.get('authorization') !== undefined,
-        );
-      }
+    handler: async ({ body }) => {
       const stale = async (): Promise<z.infer<typeof CredentialStatus>['reason']> => {
         if (!(await parts.accounts.get(body.account))) return 'account_removed';
         if (body.session !== undefined && !(await parts.accounts.sessionLive(body.account, body.session)))
@@ -440,14 +432,19 @@ export function identityApi(parts: IdentityParts): Api {
   return api;
 }
 
-/** Which registered service presented this token, compared in constant time. */
-function matchServiceToken(services: Map<string, string>, authorization: string | undefined): string | undefined {
+/** Which registered service presented this token, compared in constant time; 401 saying how to present one when none did. */
+function registeredService(services: Map<string, string>, authorization: string | undefined): string {
   const presented = bearerToken(authorization);
-  if (!presented) return undefined;
-  const digest = createHash('sha256').update(presented).digest();
-  let found: string | undefined;
-  for (const [name, token] of services) {
-    if (timingSafeEqual(digest, createHash('sha256').update(token).digest())) found = name;
+  if (presented) {
+    const digest = createHash('sha256').update(presented).digest();
+    let found: string | undefined;
+    for (const [name, token] of services) {
+      if (timingSafeEqual(digest, createHash('sha256').update(token).digest())) found = name;
+    }
+    if (found) return found;
   }
-  return found;
+  throw problem.unauthorized(
+    'Present your service token as "Authorization: Bearer <token>", as registered in IDENTITY_SERVICE_TOKENS.',
+    authorization !== undefined,
+  );
 }

@@ -176,7 +176,7 @@ export class Api {
       ...(auth ? [401] : []),
       ...(spec.body ? [400, 413, 415, ...(checkBody ? [422] : [])] : []),
     ]);
-    if (spec.params || spec.query) problemStatuses.add(422);
+    if (spec.params || spec.query || spec.headers) problemStatuses.add(422);
     for (const status of [...problemStatuses].sort()) {
       responses[String(status)] = {
         description: described[status] ?? PROBLEM_TEXT[status] ?? 'Problem.',

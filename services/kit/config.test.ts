@@ -10,7 +10,7 @@ import {
 } from './config.ts';
 
 const settings = {
-  ...commonSettings({ name: 'demo', port: 8123 }),
+  ...commonSettings({ name: 'demo', port: 8123 }, { fallback: '64kb' }),
   limit: setting('LIMIT', parse.integer(1, 100), '20', 'Page size, 1-100.'),
   token: setting('TOKEN', parse.text(), undefined, 'Optional token.'),
 };
@@ -49,6 +49,16 @@ describe('configuration from prefixed environment variables', () => {
     }
     expect(message).toMatch(/DEMO_LIMIT/);
     expect(message).not.toMatch(/secretish-value/);
+  });
+
+  it('takes a body limit in bytes or with a unit, and refuses another with the variable named', () => {
+    expect(loadConfig('DEMO_', settings, {}).bodyLimit).toBe('64kb');
+    for (const size of ['2mb', '1.5MB', '1048576', '512 kb'])
+      expect(loadConfig('DEMO_', settings, { DEMO_BODY_LIMIT: size }).bodyLimit).toBe(size);
+    for (const size of ['lots', '-1kb', '2 megabytes', '1e6'])
+      expect(() => loadConfig('DEMO_', settings, { DEMO_BODY_LIMIT: size }), size).toThrow(
+        /DEMO_BODY_LIMIT is not valid \(must be a size such as 64kb, 2mb or 1048576\)/,
+      );
   });
 
   it('refuses to listen beyond loopback', () => {

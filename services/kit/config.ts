@@ -90,6 +90,8 @@ export const parse = {
       .string()
       .url('must be an absolute URL such as http://127.0.0.1:8001')
       .transform((u) => u.replace(/\/+$/, '')),
+  /** A size as Express's body limit reads it: bytes, or a number with kb, mb or gb (a text it cannot read would fail the app's start). */
+  size: () => z.string().regex(/^\d+(\.\d+)? *(kb|mb|gb)?$/i, 'must be a size such as 64kb, 2mb or 1048576'),
   boolean: () =>
     z
       .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -164,8 +166,14 @@ export interface ServiceEntry {
   readonly port: number;
 }
 
-/** HOST, PORT, DATA_DIR and LOG_LEVEL, which every service reads; its data folder is named after it. */
-export function commonSettings(service: Pick<ServiceEntry, 'name' | 'port'>) {
+/**
+ * HOST, PORT, DATA_DIR, LOG_LEVEL and BODY_LIMIT, which every service reads; its data folder is named after
+ * it, and its body limit is its own (`bodyLimit.why`, what needs that much, goes into the help text).
+ */
+export function commonSettings(
+  service: Pick<ServiceEntry, 'name' | 'port'>,
+  bodyLimit: { fallback: string; why?: string },
+) {
   return {
     host: setting('HOST', parse.loopbackHost(), '127.0.0.1', 'Address to listen on; loopback only.'),
     port: setting('PORT', parse.port(), String(service.port), `Port to listen on (default ${service.port}).`),
@@ -180,6 +188,12 @@ export function commonSettings(service: Pick<ServiceEntry, 'name' | 'port'>) {
       parse.logLevel(),
       'info',
       'Log level: fatal, error, warn, info, debug, trace or silent.',
+    ),
+    bodyLimit: setting(
+      'BODY_LIMIT',
+      parse.size(),
+      bodyLimit.fallback,
+      `Largest JSON body accepted${bodyLimit.why ? ` (${bodyLimit.why})` : ''}.`,
     ),
   };
 }

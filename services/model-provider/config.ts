@@ -9,7 +9,7 @@ export const STREAM_MODES = ['whole', 'deltas'] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const modelProviderSettings = {
-  ...commonSettings(MODEL_PROVIDER),
+  ...commonSettings(MODEL_PROVIDER, { fallback: '4mb' }),
   cliBinary: setting(
     'CLI_BINARY',
     parse.text(),
@@ -53,7 +53,6 @@ export const modelProviderSettings = {
     'whole',
     'How a streamed completion (stream: true) is sent: whole (the reply at once, when the CLI has finished) or deltas (text as the CLI writes it).',
   ),
-  bodyLimit: setting('BODY_LIMIT', parse.text(), '4mb', 'Largest JSON body accepted.'),
   systemPrompt: setting(
     'SYSTEM_PROMPT',
     parse.text(),

@@ -22,7 +22,7 @@ export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
 const SHARED_ACCOUNT = /^[^=\s,]{1,200}=[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
 export const personaSettings = {
-  ...commonSettings(PERSONA),
+  ...commonSettings(PERSONA, { fallback: '256kb' }),
   identityUrl: identityUrlSetting(
     SERVICE_CATALOGUE.identity.port,
     'Base URL of the identity service whose keys verify tokens (its iss).',
@@ -111,7 +111,6 @@ export const personaSettings = {
     { min: 1024, max: 1_073_741_824, fallback: 67108864 },
     'Largest export file the import command reads, in bytes (64 MiB); an import takes about five times the file\u2019s size in memory.',
   ),
-  bodyLimit: setting('BODY_LIMIT', parse.text(), '256kb', 'Largest JSON body accepted.'),
   databaseUrl: setting(
     'DATABASE_URL',
     z

@@ -12,7 +12,7 @@ import { DEFAULT_ETAG_CACHE_BYTES, ENTRY_OVERHEAD_BYTES } from './platform/etag-
 import { parseSignalPrefix } from './signal-addresses.ts';
 
 const REPOHOST = SERVICE_CATALOGUE['repohost-gateway'];
-export const AUDIENCE = tokenAudience('repohost-gateway');
+export const REPOHOST_AUDIENCE = tokenAudience('repohost-gateway');
 
 /** Loopback receivers on any port only, unless the installation says otherwise: signals never leave the machine by default. */
 export const DEFAULT_SIGNAL_PREFIXES = 'http://127.0.0.1:*,http://localhost:*,http://[::1]:*';
@@ -23,7 +23,7 @@ const DEFAULT_SIGNAL_REFUSED_PORTS = SERVICE_PORTS.join(',');
 const MAX_ETAG_CACHE_BYTES = 4 * 1024 * 1024 * 1024;
 
 export const repohostSettings = {
-  ...commonSettings(REPOHOST),
+  ...commonSettings(REPOHOST, { fallback: '2mb', why: 'commits carry file contents' }),
   identityUrl: identityUrlSetting(
     SERVICE_CATALOGUE.identity.port,
     'Base URL of the identity service (keys, credential resolution).',
@@ -38,7 +38,7 @@ export const repohostSettings = {
     'IDENTITY_SERVICE_TOKEN',
     z16(),
     undefined,
-    `This service\u2019s own token at the identity service: the value registered as ${AUDIENCE}=<token> in IDENTITY_SERVICE_TOKENS.`,
+    `This service\u2019s own token at the identity service: the value registered as ${REPOHOST_AUDIENCE}=<token> in IDENTITY_SERVICE_TOKENS.`,
   ),
   signalUrlPrefixes: setting(
     'SIGNAL_URL_PREFIXES',
@@ -92,7 +92,6 @@ export const repohostSettings = {
     { min: 0, max: MAX_ETAG_CACHE_BYTES, fallback: DEFAULT_ETAG_CACHE_BYTES },
     `Bytes of platform answers kept for ETag revalidation, all connections together (0 keeps none): each answer's body, headers and a fixed ${ENTRY_OVERHEAD_BYTES} bytes; an answer over an eighth of it is not kept. Keep it above what one sweep reads, or sweeps spend quota.`,
   ),
-  bodyLimit: setting('BODY_LIMIT', parse.text(), '2mb', 'Largest JSON body accepted (commits carry file contents).'),
 };
 
 function z16() {

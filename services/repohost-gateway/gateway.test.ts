@@ -876,6 +876,22 @@ describe('what leaves the service', () => {
     );
     expect((await fetch(`${world.gateway.url}/docs`)).status).toBe(200);
   });
+
+  it('documents the 404 of a profile without a connection and the 422 of a missing X-Identity-Profile on every route that answers them', async () => {
+    expect((await world.call('POST', '/v1/repos', { profile: 'nobody', body: { name: 'x' } })).status).toBe(404);
+    expect((await world.call('GET', '/v1/me', { profile: null })).status).toBe(422);
+    type Operation = { operationId: string; responses: Record<string, unknown> };
+    const doc = (await (await fetch(`${world.gateway.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const operations = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/v1/'))
+      .flatMap(([, path]) => Object.values(path));
+    const without = (status: string) => operations.filter((o) => !(status in o.responses)).map((o) => o.operationId);
+    expect(operations.length).toBeGreaterThan(30);
+    expect(without('404')).toEqual([]);
+    expect(without('422')).toEqual([]);
+  });
 });
 
 describe('GitHub Enterprise', () => {

@@ -5,7 +5,7 @@ import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
 import { DEFAULT_VERIFIED_TOKENS_BYTES, rememberVerifiedTokens } from '../kit/verified-tokens.ts';
 import { gatewayApp } from './app.ts';
-import { AUDIENCE, loadRepohostConfig } from './config.ts';
+import { loadRepohostConfig, REPOHOST_AUDIENCE } from './config.ts';
 import { CredentialResolver } from './credential-resolver.ts';
 import { Platform, type EtagCacheHeld } from './platform/index.ts';
 import { SignalAddresses } from './signal-addresses.ts';
@@ -50,7 +50,7 @@ export async function startRepohostGateway(
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();
   const verifier = rememberVerifiedTokens(
-    createTokenVerifier({ identityUrl: config.identityUrl, audience: AUDIENCE }),
+    createTokenVerifier({ identityUrl: config.identityUrl, audience: REPOHOST_AUDIENCE }),
     { maxBytes: DEFAULT_VERIFIED_TOKENS_BYTES },
   );
   const resolver = new CredentialResolver(

@@ -27,7 +27,6 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       limit: Limit,
     }),
     responses: { 200: { description: 'The checks and what they add up to.', schema: Checks } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { ref, pull, limit } = ctx.query;
       if ((ref === undefined) === (pull === undefined))
@@ -53,7 +52,6 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     query: z.object({ branch: Ref.optional(), sha: Sha.optional(), limit: Limit }),
     responses: { 200: { description: 'At most limit runs and the total.', schema: RunList } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, {}, (o, where) =>
         o.rest.actions.listWorkflowRunsForRepo({
@@ -74,7 +72,6 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     summary: 'A workflow run with its jobs',
     params: RunParams,
     responses: { 200: { description: 'The run.', schema: RunDetail } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { run_id } = ctx.params;
       const body = await onRepo(parts, ctx, { thing: `Workflow run ${run_id}` }, async (o, where) => {
@@ -112,7 +109,6 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
         .meta({ description: 'Lines containing this text (case-insensitive); tail caps how many.' }),
     }),
     responses: { 200: { description: 'The window and what it cut.', schema: LogWindow } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { job_id } = ctx.params;
       const { tail, start, end, search } = ctx.query;
@@ -142,7 +138,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
       summary: action === 'rerun' ? 'Re-run a workflow run' : 'Cancel a workflow run',
       params: RunParams,
       responses: { 202: { description: 'Asked of the platform; read the run to follow it.', schema: Accepted } },
-      problems: [403, 404, 409, 429, 502, 503, 504],
+      problems: [403, 409],
       handler: async (ctx) => {
         const { run_id } = ctx.params;
         await onRepo(parts, ctx, { write: true, thing: `Workflow run ${run_id}` }, async (o, where) => {
@@ -162,7 +158,7 @@ export function ciRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams.extend({ workflow: Workflow }),
     body: z.object({ ref: Ref, inputs: z.record(z.string(), z.string()).optional() }),
     responses: { 202: { description: 'Started.', schema: Dispatched } },
-    problems: [403, 404, 422, 429, 502, 503, 504],
+    problems: [403, 422],
     handler: async (ctx) => {
       const { workflow } = ctx.params;
       const r = await onRepo(parts, ctx, { write: true, thing: `Workflow ${workflow}` }, (o, where) =>

@@ -72,17 +72,37 @@ const tags = {
   subscriptions: ['subscriptions'],
 };
 
+/**
+ * What any call to the platform under the caller's profile may answer: no connection for the profile (or a
+ * thing the platform hides), rate limited, the platform failing, its credential not resolvable now, too slow.
+ */
+const PLATFORM_PROBLEMS = [404, 429, 502, 503, 504];
+
 type Shape = z.ZodObject<z.ZodRawShape>;
-/** A gateway route as its group declares it: the tag and the profile header come from `routesOf`. */
+/** A gateway route as its group declares it: the tag, the profile header and the platform's problems come from `routesOf`. */
 export type GatewayRoute<P extends Shape, Q extends Shape, B extends z.ZodType> = Omit<
   RouteSpec<P, Q, B, typeof ProfileHeaders>,
   'tags' | 'headers'
->;
+> & {
+  /** false: the route never calls the platform, so `problems` is all it may answer (default true). */
+  callsPlatform?: boolean;
+};
 
-/** Declares a group's routes, each with the group's tag and the X-Identity-Profile header every gateway route takes. */
+/**
+ * Declares a group's routes, each with the group's tag and the X-Identity-Profile header every gateway route
+ * takes; a route that calls the platform also documents what any platform call may answer.
+ */
 export function routesOf(api: Api, group: keyof typeof tags) {
-  return <P extends Shape, Q extends Shape, B extends z.ZodType>(spec: GatewayRoute<P, Q, B>): void =>
-    api.route({ ...spec, tags: tags[group], headers: ProfileHeaders });
+  return <P extends Shape, Q extends Shape, B extends z.ZodType>({
+    callsPlatform = true,
+    ...spec
+  }: GatewayRoute<P, Q, B>): void =>
+    api.route({
+      ...spec,
+      tags: tags[group],
+      headers: ProfileHeaders,
+      problems: [...(spec.problems ?? []), ...(callsPlatform ? PLATFORM_PROBLEMS : [])],
+    });
 }
 
 type Ctx = { principal: Principal; headers: { 'x-identity-profile': string } };
@@ -154,7 +174,6 @@ export function stateList<T>(
     responses: {
       200: { description: `At most limit ${spec.items}, newest first, and the total.`, schema: spec.schema },
     },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, {}, (o, where) =>
         listWithTotal(ctx.query.limit, (page) => spec.read(o, { ...where, state: ctx.query.state }, page)),

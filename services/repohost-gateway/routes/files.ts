@@ -43,7 +43,6 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         .meta({ description: 'Cap in bytes (default 100,000).' }),
     }),
     responses: { 200: { description: 'The file, or its first max_bytes.', schema: FileContent } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const { path, ref, max_bytes } = ctx.query;
@@ -109,7 +108,6 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         schema: Tree,
       },
     },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { ref, under, limit } = ctx.query;
       const r = await onRepo(parts, ctx, { thing: `Ref ${ref}` }, (o, where) =>
@@ -167,7 +165,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
         .refine((cs) => new Set(cs.map((c) => c.path)).size === cs.length, 'each path may appear once'),
     }),
     responses: { 201: { description: 'The new commit on the branch.', schema: CommitResult } },
-    problems: [403, 404, 409, 422, 429, 502, 503, 504],
+    problems: [403, 409, 422],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       return { status: 201, body: await commitFiles(sessionOf(parts, ctx), owner, name, ctx.body) };
@@ -185,7 +183,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
       from: Ref.optional().meta({ description: 'Branch or commit SHA; the default branch when absent.' }),
     }),
     responses: { 201: { description: 'The branch.', schema: Branch } },
-    problems: [403, 404, 422, 429, 502, 503, 504],
+    problems: [403, 422],
     handler: async (ctx) => {
       const { owner, name } = ctx.params;
       const session = sessionOf(parts, ctx);
@@ -212,7 +210,7 @@ export function fileRoutes(api: Api, parts: GatewayParts): void {
     summary: 'Delete a branch (URL-encode slashes in its name as %2F)',
     params: RepoParams.extend({ branch: Ref }),
     responses: { 204: { description: 'Deleted.' } },
-    problems: [403, 404, 422, 429, 502, 503, 504],
+    problems: [403, 422],
     handler: async (ctx) => {
       const { branch } = ctx.params;
       await onRepo(parts, ctx, { write: true, thing: `Branch ${branch}` }, (o, where) =>

@@ -53,7 +53,6 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     description: `Answers up to ${DETAIL_READ} reviews, ${DETAIL_READ} review threads and ${DETAIL_READ} check runs of the head commit; totals say how many there are. Threads are grouped from up to ${THREAD_PAGES * 100} review comments; threads.capped says when there were more, so threads.total counts only the threads among those.`,
     params: PullParams,
     responses: { 200: { description: 'The pull request.', schema: PullRequestDetail } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const body = await onRepo(parts, ctx, { thing: `Pull request #${number}` }, async (o, repo) => {
@@ -103,7 +102,6 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
     responses: {
       200: { description: 'At most limit files and the total; each patch says what was cut.', schema: FilePatchList },
     },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const r = await onRepo(parts, ctx, { thing: `Pull request #${number}` }, (o, where) =>
@@ -127,7 +125,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       draft: z.boolean().default(false),
     }),
     responses: { 201: { description: 'The new pull request.', schema: PullRequest } },
-    problems: [403, 404, 422, 429, 502, 503, 504],
+    problems: [403, 422],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, { write: true }, (o, where) =>
         o.rest.pulls.create({
@@ -158,7 +156,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       })
       .refine((b) => Object.keys(b).length > 0, 'send at least one of title, body, base, state'),
     responses: { 200: { description: 'The pull request as it is now.', schema: PullRequest } },
-    problems: [403, 404, 422, 429, 502, 503, 504],
+    problems: [403, 422],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const r = await onRepo(parts, ctx, { write: true, thing: `Pull request #${number}` }, (o, where) =>
@@ -187,7 +185,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
         schema: z.object({ merged: z.boolean(), sha: z.string() }).meta({ id: 'MergeResult' }),
       },
     },
-    problems: [403, 404, 409, 429, 502, 503, 504],
+    problems: [403, 409],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const r = await onRepo(parts, ctx, { write: true, thing: `Pull request #${number}` }, (o, where) =>
@@ -214,7 +212,7 @@ export function pullRoutes(api: Api, parts: GatewayParts): void {
       body: z.string().max(65_536).optional(),
     }),
     responses: { 200: { description: 'The review.', schema: Review } },
-    problems: [403, 404, 422, 429, 502, 503, 504],
+    problems: [403, 422],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const event = ({ approve: 'APPROVE', request_changes: 'REQUEST_CHANGES', comment: 'COMMENT' } as const)[

@@ -17,7 +17,6 @@ export function identityRoutes(api: Api, parts: GatewayParts): void {
     description:
       'Works for app installations (login: the account the app is installed on, even when it reaches no repository; count and selection from the installation\u2019s repositories) and for fine-grained tokens alike; never relies on /user alone.',
     responses: { 200: { description: 'The connection.', schema: Me } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const session = sessionOf(parts, ctx);
       const credential = await session.current();
@@ -63,7 +62,6 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       limit: Limit,
     }),
     responses: { 200: { description: 'At most limit repositories and the total.', schema: RepositoryList } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const session = sessionOf(parts, ctx);
       const { q, limit } = ctx.query;
@@ -91,7 +89,6 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     summary: 'Read a repository',
     params: RepoParams,
     responses: { 200: { description: 'The repository.', schema: Repository } },
-    problems: [404, 429, 502, 503, 504],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, {}, (o, where) => o.rest.repos.get(where));
       return { body: repository(r.data) };
@@ -113,7 +110,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
         .meta({ description: 'Start with a README so branches and commits work at once.' }),
     }),
     responses: { 201: { description: 'The new repository.', schema: Repository } },
-    problems: [403, 409, 429, 502, 503, 504],
+    problems: [403, 409],
     handler: async (ctx) => {
       const r = await sessionOf(parts, ctx).run({ write: true }, (o) =>
         o.rest.repos.createForAuthenticatedUser({
@@ -144,7 +141,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
       })
       .refine((b) => Object.keys(b).length > 0, 'send at least one of description, visibility, archived'),
     responses: { 200: { description: 'The repository as it is now.', schema: Repository } },
-    problems: [403, 404, 429, 502, 503, 504],
+    problems: [403],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, { write: true }, (o, where) =>
         o.rest.repos.update({
@@ -165,7 +162,7 @@ export function repoRoutes(api: Api, parts: GatewayParts): void {
     summary: 'Delete a repository',
     params: RepoParams,
     responses: { 204: { description: 'Deleted.' } },
-    problems: [403, 404, 429, 502, 503, 504],
+    problems: [403],
     handler: async (ctx) => {
       await onRepo(parts, ctx, { write: true }, (o, where) => o.rest.repos.delete(where));
       return { status: 204 };

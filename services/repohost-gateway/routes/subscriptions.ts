@@ -46,7 +46,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     responses: {
       201: { description: 'The subscription, with its signing secret (shown once).', schema: OpenedSubscription },
     },
-    problems: [404, 422, 429, 502, 503, 504],
+    problems: [422],
     handler: async (ctx) => ({
       status: 201,
       body: await parts.subscriptions.open(sessionOf(parts, ctx), ctx.body),
@@ -65,6 +65,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     }),
     responses: { 200: { description: 'At most limit subscriptions and the total.', schema: SubscriptionList } },
     problems: [404, 503],
+    callsPlatform: false,
     handler: async (ctx) => ({
       body: await parts.subscriptions.list(sessionOf(parts, ctx), ctx.query.limit, ctx.query.state),
     }),
@@ -78,6 +79,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
     params: SubscriptionParams,
     responses: { 200: { description: 'The subscription.', schema: Subscription } },
     problems: [404, 503],
+    callsPlatform: false,
     handler: async (ctx) => ({ body: await parts.subscriptions.read(sessionOf(parts, ctx), ctx.params.id) }),
   });
 
@@ -96,6 +98,7 @@ export function subscriptionRoutes(api: Api, parts: GatewayParts): void {
       },
     },
     problems: [404, 503],
+    callsPlatform: false,
     handler: async (ctx) => ({ body: await parts.subscriptions.cancel(sessionOf(parts, ctx), ctx.params.id) }),
   });
 }
