@@ -112,6 +112,17 @@ describe('npm and the Node.js line', () => {
     expect(refusing).toEqual([]);
   });
 
+  it('every dependency with an install script is approved or denied in allowScripts, none run by default', () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const undecided = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+      .filter((name) => typeof pkg.allowScripts?.[name] !== 'boolean');
+    expect(undecided, 'decide each with `npm install-scripts approve|deny <name>`').toEqual([]);
+  });
+
   it('npm ci compiles nothing: better-sqlite3\u2019s implicit node-gyp run is denied, and its prebuilt binary is what loads', () => {
     // npm adds `node-gyp rebuild` as the install script of a package with a binding.gyp; for better-sqlite3
     // it builds nothing where a prebuilt binary exists, yet needs Python and make to say so.
