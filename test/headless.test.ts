@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '../common/services.ts';
+import { whyNoDesktop } from '../main/electron/binary.ts';
 import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
@@ -160,6 +161,55 @@ describe('npm run serve (headless)', () => {
       expect([...family, ...cliRuns].filter(isAlive)).toEqual([]);
     },
   );
+
+  it('`npm start` without Electron runs headless, and SIGINT to npm alone (an editor\u2019s stop button) stops it all', async (ctx) => {
+    const ports = {
+      IDENTITY_PORT: await freePort(),
+      PERSONA_PORT: await freePort(),
+      REPOHOST_PORT: await freePort(),
+      MODELPROV_PORT: await freePort(),
+    };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: tempDir('start-home-'),
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      MODELPROV_CLI_BINARY: standInBinary(tempDir('start-cli-')).binary,
+      // Nothing listens here: the gateway waits for its platform, which is all this case needs of it.
+      REPOHOST_PLATFORM_URL: `http://127.0.0.1:${await freePort()}`,
+    };
+    // No DISPLAY in that environment: on Linux always headless; elsewhere Electron, where installed, would open.
+    const noDesktop = whyNoDesktop(ROOT, env);
+    if (!noDesktop) {
+      console.warn(
+        '[headless.test] `npm start` case skipped: Electron is installed, so it would open the desktop app.',
+      );
+      ctx.skip();
+    }
+    const dataDir = tempDir('start-');
+    const start = spawn('npm', ['start', '--', '--data-dir', dataDir], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => {
+      for (const pid of [...descendants(start.pid!), start.pid!].filter(isAlive)) process.kill(pid, 'SIGKILL');
+    });
+    let out = '';
+    start.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    start.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | string>((resolve) =>
+      start.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+    );
+    await waitFor('`npm start` to be up', () => out.includes('Press Ctrl-C to stop.') || start.exitCode !== null);
+    expect(out).toContain(`Running headless: ${noDesktop}`);
+    const family = descendants(start.pid!);
+    expect(family.length).toBeGreaterThanOrEqual(1);
+
+    start.kill('SIGINT');
+    expect(await exited, out).toBe(0);
+    expect(out).toContain('Stopped.');
+    await waitFor('every process to be gone', () => family.every((p) => !isAlive(p)));
+  }, 300_000);
 
   it('refuses an unknown option with the usage', async () => {
     const run = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--datadir', '/tmp/x'], {
