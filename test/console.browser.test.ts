@@ -438,6 +438,11 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByText('page 2').waitFor();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(3);
     expect(await rows.last().innerText()).toContain('persona created');
+    // Filter, even with the filters unchanged, starts again from the newest entries.
+    await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('page 1').waitFor(PAGE_WAIT);
+    await expect.poll(() => rows.count(), PAGE_WAIT).toBe(10);
+    expect(await rows.first().innerText()).toContain('chore_6');
     await page.locator('select[name="target_kind"]').selectOption('note');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(2);

@@ -529,7 +529,7 @@ interface LogFilters {
 
 /**
  * The change log, newest first, with filters, a page size and paging; entries name what changed, never values.
- * A new filter or page size starts again from the first page (a new Paged).
+ * Filter (even with the filters unchanged) or a new page size starts again from the first page (a new Paged).
  */
 // Newest first: the action just taken is on the first page.
 const CHANGE_LOG_ORDER = { order: 'newest' } as const;
@@ -537,6 +537,8 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
   const [draft, setDraft] = useState<LogFilters>({});
   const [filters, setFilters] = useState<LogFilters>({});
   const [size, setSize] = useState<number>(25);
+  // Counts the Filter presses: each one is a new Paged, back on the newest entries.
+  const [applied, setApplied] = useState(0);
   const set = (member: keyof LogFilters) => (e: Event) =>
     setDraft({ ...draft, [member]: (e.target as HTMLInputElement).value });
 
@@ -548,6 +550,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
     if (draft.target?.trim()) next.target = draft.target.trim();
     if (draft.since) next.since = new Date(draft.since).toISOString();
     setFilters(next);
+    setApplied((n) => n + 1);
   };
   const filtered = Object.keys(filters).length > 0;
 
@@ -587,7 +590,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
       </label>
     </form>
     <${Paged}
-      key=${`${JSON.stringify(filters)}:${size}`}
+      key=${`${applied}:${size}`}
       method="personas.events"
       params=${{ profile, limit: size, ...CHANGE_LOG_ORDER, ...filters }}
       version=${version}
