@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { appDataDir } from '../services/kit/config.ts';
 import { build, buildErrors } from './build/build.ts';
+import { refuseOtherNodeLine } from './node-line.ts';
 import type { ServiceStatus } from '../common/contract.ts';
 import { SERVICES } from '../common/services.ts';
 import type { ConsoleServer } from './console/server-parts.ts';
@@ -26,6 +27,7 @@ function line(s: ServiceStatus): string {
 }
 
 async function main(): Promise<void> {
+  refuseOtherNodeLine();
   let args;
   try {
     args = parseArgs({

@@ -7,9 +7,11 @@
 import { spawn } from 'node:child_process';
 import { build, buildErrors } from './build/build.ts';
 import { electronBinary, whyNoDesktop } from './electron/binary.ts';
+import { refuseOtherNodeLine } from './node-line.ts';
 import { PROJECT_ROOT } from './supervisor/launcher.ts';
 import { SERVICES_NODE_VARIABLE } from './supervisor/service-runtime.ts';
 
+refuseOtherNodeLine();
 const reason = whyNoDesktop();
 if (reason) {
   process.stdout.write(`Running headless: ${reason}. The console opens in your browser from the URL printed below.\n`);
