@@ -2,6 +2,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { ConfigError } from './config.ts';
 
 export type Sqlite = Database.Database;
 
@@ -26,7 +27,12 @@ export function openDatabase<DB>(file: string, migrations: Migration[]): OpenedD
     closeSync(openSync(file, 'a', 0o600));
     chmodSync(file, 0o600);
   }
-  const sqlite = new Database(file);
+  let sqlite: Sqlite;
+  try {
+    sqlite = new Database(file);
+  } catch (err) {
+    throw noBinaryHere(err) ?? err;
+  }
   sqlite.pragma('journal_mode = WAL');
   // NORMAL in WAL mode loses nothing on a process crash; only a power cut can drop the last commits.
   sqlite.pragma('synchronous = NORMAL');
@@ -48,6 +54,20 @@ export function openDatabase<DB>(file: string, migrations: Migration[]): OpenedD
       }
     },
   };
+}
+
+/**
+ * better-sqlite3 ships binaries for Linux, macOS and Windows on x64 and arm64; elsewhere (32-bit, FreeBSD)
+ * it looks for one built on the machine and Node says "Cannot find module": a person builds it, so the
+ * service stops with the way to (exit 78) rather than crash and be restarted.
+ */
+function noBinaryHere(err: unknown): ConfigError | undefined {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code !== 'MODULE_NOT_FOUND' || !String(message).includes('better_sqlite3.node')) return undefined;
+  return new ConfigError(
+    `better-sqlite3 has no binary for this system (${process.platform}, ${process.arch}). Build one: ` +
+      '`npx node-gyp rebuild` in node_modules/better-sqlite3 (needs Python 3 and a C++ compiler; docs/node.md), then start again.',
+  );
 }
 
 function migrate(sqlite: Sqlite, migrations: Migration[]): void {
