@@ -55,7 +55,7 @@ describe('configuration from prefixed environment variables', () => {
     expect(loadConfig('DEMO_', settings, {}).bodyLimit).toBe('64kb');
     for (const size of ['2mb', '1.5MB', '1048576', '512 kb'])
       expect(loadConfig('DEMO_', settings, { DEMO_BODY_LIMIT: size }).bodyLimit).toBe(size);
-    for (const size of ['lots', '-1kb', '2 megabytes', '1e6'])
+    for (const size of ['lots', '-1kb', '2 megabytes', '1e6', '1.5'])
       expect(() => loadConfig('DEMO_', settings, { DEMO_BODY_LIMIT: size }), size).toThrow(
         /DEMO_BODY_LIMIT is not valid \(must be a size such as 64kb, 2mb or 1048576\)/,
       );

@@ -90,8 +90,11 @@ export const parse = {
       .string()
       .url('must be an absolute URL such as http://127.0.0.1:8001')
       .transform((u) => u.replace(/\/+$/, '')),
-  /** A size as Express's body limit reads it: bytes, or a number with kb, mb or gb (a text it cannot read would fail the app's start). */
-  size: () => z.string().regex(/^\d+(\.\d+)? *(kb|mb|gb)?$/i, 'must be a size such as 64kb, 2mb or 1048576'),
+  /**
+   * A size as Express's body limit reads it: whole bytes, or a number with kb, mb or gb (a text it cannot
+   * read would fail the app's start; a fraction of a byte it would cut short).
+   */
+  size: () => z.string().regex(/^(\d+|\d+(\.\d+)? *(kb|mb|gb))$/i, 'must be a size such as 64kb, 2mb or 1048576'),
   boolean: () =>
     z
       .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
