@@ -18,7 +18,7 @@ PATH="$work/bin:$PATH" MODELPROV_PORT=$port MODELPROV_DATA_DIR="$work/data" MODE
   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file="$work/cg.%p" node "${args[@]}" > "$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 600); do [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$probe")" = 200 ] && break; sleep 1; done
-node "$root/bench/model-provider/_callgrind-driver.mjs" "http://127.0.0.1:$port" "$server" "$rounds"
+node "$root/bench/model-provider/_callgrind-driver.ts" "http://127.0.0.1:$port" "$server" "$rounds"
 kill "$server"; wait "$server" || true
 for f in "$work"/cg.*.[0-9]; do
   total=$(grep '^summary:' "$f" | awk '{print $2}')

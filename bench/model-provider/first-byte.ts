@@ -17,7 +17,6 @@
  * (40 by default); `--smoke` runs a few of each, its figures mean nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -27,6 +26,7 @@ import { cliArgs, cliEnvironment } from '../../services/model-provider/invocatio
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { processAlive, standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
+import { completionRequest } from './_completion-request.ts';
 import { signedOutRealCli, startServer, stopServer } from './_servers.ts';
 import { ms, summarize } from '../stats.ts';
 
@@ -38,7 +38,6 @@ const PACE = '20x25';
 const SYSTEM = 'You are a helpful assistant. You have no tools: answer directly in text.';
 const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() };
 const PEER_ENTRY = join(ROOT, 'node_modules', 'claude-max-api-proxy', 'dist', 'server', 'standalone.js');
-const agent = new http.Agent({ keepAlive: true });
 const now = () => performance.timeOrigin + performance.now();
 
 interface Timing {
@@ -57,15 +56,6 @@ interface Timing {
 
 /** One streamed completion through node:http: when its first reply text arrived and when it ended. */
 function streamed(url: string, prompt: string): Promise<Timing> {
-  const body = JSON.stringify({
-    model: 'sonnet',
-    stream: true,
-    messages: [
-      { role: 'system', content: SYSTEM },
-      { role: 'user', content: prompt },
-    ],
-  });
-  const target = new URL(`${url}/v1/chat/completions`);
   const started = now();
   return new Promise((resolve, reject) => {
     let socketAt = Number.NaN;
@@ -75,44 +65,33 @@ function streamed(url: string, prompt: string): Promise<Timing> {
       raw += bytes.toString('latin1');
       if (/"content":"[^"]/.test(raw)) socketAt = now();
     };
-    const req = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const headAt = now();
-        let firstAt = Number.NaN;
-        let seen = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          if (!Number.isNaN(firstAt)) return;
-          seen += chunk;
-          // The first event whose delta carries text (the peer sends an SSE comment and a role-only chunk first).
-          if (/"content":"[^"]/.test(seen)) firstAt = now();
+    const req = completionRequest(url, { system: SYSTEM, prompt, stream: true }, (res) => {
+      const headAt = now();
+      let firstAt = Number.NaN;
+      let seen = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (!Number.isNaN(firstAt)) return;
+        seen += chunk;
+        // The first event whose delta carries text (the peer sends an SSE comment and a role-only chunk first).
+        if (/"content":"[^"]/.test(seen)) firstAt = now();
+      });
+      res.on('end', () => {
+        req.socket?.off('data', onBytes);
+        resolve({
+          first: firstAt - started,
+          total: now() - started,
+          firstAt,
+          afterHead: firstAt - headAt,
+          socketAt,
+          status: res.statusCode ?? 0,
         });
-        res.on('end', () => {
-          req.socket?.off('data', onBytes);
-          resolve({
-            first: firstAt - started,
-            total: now() - started,
-            firstAt,
-            afterHead: firstAt - headAt,
-            socketAt,
-            status: res.statusCode ?? 0,
-          });
-        });
-        res.on('error', reject);
-      },
-    );
-    // Ahead of node:http's own listener: when the bytes arrived, before they were parsed.
+      });
+      res.on('error', reject);
+    });
+    // Ahead of node:http's own listener: when the bytes arrived, before they were parsed ('socket' comes on a later tick).
     req.on('socket', (socket) => socket.prependListener('data', onBytes));
     req.on('error', reject);
-    req.end(body);
   });
 }
 

@@ -14,7 +14,7 @@
  * the run's own time (a Node start, the part that swings most when the machine is busy) out of it. Then
  * completions per second at the provider's concurrency cap (2) against the bare CLI at the same
  * concurrency, each server's own CPU time per completion (from /proc) and its memory. The servers are
- * called through node:http with a keep-alive agent (see `agent`). Targets: the
+ * called through node:http with a keep-alive agent (see `_completion-request.ts`). Targets: the
  * provider adds no more than the peer (p50, c=1 and c=2) and reaches >= 95 % of the bare CLI's
  * throughput at its cap.
  *
@@ -24,7 +24,6 @@
  * `--smoke` runs a few of each, to check that the script works; its figures mean nothing.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -37,6 +36,7 @@ import { cliArgs, cliEnvironment } from '../../services/model-provider/invocatio
 import { startModelProvider } from '../../services/model-provider/service.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
+import { completionRequest } from './_completion-request.ts';
 import { signedOutRealCli, startServer, stopServer } from './_servers.ts';
 import { ms, rssMb, summarize, time } from '../stats.ts';
 
@@ -97,44 +97,16 @@ class BareCli {
   }
 }
 
-/**
- * The benchmark's HTTP client: node:http with one keep-alive agent, the same for every server. It shares
- * the two cores with the servers and the CLI runs, so it should cost little: fetch (undici) spent about
- * 2 ms of CPU per request here, as much as either server, and at the cap that came out of the CLI's share
- * and made every server look slower than it is; node:http spends about 0.9 ms.
- */
-const agent = new http.Agent({ keepAlive: true });
-
 /** One non-streaming completion request: its status and body. */
 function post(url: string, prompt: string): Promise<{ status: number; text: string }> {
-  const body = JSON.stringify({
-    model: 'sonnet',
-    messages: [
-      { role: 'system', content: SYSTEM },
-      { role: 'user', content: prompt },
-    ],
-  });
-  const target = new URL(`${url}/v1/chat/completions`);
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+    completionRequest(url, { system: SYSTEM, prompt, stream: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    }).on('error', reject);
   });
 }
 
