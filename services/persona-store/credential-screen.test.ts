@@ -254,6 +254,35 @@ forEachEngine(() => {
       }
     });
 
+    it('refuses a password with the punctuation generated passwords hold (. , ; ?), assigned or under a secret\u2019s member name', async () => {
+      const { fastShape } = await import('./credential-screen.ts');
+      for (const text of [
+        'password: "Tr0ub4dor&3.horse!"',
+        'DB_PASSWORD=p@ss.word.1234xyz',
+        "wifi_password = 'kT9.vQ2;mX7-pL4w'",
+        'api_key: Summer2024?Sunny',
+        'client_secret=kQmZ,xTrw,PLbn,VcaH',
+      ]) {
+        expect(fastShape(text), text).toBe('a password or key assignment');
+      }
+      // Written as JSON, the member and its value are the same assignment (write-gate.ts).
+      for (const secret of ['kT9.vQ2;mX7-pL4w', 'Summer2024?Sunny']) {
+        const r = await c.call('PUT', '/v1/personas/ada/fields/wifi', field({ ssid: 'home', password: secret }));
+        await expectRefused(r, secret, 'body.value.password');
+      }
+      // Names in code and plain words stay what they were: a reference to a secret, not one.
+      for (const text of [
+        'password: process.env.DB_PASSWORD',
+        'auth_token = os.environ.get("AUTH_TOKEN")',
+        'secret: config.vault.secret_name',
+        'password: "correct.horse.battery.staple"',
+        'use the api_key: YOUR_CLIENT_SECRET.',
+        'password = "see the vault entry"',
+      ]) {
+        expect(fastShape(text), text).toBeUndefined();
+      }
+    });
+
     it('accepts what is assigned to a secret\u2019s name when it is a placeholder or a name in code, not a secret', async () => {
       const { fastShape } = await import('./credential-screen.ts');
       for (const text of [

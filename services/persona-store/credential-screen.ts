@@ -94,8 +94,9 @@ const SECRET_NAME = '(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|
 export const SECRET_MEMBER = new RegExp(`^[A-Za-z0-9_-]{0,40}${SECRET_NAME}$`, 'i');
 
 // `password = "..."`-style assignments of 12+ characters: the name, `=` or `:`, the opening quote if any, the value.
+// The value takes the punctuation generated passwords hold (`. , ; ?` too), but no bracket or colon: a call or a URL ends it.
 const ASSIGNMENT = new RegExp(
-  `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*]{12,})`,
+  `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*.,;?]{12,})`,
   'gi',
 );
 /** One word as people write names: lower case, upper case or capitalised, at most 12 letters (`your`, `CLIENT`, `Here`). */
@@ -137,7 +138,9 @@ export function fastShape(text: string): string | undefined {
     if (!placeholder.test(m[3]!)) return 'a connection string with a password';
   }
   for (const m of text.matchAll(ASSIGNMENT)) {
-    if (assignedSecret(m[2]!, m[1] !== '')) return 'a password or key assignment';
+    // Punctuation at the end ends the statement or sentence (`process.env.WEBHOOK_SECRET;`), not the value.
+    const value = m[2]!.replace(/[.,;?]+$/, '');
+    if (value.length >= 12 && assignedSecret(value, m[1] !== '')) return 'a password or key assignment';
   }
   return undefined;
 }
