@@ -283,6 +283,45 @@ forEachEngine(() => {
       }
     });
 
+    it('refuses an Authorization header\u2019s credentials (Bearer, Token, Basic), as text and as a JSON member, and keeps its placeholders', async () => {
+      const { fastShape } = await import('./credential-screen.ts');
+      const opaque = '8f3a9c2b7d1e4f6a0b5c8d2e9f1a3b4c';
+      const basic = Buffer.from('ada:hunter2hunter2').toString('base64');
+      for (const text of [
+        `curl -H "Authorization: Bearer ${opaque}" https://api.example.com/v1/me`,
+        `Authorization: token ${opaque}`,
+        `authorization=Bearer kQmZxTrwPLbnVcaHdEsYgUfJ`,
+        `Authorization: Basic ${basic}`,
+        `Proxy-Authorization: Basic ${Buffer.from('ada:s3cret').toString('base64')}`,
+      ]) {
+        expect(fastShape(text), text).toBe('an Authorization header');
+      }
+      const headers = { Accept: 'application/json', Authorization: `Bearer ${opaque}` };
+      await expectRefused(
+        await c.call('PUT', '/v1/personas/ada/fields/weather_api', field({ url: 'https://api.example.com', headers })),
+        opaque,
+        'body.value.headers.Authorization',
+      );
+      await expectRefused(
+        await c.call('POST', '/v1/personas/ada/notes', note(`Called it with -H "Authorization: Basic ${basic}"`)),
+        basic,
+        'body.content',
+      );
+      for (const text of [
+        'Authorization: Bearer <token>',
+        'Authorization: Bearer $TOKEN',
+        'curl -H "Authorization: Bearer ${API_TOKEN}" https://api.example.com',
+        'Authorization: Bearer YOUR_ACCESS_TOKEN',
+        'Authorization: Bearer {{token}}',
+        `Authorization: Basic ${Buffer.from('username:password').toString('base64')}`,
+        'Send the token in the Authorization header: Bearer authentication.',
+      ]) {
+        expect(fastShape(text), text).toBeUndefined();
+      }
+      const placeholder = field({ headers: { Authorization: 'Bearer <token from the identity service>' } });
+      expect((await c.call('PUT', '/v1/personas/ada/fields/weather_api', placeholder)).status).toBe(200);
+    });
+
     it('accepts what is assigned to a secret\u2019s name when it is a placeholder or a name in code, not a secret', async () => {
       const { fastShape } = await import('./credential-screen.ts');
       for (const text of [
