@@ -90,6 +90,13 @@ export function valueType(value: unknown): string {
   return typeof value;
 }
 
+/** Whether a note's row holds exactly what `input` would write: an Idempotency-Key's retry. */
+const sameNote = (row: NoteRow, input: NoteInput) =>
+  row.content === input.content &&
+  row.kind === input.kind &&
+  row.source === input.source &&
+  row.pinned === (input.pinned ? 1 : 0);
+
 const notFoundPersona = (profile: string) =>
   problem.notFound(
     `There is no persona "${profile}" for your account; list yours with GET /v1/personas or create it with POST /v1/personas.`,
@@ -463,7 +470,17 @@ export class Personas {
             'The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.',
           );
         }
-        if (first) return { note: noteView(first), replayed: true };
+        if (first) {
+          // A retry sends the same note; another note under a used key would otherwise be answered with the first and dropped.
+          // Once the first is revised, what was sent is no longer known, and a retry is answered with the note as it is.
+          if (first.revision === 1 && !sameNote(first, input)) {
+            throw problem.unprocessable(
+              `This Idempotency-Key was first used for another note (${first.id}), so this one was not written; a retry must send the same note. ` +
+                'Send a new Idempotency-Key to write a new note.',
+            );
+          }
+          return { note: noteView(first), replayed: true };
+        }
       }
       const pinned = input.pinned ? 1 : 0;
       if (pinned && (await sql.countPinned('notes', p.id)) >= policy.pinCapNotes) {
