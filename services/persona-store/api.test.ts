@@ -304,6 +304,37 @@ forEachEngine(() => {
       // Re-sending an already pinned field is not a new pin.
       expect((await c.call('PUT', '/v1/personas/ada/fields/p2', field(22, { pinned: true }))).status).toBe(200);
     });
+
+    it('says how many are pinned and how many to unpin when the pin cap was lowered below the pins already there', async () => {
+      const lowered = await startTestbed({ PERSONA_PIN_CAP_FIELDS: '3', PERSONA_PIN_CAP_NOTES: '3' });
+      try {
+        const o = lowered.owner;
+        await o.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' });
+        let id = '';
+        for (let i = 0; i < 3; i++) {
+          expect((await o.call('PUT', `/v1/personas/ada/fields/p${i}`, field(i, { pinned: true }))).status).toBe(200);
+          id = (await o.call('POST', '/v1/personas/ada/notes', note(`pinned ${i}`, { pinned: true }))).body
+            .id as string;
+        }
+        const loose = (await o.call('POST', '/v1/personas/ada/notes', note('not pinned'))).body.id as string;
+        await lowered.restart({ PERSONA_PIN_CAP_FIELDS: '1', PERSONA_PIN_CAP_NOTES: '1' });
+        const refusals = [
+          await lowered.owner.call('PUT', '/v1/personas/ada/fields/p9', field(9, { pinned: true })),
+          await lowered.owner.call('POST', '/v1/personas/ada/notes', note('one more', { pinned: true })),
+          await lowered.owner.call('PATCH', `/v1/personas/ada/notes/${loose}`, { pinned: true }),
+        ];
+        for (const r of refusals) {
+          expect(r.status, r.text).toBe(409);
+          expect(r.body.detail).toMatch(/has 3 pinned (fields|notes), more than the pin cap 1.*unpin 3 first/);
+        }
+        // The pins already there stay pinned; a write that keeps one pinned is not a new pin.
+        expect(
+          (await lowered.owner.call('PATCH', `/v1/personas/ada/notes/${id}`, { content: 'still pinned' })).status,
+        ).toBe(200);
+      } finally {
+        await lowered.close();
+      }
+    });
   });
 
   describe('notes', () => {
