@@ -283,6 +283,35 @@ forEachEngine(() => {
       }
     });
 
+    it('refuses a refresh, session or bearer token and a private key under their names, as a JSON member too', async () => {
+      const { fastShape } = await import('./credential-screen.ts');
+      for (const text of [
+        'refresh_token: 1//0gL5xQ7nYxK9RCgYIARAAGBASNwF-L9IrZ8x',
+        'SESSION_TOKEN="kQmZ3TrwPLbn9caHdEsY"',
+        'bearerToken = "kQmZxTrwPLbnVcaHdEsY"',
+        'private_key: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+      ]) {
+        expect(fastShape(text), text).toBe('a password or key assignment');
+      }
+      const refresh = '1//0gL5xQ7nYxK9RCgYIARAAGBASNwF-L9IrZ8x';
+      await expectRefused(
+        await c.call(
+          'PUT',
+          '/v1/personas/ada/fields/calendar_oauth',
+          field({ client_id: 'calendar-sync', refresh_token: refresh }),
+        ),
+        refresh,
+        'body.value.refresh_token',
+      );
+      for (const text of [
+        'refresh_token = getRefreshToken()',
+        'private_key: YOUR_PRIVATE_KEY',
+        'max_tokens: 100000000',
+      ]) {
+        expect(fastShape(text), text).toBeUndefined();
+      }
+    });
+
     it('refuses an Authorization header\u2019s credentials (Bearer, Token, Basic), as text and as a JSON member, and keeps its placeholders', async () => {
       const { fastShape } = await import('./credential-screen.ts');
       const opaque = '8f3a9c2b7d1e4f6a0b5c8d2e9f1a3b4c';

@@ -89,7 +89,8 @@ const SHAPES: Shape[] = [
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;
 
 /** Names under which a value is a secret: alone, or at the end of a longer name (`DB_PASSWORD`, `clientSecret`, `OPENAI_API_KEY`). */
-const SECRET_NAME = '(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)';
+const SECRET_NAME =
+  '(?:password|passwd|pwd|secret|api[_-]?key|private[_-]?key|(?:access|auth|refresh|session|bearer)[_-]?token)';
 /** Whether a member name names a secret, so that its string value is checked as an assignment (`{"password": "..."}`, `{"Authorization": "Bearer ..."}`). */
 export const SECRET_MEMBER = new RegExp(`^[A-Za-z0-9_-]{0,40}(?:${SECRET_NAME}|authorization)$`, 'i');
 
