@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { propertyOptions, reportSeedOnFailure } from '../../test/support/seed.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
 import { OPERATION_IDS } from './routes.ts';
-import { forEachEngine, field, note, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
+import {
+  forEachEngine,
+  field,
+  note,
+  startTestbed,
+  type Answer,
+  type Client,
+  type Testbed,
+} from './test-support/harness.ts';
 
 reportSeedOnFailure();
 
@@ -296,6 +304,37 @@ forEachEngine(() => {
       // Re-sending an already pinned field is not a new pin.
       expect((await c.call('PUT', '/v1/personas/ada/fields/p2', field(22, { pinned: true }))).status).toBe(200);
     });
+
+    it('says how many are pinned and how many to unpin when the pin cap was lowered below the pins already there', async () => {
+      const lowered = await startTestbed({ PERSONA_PIN_CAP_FIELDS: '3', PERSONA_PIN_CAP_NOTES: '3' });
+      try {
+        const o = lowered.owner;
+        await o.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' });
+        let id = '';
+        for (let i = 0; i < 3; i++) {
+          expect((await o.call('PUT', `/v1/personas/ada/fields/p${i}`, field(i, { pinned: true }))).status).toBe(200);
+          id = (await o.call('POST', '/v1/personas/ada/notes', note(`pinned ${i}`, { pinned: true }))).body
+            .id as string;
+        }
+        const loose = (await o.call('POST', '/v1/personas/ada/notes', note('not pinned'))).body.id as string;
+        await lowered.restart({ PERSONA_PIN_CAP_FIELDS: '1', PERSONA_PIN_CAP_NOTES: '1' });
+        const refusals = [
+          await lowered.owner.call('PUT', '/v1/personas/ada/fields/p9', field(9, { pinned: true })),
+          await lowered.owner.call('POST', '/v1/personas/ada/notes', note('one more', { pinned: true })),
+          await lowered.owner.call('PATCH', `/v1/personas/ada/notes/${loose}`, { pinned: true }),
+        ];
+        for (const r of refusals) {
+          expect(r.status, r.text).toBe(409);
+          expect(r.body.detail).toMatch(/has 3 pinned (fields|notes), more than the pin cap 1.*unpin 3 first/);
+        }
+        // The pins already there stay pinned; a write that keeps one pinned is not a new pin.
+        expect(
+          (await lowered.owner.call('PATCH', `/v1/personas/ada/notes/${id}`, { content: 'still pinned' })).status,
+        ).toBe(200);
+      } finally {
+        await lowered.close();
+      }
+    });
   });
 
   describe('notes', () => {
@@ -309,6 +348,49 @@ forEachEngine(() => {
       });
       expect(retry.status).toBe(200);
       expect(retry.body).toEqual(first.body);
+    });
+
+    it('refuses an Idempotency-Key used before for another note, rather than answer with the first and drop this one', async () => {
+      const first = await c.call('POST', '/v1/personas/ada/notes', note('Ada walked to the market'), {
+        'idempotency-key': 'turn-7',
+      });
+      expect(first.status).toBe(201);
+      for (const other of [
+        note('Ada bought three lemons'),
+        note('Ada walked to the market', { kind: 'lesson' }),
+        note('Ada walked to the market', { pinned: true }),
+      ]) {
+        const reused = await c.call('POST', '/v1/personas/ada/notes', other, { 'idempotency-key': 'turn-7' });
+        expect(reused.status, JSON.stringify(other)).toBe(422);
+        expect(reused.body.detail).toMatch(/Idempotency-Key .*another note.*new Idempotency-Key/);
+      }
+      const notes: { content: string }[] = [];
+      for (let after: string | null = '0'; after !== null;) {
+        const page: Answer<{ notes: { content: string }[]; next_after: string | null }> = await c.call(
+          'GET',
+          `/v1/personas/ada/notes?after=${after}`,
+        );
+        notes.push(...page.body.notes);
+        after = page.body.next_after;
+      }
+      expect(notes.filter((n) => n.content.startsWith('Ada walked to the market'))).toHaveLength(1);
+      expect(notes.filter((n) => n.content === 'Ada bought three lemons')).toHaveLength(0);
+      // A retry of the very same note is still answered with the first.
+      const retry = await c.call('POST', '/v1/personas/ada/notes', note('Ada walked to the market'), {
+        'idempotency-key': 'turn-7',
+      });
+      expect(retry.status).toBe(200);
+      expect(retry.body).toEqual(first.body);
+      // Once the note is revised, what was first sent is no longer known: a late retry is answered with the note as it is.
+      const id = first.body.id as string;
+      expect((await c.call('PATCH', `/v1/personas/ada/notes/${id}`, { content: 'Ada ran to the market' })).status).toBe(
+        200,
+      );
+      const late = await c.call('POST', '/v1/personas/ada/notes', note('Ada walked to the market'), {
+        'idempotency-key': 'turn-7',
+      });
+      expect(late.status).toBe(200);
+      expect(late.body).toMatchObject({ id, content: 'Ada ran to the market', revision: 2 });
     });
 
     it('revising changes only the parts sent and never moves the time of writing', async () => {

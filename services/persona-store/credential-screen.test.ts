@@ -254,6 +254,103 @@ forEachEngine(() => {
       }
     });
 
+    it('refuses a password with the punctuation generated passwords hold (. , ; ?), assigned or under a secret\u2019s member name', async () => {
+      const { fastShape } = await import('./credential-screen.ts');
+      for (const text of [
+        'password: "Tr0ub4dor&3.horse!"',
+        'DB_PASSWORD=p@ss.word.1234xyz',
+        "wifi_password = 'kT9.vQ2;mX7-pL4w'",
+        'api_key: Summer2024?Sunny',
+        'client_secret=kQmZ,xTrw,PLbn,VcaH',
+      ]) {
+        expect(fastShape(text), text).toBe('a password or key assignment');
+      }
+      // Written as JSON, the member and its value are the same assignment (write-gate.ts).
+      for (const secret of ['kT9.vQ2;mX7-pL4w', 'Summer2024?Sunny']) {
+        const r = await c.call('PUT', '/v1/personas/ada/fields/wifi', field({ ssid: 'home', password: secret }));
+        await expectRefused(r, secret, 'body.value.password');
+      }
+      // Names in code and plain words stay what they were: a reference to a secret, not one.
+      for (const text of [
+        'password: process.env.DB_PASSWORD',
+        'auth_token = os.environ.get("AUTH_TOKEN")',
+        'secret: config.vault.secret_name',
+        'password: "correct.horse.battery.staple"',
+        'use the api_key: YOUR_CLIENT_SECRET.',
+        'password = "see the vault entry"',
+      ]) {
+        expect(fastShape(text), text).toBeUndefined();
+      }
+    });
+
+    it('refuses a refresh, session or bearer token and a private key under their names, as a JSON member too', async () => {
+      const { fastShape } = await import('./credential-screen.ts');
+      for (const text of [
+        'refresh_token: 1//0gL5xQ7nYxK9RCgYIARAAGBASNwF-L9IrZ8x',
+        'SESSION_TOKEN="kQmZ3TrwPLbn9caHdEsY"',
+        'bearerToken = "kQmZxTrwPLbnVcaHdEsY"',
+        'private_key: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+      ]) {
+        expect(fastShape(text), text).toBe('a password or key assignment');
+      }
+      const refresh = '1//0gL5xQ7nYxK9RCgYIARAAGBASNwF-L9IrZ8x';
+      await expectRefused(
+        await c.call(
+          'PUT',
+          '/v1/personas/ada/fields/calendar_oauth',
+          field({ client_id: 'calendar-sync', refresh_token: refresh }),
+        ),
+        refresh,
+        'body.value.refresh_token',
+      );
+      for (const text of [
+        'refresh_token = getRefreshToken()',
+        'private_key: YOUR_PRIVATE_KEY',
+        'max_tokens: 100000000',
+      ]) {
+        expect(fastShape(text), text).toBeUndefined();
+      }
+    });
+
+    it('refuses an Authorization header\u2019s credentials (Bearer, Token, Basic), as text and as a JSON member, and keeps its placeholders', async () => {
+      const { fastShape } = await import('./credential-screen.ts');
+      const opaque = '8f3a9c2b7d1e4f6a0b5c8d2e9f1a3b4c';
+      const basic = Buffer.from('ada:hunter2hunter2').toString('base64');
+      for (const text of [
+        `curl -H "Authorization: Bearer ${opaque}" https://api.example.com/v1/me`,
+        `Authorization: token ${opaque}`,
+        `authorization=Bearer kQmZxTrwPLbnVcaHdEsYgUfJ`,
+        `Authorization: Basic ${basic}`,
+        `Proxy-Authorization: Basic ${Buffer.from('ada:s3cret').toString('base64')}`,
+      ]) {
+        expect(fastShape(text), text).toBe('an Authorization header');
+      }
+      const headers = { Accept: 'application/json', Authorization: `Bearer ${opaque}` };
+      await expectRefused(
+        await c.call('PUT', '/v1/personas/ada/fields/weather_api', field({ url: 'https://api.example.com', headers })),
+        opaque,
+        'body.value.headers.Authorization',
+      );
+      await expectRefused(
+        await c.call('POST', '/v1/personas/ada/notes', note(`Called it with -H "Authorization: Basic ${basic}"`)),
+        basic,
+        'body.content',
+      );
+      for (const text of [
+        'Authorization: Bearer <token>',
+        'Authorization: Bearer $TOKEN',
+        'curl -H "Authorization: Bearer ${API_TOKEN}" https://api.example.com',
+        'Authorization: Bearer YOUR_ACCESS_TOKEN',
+        'Authorization: Bearer {{token}}',
+        `Authorization: Basic ${Buffer.from('username:password').toString('base64')}`,
+        'Send the token in the Authorization header: Bearer authentication.',
+      ]) {
+        expect(fastShape(text), text).toBeUndefined();
+      }
+      const placeholder = field({ headers: { Authorization: 'Bearer <token from the identity service>' } });
+      expect((await c.call('PUT', '/v1/personas/ada/fields/weather_api', placeholder)).status).toBe(200);
+    });
+
     it('accepts what is assigned to a secret\u2019s name when it is a placeholder or a name in code, not a secret', async () => {
       const { fastShape } = await import('./credential-screen.ts');
       for (const text of [

@@ -89,13 +89,18 @@ const SHAPES: Shape[] = [
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;
 
 /** Names under which a value is a secret: alone, or at the end of a longer name (`DB_PASSWORD`, `clientSecret`, `OPENAI_API_KEY`). */
-const SECRET_NAME = '(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)';
-/** Whether a member name names a secret, so that its string value is checked as an assignment (`{"password": "..."}`). */
-export const SECRET_MEMBER = new RegExp(`^[A-Za-z0-9_-]{0,40}${SECRET_NAME}$`, 'i');
+const SECRET_NAME =
+  '(?:password|passwd|pwd|secret|api[_-]?key|private[_-]?key|(?:access|auth|refresh|session|bearer)[_-]?token)';
+/** Whether a member name names a secret, so that its string value is checked as an assignment (`{"password": "..."}`, `{"Authorization": "Bearer ..."}`). */
+export const SECRET_MEMBER = new RegExp(`^[A-Za-z0-9_-]{0,40}(?:${SECRET_NAME}|authorization)$`, 'i');
+
+/** An Authorization header and its credentials: `Bearer <token>`, `token <token>`, `Basic <base64 of user:password>`. */
+const AUTHORIZATION = /\bauthorization["']?\s*[:=]\s*["']?(bearer|token|basic)\s+([A-Za-z0-9._~+/-]+=*)/gi;
 
 // `password = "..."`-style assignments of 12+ characters: the name, `=` or `:`, the opening quote if any, the value.
+// The value takes the punctuation generated passwords hold (`. , ; ?` too), but no bracket or colon: a call or a URL ends it.
 const ASSIGNMENT = new RegExp(
-  `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*]{12,})`,
+  `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*.,;?]{12,})`,
   'gi',
 );
 /** One word as people write names: lower case, upper case or capitalised, at most 12 letters (`your`, `CLIENT`, `Here`). */
@@ -127,6 +132,22 @@ function assignedSecret(value: string, quoted: boolean): boolean {
   return quoted ? !plainName(value) : !codeName(value);
 }
 
+/**
+ * Whether an Authorization header's value is a credential rather than a placeholder: a token as an
+ * assigned secret is judged (`YOUR_ACCESS_TOKEN` is a name); Basic's user:password, decoded, by its password.
+ */
+function authorizationCredential(scheme: string, value: string): boolean {
+  if (scheme.toLowerCase() !== 'basic') {
+    const token = value.replace(/[.,;?]+$/, '');
+    return token.length >= 12 && assignedSecret(token, false);
+  }
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1 || !/^[\x20-\x7e]+$/.test(decoded)) return false;
+  const password = decoded.slice(colon + 1);
+  return password.length > 0 && !placeholder.test(password) && (/[0-9]/.test(password) || !plainName(password));
+}
+
 /** The fast check alone (no secretlint): for places that must decide synchronously, like log lines. */
 export function fastShape(text: string): string | undefined {
   // This app's own secrets first: a refusal then says which of them it is.
@@ -136,8 +157,13 @@ export function fastShape(text: string): string | undefined {
   for (const m of text.matchAll(CONNECTION_STRING)) {
     if (!placeholder.test(m[3]!)) return 'a connection string with a password';
   }
+  for (const m of text.matchAll(AUTHORIZATION)) {
+    if (authorizationCredential(m[1]!, m[2]!)) return 'an Authorization header';
+  }
   for (const m of text.matchAll(ASSIGNMENT)) {
-    if (assignedSecret(m[2]!, m[1] !== '')) return 'a password or key assignment';
+    // Punctuation at the end ends the statement or sentence (`process.env.WEBHOOK_SECRET;`), not the value.
+    const value = m[2]!.replace(/[.,;?]+$/, '');
+    if (value.length >= 12 && assignedSecret(value, m[1] !== '')) return 'a password or key assignment';
   }
   return undefined;
 }

@@ -268,6 +268,24 @@ forEachEngine(() => {
     } finally {
       await engine.close();
     }
+    // The profile the import is given on the command line becomes the profile as much as the file's own.
+    const token = `ghp_${'kQmZ3TrwPLbn9caHdEsYgUfJiOlMpNqR4x7w'}`;
+    const optionEngine = await engineOf(target);
+    const byOption = await importExport(exported, optionEngine, {
+      account: subOf(target.owner),
+      profile: token,
+      limits: LIMITS,
+    })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      )
+      .finally(() => optionEngine.close());
+    expect(byOption).toBeInstanceOf(ImportRefused);
+    expect((byOption as Error).message).toContain('--profile');
+    expect((byOption as Error).message).toContain('identity service');
+    expect((byOption as Error).message).not.toContain(token);
+    expect((await target.owner.call('GET', `/v1/personas/${token}`)).status).toBe(404);
     const leaky = join(folder, 'leaky.json');
     const secret = pick();
     writeFileSync(

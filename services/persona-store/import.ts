@@ -139,9 +139,10 @@ const SCREEN_BATCH_CHARS = 256_000;
  * string is looked at for credentials, a batch of entries at a time. A string longer than any member
  * may be is refused before anything reads it. Never echoes what it found.
  */
-async function screen(document: unknown, target: PersonaEngine, limits: Limits): Promise<void> {
+async function screen(document: unknown, target: PersonaEngine, limits: Limits, profile?: string): Promise<void> {
   const longest = Math.max(limits.maxNoteChars, limits.maxValueBytes, 2000);
-  let batch: WrittenString[] = [];
+  // A profile given on the command line is stored as the file's own would be.
+  let batch: WrittenString[] = profile === undefined ? [] : [{ where: '--profile', text: profile }];
   let batchChars = 0;
   let refusal: { detail: string } | undefined;
   let nul: WrittenString | undefined;
@@ -153,7 +154,7 @@ async function screen(document: unknown, target: PersonaEngine, limits: Limits):
       throw new ImportRefused(
         `Nothing was imported: ${credential.where} looks like it holds ${credential.kind}. The persona store never keeps secrets: store the credential in ` +
           'the identity service, the vault for secrets (for example PUT /v1/connections/{profile} there), keep at most a description of it in the ' +
-          'persona, remove it from the file, and import again.',
+          'persona, remove it from the file (or the command line), and import again.',
       );
     }
   };
@@ -233,7 +234,7 @@ export async function importExport(
   target: PersonaEngine,
   options: ImportOptions,
 ): Promise<ImportReport> {
-  await screen(document, target, options.limits);
+  await screen(document, target, options.limits, options.profile);
   const parsed = exportShape(options.limits).safeParse(document);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map(issueText).join('; ');

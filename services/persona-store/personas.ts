@@ -90,6 +90,36 @@ export function valueType(value: unknown): string {
   return typeof value;
 }
 
+/** Whether a note's row holds exactly what `input` would write: an Idempotency-Key's retry. */
+const sameNote = (row: NoteRow, input: NoteInput) =>
+  row.content === input.content &&
+  row.kind === input.kind &&
+  row.source === input.source &&
+  row.pinned === (input.pinned ? 1 : 0);
+
+/**
+ * Refuses a new pin (409) when the persona has as many pinned entries of the kind as its cap allows, saying
+ * how many it has: a cap lowered below the pins already there (a person's setting, the deployment's) asks
+ * to unpin more than one before anything can be pinned.
+ */
+async function refuseOverPinCap(
+  sql: PersonaSql,
+  persona: PersonaRow,
+  table: EntryTable,
+  cap: number,
+  orElse: string,
+): Promise<void> {
+  const pinned = await sql.countPinned(table, persona.id);
+  if (pinned < cap) return;
+  const over =
+    pinned > cap
+      ? `more than the pin cap ${cap} (lowered after they were pinned)`
+      : `the most allowed (pin cap ${cap})`;
+  throw problem.conflict(
+    `Persona "${persona.profile}" already has ${pinned} pinned ${table}, ${over}; unpin ${pinned - cap + 1} first${orElse}.`,
+  );
+}
+
 const notFoundPersona = (profile: string) =>
   problem.notFound(
     `There is no persona "${profile}" for your account; list yours with GET /v1/personas or create it with POST /v1/personas.`,
@@ -297,11 +327,8 @@ export class Personas {
         existing = undefined;
       }
       const live = existing?.state === 'live' ? existing : undefined;
-      if (pinned && !live?.pinned && (await sql.countPinned('fields', p.id)) >= policy.pinCapFields) {
-        throw problem.conflict(
-          `Persona "${profile}" already has ${policy.pinCapFields} pinned fields, the most allowed (pin cap ${policy.pinCapFields}); unpin one first or send pinned false.`,
-        );
-      }
+      if (pinned && !live?.pinned)
+        await refuseOverPinCap(sql, p, 'fields', policy.pinCapFields, ' or send pinned false');
       const next = {
         description: input.description,
         value,
@@ -463,14 +490,20 @@ export class Personas {
             'The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.',
           );
         }
-        if (first) return { note: noteView(first), replayed: true };
+        if (first) {
+          // A retry sends the same note; another note under a used key would otherwise be answered with the first and dropped.
+          // Once the first is revised, what was sent is no longer known, and a retry is answered with the note as it is.
+          if (first.revision === 1 && !sameNote(first, input)) {
+            throw problem.unprocessable(
+              `This Idempotency-Key was first used for another note (${first.id}), so this one was not written; a retry must send the same note. ` +
+                'Send a new Idempotency-Key to write a new note.',
+            );
+          }
+          return { note: noteView(first), replayed: true };
+        }
       }
       const pinned = input.pinned ? 1 : 0;
-      if (pinned && (await sql.countPinned('notes', p.id)) >= policy.pinCapNotes) {
-        throw problem.conflict(
-          `Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first or send pinned false.`,
-        );
-      }
+      if (pinned) await refuseOverPinCap(sql, p, 'notes', policy.pinCapNotes, ' or send pinned false');
       const now = this.clock().toISOString();
       const id = randomUUID();
       const entry = logEntry(
@@ -540,11 +573,7 @@ export class Personas {
       };
       const changed = (['content', 'kind', 'source', 'pinned', 'asserted_by'] as const).filter((m) => n[m] !== next[m]);
       if (changed.length === 0) return noteView(n);
-      if (next.pinned && !n.pinned && (await sql.countPinned('notes', p.id)) >= policy.pinCapNotes) {
-        throw problem.conflict(
-          `Persona "${profile}" already has ${policy.pinCapNotes} pinned notes, the most allowed (pin cap ${policy.pinCapNotes}); unpin one first.`,
-        );
-      }
+      if (next.pinned && !n.pinned) await refuseOverPinCap(sql, p, 'notes', policy.pinCapNotes, '');
       const now = this.clock().toISOString();
       const action: Action =
         changed.length === 1 && changed[0] === 'pinned'

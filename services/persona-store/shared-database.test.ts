@@ -201,7 +201,8 @@ describe.skipIf(skip !== undefined)(
                       ]);
                     } else {
                       const key = `idem-${run}-${op.idempotency}`;
-                      const r = await m.c.call('POST', `/v1/personas/${profile}/notes`, note(unique), {
+                      // Every sender of a key sends the same note, as a retry does (another note under it is refused).
+                      const r = await m.c.call('POST', `/v1/personas/${profile}/notes`, note(`a note sent as ${key}`), {
                         'idempotency-key': key,
                       });
                       expect([200, 201], r.text).toContain(r.status);
