@@ -185,6 +185,13 @@ describe('repositories', () => {
     expect(deleted.status).toBe(204);
     expect((await world.call('GET', '/v1/repos/alice/scratch')).status).toBe(404);
   });
+
+  it('a name that is taken answers 422 whose detail says so, in the platform\u2019s own words', async () => {
+    const res = await world.call('POST', '/v1/repos', { body: { name: 'web' } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('name already exists on this account');
+    expect(res.body.detail).not.toContain('..');
+  });
 });
 
 describe('hidden means missing', () => {
@@ -496,6 +503,14 @@ describe('pull requests', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ title: 'A change', state: 'open', head: 'change', base: 'main', author: 'alice' });
     number = res.body.number as number;
+  });
+
+  it('a head the platform cannot use answers 422 naming the member to correct', async () => {
+    const res = await world.call('POST', '/v1/repos/alice/web/pulls', {
+      body: { title: 'From nowhere', head: 'no-such-branch', base: 'main' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('(head is not valid)');
   });
 
   it('lists pull requests with a total', async () => {
