@@ -460,6 +460,27 @@ describe('files and commits', () => {
     expect(last.status).toBe(422);
   });
 
+  it('a commit to a branch the platform protects answers the platform\u2019s refusal, not a moved head to rebase on', async () => {
+    const head = world.double.headOf('alice/web', 'main');
+    world.double.repo('alice/web').protectedBranches = new Set(['main']);
+    try {
+      const res = await world.call('POST', '/v1/repos/alice/web/commits', {
+        body: {
+          branch: 'main',
+          message: 'Mine',
+          expected_head_sha: head,
+          changes: [{ path: 'MINE.md', content: 'mine\n' }],
+        },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContain('Protected branch update failed');
+      expect(res.body).not.toHaveProperty('current_head_sha');
+      expect(world.double.headOf('alice/web', 'main')).toBe(head);
+    } finally {
+      world.double.repo('alice/web').protectedBranches = undefined;
+    }
+  });
+
   it('commits base64 content and reads a binary file back as base64', async () => {
     const bytes = Buffer.from([0, 1, 2, 65, 66, 0, 127]);
     const res = await world.call('POST', '/v1/repos/alice/web/commits', {

@@ -111,6 +111,8 @@ export interface Repo {
   runs: Run[];
   workflows: { id: number; name: string; path: string }[];
   blobs: Map<string, string>;
+  /** Branches whose ref the Git Data API may not move (branch protection or a ruleset). */
+  protectedBranches?: Set<string>;
 }
 
 interface Quota {
@@ -1162,6 +1164,11 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const current = r.refs.get(params.ref!);
         if (!current) return new Answer(422, { message: 'Reference does not exist', documentation_url: DOCS });
         const target = String(body.sha);
+        if (r.protectedBranches?.has(params.ref!.replace(/^heads\//, '')))
+          return new Answer(422, {
+            message: `Protected branch update failed for refs/${params.ref}.`,
+            documentation_url: DOCS,
+          });
         if (body.force !== true && !isAncestor(r, current, target))
           return new Answer(422, { message: 'Update is not a fast forward', documentation_url: DOCS });
         r.refs.set(params.ref!, target);
