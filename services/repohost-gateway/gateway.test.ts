@@ -216,6 +216,26 @@ describe('hidden means missing', () => {
     expect(world.double.calls.some((c) => c.path === '/repos/bob/hidden' && c.status === 403)).toBe(true);
   });
 
+  it('a write to a repository the connection cannot see answers the same 404 as one to a missing repository', async () => {
+    const writes: [string, string, unknown][] = [
+      ['POST', '/issues', { title: 'Hello' }],
+      ['PATCH', '', { description: 'mine now' }],
+      ['PATCH', '/issues/1', { state: 'closed' }],
+    ];
+    for (const [method, path, body] of writes) {
+      const hidden = await world.call(method, `/v1/repos/bob/hidden${path}`, { body });
+      const missing = await world.call(method, `/v1/repos/bob/absent${path}`, { body });
+      expect(missing.status, `${method} ${path}`).toBe(404);
+      expect(hidden.status, `${method} ${path}`).toBe(404);
+      same(hidden.body, missing.body, 'bob/hidden', 'bob/absent');
+    }
+    // Control: a repository the connection sees but may not change still answers 403, saying so.
+    world.double.addRepo('bob/open');
+    const refused = await world.call('POST', '/v1/repos/bob/open/issues', { body: { title: 'Hello' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('may not do this in bob/open');
+  });
+
   it('an app installation does not see repositories outside its selection', async () => {
     expect((await world.call('GET', '/v1/repos/acme/two', { profile: 'acme' })).status).toBe(404);
     expect((await world.call('GET', '/v1/repos/acme/one', { profile: 'acme' })).status).toBe(200);

@@ -96,6 +96,14 @@ function timeoutProblem(err: unknown, ctx: CallContext): Problem {
   );
 }
 
+/** A 403 GitHub also answers for a repository the connection cannot see ("Resource not accessible ..."), not a rate limit. */
+export function notAccessible(err: unknown): boolean {
+  const status = (err as { status?: number }).status;
+  return (
+    status === 403 && !isRateLimit(err, status) && /not accessible|must have|permission/i.test(platformMessage(err))
+  );
+}
+
 /** Turns a platform failure into the problem the caller reads; the platform's payload never passes through. */
 export function platformProblem(err: unknown, ctx: CallContext): Problem {
   if (err instanceof Problem) return err;
@@ -110,10 +118,7 @@ export function platformProblem(err: unknown, ctx: CallContext): Problem {
       retryAfter(err),
     );
   }
-  if (
-    status === 404 ||
-    (status === 403 && !ctx.write && /not accessible|must have|permission/i.test(platformMessage(err)))
-  ) {
+  if (status === 404 || (!ctx.write && notAccessible(err))) {
     return notFoundProblem(ctx);
   }
   if (status === 403) {
