@@ -668,6 +668,16 @@ describe('pull requests', () => {
 });
 
 describe('issues', () => {
+  it('opening an issue where issues are turned off answers 410 saying to turn them on, not to try again', async () => {
+    world.double.addRepo('alice/quiet').issuesDisabled = true;
+    const res = await world.call('POST', '/v1/repos/alice/quiet/issues', { body: { title: 'Bug' } });
+    expect(res.status).toBe(410);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(res.body.detail).toContain('Issues are disabled for this repo');
+    expect(res.body.detail).toContain('turn on Issues');
+    expect(res.body.detail).not.toContain('try again shortly');
+  });
+
   it('opens, lists with a total, comments on issues and pull requests, and closes', async () => {
     const opened = await world.call('POST', '/v1/repos/alice/web/issues', { body: { title: 'Bug', body: 'broken' } });
     expect(opened.status).toBe(201);

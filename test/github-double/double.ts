@@ -111,6 +111,8 @@ export interface Repo {
   runs: Run[];
   workflows: { id: number; name: string; path: string }[];
   blobs: Map<string, string>;
+  /** Issues turned off in the repository's settings: creating or changing an issue answers 410. */
+  issuesDisabled?: boolean;
   /** Branches whose ref the Git Data API may not move (branch protection or a ruleset). */
   protectedBranches?: Set<string>;
 }
@@ -823,6 +825,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         );
       }
       case 'issues/create': {
+        if (r.issuesDisabled) return error(410, 'Issues are disabled for this repo');
         const number = r.pulls.length + r.issues.filter((i) => !i.isPull).length + 1;
         const i: Issue = {
           number,

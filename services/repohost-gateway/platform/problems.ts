@@ -141,5 +141,13 @@ export function platformProblem(err: unknown, ctx: CallContext): Problem {
       `The platform refused the request: ${platformReason(err) || 'validation failed'}. Correct it and try again.`,
     );
   }
+  if (status === 410) {
+    // GitHub's "Issues are disabled for this repo": a setting of the repository, which no retry changes.
+    return new Problem(
+      410,
+      'Gone',
+      `The platform says: ${platformReason(err) || 'gone'}. It is turned off or removed on the platform (for issues: turn on Issues in the repository\u2019s settings); sending the request again will not help.`,
+    );
+  }
   return problem.badGateway(`The platform answered ${status}; try again shortly.`);
 }
