@@ -272,11 +272,9 @@ export const Subscription = z
     created_at: z.string(),
     expires_at: z.string(),
     ended_at: z.string().nullable(),
-    signal: z
-      .enum(['none', 'pending', 'sent', 'failed'])
-      .meta({
-        description: 'Delivery of the one signal: none until the subscription ends (ended, cancelled or expired).',
-      }),
+    signal: z.enum(['none', 'pending', 'sent', 'failed']).meta({
+      description: 'Delivery of the one signal: none until the subscription ends (ended, cancelled or expired).',
+    }),
     signal_attempts: z.number().int().meta({ description: 'Delivery attempts made so far.' }),
     signal_last_status: z.number().int().nullable().meta({
       description:
