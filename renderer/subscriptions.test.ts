@@ -18,11 +18,13 @@ describe('a subscription in detail', () => {
     expect(signalWords(s)).toBe('delivered: the hub was told that it ended');
   });
 
-  it('an expired one sends nothing, and says so', () => {
-    const s = { state: 'expired', event: null, ended_at: at, signal: 'none', signal_next_at: null } as const;
+  it('an expired one says so, and that the hub was told it expired', () => {
+    const s = { state: 'expired', event: null, ended_at: at, signal: 'sent', signal_next_at: null } as const;
     expect(endedBy(s)).toBe('its expiry: no one cancelled it and its event did not happen in time');
-    expect(signalWords(s)).toBe('none: an expired subscription sends no signal');
+    expect(signalWords(s)).toBe('delivered: the hub was told that it expired');
     expect(nextAttempt(s)).toBe('\u2014');
+    // One that expired before expiries were signalled has none.
+    expect(signalWords({ state: 'expired', signal: 'none' })).toBe('none: it expired without a signal');
   });
 
   it('a refused delivery shows the receiver\u2019s status and the gateway\u2019s reason, then when it is tried again', () => {
@@ -73,7 +75,7 @@ describe('a subscription in detail', () => {
       'It had already ended (the pull request was merged) before the cancel: the hub gets its one signal about that, and nothing more.',
     );
     expect(cancelOutcome({ state: 'expired', event: null })).toBe(
-      'It had already expired before the cancel: it is no longer watched, and no signal is sent.',
+      'It had already expired before the cancel: it is no longer watched, and the hub gets its one signal about that, and nothing more.',
     );
   });
 });

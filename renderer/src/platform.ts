@@ -63,11 +63,12 @@ export function endedBy(s: Pick<Subscription, 'state' | 'event'>): string {
 
 /** Its one signal: due, on its way, delivered or given up, and what it tells the hub. */
 export function signalWords(s: Pick<Subscription, 'state' | 'signal'>): string {
-  const news = s.state === 'cancelled' ? 'that it was cancelled' : 'that it ended';
+  const news =
+    s.state === 'cancelled' ? 'that it was cancelled' : s.state === 'expired' ? 'that it expired' : 'that it ended';
   switch (s.signal) {
     case 'none':
       return s.state === 'expired'
-        ? 'none: an expired subscription sends no signal'
+        ? 'none: it expired without a signal'
         : 'not due: a signal is sent when the subscription ends';
     case 'pending':
       return `being delivered: one signal telling the hub ${news}`;
@@ -105,7 +106,7 @@ export function cancelOutcome(s: Pick<Subscription, 'state' | 'event'>): string 
     case 'ended':
       return `It had already ended (${endedBy(s)}) before the cancel: the hub gets its one signal about that, and nothing more.`;
     case 'expired':
-      return 'It had already expired before the cancel: it is no longer watched, and no signal is sent.';
+      return 'It had already expired before the cancel: it is no longer watched, and the hub gets its one signal about that, and nothing more.';
     default:
       return 'The gateway did not cancel it; read the list again.';
   }

@@ -73,7 +73,11 @@ export async function commitFiles(
       await octokit.rest.git.updateRef({ owner, repo, ref: `heads/${req.branch}`, sha: commit.data.sha, force: false });
     } catch (err) {
       const status = (err as { status?: number }).status;
-      if (status === 422 || status === 409) moved(req.branch, await headOf(octokit, owner, repo, req.branch));
+      if (status === 422 || status === 409) {
+        // Only a head that moved is a conflict to rebase on; a protected branch (or a ruleset) refuses with the same statuses.
+        const now = await headOf(octokit, owner, repo, req.branch);
+        if (now !== head) moved(req.branch, now);
+      }
       throw err;
     }
     return { sha: commit.data.sha, branch: req.branch, previous_head: head, files: req.changes.length };

@@ -192,10 +192,13 @@ export class CredentialResolver {
       const hit = this.cached(account, profile);
       if (hit) return hit;
     }
-    const running = this.inFlight.get(key);
+    // Joined only by the same token: the identity service vouches for each caller's session credential, so a
+    // revoked session's token never shares an answer the identity service gave another session.
+    const flight = `${key}\0${callerToken}`;
+    const running = this.inFlight.get(flight);
     if (running && !fresh) return running;
-    const p = this.fetchCredential(account, profile, callerToken, fresh).finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, p);
+    const p = this.fetchCredential(account, profile, callerToken, fresh).finally(() => this.inFlight.delete(flight));
+    this.inFlight.set(flight, p);
     const credential = await p;
     this.cache.delete(key);
     this.cache.set(key, credential);
@@ -251,7 +254,7 @@ export class CredentialResolver {
     if (res.status === 403) {
       await res.body?.cancel();
       throw problem.unauthorized(
-        'The identity service refused your token for credential resolution; ask it for a new token for repohost-api.',
+        'The identity service refused your token for credential resolution: it is no longer valid, or the session credential it was minted with has been revoked or has expired; ask the identity service for a new token for repohost-api with a current session credential.',
       );
     }
     if (res.status === 422) {

@@ -185,6 +185,13 @@ describe('repositories', () => {
     expect(deleted.status).toBe(204);
     expect((await world.call('GET', '/v1/repos/alice/scratch')).status).toBe(404);
   });
+
+  it('a name that is taken answers 422 whose detail says so, in the platform\u2019s own words', async () => {
+    const res = await world.call('POST', '/v1/repos', { body: { name: 'web' } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('name already exists on this account');
+    expect(res.body.detail).not.toContain('..');
+  });
 });
 
 describe('hidden means missing', () => {
@@ -207,6 +214,26 @@ describe('hidden means missing', () => {
       same(hidden.body, missing.body, 'bob/hidden', 'bob/absent');
     }
     expect(world.double.calls.some((c) => c.path === '/repos/bob/hidden' && c.status === 403)).toBe(true);
+  });
+
+  it('a write to a repository the connection cannot see answers the same 404 as one to a missing repository', async () => {
+    const writes: [string, string, unknown][] = [
+      ['POST', '/issues', { title: 'Hello' }],
+      ['PATCH', '', { description: 'mine now' }],
+      ['PATCH', '/issues/1', { state: 'closed' }],
+    ];
+    for (const [method, path, body] of writes) {
+      const hidden = await world.call(method, `/v1/repos/bob/hidden${path}`, { body });
+      const missing = await world.call(method, `/v1/repos/bob/absent${path}`, { body });
+      expect(missing.status, `${method} ${path}`).toBe(404);
+      expect(hidden.status, `${method} ${path}`).toBe(404);
+      same(hidden.body, missing.body, 'bob/hidden', 'bob/absent');
+    }
+    // Control: a repository the connection sees but may not change still answers 403, saying so.
+    world.double.addRepo('bob/open');
+    const refused = await world.call('POST', '/v1/repos/bob/open/issues', { body: { title: 'Hello' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('may not do this in bob/open');
   });
 
   it('an app installation does not see repositories outside its selection', async () => {
@@ -453,6 +480,27 @@ describe('files and commits', () => {
     expect(last.status).toBe(422);
   });
 
+  it('a commit to a branch the platform protects answers the platform\u2019s refusal, not a moved head to rebase on', async () => {
+    const head = world.double.headOf('alice/web', 'main');
+    world.double.repo('alice/web').protectedBranches = new Set(['main']);
+    try {
+      const res = await world.call('POST', '/v1/repos/alice/web/commits', {
+        body: {
+          branch: 'main',
+          message: 'Mine',
+          expected_head_sha: head,
+          changes: [{ path: 'MINE.md', content: 'mine\n' }],
+        },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContain('Protected branch update failed');
+      expect(res.body).not.toHaveProperty('current_head_sha');
+      expect(world.double.headOf('alice/web', 'main')).toBe(head);
+    } finally {
+      world.double.repo('alice/web').protectedBranches = undefined;
+    }
+  });
+
   it('commits base64 content and reads a binary file back as base64', async () => {
     const bytes = Buffer.from([0, 1, 2, 65, 66, 0, 127]);
     const res = await world.call('POST', '/v1/repos/alice/web/commits', {
@@ -496,6 +544,14 @@ describe('pull requests', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ title: 'A change', state: 'open', head: 'change', base: 'main', author: 'alice' });
     number = res.body.number as number;
+  });
+
+  it('a head the platform cannot use answers 422 naming the member to correct', async () => {
+    const res = await world.call('POST', '/v1/repos/alice/web/pulls', {
+      body: { title: 'From nowhere', head: 'no-such-branch', base: 'main' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain('(head is not valid)');
   });
 
   it('lists pull requests with a total', async () => {
@@ -612,6 +668,16 @@ describe('pull requests', () => {
 });
 
 describe('issues', () => {
+  it('opening an issue where issues are turned off answers 410 saying to turn them on, not to try again', async () => {
+    world.double.addRepo('alice/quiet').issuesDisabled = true;
+    const res = await world.call('POST', '/v1/repos/alice/quiet/issues', { body: { title: 'Bug' } });
+    expect(res.status).toBe(410);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(res.body.detail).toContain('Issues are disabled for this repo');
+    expect(res.body.detail).toContain('turn on Issues');
+    expect(res.body.detail).not.toContain('try again shortly');
+  });
+
   it('opens, lists with a total, comments on issues and pull requests, and closes', async () => {
     const opened = await world.call('POST', '/v1/repos/alice/web/issues', { body: { title: 'Bug', body: 'broken' } });
     expect(opened.status).toBe(201);

@@ -315,6 +315,43 @@ describe('credentials that stop being current', () => {
     }
   });
 
+  it('a revoked session\u2019s token that arrives while another session\u2019s resolution is running gets no share of it', async () => {
+    const { gateway, done } = await otherGateway({ REPOHOST_SWEEP_SECONDS: '3600' });
+    try {
+      const app = world.double.addInstallation('joiner', ['joiner/app']);
+      world.double.addRepo('joiner/app', { private: true });
+      const credential = await world.identity.addAccount('joiner');
+      const put = await identityCall('PUT', '/v1/connections/main', credential, {
+        kind: 'app',
+        app_id: app.appId,
+        installation_id: app.installationId,
+        private_key: app.privateKey,
+      });
+      expect(put.status).toBe(200);
+      const made = await identityCall('POST', '/v1/session-credentials', credential, { label: 'leaked' });
+      const leaked = (await made.json()) as { id: string; credential: string };
+      const revokedToken = await world.identity.mint(leaked.credential, 'repohost-api');
+      expect((await identityCall('DELETE', `/v1/session-credentials/${leaked.id}`, credential)).status).toBe(204);
+      const ownToken = await world.identity.mint(credential, 'repohost-api');
+      // The account's own request makes the identity service mint an installation token; the double holds it.
+      const hold = world.double.hold('apps/create-installation-access-token');
+      const own = callWith(gateway, ownToken, 'main', '/v1/repos/joiner/app');
+      try {
+        await eventually(() => hold.waiting === 1, 'the own request\u2019s resolution to reach the platform');
+        // Its answer comes while the other resolution is still held: it is asked about on its own, not joined to it.
+        const refused = await callWith(gateway, revokedToken, 'main', '/v1/repos/joiner/app');
+        expect(refused.status).toBe(401);
+        expect(((await refused.json()) as { detail: string }).detail).toContain('current session credential');
+        expect(hold.waiting).toBe(1);
+      } finally {
+        hold.release();
+      }
+      expect((await own).status).toBe(200);
+    } finally {
+      await done();
+    }
+  });
+
   it('after the account is removed (command line), sweeps stop using its connection', async () => {
     const { gateway, done } = await strictGateway();
     try {

@@ -263,18 +263,18 @@ export const Subscription = z
     signal_url: z.string(),
     state: z.enum(SUBSCRIPTION_STATES).meta({
       description:
-        'active: watched; ended: its event happened (one signal); cancelled: its owner cancelled it with DELETE (one signal, with state cancelled); expired: its lifetime ran out (no signal).',
+        'active: watched; ended: its event happened (one signal); cancelled: its owner cancelled it with DELETE (one signal, with state cancelled); expired: its lifetime ran out (one signal, with state expired).',
     }),
     event: z.string().nullable().meta({
       description:
-        'What ended it: checks_settled, pull_merged, pull_closed_unmerged, review_landed, run_completed, or cancelled; null while active and when it expired. The signal carries the same word.',
+        'What ended it: checks_settled, pull_merged, pull_closed_unmerged, review_landed, run_completed, or cancelled; null while active and when it expired (its state says so). The signal carries the same word.',
     }),
     created_at: z.string(),
     expires_at: z.string(),
     ended_at: z.string().nullable(),
-    signal: z
-      .enum(['none', 'pending', 'sent', 'failed'])
-      .meta({ description: 'Delivery of the one signal: none until the subscription ends (and for an expired one).' }),
+    signal: z.enum(['none', 'pending', 'sent', 'failed']).meta({
+      description: 'Delivery of the one signal: none until the subscription ends (ended, cancelled or expired).',
+    }),
     signal_attempts: z.number().int().meta({ description: 'Delivery attempts made so far.' }),
     signal_last_status: z.number().int().nullable().meta({
       description:

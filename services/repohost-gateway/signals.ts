@@ -56,7 +56,7 @@ export function signalBody(row: SubscriptionRow, at: Date): string {
   return JSON.stringify({
     type: 'subscription.ended',
     timestamp: at.toISOString(),
-    // state says how it ended: `ended` (its event happened) or `cancelled` (its owner cancelled it).
+    // state says how it ended: `ended` (its event happened), `cancelled` (its owner cancelled it) or `expired` (event null).
     data: {
       subscription: row.id,
       kind: row.kind,

@@ -16,7 +16,7 @@ export interface SubscriptionRow {
   /** The subscription's own signing secret (whsec_...): needed to sign after a restart; not a platform credential. */
   secret: string;
   state: SubscriptionState;
-  /** What ended it (the watched event, or `cancelled`); null while active and for an expired one. */
+  /** What ended it (the watched event, or `cancelled`); null while active and for an expired one (its state says so). */
   event: string | null;
   created_at: string;
   expires_at: string;
@@ -134,10 +134,11 @@ export class SubscriptionStore {
     return Number(r.numUpdatedRows) === 1;
   }
 
+  /** Ends every active subscription whose lifetime ran out as `expired`, queueing its one signal like any other end. */
   async expire(now: number): Promise<number> {
     const r = await this.db
       .updateTable('subscriptions')
-      .set({ state: 'expired', ended_at: new Date(now).toISOString() })
+      .set({ state: 'expired', ended_at: new Date(now).toISOString(), signal_state: 'pending', signal_next_at: now })
       .where('state', '=', 'active')
       .where('expires_at', '<=', new Date(now).toISOString())
       .executeTakeFirst();

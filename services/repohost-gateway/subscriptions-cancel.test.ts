@@ -200,7 +200,7 @@ describe('cancelling a subscription', () => {
     });
   });
 
-  it('answers one that is already cancelled, ended or expired as it is, and sends nothing more (200)', async () => {
+  it('answers one that is already cancelled, ended or expired as it is, and sends nothing more than its one signal (200)', async () => {
     // Cancelled already.
     const twice = await open({ kind: 'pull_merged', pull: newPull('twice') });
     expect((await cancel(twice.id)).body.state).toBe('cancelled');
@@ -234,15 +234,15 @@ describe('cancelling a subscription', () => {
     );
     const expired = await cancel(expiring.id);
     expect(expired.status).toBe(200);
-    expect(expired.body).toMatchObject({
-      state: 'expired',
+    expect(expired.body).toMatchObject({ state: 'expired', event: null });
+    // Its one signal is the expiry's, not a cancel's.
+    expect(verify(expiring.secret, (await receiver.arrived(expiring.id))[0]!).data).toMatchObject({
       event: null,
-      signal: 'none',
-      signal_attempts: 0,
-      signal_next_at: null,
+      state: 'expired',
     });
+    expect((await cancel(expiring.id)).body).toMatchObject({ state: 'expired' });
     await deliverDue();
-    expect(receiver.of(expiring.id)).toHaveLength(0);
+    expect(receiver.of(expiring.id)).toHaveLength(1);
   });
 
   it('another account\u2019s or another profile\u2019s subscription is not found, word for word like a missing one, and stays active', async () => {

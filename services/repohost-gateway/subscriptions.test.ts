@@ -280,7 +280,7 @@ describe('subscriptions end with exactly one signed signal', () => {
 });
 
 describe('subscription limits', () => {
-  it('expires on its own and sends no signal', async () => {
+  it('expires on its own and ends with one signal saying so; the event afterwards sends nothing more', async () => {
     const n = newPull('expiry');
     const sub = await open({ kind: 'pull_merged', pull: n, expires_in_seconds: 1 });
     expect(Date.parse(sub.expires_at) - Date.parse(sub.created_at)).toBe(1000);
@@ -291,17 +291,31 @@ describe('subscription limits', () => {
       'its expiry to pass',
     );
     await world.gateway.parts.subscriptions.sweep();
-    expect(await read(sub.id)).toMatchObject({
-      state: 'expired',
-      event: null,
-      signal: 'none',
-      signal_attempts: 0,
-      signal_last_at: null,
-      signal_next_at: null,
+    expect(await read(sub.id)).toMatchObject({ state: 'expired', event: null });
+    // A hub waiting for it learns that it will not come, as for a cancel.
+    const ended = await eventually(
+      () => read(sub.id),
+      (s) => s.signal === 'sent',
+      'the expiry signal to be delivered',
+    );
+    expect(ended).toMatchObject({ signal_attempts: 1, signal_last_status: 200, signal_next_at: null });
+    expect(verified(sub.secret, sub.id)).toEqual({
+      type: 'subscription.ended',
+      timestamp: expect.any(String),
+      data: {
+        subscription: sub.id,
+        kind: 'pull_merged',
+        event: null,
+        state: 'expired',
+        repo: 'dana/app',
+        target: `pull/${n}`,
+      },
     });
     world.double.mergePullOutside('dana/app', n);
     await read(sub.id);
-    expect(signalsFor(sub.id)).toHaveLength(0);
+    await world.gateway.parts.subscriptions.sweep();
+    await world.gateway.parts.signals.kick();
+    expect(signalsFor(sub.id)).toHaveLength(1);
   });
 
   it('lives at most one week', async () => {

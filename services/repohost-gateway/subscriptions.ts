@@ -126,7 +126,7 @@ export class Subscriptions {
     const connected = await this.confirmCaller(session);
     const row = await this.store.get(id);
     if (!row || row.account !== session.account) throw notFound(id);
-    await this.store.expire(Date.now());
+    await this.expire(Date.now());
     if (connected && row.state === 'active' && row.profile === session.profile) {
       await this.watchQuietly(row, session);
       this.hold(session);
@@ -147,7 +147,7 @@ export class Subscriptions {
     if (!row || row.account !== session.account || row.profile !== session.profile) throw notFound(id);
     const now = Date.now();
     // One whose lifetime ran out is expired, not cancelled, even when no sweep has marked it yet.
-    await this.store.expire(now);
+    await this.expire(now);
     if (await this.store.end(id, 'cancelled', now, 'cancelled')) {
       this.logger.info({ subscription: id }, 'subscription cancelled');
       // The answer does not wait for the receiver: delivery goes on (and is retried) in the background.
@@ -167,7 +167,7 @@ export class Subscriptions {
     state?: string,
   ): Promise<{ total: number; items: z.infer<typeof Subscription>[] }> {
     const connected = await this.confirmCaller(session);
-    await this.store.expire(Date.now());
+    await this.expire(Date.now());
     const active = connected ? await this.store.activeFor(session.account, session.profile) : [];
     for (const row of active) {
       // One platform that does not answer makes the list wait one timeout, not one per subscription.
@@ -220,7 +220,7 @@ export class Subscriptions {
     this.sweeping ??= (async () => {
       this.sweeps += 1;
       const now = Date.now();
-      await this.store.expire(now);
+      await this.expire(now);
       this.purgeExpired(now);
       // Each held credential is confirmed once per pass before it is used, a few at a time: a removed or
       // replaced connection, a removed account or a revoked session credential stops it here (its
@@ -284,6 +284,16 @@ export class Subscriptions {
     if (this.timer) clearInterval(this.timer);
     await this.sweeping;
     this.held.clear();
+  }
+
+  /** Marks what ran out of lifetime as expired; each ends with its one signal, sent in the background like a cancel's. */
+  private async expire(now: number): Promise<void> {
+    const expired = await this.store.expire(now);
+    if (expired === 0) return;
+    this.logger.info({ expired }, 'subscriptions expired');
+    this.signals
+      .kick()
+      .catch((err: unknown) => this.logger.error({ err: errorSummary(err) }, 'signal delivery failed to start'));
   }
 
   private async watchQuietly(row: SubscriptionRow, session: Session): Promise<'watched' | 'timed_out' | 'failed'> {

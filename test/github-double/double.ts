@@ -111,6 +111,10 @@ export interface Repo {
   runs: Run[];
   workflows: { id: number; name: string; path: string }[];
   blobs: Map<string, string>;
+  /** Issues turned off in the repository's settings: creating or changing an issue answers 410. */
+  issuesDisabled?: boolean;
+  /** Branches whose ref the Git Data API may not move (branch protection or a ruleset). */
+  protectedBranches?: Set<string>;
 }
 
 interface Quota {
@@ -821,6 +825,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         );
       }
       case 'issues/create': {
+        if (r.issuesDisabled) return error(410, 'Issues are disabled for this repo');
         const number = r.pulls.length + r.issues.filter((i) => !i.isPull).length + 1;
         const i: Issue = {
           number,
@@ -1162,6 +1167,11 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         const current = r.refs.get(params.ref!);
         if (!current) return new Answer(422, { message: 'Reference does not exist', documentation_url: DOCS });
         const target = String(body.sha);
+        if (r.protectedBranches?.has(params.ref!.replace(/^heads\//, '')))
+          return new Answer(422, {
+            message: `Protected branch update failed for refs/${params.ref}.`,
+            documentation_url: DOCS,
+          });
         if (body.force !== true && !isAncestor(r, current, target))
           return new Answer(422, { message: 'Update is not a fast forward', documentation_url: DOCS });
         r.refs.set(params.ref!, target);

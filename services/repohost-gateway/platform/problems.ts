@@ -25,6 +25,36 @@ function platformMessage(err: unknown): string {
   return typeof m === 'string' ? m.slice(0, 200) : '';
 }
 
+/** GitHub's validation error codes (docs: "Client errors"), in words; `custom` carries its own message. */
+const ERROR_CODES: Record<string, string> = {
+  missing: 'does not exist',
+  missing_field: 'is required',
+  invalid: 'is not valid',
+  already_exists: 'already exists',
+  unprocessable: 'cannot be processed',
+};
+
+/**
+ * The platform's message with what its `errors` say is wrong (their message, or the field and code), so
+ * the caller learns what to correct; never an error's `value`, which echoes what was sent.
+ */
+function platformReason(err: unknown): string {
+  const message = platformMessage(err).replace(/\.+$/, '');
+  const data = (err as { response?: { data?: unknown } }).response?.data;
+  const errors = data && typeof data === 'object' ? (data as { errors?: unknown }).errors : undefined;
+  const reasons = (Array.isArray(errors) ? errors : []).slice(0, 5).flatMap((e: unknown) => {
+    if (typeof e === 'string') return [e.slice(0, 200)];
+    if (!e || typeof e !== 'object') return [];
+    const { message: m, field, code } = e as { message?: unknown; field?: unknown; code?: unknown };
+    if (typeof m === 'string' && m) return [m.slice(0, 200)];
+    if (typeof field !== 'string' || !field) return [];
+    const said = typeof code === 'string' ? (ERROR_CODES[code] ?? code) : 'is not valid';
+    return [`${field.slice(0, 100)} ${said.slice(0, 100)}`];
+  });
+  if (reasons.length === 0) return message;
+  return message ? `${message} (${reasons.join('; ')})` : reasons.join('; ');
+}
+
 function isRateLimit(err: unknown, status: number): boolean {
   if (status === 429) return true;
   if (status !== 403) return false;
@@ -66,6 +96,14 @@ function timeoutProblem(err: unknown, ctx: CallContext): Problem {
   );
 }
 
+/** A 403 GitHub also answers for a repository the connection cannot see ("Resource not accessible ..."), not a rate limit. */
+export function notAccessible(err: unknown): boolean {
+  const status = (err as { status?: number }).status;
+  return (
+    status === 403 && !isRateLimit(err, status) && /not accessible|must have|permission/i.test(platformMessage(err))
+  );
+}
+
 /** Turns a platform failure into the problem the caller reads; the platform's payload never passes through. */
 export function platformProblem(err: unknown, ctx: CallContext): Problem {
   if (err instanceof Problem) return err;
@@ -80,10 +118,7 @@ export function platformProblem(err: unknown, ctx: CallContext): Problem {
       retryAfter(err),
     );
   }
-  if (
-    status === 404 ||
-    (status === 403 && !ctx.write && /not accessible|must have|permission/i.test(platformMessage(err)))
-  ) {
+  if (status === 404 || (!ctx.write && notAccessible(err))) {
     return notFoundProblem(ctx);
   }
   if (status === 403) {
@@ -98,12 +133,20 @@ export function platformProblem(err: unknown, ctx: CallContext): Problem {
   }
   if (status === 409 || status === 405) {
     return problem.conflict(
-      `The platform refused: ${platformMessage(err) || 'conflict'}. Read the current state and try again.`,
+      `The platform refused: ${platformReason(err) || 'conflict'}. Read the current state and try again.`,
     );
   }
   if (status === 422 || status === 400) {
     return problem.unprocessable(
-      `The platform refused the request: ${platformMessage(err) || 'validation failed'}. Correct it and try again.`,
+      `The platform refused the request: ${platformReason(err) || 'validation failed'}. Correct it and try again.`,
+    );
+  }
+  if (status === 410) {
+    // GitHub's "Issues are disabled for this repo": a setting of the repository, which no retry changes.
+    return new Problem(
+      410,
+      'Gone',
+      `The platform says: ${platformReason(err) || 'gone'}. It is turned off or removed on the platform (for issues: turn on Issues in the repository\u2019s settings); sending the request again will not help.`,
     );
   }
   return problem.badGateway(`The platform answered ${status}; try again shortly.`);

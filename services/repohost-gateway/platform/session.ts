@@ -1,7 +1,8 @@
 import { problem } from '../../kit/problem.ts';
 import type { Credential, CredentialResolver } from '../credential-resolver.ts';
 import type { Platform, PlatformClient } from './clients.ts';
-import { platformProblem, type CallContext } from './problems.ts';
+import type { Problem } from '../../kit/problem.ts';
+import { notAccessible, platformProblem, type CallContext } from './problems.ts';
 
 /** One caller's access to the platform under one profile's credential, with the one refresh a 401 earns. */
 export class Session {
@@ -72,22 +73,42 @@ export class Session {
   async run<T>(ctx: Omit<CallContext, 'profile'>, fn: (octokit: PlatformClient) => Promise<T>): Promise<T> {
     const full = { ...ctx, profile: this.profile };
     const credential = await this.current();
+    const octokit = this.platform.octokit(credential);
     try {
-      return await fn(this.platform.octokit(credential));
+      return await fn(octokit);
     } catch (err) {
-      if ((err as { status?: number }).status !== 401 || !this.callerToken) throw platformProblem(err, full);
+      if ((err as { status?: number }).status !== 401 || !this.callerToken) throw await problemOf(err, full, octokit);
     }
     this.platform.forget(credential);
     this.resolver.forget(this.account, this.profile);
     const fresh = await this.resolver.resolve(this.account, this.profile, this.callerToken, true);
     this.resolver.confirmedNow(fresh, this.session);
     this.using = fresh;
+    const again = this.platform.octokit(fresh);
     try {
-      return await fn(this.platform.octokit(fresh));
+      return await fn(again);
     } catch (err) {
-      throw platformProblem(err, full);
+      throw await problemOf(err, full, again);
     }
   }
+}
+
+/**
+ * The problem a failed call answers. A write refused as "not accessible" may be about a repository the
+ * connection cannot see at all: one read of the repository tells, and a hidden one answers exactly as a
+ * missing one (404), never a 403 that would say it exists.
+ */
+async function problemOf(err: unknown, ctx: CallContext, octokit: PlatformClient): Promise<Problem> {
+  if (ctx.write && ctx.repo && notAccessible(err)) {
+    const [owner, repo] = ctx.repo.split('/') as [string, string];
+    try {
+      await octokit.rest.repos.get({ owner, repo });
+    } catch (readErr) {
+      if (platformProblem(readErr, { ...ctx, write: false }).status === 404)
+        return platformProblem({ status: 404 }, ctx);
+    }
+  }
+  return platformProblem(err, ctx);
 }
 
 /** A background sweep has no caller token and the held credential ran out. */

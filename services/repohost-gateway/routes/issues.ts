@@ -27,7 +27,8 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: RepoParams,
     body: z.object({ title: z.string().min(1).max(256), body: z.string().max(65_536).optional() }),
     responses: { 201: { description: 'The new issue.', schema: Issue } },
-    problems: [403, 422],
+    // 410: issues are turned off in the repository's settings.
+    problems: [403, 410, 422],
     handler: async (ctx) => {
       const r = await onRepo(parts, ctx, { write: true }, (o, where) =>
         o.rest.issues.create({ ...where, title: ctx.body.title, body: ctx.body.body }),
@@ -44,7 +45,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: IssueParams,
     body: z.object({ state: z.enum(['open', 'closed']) }),
     responses: { 200: { description: 'The issue as it is now.', schema: Issue } },
-    problems: [403],
+    problems: [403, 410],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const r = await onRepo(parts, ctx, { write: true, thing: `Issue #${number}` }, (o, where) =>
@@ -62,7 +63,7 @@ export function issueRoutes(api: Api, parts: GatewayParts): void {
     params: IssueParams,
     body: z.object({ body: z.string().min(1).max(65_536) }),
     responses: { 201: { description: 'The comment.', schema: Comment } },
-    problems: [403],
+    problems: [403, 410],
     handler: async (ctx) => {
       const { number } = ctx.params;
       const r = await onRepo(parts, ctx, { write: true, thing: `Issue or pull request #${number}` }, (o, where) =>
