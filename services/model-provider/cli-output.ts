@@ -19,6 +19,8 @@ export function loadedBy(init: Record<string, unknown>): Loaded {
 export const isInit = (e: Record<string, unknown>) => e.type === 'system' && e.subtype === 'init';
 export const isHook = (e: Record<string, unknown>) =>
   e.type === 'system' && typeof e.subtype === 'string' && e.subtype.startsWith('hook_');
+/** The hook's name as the CLI reports it (`SessionStart:startup`, `UserPromptSubmit`). */
+export const hookName = (e: Record<string, unknown>) => String(e.hook_name ?? e.hook_event ?? 'hook');
 
 /**
  * A run is locked down when it loaded no tools and no MCP servers (and ran no hooks). A schema run

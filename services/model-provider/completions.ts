@@ -2,6 +2,7 @@ import type { Logger } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import type { CliLocation } from './cli-binary.ts';
 import {
+  hookName,
   isHook,
   isInit,
   loadedBy,
@@ -254,7 +255,17 @@ async function runOnce(
     timeoutMs: parts.timeoutSeconds * 1000,
     signal,
     onEvent: (event) => {
-      if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+      if (isHook(event)) {
+        hooks.push(hookName(event));
+        // A hook reported after init (UserPromptSubmit, Stop) breaks lockdown as one before it does.
+        if (lockedDown && !breach) {
+          breach = {
+            loaded: { tools: [], mcp_servers: [], hooks: [...new Set(hooks)] },
+            what: `hooks ${hookName(event)}`,
+          };
+          return 'stop';
+        }
+      }
       if (isInit(event) && !breach) {
         const loaded = { ...loadedBy(event), hooks: [...new Set(hooks)] };
         const what = lockdownBreach(loaded, structured);

@@ -73,6 +73,27 @@ describe('the startup lockdown probe', () => {
     }
   });
 
+  it('refuses a run whose CLI reports a settings hook after its init (a Stop hook), and every completion after it', async () => {
+    const p = await startProvider();
+    try {
+      await p.service.lockdownProbed();
+      expect((await ready(p.url)).body.checks.lockdown.ok).toBe(true);
+      const res = await fetch(`${p.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'hello [stand-in:stop-hook]' }] }),
+      });
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_locked_down');
+      const r = await ready(p.url);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', hooks: ['Stop'] });
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+      expect(p.runs()).toHaveLength(1);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('allows a schema run exactly the StructuredOutput tool, which --json-schema itself adds', async () => {
     const p = await startProvider();
     try {

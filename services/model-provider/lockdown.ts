@@ -1,6 +1,6 @@
 import type { Logger } from '../kit/logger.ts';
 import type { CliLocation } from './cli-binary.ts';
-import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type Loaded } from './cli-output.ts';
+import { hookName, isHook, isInit, loadedBy, lockdownBreach, readAnswer, type Loaded } from './cli-output.ts';
 import type { CliProcesses } from './cli-process.ts';
 import { ProviderError } from './errors.ts';
 import { cliArgs } from './invocation.ts';
@@ -139,7 +139,11 @@ export class Lockdown {
       {
         timeoutMs: this.parts.timeoutSeconds * 1000,
         onEvent: (event) => {
-          if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+          if (isHook(event)) {
+            hooks.push(hookName(event));
+            // A hook after init (UserPromptSubmit, Stop) ends the probe as one before it does.
+            if (init) return 'stop';
+          }
           if (isInit(event) && !init) {
             init = { ...loadedBy(event), hooks: [...new Set(hooks)] };
             if (lockdownBreach(init, false)) return 'stop';
@@ -165,13 +169,18 @@ export class Lockdown {
       );
       return;
     }
-    this.loaded = init;
-    const breach = lockdownBreach(init, false);
+    this.loaded = { ...init, hooks: [...new Set(hooks)] };
+    const breach = lockdownBreach(this.loaded, false);
     if (breach) {
       this.state = 'not_ok';
       this.detail = `The CLI loaded ${breach} although every call disables them; remove them from the CLI's configuration, then restart the service.`;
       logger.error(
-        { lockdown: this.state, tools: init.tools, mcp_servers: init.mcp_servers, hooks: init.hooks },
+        {
+          lockdown: this.state,
+          tools: this.loaded.tools,
+          mcp_servers: this.loaded.mcp_servers,
+          hooks: this.loaded.hooks,
+        },
         'lockdown not ok',
       );
       return;

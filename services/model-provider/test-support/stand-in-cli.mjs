@@ -21,6 +21,7 @@
  *   [stand-in:text-then-tool]  text, then a tool_use block; the run ends as out of turns (error_max_turns)
  *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
  *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
+ *   [stand-in:stop-hook]       answers as usual, a Stop hook's events after its reply (with --include-hook-events)
  *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
  * While the file `signed-out` exists in STANDIN_RECORD_DIR, every run (the lockdown probe too) answers as
  * [stand-in:not-logged-in] does: a CLI signed out, and signed in again once the file is gone.
@@ -195,22 +196,15 @@ const tools = (process.env.STANDIN_LOADS ?? '').split(',').filter(Boolean);
 if (schemaText) tools.push('StructuredOutput');
 // A run that turns out to load a tool after the probe proved lockdown (its text follows as usual).
 if (stdin.includes('[stand-in:loads-tool]')) tools.push('Bash');
-if (process.env.STANDIN_HOOK) {
-  out({
-    type: 'system',
-    subtype: 'hook_started',
-    hook_id: randomUUID(),
-    hook_name: 'SessionStart:startup',
-    hook_event: 'SessionStart',
-    uuid: randomUUID(),
-    session_id: session,
-  });
+/** A settings hook's two events, as the CLI prints them. */
+function hookEvents(name, event) {
+  const hookId = randomUUID();
+  const common = { hook_id: hookId, hook_name: name, hook_event: event };
+  out({ type: 'system', subtype: 'hook_started', ...common, uuid: randomUUID(), session_id: session });
   out({
     type: 'system',
     subtype: 'hook_response',
-    hook_id: randomUUID(),
-    hook_name: 'SessionStart:startup',
-    hook_event: 'SessionStart',
+    ...common,
     output: '',
     stdout: '',
     stderr: '',
@@ -220,6 +214,7 @@ if (process.env.STANDIN_HOOK) {
     session_id: session,
   });
 }
+if (process.env.STANDIN_HOOK) hookEvents('SessionStart:startup', 'SessionStart');
 out({
   type: 'system',
   subtype: 'init',
@@ -242,6 +237,8 @@ out({
   uuid: randomUUID(),
   fast_mode_state: 'off',
 });
+// A Stop hook of the user's settings runs after the reply; the CLI reports it only with --include-hook-events.
+const stopHook = stdin.includes('[stand-in:stop-hook]') && flags.has('--include-hook-events');
 
 const usage = {
   input_tokens: 12,
@@ -424,6 +421,7 @@ async function answer(finish = () => done(0), options = {}) {
       options.text ??
       `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
     await message([{ text }], options);
+    if (stopHook) hookEvents('Stop', 'Stop');
     result({ result: text });
   }
   finish();
