@@ -62,6 +62,21 @@ describe('the startup lockdown probe', () => {
     }
   });
 
+  it('finds lockdown not ok when the probe run loaded skills or slash commands, although every call disables them', async () => {
+    const p = await startProvider({ skills: ['deploy'] });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', tools: [], mcp_servers: [] });
+      expect(r.body.checks.lockdown.detail).toMatch(/slash commands deploy; skills deploy/);
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+      expect(p.runs()).toHaveLength(0);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('finds lockdown not ok when a settings hook runs at session start', async () => {
     const p = await startProvider({ hook: true });
     try {

@@ -12,7 +12,7 @@ export const PROBE_PROMPT = 'Reply with the single word: ready';
 
 /**
  * The startup probe: the CLI runs once under exactly the flags of every call, and lockdown is ok only
- * when its init event lists no tools and no MCP servers (and no hook ran). Until the probe has
+ * when its init event lists no tools, no MCP servers, no slash commands and no skills (and no hook ran). Until the probe has
  * finished, and whenever it is not ok, completions are refused.
  */
 export class Lockdown {
@@ -105,10 +105,7 @@ export class Lockdown {
     this.state = 'not_ok';
     this.loaded = loaded;
     this.detail = `A CLI run loaded ${breach}; every completion is refused until that is removed from the CLI's configuration and the service restarted.`;
-    this.parts.logger.error(
-      { lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks },
-      'lockdown breached',
-    );
+    this.parts.logger.error({ lockdown: this.state, ...loaded }, 'lockdown breached');
   }
 
   private async probe(): Promise<void> {
@@ -174,19 +171,11 @@ export class Lockdown {
     if (breach) {
       this.state = 'not_ok';
       this.detail = `The CLI loaded ${breach} although every call disables them; remove them from the CLI's configuration, then restart the service.`;
-      logger.error(
-        {
-          lockdown: this.state,
-          tools: this.loaded.tools,
-          mcp_servers: this.loaded.mcp_servers,
-          hooks: this.loaded.hooks,
-        },
-        'lockdown not ok',
-      );
+      logger.error({ lockdown: this.state, ...this.loaded }, 'lockdown not ok');
       return;
     }
     this.state = 'ok';
-    this.detail = 'The probe run loaded no tools, no MCP servers and no hooks.';
+    this.detail = 'The probe run loaded no tools, no MCP servers, no slash commands or skills and no hooks.';
     try {
       readAnswer(run, false, this.parts.timeoutSeconds);
       this.login = 'signed_in';

@@ -36,7 +36,8 @@
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
- * names), STANDIN_HOOK (a SessionStart hook event before init). A record also holds when the run's process
+ * names), STANDIN_HOOK (a SessionStart hook event before init), STANDIN_SKILLS (skills the init event lists, each also
+ * as a slash command). A record also holds when the run's process
  * started and, once it answered, when it ended (`startedAt`, `endedAt`). STANDIN_PACE sets the default pace of text deltas.
  */
 import { spawn } from 'node:child_process';
@@ -192,6 +193,7 @@ function pgid() {
 }
 
 const schemaText = flag('--json-schema');
+const skills = (process.env.STANDIN_SKILLS ?? '').split(',').filter(Boolean);
 const tools = (process.env.STANDIN_LOADS ?? '').split(',').filter(Boolean);
 if (schemaText) tools.push('StructuredOutput');
 // A run that turns out to load a tool after the probe proved lockdown (its text follows as usual).
@@ -227,12 +229,13 @@ out({
     .map((name) => ({ name, status: 'pending' })),
   model: flag('--model') ?? 'default',
   permissionMode: 'default',
-  slash_commands: [],
+  // A CLI that loads the user's skills lists each as a skill and a slash command.
+  slash_commands: skills,
   apiKeySource: 'none',
   claude_code_version: '2.1.197',
   output_style: 'default',
   agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
-  skills: [],
+  skills,
   plugins: [],
   uuid: randomUUID(),
   fast_mode_state: 'off',
