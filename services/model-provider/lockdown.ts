@@ -1,5 +1,5 @@
 import type { Logger } from '../kit/logger.ts';
-import type { CliLocation } from './cli-binary.ts';
+import { binaryIdentity, type CliLocation } from './cli-binary.ts';
 import { hookName, isHook, isInit, loadedBy, lockdownBreach, readAnswer, type Loaded } from './cli-output.ts';
 import type { CliProcesses } from './cli-process.ts';
 import { ProviderError } from './errors.ts';
@@ -22,6 +22,8 @@ export class Lockdown {
   probedAt: string | undefined;
   /** The binary the proof is about: another one found later is probed afresh before it runs. */
   probedPath: string | undefined;
+  /** The file that path ran when it was probed (binaryIdentity): an update in place is probed afresh too. */
+  private probedIdentity: string | undefined;
   login: LoginState = 'unknown';
   private running: Promise<void> | undefined;
 
@@ -63,16 +65,22 @@ export class Lockdown {
       void this.ensureProbed();
       return true;
     }
-    if (this.probedPath === undefined || where.path === this.probedPath) return false;
+    if (this.probedPath === undefined) return false;
+    const samePath = where.path === this.probedPath;
+    if (samePath && binaryIdentity(where.path) === this.probedIdentity) return false;
     // Not proven for this binary: refuse, whatever the state says, until a probe of it has answered.
     // (A probe already running, such as the login re-check, is let finish; the next call looks again.)
     if (!this.running) {
       this.parts.logger.warn(
         { probed: this.probedPath, found: where.path },
-        'another CLI binary found; probing it before it runs',
+        samePath
+          ? 'the CLI binary changed in place; probing it before it runs'
+          : 'another CLI binary found; probing it before it runs',
       );
       this.state = 'pending';
-      this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
+      this.detail = samePath
+        ? `The CLI at ${where.path} has changed since its lockdown probe (an update); its lockdown probe is running.`
+        : `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
       void this.ensureProbed();
     }
     return true;
@@ -123,6 +131,8 @@ export class Lockdown {
       this.state = 'pending';
       this.detail = 'The lockdown probe is running.';
     }
+    // Taken before the run: a file that changes while it is probed differs afterwards and is probed again.
+    const identity = binaryIdentity(where.path);
     const hooks: string[] = [];
     let init: Loaded | undefined;
     const run = await this.parts.processes.run(
@@ -151,6 +161,7 @@ export class Lockdown {
     this.probedAt = new Date().toISOString();
     // Only now, with an answer, is the state below about this binary.
     this.probedPath = where.path;
+    this.probedIdentity = identity;
     if (!init) {
       this.state = 'probe_failed';
       const how =
