@@ -304,6 +304,15 @@ async function runOnce(
     parts.counters?.run('aborted');
     throw new ClientGone('client went away during the run');
   }
+  if (!lockedDown && run.events.some((e) => e.type === 'result')) {
+    // Its lockdown was never checked: whatever it answered is not used.
+    parts.counters?.run('failed');
+    parts.logger.warn(
+      { code: 'cli_failed', end: run.end },
+      'the CLI run did not report what it loaded (no init event)',
+    );
+    throw providerError.cliFailed('it did not report what it loaded (no init event), so its answer is not used.');
+  }
   try {
     const answer = readAnswer(run, structured, parts.timeoutSeconds);
     parts.counters?.run('ok', answer.usage);

@@ -109,6 +109,31 @@ describe('the startup lockdown probe', () => {
     }
   });
 
+  it('does not answer from a run that never reported what it loaded (no init event), plain or streamed', async () => {
+    for (const stream of ['whole', 'deltas']) {
+      const p = await startProvider({ env: { MODELPROV_STREAM: stream } });
+      try {
+        await p.service.lockdownProbed();
+        const res = await fetch(`${p.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'sonnet',
+            stream: stream === 'deltas',
+            messages: [{ role: 'user', content: 'hello [stand-in:no-init]' }],
+          }),
+        });
+        const body = await res.text();
+        expect([stream, res.status]).toEqual([stream, 502]);
+        expect(body).toContain('"code":"cli_failed"');
+        expect(body).not.toContain('Stand-in reply');
+        expect(p.log()).toContain('did not report what it loaded');
+      } finally {
+        await p.close();
+      }
+    }
+  });
+
   it('allows a schema run exactly the StructuredOutput tool, which --json-schema itself adds', async () => {
     const p = await startProvider();
     try {

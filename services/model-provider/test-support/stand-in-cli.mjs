@@ -21,6 +21,7 @@
  *   [stand-in:text-then-tool]  text, then a tool_use block; the run ends as out of turns (error_max_turns)
  *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
  *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
+ *   [stand-in:no-init]         answers as usual without printing its init event
  *   [stand-in:stop-hook]       answers as usual, a Stop hook's events after its reply (with --include-hook-events)
  *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
  * While the file `signed-out` exists in STANDIN_RECORD_DIR, every run (the lockdown probe too) answers as
@@ -217,29 +218,31 @@ function hookEvents(name, event) {
   });
 }
 if (process.env.STANDIN_HOOK) hookEvents('SessionStart:startup', 'SessionStart');
-out({
-  type: 'system',
-  subtype: 'init',
-  cwd: process.cwd(),
-  session_id: session,
-  tools,
-  mcp_servers: (process.env.STANDIN_MCP ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((name) => ({ name, status: 'pending' })),
-  model: flag('--model') ?? 'default',
-  permissionMode: 'default',
-  // A CLI that loads the user's skills lists each as a skill and a slash command.
-  slash_commands: skills,
-  apiKeySource: 'none',
-  claude_code_version: '2.1.197',
-  output_style: 'default',
-  agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
-  skills,
-  plugins: [],
-  uuid: randomUUID(),
-  fast_mode_state: 'off',
-});
+// [stand-in:no-init]: a run that never says what it loaded, and answers all the same.
+if (!stdin.includes('[stand-in:no-init]'))
+  out({
+    type: 'system',
+    subtype: 'init',
+    cwd: process.cwd(),
+    session_id: session,
+    tools,
+    mcp_servers: (process.env.STANDIN_MCP ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((name) => ({ name, status: 'pending' })),
+    model: flag('--model') ?? 'default',
+    permissionMode: 'default',
+    // A CLI that loads the user's skills lists each as a skill and a slash command.
+    slash_commands: skills,
+    apiKeySource: 'none',
+    claude_code_version: '2.1.197',
+    output_style: 'default',
+    agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
+    skills,
+    plugins: [],
+    uuid: randomUUID(),
+    fast_mode_state: 'off',
+  });
 // A Stop hook of the user's settings runs after the reply; the CLI reports it only with --include-hook-events.
 const stopHook = stdin.includes('[stand-in:stop-hook]') && flags.has('--include-hook-events');
 
