@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
@@ -67,4 +67,19 @@ export function locateCli(configured: string | undefined, env: NodeJS.ProcessEnv
     found: false,
     detail: `The CLI binary (claude) was found neither on the service's PATH nor in the usual install locations (~/.claude/local, ~/.local/bin, ~/.npm-global/bin, ~/.bun/bin, ~/.volta/bin, /usr/local/bin, /opt/homebrew/bin, /usr/bin). ${SET_IT}`,
   };
+}
+
+/**
+ * Which file a path runs now: the file behind its links, and that file's inode, size and change time.
+ * An update in place (the installer moving its link to a new version, a package manager rewriting the
+ * file) changes it although the path stays; undefined when the path cannot be read.
+ */
+export function binaryIdentity(path: string): string | undefined {
+  try {
+    const real = realpathSync(path);
+    const st = statSync(real);
+    return `${real}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,27 +1,38 @@
 import { providerError, ProviderError } from './errors.ts';
 import type { RunResult } from './cli-process.ts';
 
-/** What a run loaded, from its `system/init` event (and the hook events the CLI prints before it). */
+/** What a run loaded, from its `system/init` event (and the hook events the CLI prints around it). */
 export interface Loaded {
   tools: string[];
   mcp_servers: string[];
   hooks: string[];
+  /** Both empty under --disable-slash-commands; a CLI that lists any has not applied it (a command can run shell lines). */
+  slash_commands?: string[];
+  skills?: string[];
 }
 
 export function loadedBy(init: Record<string, unknown>): Loaded {
-  const tools = Array.isArray(init.tools) ? init.tools.map(String) : [];
+  const names = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
   const mcp = Array.isArray(init.mcp_servers)
     ? init.mcp_servers.map((s) => String((s as { name?: unknown })?.name ?? s))
     : [];
-  return { tools, mcp_servers: mcp, hooks: [] };
+  return {
+    tools: names(init.tools),
+    mcp_servers: mcp,
+    hooks: [],
+    slash_commands: names(init.slash_commands),
+    skills: names(init.skills),
+  };
 }
 
 export const isInit = (e: Record<string, unknown>) => e.type === 'system' && e.subtype === 'init';
 export const isHook = (e: Record<string, unknown>) =>
   e.type === 'system' && typeof e.subtype === 'string' && e.subtype.startsWith('hook_');
+/** The hook's name as the CLI reports it (`SessionStart:startup`, `UserPromptSubmit`). */
+export const hookName = (e: Record<string, unknown>) => String(e.hook_name ?? e.hook_event ?? 'hook');
 
 /**
- * A run is locked down when it loaded no tools and no MCP servers (and ran no hooks). A schema run
+ * A run is locked down when it loaded no tools, no MCP servers, no slash commands or skills (and ran no hooks). A schema run
  * is allowed exactly the StructuredOutput tool, which --json-schema itself adds.
  */
 export function lockdownBreach(loaded: Loaded, structured: boolean): string | undefined {
@@ -30,6 +41,8 @@ export function lockdownBreach(loaded: Loaded, structured: boolean): string | un
   if (tools.length > 0) parts.push(`tools ${tools.join(', ')}`);
   if (loaded.mcp_servers.length > 0) parts.push(`MCP servers ${loaded.mcp_servers.join(', ')}`);
   if (loaded.hooks.length > 0) parts.push(`hooks ${loaded.hooks.join(', ')}`);
+  if (loaded.slash_commands?.length) parts.push(`slash commands ${loaded.slash_commands.join(', ')}`);
+  if (loaded.skills?.length) parts.push(`skills ${loaded.skills.join(', ')}`);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 

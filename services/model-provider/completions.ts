@@ -2,6 +2,7 @@ import type { Logger } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import type { CliLocation } from './cli-binary.ts';
 import {
+  hookName,
   isHook,
   isInit,
   loadedBy,
@@ -254,7 +255,17 @@ async function runOnce(
     timeoutMs: parts.timeoutSeconds * 1000,
     signal,
     onEvent: (event) => {
-      if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+      if (isHook(event)) {
+        hooks.push(hookName(event));
+        // A hook reported after init (UserPromptSubmit, Stop) breaks lockdown as one before it does.
+        if (lockedDown && !breach) {
+          breach = {
+            loaded: { tools: [], mcp_servers: [], hooks: [...new Set(hooks)] },
+            what: `hooks ${hookName(event)}`,
+          };
+          return 'stop';
+        }
+      }
       if (isInit(event) && !breach) {
         const loaded = { ...loadedBy(event), hooks: [...new Set(hooks)] };
         const what = lockdownBreach(loaded, structured);
@@ -292,6 +303,15 @@ async function runOnce(
   if (run.end === 'aborted') {
     parts.counters?.run('aborted');
     throw new ClientGone('client went away during the run');
+  }
+  if (!lockedDown && run.events.some((e) => e.type === 'result')) {
+    // Its lockdown was never checked: whatever it answered is not used.
+    parts.counters?.run('failed');
+    parts.logger.warn(
+      { code: 'cli_failed', end: run.end },
+      'the CLI run did not report what it loaded (no init event)',
+    );
+    throw providerError.cliFailed('it did not report what it loaded (no init event), so its answer is not used.');
   }
   try {
     const answer = readAnswer(run, structured, parts.timeoutSeconds);

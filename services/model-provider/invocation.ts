@@ -1,6 +1,7 @@
 /**
  * The CLI's argv for one run. Every run, the startup probe included, gets the same lockdown flags:
- * no tools, no slash commands or skills, exactly the empty MCP configuration, no session transcript.
+ * no tools, no slash commands or skills, exactly the empty MCP configuration, no session transcript,
+ * and every hook the CLI runs reported (so that lockdown can refuse it).
  * The prompt is never on argv: it goes on stdin (a prompt starting with "-" would be read as a flag,
  * `--tools`/`--mcp-config` are variadic and swallow a following prompt, and argv over 128 KiB fails).
  */
@@ -20,6 +21,8 @@ export function cliArgs(inv: Invocation): string[] {
     '--output-format',
     'stream-json',
     '--verbose',
+    // Without it a UserPromptSubmit (or Stop) hook from the user's settings runs unseen: lockdown must see every hook.
+    '--include-hook-events',
     ...(inv.partialMessages ? ['--include-partial-messages'] : []),
     '--tools',
     '',

@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -62,6 +62,21 @@ describe('the startup lockdown probe', () => {
     }
   });
 
+  it('finds lockdown not ok when the probe run loaded skills or slash commands, although every call disables them', async () => {
+    const p = await startProvider({ skills: ['deploy'] });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', tools: [], mcp_servers: [] });
+      expect(r.body.checks.lockdown.detail).toMatch(/slash commands deploy; skills deploy/);
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+      expect(p.runs()).toHaveLength(0);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('finds lockdown not ok when a settings hook runs at session start', async () => {
     const p = await startProvider({ hook: true });
     try {
@@ -70,6 +85,52 @@ describe('the startup lockdown probe', () => {
       expect(r.body.checks.lockdown).toMatchObject({ ok: false, hooks: ['SessionStart:startup'] });
     } finally {
       await p.close();
+    }
+  });
+
+  it('refuses a run whose CLI reports a settings hook after its init (a Stop hook), and every completion after it', async () => {
+    const p = await startProvider();
+    try {
+      await p.service.lockdownProbed();
+      expect((await ready(p.url)).body.checks.lockdown.ok).toBe(true);
+      const res = await fetch(`${p.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'hello [stand-in:stop-hook]' }] }),
+      });
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_locked_down');
+      const r = await ready(p.url);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', hooks: ['Stop'] });
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+      expect(p.runs()).toHaveLength(1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('does not answer from a run that never reported what it loaded (no init event), plain or streamed', async () => {
+    for (const stream of ['whole', 'deltas']) {
+      const p = await startProvider({ env: { MODELPROV_STREAM: stream } });
+      try {
+        await p.service.lockdownProbed();
+        const res = await fetch(`${p.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'sonnet',
+            stream: stream === 'deltas',
+            messages: [{ role: 'user', content: 'hello [stand-in:no-init]' }],
+          }),
+        });
+        const body = await res.text();
+        expect([stream, res.status]).toEqual([stream, 502]);
+        expect(body).toContain('"code":"cli_failed"');
+        expect(body).not.toContain('Stand-in reply');
+        expect(p.log()).toContain('did not report what it loaded');
+      } finally {
+        await p.close();
+      }
     }
   });
 
@@ -250,6 +311,45 @@ describe('the lockdown proof belongs to the binary it was made with', () => {
       // The new binary ran only its probe; every completion ran on the proven one.
       expect(second.runs().map((r) => r.stdin)).toEqual([PROBE_PROMPT]);
       expect(first.runs().filter((r) => r.stdin !== PROBE_PROMPT)).toHaveLength(1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("probes again when the binary at the same path changes (an update moves the installer's link to a new version)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modelprov-update-'));
+    // The native installer's layout: ~/.local/bin/claude is a link to the version it installed last.
+    const v1 = standInBinary(join(dir, 'versions', 'v1'), { recordDir: join(dir, 'runs-v1') });
+    const bin = join(dir, '.local', 'bin');
+    mkdirSync(bin, { recursive: true });
+    const link = join(bin, 'claude');
+    symlinkSync(v1.binary, link);
+    const p = await startProvider({ binary: null, base: { PATH: bin, HOME: dir } });
+    try {
+      await p.service.lockdownProbed();
+      expect((await ready(p.url)).body.checks.lockdown).toMatchObject({ state: 'ok' });
+      await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'on v1' }] });
+      // An update installs v2 (which loads a tool) and moves the link: the path the service found is the same.
+      const v2 = standInBinary(join(dir, 'versions', 'v2'), { loads: ['Bash'], recordDir: join(dir, 'runs-v2') });
+      renameSync(v2.binary, `${v2.binary}.new`);
+      symlinkSync(`${v2.binary}.new`, `${link}.new`);
+      renameSync(`${link}.new`, link);
+      const refused = await completionError(p.client);
+      expect([refused.status, refused.code, refused.headers?.get('x-should-retry')]).toEqual([
+        503,
+        'not_locked_down',
+        'true',
+      ]);
+      const after = await waitFor('the updated binary to be probed', async () => {
+        const r = await ready(p.url);
+        return r.body.checks.lockdown.state === 'not_ok' ? r : undefined;
+      });
+      expect(after.body.checks.cli.path).toBe(link);
+      expect(after.body.checks.lockdown.tools).toEqual(['Bash']);
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+      // The new version ran only its probe.
+      expect(v2.runs().map((r) => r.stdin)).toEqual([PROBE_PROMPT]);
+      expect(v1.runs().filter((r) => r.stdin !== PROBE_PROMPT)).toHaveLength(1);
     } finally {
       await p.close();
     }

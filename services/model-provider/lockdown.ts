@@ -1,6 +1,6 @@
 import type { Logger } from '../kit/logger.ts';
-import type { CliLocation } from './cli-binary.ts';
-import { isHook, isInit, loadedBy, lockdownBreach, readAnswer, type Loaded } from './cli-output.ts';
+import { binaryIdentity, type CliLocation } from './cli-binary.ts';
+import { hookName, isHook, isInit, loadedBy, lockdownBreach, readAnswer, type Loaded } from './cli-output.ts';
 import type { CliProcesses } from './cli-process.ts';
 import { ProviderError } from './errors.ts';
 import { cliArgs } from './invocation.ts';
@@ -12,7 +12,7 @@ export const PROBE_PROMPT = 'Reply with the single word: ready';
 
 /**
  * The startup probe: the CLI runs once under exactly the flags of every call, and lockdown is ok only
- * when its init event lists no tools and no MCP servers (and no hook ran). Until the probe has
+ * when its init event lists no tools, no MCP servers, no slash commands and no skills (and no hook ran). Until the probe has
  * finished, and whenever it is not ok, completions are refused.
  */
 export class Lockdown {
@@ -22,6 +22,8 @@ export class Lockdown {
   probedAt: string | undefined;
   /** The binary the proof is about: another one found later is probed afresh before it runs. */
   probedPath: string | undefined;
+  /** The file that path ran when it was probed (binaryIdentity): an update in place is probed afresh too. */
+  private probedIdentity: string | undefined;
   login: LoginState = 'unknown';
   private running: Promise<void> | undefined;
 
@@ -63,16 +65,22 @@ export class Lockdown {
       void this.ensureProbed();
       return true;
     }
-    if (this.probedPath === undefined || where.path === this.probedPath) return false;
+    if (this.probedPath === undefined) return false;
+    const samePath = where.path === this.probedPath;
+    if (samePath && binaryIdentity(where.path) === this.probedIdentity) return false;
     // Not proven for this binary: refuse, whatever the state says, until a probe of it has answered.
     // (A probe already running, such as the login re-check, is let finish; the next call looks again.)
     if (!this.running) {
       this.parts.logger.warn(
         { probed: this.probedPath, found: where.path },
-        'another CLI binary found; probing it before it runs',
+        samePath
+          ? 'the CLI binary changed in place; probing it before it runs'
+          : 'another CLI binary found; probing it before it runs',
       );
       this.state = 'pending';
-      this.detail = `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
+      this.detail = samePath
+        ? `The CLI at ${where.path} has changed since its lockdown probe (an update); its lockdown probe is running.`
+        : `The CLI is now ${where.path} (the proof was for ${this.probedPath}); its lockdown probe is running.`;
       void this.ensureProbed();
     }
     return true;
@@ -105,10 +113,7 @@ export class Lockdown {
     this.state = 'not_ok';
     this.loaded = loaded;
     this.detail = `A CLI run loaded ${breach}; every completion is refused until that is removed from the CLI's configuration and the service restarted.`;
-    this.parts.logger.error(
-      { lockdown: this.state, tools: loaded.tools, mcp_servers: loaded.mcp_servers, hooks: loaded.hooks },
-      'lockdown breached',
-    );
+    this.parts.logger.error({ lockdown: this.state, ...loaded }, 'lockdown breached');
   }
 
   private async probe(): Promise<void> {
@@ -126,6 +131,8 @@ export class Lockdown {
       this.state = 'pending';
       this.detail = 'The lockdown probe is running.';
     }
+    // Taken before the run: a file that changes while it is probed differs afterwards and is probed again.
+    const identity = binaryIdentity(where.path);
     const hooks: string[] = [];
     let init: Loaded | undefined;
     const run = await this.parts.processes.run(
@@ -139,7 +146,11 @@ export class Lockdown {
       {
         timeoutMs: this.parts.timeoutSeconds * 1000,
         onEvent: (event) => {
-          if (isHook(event)) hooks.push(String(event.hook_name ?? event.hook_event ?? 'hook'));
+          if (isHook(event)) {
+            hooks.push(hookName(event));
+            // A hook after init (UserPromptSubmit, Stop) ends the probe as one before it does.
+            if (init) return 'stop';
+          }
           if (isInit(event) && !init) {
             init = { ...loadedBy(event), hooks: [...new Set(hooks)] };
             if (lockdownBreach(init, false)) return 'stop';
@@ -150,6 +161,7 @@ export class Lockdown {
     this.probedAt = new Date().toISOString();
     // Only now, with an answer, is the state below about this binary.
     this.probedPath = where.path;
+    this.probedIdentity = identity;
     if (!init) {
       this.state = 'probe_failed';
       const how =
@@ -165,19 +177,16 @@ export class Lockdown {
       );
       return;
     }
-    this.loaded = init;
-    const breach = lockdownBreach(init, false);
+    this.loaded = { ...init, hooks: [...new Set(hooks)] };
+    const breach = lockdownBreach(this.loaded, false);
     if (breach) {
       this.state = 'not_ok';
       this.detail = `The CLI loaded ${breach} although every call disables them; remove them from the CLI's configuration, then restart the service.`;
-      logger.error(
-        { lockdown: this.state, tools: init.tools, mcp_servers: init.mcp_servers, hooks: init.hooks },
-        'lockdown not ok',
-      );
+      logger.error({ lockdown: this.state, ...this.loaded }, 'lockdown not ok');
       return;
     }
     this.state = 'ok';
-    this.detail = 'The probe run loaded no tools, no MCP servers and no hooks.';
+    this.detail = 'The probe run loaded no tools, no MCP servers, no slash commands or skills and no hooks.';
     try {
       readAnswer(run, false, this.parts.timeoutSeconds);
       this.login = 'signed_in';

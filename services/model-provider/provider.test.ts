@@ -250,6 +250,7 @@ describe('the CLI invocation, asserted literally', () => {
       '--output-format',
       'stream-json',
       '--verbose',
+      '--include-hook-events',
       '--tools',
       '',
       '--disable-slash-commands',

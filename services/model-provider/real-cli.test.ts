@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -86,5 +86,51 @@ describe('the real CLI, not signed in, empty HOME', () => {
       : [];
     expect(transcripts).toEqual([]);
     expect(readdirSync(join(p.dataDir, 'empty-cwd'))).toEqual([]);
+  });
+});
+
+/**
+ * A user's own settings with a UserPromptSubmit hook (a prompt logger, say): the CLI runs it on every
+ * call and hands it the prompt on stdin, whatever --tools says. Lockdown must see it and refuse.
+ */
+describe('the real CLI with a UserPromptSubmit hook in the user settings', () => {
+  const hookHome = mkdtempSync(join(tmpdir(), 'modelprov-hook-home-'));
+  const seen = join(hookHome, 'prompts-seen');
+  const hookWrapper = join(wrapperDir, 'claude-hook-home');
+  let h: StartedProvider;
+
+  beforeAll(async () => {
+    mkdirSync(join(hookHome, '.claude'));
+    writeFileSync(
+      join(hookHome, '.claude', 'settings.json'),
+      JSON.stringify({
+        hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: `cat >> '${seen}'` }] }] },
+      }),
+    );
+    writeFileSync(
+      hookWrapper,
+      `#!/bin/sh\nexec env -i PATH=/usr/bin:/bin HOME='${hookHome}' TERM=dumb '${REAL_CLI}' "$@"\n`,
+    );
+    chmodSync(hookWrapper, 0o755);
+    h = await startProvider({ binary: hookWrapper });
+    await h.service.lockdownProbed();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('finds lockdown not ok, names the hook, and never hands a completion prompt to it', async () => {
+    const res = await fetch(`${h.url}/ready`);
+    const body = (await res.json()) as { checks: { lockdown: Record<string, unknown> } };
+    expect(res.status).toBe(503);
+    expect(body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', hooks: ['UserPromptSubmit'] });
+    const answer = await fetch(`${h.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'haiku', messages: [{ role: 'user', content: 'private words for the model' }] }),
+    });
+    expect(answer.status).toBe(503);
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('not_locked_down');
+    expect(existsSync(seen) ? readFileSync(seen, 'utf8') : '').not.toContain('private words');
   });
 });

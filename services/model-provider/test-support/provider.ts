@@ -22,11 +22,17 @@ export async function startProvider(
     loads?: string[];
     mcp?: string[];
     hook?: boolean;
+    skills?: string[];
     binary?: string | null;
   } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'modelprov-'));
-  const standIn = standInBinary(dir, { loads: options.loads, mcp: options.mcp, hook: options.hook });
+  const standIn = standInBinary(dir, {
+    loads: options.loads,
+    mcp: options.mcp,
+    hook: options.hook,
+    skills: options.skills,
+  });
   const logLines: string[] = [];
   const logger = createLogger('model-provider', 'info', { write: (line: string) => void logLines.push(line) });
   const dataDir = join(dir, 'data');

@@ -21,6 +21,8 @@
  *   [stand-in:text-then-tool]  text, then a tool_use block; the run ends as out of turns (error_max_turns)
  *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
  *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
+ *   [stand-in:no-init]         answers as usual without printing its init event
+ *   [stand-in:stop-hook]       answers as usual, a Stop hook's events after its reply (with --include-hook-events)
  *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
  * While the file `signed-out` exists in STANDIN_RECORD_DIR, every run (the lockdown probe too) answers as
  * [stand-in:not-logged-in] does: a CLI signed out, and signed in again once the file is gone.
@@ -35,7 +37,8 @@
  * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
- * names), STANDIN_HOOK (a SessionStart hook event before init). A record also holds when the run's process
+ * names), STANDIN_HOOK (a SessionStart hook event before init), STANDIN_SKILLS (skills the init event lists, each also
+ * as a slash command). A record also holds when the run's process
  * started and, once it answered, when it ended (`startedAt`, `endedAt`). STANDIN_PACE sets the default pace of text deltas.
  */
 import { spawn } from 'node:child_process';
@@ -191,26 +194,20 @@ function pgid() {
 }
 
 const schemaText = flag('--json-schema');
+const skills = (process.env.STANDIN_SKILLS ?? '').split(',').filter(Boolean);
 const tools = (process.env.STANDIN_LOADS ?? '').split(',').filter(Boolean);
 if (schemaText) tools.push('StructuredOutput');
 // A run that turns out to load a tool after the probe proved lockdown (its text follows as usual).
 if (stdin.includes('[stand-in:loads-tool]')) tools.push('Bash');
-if (process.env.STANDIN_HOOK) {
-  out({
-    type: 'system',
-    subtype: 'hook_started',
-    hook_id: randomUUID(),
-    hook_name: 'SessionStart:startup',
-    hook_event: 'SessionStart',
-    uuid: randomUUID(),
-    session_id: session,
-  });
+/** A settings hook's two events, as the CLI prints them. */
+function hookEvents(name, event) {
+  const hookId = randomUUID();
+  const common = { hook_id: hookId, hook_name: name, hook_event: event };
+  out({ type: 'system', subtype: 'hook_started', ...common, uuid: randomUUID(), session_id: session });
   out({
     type: 'system',
     subtype: 'hook_response',
-    hook_id: randomUUID(),
-    hook_name: 'SessionStart:startup',
-    hook_event: 'SessionStart',
+    ...common,
     output: '',
     stdout: '',
     stderr: '',
@@ -220,28 +217,34 @@ if (process.env.STANDIN_HOOK) {
     session_id: session,
   });
 }
-out({
-  type: 'system',
-  subtype: 'init',
-  cwd: process.cwd(),
-  session_id: session,
-  tools,
-  mcp_servers: (process.env.STANDIN_MCP ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((name) => ({ name, status: 'pending' })),
-  model: flag('--model') ?? 'default',
-  permissionMode: 'default',
-  slash_commands: [],
-  apiKeySource: 'none',
-  claude_code_version: '2.1.197',
-  output_style: 'default',
-  agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
-  skills: [],
-  plugins: [],
-  uuid: randomUUID(),
-  fast_mode_state: 'off',
-});
+if (process.env.STANDIN_HOOK) hookEvents('SessionStart:startup', 'SessionStart');
+// [stand-in:no-init]: a run that never says what it loaded, and answers all the same.
+if (!stdin.includes('[stand-in:no-init]'))
+  out({
+    type: 'system',
+    subtype: 'init',
+    cwd: process.cwd(),
+    session_id: session,
+    tools,
+    mcp_servers: (process.env.STANDIN_MCP ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((name) => ({ name, status: 'pending' })),
+    model: flag('--model') ?? 'default',
+    permissionMode: 'default',
+    // A CLI that loads the user's skills lists each as a skill and a slash command.
+    slash_commands: skills,
+    apiKeySource: 'none',
+    claude_code_version: '2.1.197',
+    output_style: 'default',
+    agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
+    skills,
+    plugins: [],
+    uuid: randomUUID(),
+    fast_mode_state: 'off',
+  });
+// A Stop hook of the user's settings runs after the reply; the CLI reports it only with --include-hook-events.
+const stopHook = stdin.includes('[stand-in:stop-hook]') && flags.has('--include-hook-events');
 
 const usage = {
   input_tokens: 12,
@@ -424,6 +427,7 @@ async function answer(finish = () => done(0), options = {}) {
       options.text ??
       `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
     await message([{ text }], options);
+    if (stopHook) hookEvents('Stop', 'Stop');
     result({ result: text });
   }
   finish();

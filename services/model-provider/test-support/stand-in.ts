@@ -30,7 +30,15 @@ export interface StandInRun {
  */
 export function standInBinary(
   dir: string,
-  options: { loads?: string[]; mcp?: string[]; hook?: boolean; name?: string; recordDir?: string; pace?: string } = {},
+  options: {
+    loads?: string[];
+    mcp?: string[];
+    hook?: boolean;
+    skills?: string[];
+    name?: string;
+    recordDir?: string;
+    pace?: string;
+  } = {},
 ): { binary: string; recordDir: string; runs(): StandInRun[]; started(): number[] } {
   const recordDir = options.recordDir ?? join(dir, 'runs');
   mkdirSync(recordDir, { recursive: true });
@@ -39,6 +47,7 @@ export function standInBinary(
     options.loads ? `STANDIN_LOADS='${options.loads.join(',')}'` : '',
     options.mcp ? `STANDIN_MCP='${options.mcp.join(',')}'` : '',
     options.hook ? 'STANDIN_HOOK=1' : '',
+    options.skills ? `STANDIN_SKILLS='${options.skills.join(',')}'` : '',
     options.pace ? `STANDIN_PACE='${options.pace}'` : '',
   ].filter(Boolean);
   mkdirSync(dir, { recursive: true });
