@@ -1,0 +1,111 @@
+/**
+ * A person's first minutes with the console, in Debian's Chromium against the headless console server:
+ * the real supervisor runs the real identity service and persona store, and the provider's port is taken
+ * by another program, so the provider is never started. What the overview says about that.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ServiceStatus } from '../common/contract.ts';
+import { startConsoleServer } from '../main/console/server.ts';
+import type { ConsoleServer } from '../main/console/server-parts.ts';
+import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
+import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
+import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
+import { tempDir } from './support/identity.ts';
+import { ROOT, freePort } from './support/process.ts';
+
+// Two services and Chromium on a loaded 2-core machine: the timeouts are backstops, never windows.
+vi.setConfig({ testTimeout: 150_000, hookTimeout: SETTLE_MS + 60_000 });
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
+
+let dir: string;
+let squatter: Server;
+let supervisor: ServiceSupervisor;
+let server: ConsoleServer;
+let context: BrowserContext;
+let page: Page;
+
+const tab = (name: string) =>
+  page.getByRole('navigation', { name: 'Console sections' }).getByRole('button', { name, exact: true });
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
+  dir = tempDir('console-first-minutes');
+  // Another program on the provider's port: the supervisor refuses to start the provider there.
+  const providerPort = await freePort();
+  // It hangs up on whoever connects, so that no connection keeps it open at the end.
+  squatter = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => squatter.listen(providerPort, '127.0.0.1', resolve));
+  supervisor = new ServiceSupervisor({
+    dataDir: join(dir, 'data'),
+    services: ['identity', 'persona-store', 'model-provider'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      IDENTITY_PORT: String(await freePort()),
+      PERSONA_PORT: String(await freePort()),
+      MODELPROV_PORT: String(providerPort),
+      MODELPROV_CLI_BINARY: standInBinary(join(dir, 'cli')).binary,
+    },
+    ...STACK_TIMING,
+  });
+  await supervisor.startAll();
+  const settled: ServiceStatus[] = await supervisor.waitUntilSettled(undefined, SETTLE_MS);
+  expect(settled.map((s) => `${s.name}:${s.state}`)).toEqual([
+    'identity:ready',
+    'persona-store:ready',
+    'model-provider:gave-up',
+  ]);
+  server = await startConsoleServer({ supervisor, port: 0 });
+  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 900 },
+  });
+  context.setDefaultTimeout(120_000);
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(server.url);
+});
+
+afterAll(async () => {
+  await context?.close();
+  await server?.close();
+  await supervisor?.close();
+  await new Promise((resolve) => squatter?.close(resolve));
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a service whose port another program holds', () => {
+  it('the overview says why it was left stopped, and does not say it crashed', async () => {
+    const provider = supervisor.status().find((s) => s.name === 'model-provider')!;
+    // It never ran: nothing crashed.
+    expect(provider.restarts).toBe(0);
+    expect(provider.lastError).toMatch(/is already in use by a program that is not one of these services/);
+
+    await tab('Overview').click();
+    const attention = page.locator('ul.attention li', { hasText: 'Chat-model provider' });
+    await attention.waitFor();
+    const said = await attention.innerText();
+    expect(said).toMatch(/^Chat-model provider: gave up\. Port \d+ on 127\.0\.0\.1 is already in use/);
+    expect(said).not.toMatch(/crash/i);
+    const card = page.locator('li.service-card[data-service="model-provider"]');
+    expect(await card.locator('.advice').innerText()).toBe(
+      'It was left stopped, and its last problem says why: fix that, then start it.',
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-port-taken.png'), fullPage: true });
+  });
+});
