@@ -1,7 +1,8 @@
 /**
  * A person's first minutes with the console, in Debian's Chromium against the headless console server:
  * the real supervisor runs the real identity service and persona store, and the provider's port is taken
- * by another program, so the provider is never started. What the overview says about that.
+ * by another program, so the provider is never started. What the overview says about that, and editing a
+ * persona's card when the persona store refuses a value.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -107,5 +108,46 @@ describe('a service whose port another program holds', () => {
       'It was left stopped, and its last problem says why: fix that, then start it.',
     );
     await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-port-taken.png'), fullPage: true });
+  });
+});
+
+describe('editing a persona\u2019s card', () => {
+  it('a refused value keeps the dialog open with what was typed and the store\u2019s sentence, until a save works', async () => {
+    const credential = await supervisor.localCredential();
+    const minted = await fetch(`${supervisor.url('identity')}/v1/auth/service-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: 'persona' }),
+    });
+    const { token } = (await minted.json()) as { token: string };
+    const created = await fetch(`${supervisor.url('persona-store')}/v1/personas`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ profile: 'household', display_name: 'Juniper' }),
+    });
+    expect(created.status).toBe(201);
+
+    await tab('Personas').click();
+    await page.getByRole('button', { name: 'Juniper', exact: true }).click();
+    await page.getByRole('heading', { name: 'Juniper', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Edit the card' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit the card' });
+    await dialog.getByLabel('Tone').fill('calm and brief');
+    await dialog.getByLabel(/^Language/).fill('English please');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+
+    // The store refuses the language: the sentence says to correct it, so the box to correct is still there.
+    await dialog.getByRole('alert').getByText('a language is a BCP 47 tag').waitFor();
+    expect(await dialog.getByLabel('Tone').inputValue()).toBe('calm and brief');
+    expect(await dialog.getByLabel(/^Language/).inputValue()).toBe('English please');
+    await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-card-refused.png'), fullPage: true });
+
+    await dialog.getByLabel(/^Language/).fill('en');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('status').getByText('Saved the card: language, tone changed.').waitFor();
+    const card = page.locator('dl.card-members');
+    await card.getByText('calm and brief').waitFor();
+    expect(await card.innerText()).toContain('en');
   });
 });
