@@ -151,3 +151,23 @@ describe('editing a persona\u2019s card', () => {
     expect(await card.innerText()).toContain('en');
   });
 });
+
+describe('the console started again on the same port', () => {
+  it('its new URL, opened in the tab that shows the old one, is taken without a reload by hand', async () => {
+    await tab('Overview').click();
+    await page.locator('p.headline').waitFor();
+    // `npm run serve -- --console-port <port>` again: the same address, a new secret.
+    const port = Number(new URL(server.url).port);
+    await server.close();
+    server = await startConsoleServer({ supervisor, port });
+    await page.getByText('Open the console with the URL printed by').first().waitFor();
+    // What that sentence says to do: open the new URL, here in the same tab (only its fragment differs).
+    await page.goto(server.url);
+    await expect.poll(() => page.url(), { timeout: 120_000 }).not.toContain('secret');
+    // The page answers again: the tray's icon shows the services' state, read with the new secret.
+    await expect
+      .poll(() => page.locator('aside.sidebar img.tray-icon').getAttribute('alt'), { timeout: 120_000 })
+      .toBe('A service crashed or gave up');
+    expect(await page.getByText('Open the console with the URL printed by').count()).toBe(0);
+  });
+});
