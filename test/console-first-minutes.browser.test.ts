@@ -1,8 +1,9 @@
 /**
  * A person's first minutes with the console, in Debian's Chromium against the headless console server:
- * the real supervisor runs the real identity service and persona store, and the provider's port is taken
- * by another program, so the provider is never started. What the overview says about that, and editing a
- * persona's card when the persona store refuses a value.
+ * the real supervisor runs the real identity service, persona store and gateway (its platform address
+ * answers nothing), and the provider's port is taken by another program, so the provider is never
+ * started. What the overview says about both, editing a persona's card when the persona store refuses a
+ * value, and a new launch's URL opened in the tab of the old one.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -45,12 +46,15 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => squatter.listen(providerPort, '127.0.0.1', resolve));
   supervisor = new ServiceSupervisor({
     dataDir: join(dir, 'data'),
-    services: ['identity', 'persona-store', 'model-provider'],
+    services: ['identity', 'persona-store', 'repohost-gateway', 'model-provider'],
     env: {
       PATH: process.env.PATH ?? '',
       HOME: dir,
       IDENTITY_PORT: String(await freePort()),
       PERSONA_PORT: String(await freePort()),
+      REPOHOST_PORT: String(await freePort()),
+      // Nothing listens there: the gateway waits for its platform.
+      REPOHOST_PLATFORM_URL: `http://127.0.0.1:${await freePort()}`,
       MODELPROV_PORT: String(providerPort),
       MODELPROV_CLI_BINARY: standInBinary(join(dir, 'cli')).binary,
     },
@@ -61,6 +65,7 @@ beforeAll(async () => {
   expect(settled.map((s) => `${s.name}:${s.state}`)).toEqual([
     'identity:ready',
     'persona-store:ready',
+    'repohost-gateway:waiting',
     'model-provider:gave-up',
   ]);
   server = await startConsoleServer({ supervisor, port: 0 });
@@ -108,6 +113,22 @@ describe('a service whose port another program holds', () => {
       'It was left stopped, and its last problem says why: fix that, then start it.',
     );
     await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-port-taken.png'), fullPage: true });
+  });
+});
+
+describe('a gateway that cannot reach its platform', () => {
+  it('its card says what to do in words that fit the card, and promises no re-check button', async () => {
+    await tab('Overview').click();
+    const card = page.locator('li.service-card[data-service="repohost-gateway"]');
+    await card.locator('.service-need').waitFor();
+    expect(await card.locator('.service-need').innerText()).toBe(
+      'The repository gateway cannot reach the platform (GitHub); it tries again every few seconds.',
+    );
+    const action = card.getByRole('link', { name: 'Check the network (or REPOHOST_PLATFORM_URL)', exact: true });
+    const [cardBox, actionBox] = [await card.boundingBox(), await action.boundingBox()];
+    // The whole action is inside its card, not running over the next one.
+    expect(actionBox!.x + actionBox!.width).toBeLessThanOrEqual(cardBox!.x + cardBox!.width);
+    await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-platform-unreachable.png'), fullPage: true });
   });
 });
 
