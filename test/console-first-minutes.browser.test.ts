@@ -112,6 +112,14 @@ describe('a service whose port another program holds', () => {
     expect(await card.locator('.advice').innerText()).toBe(
       'It was left stopped, and its last problem says why: fix that, then start it.',
     );
+    // Its charts say why they are empty, in words; the footnote's figures keep their spaces.
+    await page.locator('figure.chart[data-chart="provider-runs"] .chart-summary').getByText('Not counted').waitFor();
+    expect(await page.locator('figure.chart[data-chart="provider-runs"] .chart-summary').innerText()).toBe(
+      'Not counted: it gave up.',
+    );
+    expect(await page.getByText('Counted by each service at its /metrics').innerText()).toMatch(
+      / read every \d+ s and .* last read \d/,
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-port-taken.png'), fullPage: true });
   });
 });
