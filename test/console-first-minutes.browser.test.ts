@@ -124,6 +124,18 @@ describe('a service whose port another program holds', () => {
   });
 });
 
+describe('the guide\u2019s last step', () => {
+  it('names the page where a hub credential is made as the sidebar names it', async () => {
+    await tab('Get started').click();
+    const state = page.locator('ol.first-run-steps li[data-step="hub-credential"] .step-state');
+    await state.waitFor();
+    const said = await state.innerText();
+    const named = /on the (.+) page/.exec(said)?.[1];
+    expect(named, said).toBeDefined();
+    expect(await tab(named!).count()).toBe(1);
+  });
+});
+
 describe('a gateway that cannot reach its platform', () => {
   it('its card says what to do in words that fit the card, and promises no re-check button', async () => {
     await tab('Overview').click();
