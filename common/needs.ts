@@ -82,8 +82,9 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
   },
   platform: {
     kind: 'platform-unreachable',
-    text: 'The repository gateway cannot reach the platform (GitHub).',
-    action: 'Check the network (or REPOHOST_PLATFORM_URL), then re-check',
+    // The supervisor asks its /ready every few seconds: there is no re-check for the person to press.
+    text: 'The repository gateway cannot reach the platform (GitHub); it tries again every few seconds.',
+    action: 'Check the network (or REPOHOST_PLATFORM_URL)',
     place: 'services',
   },
   identity_keys: {

@@ -61,7 +61,7 @@ const STATES = {
   },
   'gave-up': {
     words: 'gave up',
-    advice: 'It crashed too often and was left stopped: read its last problem and log, fix that, then start it.',
+    advice: 'It was left stopped, and its last problem says why: fix that, then start it.',
     running: false,
     trouble: true,
   },

@@ -4,15 +4,28 @@
  * whichever runs. The desktop app is told which Node ran npm: in development its services run with that
  * Node, as `npm run serve` and the tests do (main/supervisor/service-runtime.ts).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { build, buildErrors } from './build/build.ts';
-import { electronBinary, whyNoDesktop } from './electron/binary.ts';
+import { electronBinary, hasDisplay, whyNoDesktop } from './electron/binary.ts';
 import { refuseOtherNodeLine } from './node-line.ts';
 import { PROJECT_ROOT } from './supervisor/launcher.ts';
 import { SERVICES_NODE_VARIABLE } from './supervisor/service-runtime.ts';
 
 refuseOtherNodeLine();
-const reason = whyNoDesktop();
+let reason = whyNoDesktop();
+// Electron's package fetches its binary at first use, not at `npm ci`: fetch it here, where a window can open.
+if (reason && hasDisplay() && !electronBinary() && !process.env.ELECTRON_OVERRIDE_DIST_PATH) {
+  process.stdout.write('Downloading Electron\u2019s binary, once (about 100 MB)...\n');
+  const fetched = spawnSync(process.execPath, [join(PROJECT_ROOT, 'node_modules', 'electron', 'install.js')], {
+    cwd: PROJECT_ROOT,
+    stdio: 'inherit',
+  });
+  reason =
+    fetched.status === 0
+      ? whyNoDesktop()
+      : 'Electron\u2019s binary could not be downloaded (see above); run `npx install-electron` once the network is there, then `npm start` again';
+}
 if (reason) {
   process.stdout.write(`Running headless: ${reason}. The console opens in your browser from the URL printed below.\n`);
   await import('./headless.ts');

@@ -552,7 +552,7 @@ describe('the overview when a service is down', () => {
       expect(view.attention).toContainEqual({
         severity: 'warning',
         place: 'services',
-        text: 'Persona store is stopped. Start it (Services), or Start all.',
+        text: 'Persona store: stopped. Start it (Services), or Start all.',
       });
       expect(view.counts.personas).toEqual({
         error: 'The persona store is not answering (it is stopped). Start it in the Services panel, then try again.',

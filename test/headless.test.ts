@@ -211,6 +211,33 @@ describe('npm run serve (headless)', () => {
     await waitFor('every process to be gone', () => family.every((p) => !isAlive(p)));
   }, 300_000);
 
+  it('`npm start` with a display and no Electron binary fetches it first, and says what to run when it cannot', async (ctx) => {
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: tempDir('start-fetch-home-'),
+      // A window could open here; the download goes to an address where nothing listens (offline).
+      DISPLAY: ':99',
+      ELECTRON_MIRROR: `http://127.0.0.1:${await freePort()}/`,
+      electron_config_cache: tempDir('start-fetch-cache-'),
+    };
+    if (!whyNoDesktop(ROOT, env)) {
+      console.warn('[headless.test] download case skipped: Electron is installed, so there is nothing to fetch.');
+      ctx.skip();
+    }
+    // `--help` goes on to the headless entry, which prints its usage and ends: no service starts.
+    const start = spawn('npm', ['start', '--', '--help'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    start.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    start.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => start.once('exit', resolve));
+    expect(out).toContain('Downloading Electron\u2019s binary, once');
+    expect(out).toContain(
+      'Running headless: Electron\u2019s binary could not be downloaded (see above); run `npx install-electron` once the network is there, then `npm start` again.',
+    );
+    expect(out).toContain('Usage: npm run serve');
+    expect(code, out).toBe(0);
+  }, 300_000);
+
   it('refuses an unknown option with the usage', async () => {
     const run = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main', 'headless.ts'), '--datadir', '/tmp/x'], {
       cwd: ROOT,

@@ -17,7 +17,7 @@ import {
   type ServiceActivity,
 } from '../../common/activity.ts';
 import { SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
-import { RUNNING_STATES } from '../../common/states.ts';
+import { RUNNING_STATES, type ServiceState } from '../../common/states.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 import type { ServiceClient } from './service-client.ts';
 
@@ -89,6 +89,12 @@ interface Track {
   counters: string[];
   reading: ServiceActivity['reading'];
 }
+
+/** Why a service's activity is not read, where "it is <state>" would not read. */
+const NOT_RUNNING_WORDS: Partial<Record<ServiceState, string>> = {
+  'backing-off': 'it is restarting after a crash',
+  'gave-up': 'it gave up',
+};
 
 export class ActivityHistory {
   private readonly tracks = new Map<ServiceName, Track>();
@@ -178,7 +184,7 @@ export class ActivityHistory {
           track.reading = {
             ok: false,
             at: new Date(this.now()).toISOString(),
-            reason: `it is ${status.state === 'backing-off' ? 'restarting after a crash' : status.state}`,
+            reason: NOT_RUNNING_WORDS[status.state] ?? `it is ${status.state}`,
           };
           return;
         }

@@ -162,7 +162,7 @@ async function hubCredentialStep(ctx: MethodContext): Promise<HubCredentialStep>
           ...base,
           credentials,
           done: false,
-          text: 'No hub credential yet: make one on the Hub page and give it to your hub.',
+          text: 'No hub credential yet: make one on the Connect a hub page and give it to your hub.',
         };
   } catch (err) {
     return {

@@ -89,7 +89,8 @@ function serviceAttention(s: ServiceView): Attention | undefined {
   const why = s.lastError ? ` ${s.lastError.replace(/\.?$/, '.')}` : '';
   return {
     severity: s.state === 'gave-up' || s.state === 'crashed' ? 'error' : 'warning',
-    text: `${facts.title} is ${STATE_WORDS[s.state]}.${why} ${STATE_ADVICE[s.state]}`.trim(),
+    // "Persona store: gave up.", as the tray says it ("is gave up", "is crashed, restarting soon" would not read).
+    text: `${facts.title}: ${STATE_WORDS[s.state]}.${why} ${STATE_ADVICE[s.state]}`.trim(),
     place: 'services',
   };
 }

@@ -17,15 +17,19 @@ export function electronBinary(root = PROJECT_ROOT, env: NodeJS.ProcessEnv = pro
   return existsSync(full) ? full : undefined;
 }
 
-/** Why the desktop app cannot open here, or undefined when it can. */
+/** Whether a window can open here: Linux needs DISPLAY or WAYLAND_DISPLAY. */
+export function hasDisplay(env: NodeJS.ProcessEnv = process.env, platform = process.platform): boolean {
+  return platform !== 'linux' || Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+}
+
+/** Why the desktop app cannot open here, or undefined when it can. The display first: without one, no download helps. */
 export function whyNoDesktop(
   root = PROJECT_ROOT,
   env: NodeJS.ProcessEnv = process.env,
   platform = process.platform,
 ): string | undefined {
+  if (!hasDisplay(env, platform)) return 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set)';
   if (!electronBinary(root, env))
-    return 'Electron\u2019s binary is not installed on this machine (it is downloaded on first use, which needs the network)';
-  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY)
-    return 'there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set)';
+    return 'Electron\u2019s binary is not installed on this machine (`npx install-electron` downloads it, which needs the network)';
   return undefined;
 }

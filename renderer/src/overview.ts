@@ -258,9 +258,10 @@ function Activity() {
             ${HOUR_CHARTS.map((c) => html`<${HourChart} key=${c.id} ...${c} activity=${view.services[c.service]} />`)}
           </div>
           <p class="muted">
-            Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every
-            ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read
-            ${formatTime(view.at)}.
+            ${
+              // One string: htm drops the space where a line break meets a value ("every60 s").
+              `Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}.`
+            }
           </p>`}
     />
   </section>`;

@@ -23,7 +23,7 @@ import {
   type NoteEntry,
 } from './entries.ts';
 import { useOutcome } from './outcome.ts';
-import { Empty, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
+import { Empty, Failed, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
@@ -217,7 +217,13 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
         ? html`<${EditCard}
             persona=${asking.persona}
             cancel=${() => setAsking(undefined)}
-            save=${(card: Record<string, string>) => act('personas.update', { profile, card }, () => `Saved the card: ${Object.keys(card).join(', ')} changed.`)}
+            save=${async (card: Record<string, string>) => {
+              // A refusal stays in the dialog with what was typed, so the person corrects it there.
+              await call('personas.update', { profile, card });
+              setAsking(undefined);
+              setOutcome({ kind: 'ok', text: `Saved the card: ${Object.keys(card).join(', ')} changed.` });
+              setVersion((v) => v + 1);
+            }}
           />`
         : null
     }
@@ -372,15 +378,28 @@ const EDITABLE: [CardMember, string][] = [
   ['speaking_style', 'Speaking style'],
 ];
 
-function EditCard(props: { persona: Card; cancel: () => void; save: (card: Record<string, string>) => void }) {
+function EditCard(props: { persona: Card; cancel: () => void; save: (card: Record<string, string>) => Promise<void> }) {
   const initial: Record<string, string> = Object.fromEntries(
     [...EDITABLE.map(([m]) => m), 'verbosity' as const].map((m) => [m, props.persona[m] ?? '']),
   );
   const [draft, setDraft] = useState<Record<string, string>>(initial);
+  const [busy, setBusy] = useState(false);
+  const [refused, setRefused] = useState<string | undefined>();
   const set = (m: string) => (e: Event) => setDraft({ ...draft, [m]: (e.target as HTMLInputElement).value });
   const changed = Object.fromEntries(Object.entries(draft).filter(([m, v]) => v !== initial[m]));
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setRefused(undefined);
+    try {
+      await props.save(changed);
+    } catch (err) {
+      setRefused((err as Error).message);
+      setBusy(false);
+    }
+  };
   return html`<${Dialog} id="edit-card" title="Edit the card" onClose=${props.cancel}>
-    <form class="edit-card" onSubmit=${(e: Event) => (e.preventDefault(), props.save(changed))}>
+    <form class="edit-card" onSubmit=${save}>
       ${EDITABLE.map(
         ([m, label]) =>
           html`<label key=${m}
@@ -404,8 +423,9 @@ function EditCard(props: { persona: Card; cancel: () => void; save: (card: Recor
       <p class="muted">
         An emptied box clears that member. The change is written as you, through the persona store, and logged.
       </p>
+      ${refused ? html`<${Failed} message=${refused} />` : null}
       <div class="toolbar">
-        <button type="submit" disabled=${Object.keys(changed).length === 0}>Save</button>
+        <button type="submit" disabled=${busy || Object.keys(changed).length === 0}>Save</button>
         <button type="button" onClick=${props.cancel}>Cancel</button>
       </div>
     </form>
