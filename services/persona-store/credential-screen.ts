@@ -161,7 +161,7 @@ export function fastShape(text: string): string | undefined {
     if (authorizationCredential(m[1]!, m[2]!)) return 'an Authorization header';
   }
   for (const m of text.matchAll(ASSIGNMENT)) {
-    // Punctuation at the end ends the statement or sentence (`process.env.WEBHOOK_SECRET;`), not the value.
+    // Punctuation at the end ends the statement or sentence (`secret = config.WEBHOOK_SECRET;`), not the value.
     const value = m[2]!.replace(/[.,;?]+$/, '');
     if (value.length >= 12 && assignedSecret(value, m[1] !== '')) return 'a password or key assignment';
   }
