@@ -5,10 +5,10 @@
  * started. What the overview says about both, editing a persona's card when the persona store refuses a
  * value, and a new launch's URL opened in the tab of the old one.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ServiceStatus } from '../common/contract.ts';
 import { startConsoleServer } from '../main/console/server.ts';
@@ -18,11 +18,11 @@ import { standInBinary } from '../services/model-provider/test-support/stand-in.
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT, freePort } from './support/process.ts';
+import { launchChromium } from './support/chromium.ts';
 
 // Two services and Chromium on a loaded 2-core machine: the timeouts are backstops, never windows.
 vi.setConfig({ testTimeout: 150_000, hookTimeout: SETTLE_MS + 60_000 });
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
 
 let dir: string;
@@ -36,8 +36,6 @@ const tab = (name: string) =>
   page.getByRole('navigation', { name: 'Console sections' }).getByRole('button', { name, exact: true });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
   dir = tempDir('console-first-minutes');
   // Another program on the provider's port: the supervisor refuses to start the provider there.
   const providerPort = await freePort();
@@ -69,19 +67,7 @@ beforeAll(async () => {
     'model-provider:gave-up',
   ]);
   server = await startConsoleServer({ supervisor, port: 0 });
-  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
+  context = await launchChromium(join(dir, 'chromium-profile'), { width: 1280, height: 900 });
   context.setDefaultTimeout(120_000);
   page = context.pages()[0] ?? (await context.newPage());
   await page.goto(server.url);

@@ -5,7 +5,6 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleApi } from '../main/console/api.ts';
 import { startConsoleServer } from '../main/console/server.ts';
@@ -14,6 +13,7 @@ import { standInBinary } from '../services/model-provider/test-support/stand-in.
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT, freePort } from './support/process.ts';
+import { launchChromium } from './support/chromium.ts';
 
 interface ProviderStatus {
   ready: {
@@ -77,18 +77,7 @@ async function probedStatus(api: ReturnType<typeof createConsoleApi>): Promise<P
 async function providerPanel(supervisor: ServiceSupervisor) {
   const server = await startConsoleServer({ supervisor, port: 0 });
   const browserDir = tempDir('console-provider-chromium');
-  const context = await chromium.launchPersistentContext(browserDir, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
+  const context = await launchChromium(browserDir);
   cleanup.push(async () => {
     await context.close();
     await server.close();

@@ -4,11 +4,11 @@
  * browser receives nothing of it (cookies are not scoped by port, so a cookie would go there), cannot
  * read it from its own page, and what it did receive does not open the console API.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleServer } from '../main/console/server-parts.ts';
 import { startConsoleServer } from '../main/console/server.ts';
@@ -16,10 +16,10 @@ import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { freePort } from './support/process.ts';
+import { launchChromium } from './support/chromium.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: SETTLE_MS + 60_000 });
 
-const CHROMIUM = '/usr/bin/chromium';
 let dir: string;
 let supervisor: ServiceSupervisor;
 let server: ConsoleServer;
@@ -31,8 +31,6 @@ let otherUrl: string;
 const received: { url: string; headers: Record<string, string | string[] | undefined> }[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
   dir = tempDir('console-secret');
   supervisor = new ServiceSupervisor({
     dataDir: join(dir, 'data'),
@@ -59,18 +57,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', () => resolve()));
   otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
+  context = await launchChromium(join(dir, 'chromium-profile'));
 });
 
 afterAll(async () => {

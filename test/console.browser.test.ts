@@ -7,10 +7,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildRenderer } from '../renderer/build.ts';
@@ -19,13 +19,13 @@ import { SETTLE_MS, SIGNAL_PREFIX, seedConsoleData, stackEnv, type Seeded } from
 import { startSignalReceiver, type SignalReceiver } from './support/signal-receiver.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT } from './support/process.ts';
+import { launchChromium } from './support/chromium.ts';
 
 // Every service, headless and Chromium on a loaded 2-core machine: the timeouts are backstops, never windows.
 vi.setConfig({ testTimeout: 150_000, hookTimeout: SETTLE_MS + 120_000 });
 /** How long a poll of the page may wait for a state to show (a backstop). */
 const PAGE_WAIT = { timeout: 120_000 };
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
 /** The README's screenshots, rewritten only when asked (their pixels change with every clock and chart). */
 const DOCS_SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : undefined;
@@ -148,8 +148,6 @@ const tab = (name: string) =>
   page.getByRole('navigation', { name: 'Console sections' }).getByRole('button', { name, exact: true });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing; install Debian's chromium package (.ci/run does).`);
   mkdirSync(ARTIFACTS, { recursive: true });
   dir = tempDir('console-browser');
   platform = await startGitHubDouble();
@@ -228,19 +226,7 @@ beforeAll(async () => {
     expect(res.status).toBe(200);
   }
 
-  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
+  context = await launchChromium(join(dir, 'chromium-profile'), { width: 1280, height: 900 });
   context.setDefaultTimeout(PAGE_WAIT.timeout);
   page = context.pages()[0] ?? (await context.newPage());
   page.on('request', (r) => requested.push(r.url()));
