@@ -365,8 +365,17 @@ forEachEngine(() => {
         'DB_PASSWORD=${DB_PASSWORD}',
         'password = "123456789012"', // digits alone: a PIN, a phone number, an id
         'password_hint = "the name of our first cat"',
+        // A path of words is where something is, not a secret: the shell's pwd, a key's file.
+        'pwd: /home/ada/projects',
+        'PWD=/Users/ada/src/hub-services',
+        'private_key: ~/.ssh/deploy_key',
+        'secret: ./config/secrets.yaml',
       ]) {
         expect(fastShape(text), text).toBeUndefined();
+      }
+      // A password that merely starts with a slash, or holds random pieces between slashes, still is one.
+      for (const text of ['password: /Xk9mQ2pL7vR3', 'pwd=/aB3/x9Kp+Q2w/zz', 'password: /qwrtzpxkvbnm']) {
+        expect(fastShape(text), text).toBe('a password or key assignment');
       }
     });
 

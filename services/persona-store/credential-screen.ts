@@ -120,14 +120,31 @@ const codeName = (value: string) =>
     );
 
 /**
+ * A path of words (`/home/ada/projects`, `./config/secrets.yaml`): where something is, not a secret (the
+ * shell's `pwd`, a key's file). Two parts at least, each plain words or a name in code, a dot file's dot
+ * allowed, so a password that merely starts with a slash is not one.
+ */
+function wordPath(value: string): boolean {
+  const parts = /^\.{0,2}\/(.+?)\/?$/.exec(value)?.[1]?.split('/');
+  return (
+    parts !== undefined &&
+    parts.length >= 2 &&
+    parts.every((part) => {
+      const name = part.replace(/^\./, '');
+      return name !== '' && (plainName(name) || codeName(name));
+    })
+  );
+}
+
+/**
  * Whether the value assigned to a secret's name is the secret itself rather than a placeholder or a
- * reference to one. With a digit: when it has letters too.
+ * reference to one or a path of words. With a digit: when it has letters too.
  * Without a digit (a random value has no reason to hold one): quoted, it is a literal, so it is the
  * secret unless it is plain words (`"your-api-key-here"`); unquoted, unless it reads as a name in code
  * (`getAccessToken`, `process_env_value`).
  */
 function assignedSecret(value: string, quoted: boolean): boolean {
-  if (placeholder.test(value) || !/[A-Za-z]/.test(value)) return false;
+  if (placeholder.test(value) || !/[A-Za-z]/.test(value) || wordPath(value)) return false;
   if (/[0-9]/.test(value)) return true;
   return quoted ? !plainName(value) : !codeName(value);
 }
