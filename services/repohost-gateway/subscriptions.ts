@@ -151,11 +151,7 @@ export class Subscriptions {
     if (await this.store.end(id, 'cancelled', now, 'cancelled')) {
       this.logger.info({ subscription: id }, 'subscription cancelled');
       // The answer does not wait for the receiver: delivery goes on (and is retried) in the background.
-      this.signals
-        .kick()
-        .catch((err: unknown) =>
-          this.logger.error({ subscription: id, err: errorSummary(err) }, 'signal delivery failed to start'),
-        );
+      this.deliverInBackground({ subscription: id });
     }
     return toModel((await this.store.get(id))!);
   }
@@ -291,9 +287,16 @@ export class Subscriptions {
     const expired = await this.store.expire(now);
     if (expired === 0) return;
     this.logger.info({ expired }, 'subscriptions expired');
+    this.deliverInBackground({});
+  }
+
+  /** Starts delivering the signals due without waiting for the receivers; a failure to start is logged with `about`. */
+  private deliverInBackground(about: Record<string, unknown>): void {
     this.signals
       .kick()
-      .catch((err: unknown) => this.logger.error({ err: errorSummary(err) }, 'signal delivery failed to start'));
+      .catch((err: unknown) =>
+        this.logger.error({ ...about, err: errorSummary(err) }, 'signal delivery failed to start'),
+      );
   }
 
   private async watchQuietly(row: SubscriptionRow, session: Session): Promise<'watched' | 'timed_out' | 'failed'> {

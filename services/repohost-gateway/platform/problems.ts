@@ -75,7 +75,7 @@ function retryAfter(err: unknown): string {
   return '60';
 }
 
-function notFoundProblem(ctx: CallContext): Problem {
+export function notFoundProblem(ctx: CallContext): Problem {
   if (ctx.thing) {
     return problem.notFound(`${ctx.thing} was not found in ${ctx.repo ?? 'the repository'}; check the number or name.`);
   }

@@ -1,8 +1,7 @@
-import { problem } from '../../kit/problem.ts';
+import { problem, type Problem } from '../../kit/problem.ts';
 import type { Credential, CredentialResolver } from '../credential-resolver.ts';
 import type { Platform, PlatformClient } from './clients.ts';
-import type { Problem } from '../../kit/problem.ts';
-import { notAccessible, platformProblem, type CallContext } from './problems.ts';
+import { notAccessible, notFoundProblem, platformProblem, type CallContext } from './problems.ts';
 
 /** One caller's access to the platform under one profile's credential, with the one refresh a 401 earns. */
 export class Session {
@@ -104,8 +103,7 @@ async function problemOf(err: unknown, ctx: CallContext, octokit: PlatformClient
     try {
       await octokit.rest.repos.get({ owner, repo });
     } catch (readErr) {
-      if (platformProblem(readErr, { ...ctx, write: false }).status === 404)
-        return platformProblem({ status: 404 }, ctx);
+      if (platformProblem(readErr, { ...ctx, write: false }).status === 404) return notFoundProblem(ctx);
     }
   }
   return platformProblem(err, ctx);
