@@ -16,11 +16,18 @@ export type HubValue = 'base-url' | 'audience' | 'profile' | 'session-credential
 
 /**
  * A setting the supervisor fills in for a service (unless the user set it), by its name after the prefix:
- * identity's URL, the gateway's service token (and identity's register of it), the ports a signal must
- * never reach, the provider's stream mode from the app's settings.
+ * identity's URL, identity's public keys file and socket (in identity's data folder), the gateway's
+ * service token (and identity's register of it), the ports a signal must never reach, the provider's
+ * stream mode from the app's settings.
  */
 export type WiredSetting =
-  'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM';
+  | 'IDENTITY_URL'
+  | 'IDENTITY_KEYS_FILE'
+  | 'IDENTITY_SOCKET'
+  | 'IDENTITY_SERVICE_TOKEN'
+  | 'SERVICE_TOKENS'
+  | 'SIGNAL_REFUSED_PORTS'
+  | 'STREAM';
 
 export interface ServiceFacts {
   /** The program's name: `npm run service -- <name>`, its folder under services/, its data sub-folder. */
@@ -76,8 +83,8 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     port: 8004,
     audience: 'persona',
     credential: 'token',
-    waitsOn: ['identity_keys'],
-    wired: ['IDENTITY_URL'],
+    waitsOn: ['identity_keys', 'identity'],
+    wired: ['IDENTITY_URL', 'IDENTITY_KEYS_FILE', 'IDENTITY_SOCKET'],
     hubPath: '',
     hubVariables: [
       ['HUB_PERSONA_BASE_URL', 'base-url'],
@@ -93,8 +100,8 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     port: 8011,
     audience: 'repohost-api',
     credential: 'token',
-    waitsOn: ['platform', 'identity_keys', 'service_token'],
-    wired: ['IDENTITY_URL', 'IDENTITY_SERVICE_TOKEN', 'SIGNAL_REFUSED_PORTS'],
+    waitsOn: ['platform', 'identity_keys', 'identity', 'service_token'],
+    wired: ['IDENTITY_URL', 'IDENTITY_KEYS_FILE', 'IDENTITY_SOCKET', 'IDENTITY_SERVICE_TOKEN', 'SIGNAL_REFUSED_PORTS'],
     hubPath: '',
     hubVariables: [
       ['HUB_REPOHOST_BASE_URL', 'base-url'],
@@ -131,6 +138,12 @@ export const SERVICE_TITLES: Readonly<Record<ServiceName, string>> = Object.from
 
 /** The file in identity's data folder that holds the local account's session credential (owner-only). */
 export const LOCAL_SESSION_FILE = 'local-session';
+
+/**
+ * Where identity's callers find it, in its data folder: its public keys (a JWK set it rewrites at every
+ * rotation) and its socket (on Windows, a file naming its pipe). services/kit/README.md says why.
+ */
+export const IDENTITY_PLACES = { keysFile: 'public-keys.json', socket: 'identity.sock' } as const;
 
 /** The audiences of the services that check tokens: what a hub credential mints tokens for unless it names others. */
 export const TOKEN_AUDIENCES: readonly string[] = SERVICES.flatMap((s) => (s.audience === null ? [] : [s.audience]));

@@ -61,7 +61,7 @@ beforeAll(async () => {
   store = await startPersonaStore({
     PERSONA_DATA_DIR: tempDir('revocation-persona'),
     PERSONA_PORT: '0',
-    PERSONA_IDENTITY_URL: identity.url,
+    ...identity.trust('PERSONA_'),
     PERSONA_LOG_LEVEL: 'silent',
     PERSONA_SESSION_RECHECK_MS: '0',
   });
@@ -118,11 +118,10 @@ describe('a revoke reaches the persona store', () => {
 describe('the kit asks identity once per session per window', () => {
   it('answers from its last answer within the window and asks again after it, shared by every token of the session', async () => {
     let now = 1_000_000;
-    const checked = refuseRevokedSessions(createTokenVerifier({ identityUrl: identity.url, audience: 'persona' }), {
-      identityUrl: identity.url,
-      recheckMs: 5_000,
-      now: () => now,
-    });
+    const checked = refuseRevokedSessions(
+      createTokenVerifier({ identityUrl: identity.url, audience: 'persona', keys: { file: identity.keysFile } }),
+      { identity: identity.channel, recheckMs: 5_000, now: () => now },
+    );
     const hub = await hubCredential();
     const [a, b] = [await identity.mint(hub.credential, 'persona'), await identity.mint(hub.credential, 'persona')];
     await Promise.all([checked.verify(`Bearer ${a}`), checked.verify(`Bearer ${b}`)]);
@@ -143,21 +142,25 @@ describe('the kit asks identity once per session per window', () => {
     const other = await startTestIdentity();
     const token = await other.mint(other.localCredential, 'persona');
     let now = 1_000_000;
-    const checked = refuseRevokedSessions(createTokenVerifier({ identityUrl: other.url, audience: 'persona' }), {
-      identityUrl: other.url,
-      recheckMs: 5_000,
-      now: () => now,
-    });
+    const checked = refuseRevokedSessions(
+      createTokenVerifier({ identityUrl: other.url, audience: 'persona', keys: { file: other.keysFile } }),
+      { identity: other.channel, recheckMs: 5_000, now: () => now },
+    );
     await checked.verify(`Bearer ${token}`);
-    await other.close();
-    // Within the window the last answer stands; past it, no answer means no.
-    await checked.verify(`Bearer ${token}`);
-    now += 5_000;
-    const refused = await checked
-      .verify(`Bearer ${token}`)
-      .catch((err: unknown) => err as { status: number; detail: string });
-    expect(refused).toMatchObject({ status: 503 });
-    expect((refused as { detail: string }).detail).toContain(other.url);
+    // Stopped, its data folder (and the keys in it) still there: the signature holds, the session cannot be confirmed.
+    await other.service.close();
+    try {
+      // Within the window the last answer stands; past it, no answer means no.
+      await checked.verify(`Bearer ${token}`);
+      now += 5_000;
+      const refused = await checked
+        .verify(`Bearer ${token}`)
+        .catch((err: unknown) => err as { status: number; detail: string });
+      expect(refused).toMatchObject({ status: 503 });
+      expect((refused as { detail: string }).detail).toContain(other.url);
+    } finally {
+      await other.close();
+    }
   });
 
   it('identity answers whether a token stands, and says nothing for a token it did not sign', async () => {

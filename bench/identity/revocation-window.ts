@@ -24,7 +24,7 @@ const world = await startWorld({ REPOHOST_LOG_LEVEL: 'silent' });
 const persona = await startPersonaStore({
   PERSONA_DATA_DIR: tempDir('bench-revocation'),
   PERSONA_PORT: '0',
-  PERSONA_IDENTITY_URL: world.identity.url,
+  ...world.identity.trust('PERSONA_'),
   PERSONA_LOG_LEVEL: 'silent',
 });
 try {

@@ -33,7 +33,7 @@ const service = await spawnService(
   {
     PERSONA_PORT: String(port),
     PERSONA_DATA_DIR: dataDir,
-    PERSONA_IDENTITY_URL: identity.url,
+    ...identity.trust('PERSONA_'),
     PERSONA_LOG_LEVEL: 'warn',
   },
   port,

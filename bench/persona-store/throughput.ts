@@ -314,7 +314,7 @@ try {
       {
         PERSONA_PORT: String(port),
         PERSONA_DATA_DIR: dataDir,
-        PERSONA_IDENTITY_URL: identity.url,
+        ...identity.trust('PERSONA_'),
         PERSONA_LOG_LEVEL: 'info',
         ...engine.env,
       },

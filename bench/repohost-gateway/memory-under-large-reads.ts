@@ -36,7 +36,7 @@ const gateway = await spawnService(
   {
     REPOHOST_PORT: String(port),
     REPOHOST_DATA_DIR: dataDir,
-    REPOHOST_IDENTITY_URL: identity.url,
+    ...identity.trust('REPOHOST_'),
     REPOHOST_PLATFORM_URL: double.url,
     REPOHOST_IDENTITY_SERVICE_TOKEN: serviceToken,
     REPOHOST_LOG_LEVEL: 'warn',

@@ -1,9 +1,12 @@
 /**
  * How the console reaches the services: plain HTTP on loopback, with tokens minted from the identity
- * service with the local account's session credential. Tokens live in this module's memory only; they
- * are never part of a result or an error message.
+ * service with the local account's session credential. Identity itself is called only on its socket in
+ * its data folder, never on its port: every call to it carries the session credential, and only what
+ * answers there is identity. Tokens live in this module's memory only; they are never part of a result
+ * or an error message.
  */
 import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
+import { overSocket, type IdentityChannel } from '../../services/kit/identity-channel.ts';
 import type { ServiceState } from '../../common/states.ts';
 import type { Supervisor } from '../supervisor/types.ts';
 
@@ -60,8 +63,15 @@ const UNREACHABLE: Record<ServiceState, string> = {
 
 export class ServiceClient {
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
+  private identityChannel?: IdentityChannel;
 
   constructor(private readonly supervisor: Supervisor) {}
+
+  /** Identity's socket, made once (its keep-alive connection is reused). */
+  private identity(): IdentityChannel {
+    this.identityChannel ??= overSocket(this.supervisor.url('identity'), this.supervisor.identitySocket());
+    return this.identityChannel;
+  }
 
   /** Calls a service with the credential it expects: a minted token, the session credential (identity) or none. */
   async call<T = unknown>(service: ServiceName, request: ServiceRequest): Promise<ServiceAnswer<T>> {
@@ -157,6 +167,20 @@ export class ServiceClient {
     }
     const headers: Record<string, string> = { ...request.headers, accept: 'application/json' };
     if (authorization) headers.authorization = authorization;
+    if (service === 'identity') {
+      try {
+        const { status, body } = await this.identity().call({
+          method: request.method ?? 'GET',
+          path: url.pathname + url.search,
+          headers,
+          body: request.body,
+          timeoutMs: CALL_TIMEOUT_MS,
+        });
+        return { status, body };
+      } catch (err) {
+        throw this.unreachable(service, err);
+      }
+    }
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {

@@ -15,6 +15,7 @@ import type { Supervisor } from './types.ts';
 import {
   baseUrl,
   gatewayServiceToken,
+  identityPlaces,
   placement,
   serviceEnv,
   settingsFile,
@@ -174,6 +175,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     }
   }
 
+  identitySocket(): string {
+    return identityPlaces(this.dataDir, this.env).socket;
+  }
+
   async start(name: ServiceName): Promise<void> {
     const slot = this.slot(name);
     if (slot.state === 'stopping') await slot.exited;
@@ -328,9 +333,12 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     }
     if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
+    const places = identityPlaces(this.dataDir, this.env);
     const env = serviceEnv(slot.name, this.env, {
       dataDir: this.dataDir,
       identityUrl: this.identityUrl(),
+      identityKeysFile: places.keysFile,
+      identitySocket: places.socket,
       gatewayToken: this.gatewayToken,
       appPorts: this.appPorts,
       providerStream: this.settings.get().providerStream,

@@ -32,6 +32,8 @@ export interface Supervisor extends EventEmitter {
   url(name: ServiceName): string;
   /** The local account's session credential (from identity's data folder), once identity has started. */
   localCredential(): Promise<string>;
+  /** Identity's socket in its data folder: the one way the console calls identity (services/kit/identity-channel.ts). */
+  identitySocket(): string;
   /** The app's settings that reach the services' environments (read at each start of a service). */
   readonly settings: ServiceSettingsStore;
   /** Probes a running service now (a person's "re-check"); its status once that probe answered. */

@@ -4,9 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/identity.ts';
 import { CrashHistory, backoffDelay, DEFAULT_RESTART_POLICY } from './backoff.ts';
 import { LogFiles, LogRing, lineSplitter } from './log-buffer.ts';
-import { GATEWAY_TOKEN_FILE, gatewayServiceToken, placement, serviceEnv } from './wiring.ts';
+import { GATEWAY_TOKEN_FILE, gatewayServiceToken, identityPlaces, placement, serviceEnv } from './wiring.ts';
 
-const wiring = { dataDir: '/data', identityUrl: 'http://127.0.0.1:8001', gatewayToken: 'g'.repeat(43) };
+const wiring = {
+  dataDir: '/data',
+  identityUrl: 'http://127.0.0.1:8001',
+  identityKeysFile: '/data/identity/public-keys.json',
+  identitySocket: '/data/identity/identity.sock',
+  gatewayToken: 'g'.repeat(43),
+};
 
 describe('each service\u2019s environment', () => {
   it('passes only the service\u2019s own prefixed variables, and the user\u2019s values win', () => {
@@ -28,7 +34,35 @@ describe('each service\u2019s environment', () => {
       PERSONA_HOST: '127.0.0.1',
       PERSONA_DATA_DIR: '/data/persona-store',
       PERSONA_IDENTITY_URL: 'http://127.0.0.1:8001',
+      PERSONA_IDENTITY_KEYS_FILE: '/data/identity/public-keys.json',
+      PERSONA_IDENTITY_SOCKET: '/data/identity/identity.sock',
     });
+  });
+
+  it('hands the persona store and the gateway identity\u2019s keys file and socket, unless the user points them at another identity', () => {
+    for (const [name, prefix] of [
+      ['persona-store', 'PERSONA_'],
+      ['repohost-gateway', 'REPOHOST_'],
+    ] as const) {
+      expect(serviceEnv(name, {}, wiring)).toMatchObject({
+        [`${prefix}IDENTITY_KEYS_FILE`]: wiring.identityKeysFile,
+        [`${prefix}IDENTITY_SOCKET`]: wiring.identitySocket,
+      });
+      // An identity of the user's own: its keys and socket are the user's to name (docs/configuration.md).
+      const elsewhere = serviceEnv(name, { [`${prefix}IDENTITY_URL`]: 'https://id.example.com' }, wiring);
+      expect(elsewhere[`${prefix}IDENTITY_KEYS_FILE`]).toBeUndefined();
+      expect(elsewhere[`${prefix}IDENTITY_SOCKET`]).toBeUndefined();
+      const pinned = serviceEnv(name, { [`${prefix}IDENTITY_KEY_THUMBPRINTS`]: 'a'.repeat(43) }, wiring);
+      expect(pinned[`${prefix}IDENTITY_KEYS_FILE`]).toBeUndefined();
+      expect(pinned[`${prefix}IDENTITY_SOCKET`]).toBe(wiring.identitySocket);
+      const own = serviceEnv(name, { [`${prefix}IDENTITY_KEYS_FILE`]: '/mine.json' }, wiring);
+      expect(own[`${prefix}IDENTITY_KEYS_FILE`]).toBe('/mine.json');
+    }
+    expect(identityPlaces('/d', { IDENTITY_DATA_DIR: '/elsewhere' })).toEqual({
+      keysFile: '/elsewhere/public-keys.json',
+      socket: '/elsewhere/identity.sock',
+    });
+    expect(serviceEnv('model-provider', {}, wiring).MODELPROV_IDENTITY_SOCKET).toBeUndefined();
   });
 
   it('wires the gateway\u2019s service token into identity and the gateway', () => {

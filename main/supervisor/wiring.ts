@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../../common/contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 import {
+  IDENTITY_PLACES,
   SERVICE_CATALOGUE,
   SERVICE_NAMES,
   SERVICES,
@@ -108,6 +109,9 @@ export function settingsFile(dataDir: string): ServiceSettingsStore {
 export interface Wiring {
   dataDir: string;
   identityUrl: string;
+  /** Identity's public keys file and socket, in its data folder (`identityPlaces`). */
+  identityKeysFile: string;
+  identitySocket: string;
   gatewayToken: string;
   /** The other ports this app listens on (the headless console's). */
   appPorts?: Iterable<number>;
@@ -117,6 +121,8 @@ export interface Wiring {
 interface WiredContext {
   /** The service's `<prefix><key>` as the user set it (or undefined). */
   own: (key: string) => string | undefined;
+  /** Whether the user set the service's `<prefix><key>` themselves (before any wiring). */
+  userSet: (key: string) => boolean;
   /** Writes `<prefix><key>` where the user did not; `put` whatever the user did (merging is the caller's). */
   set: (key: string, value: string) => void;
   put: (key: string, value: string) => void;
@@ -130,6 +136,13 @@ const GATEWAY_REGISTRATION = SERVICE_CATALOGUE['repohost-gateway'].audience;
 /** How each wired setting is filled; which service gets which is the catalogue's `wired`. */
 const WIRED: Readonly<Record<WiredSetting, (c: WiredContext) => void>> = {
   IDENTITY_URL: ({ set, wiring }) => set('IDENTITY_URL', wiring.identityUrl),
+  // Identity's keys and socket are the app's own identity's, unless the user pointed the service at another identity.
+  IDENTITY_KEYS_FILE: ({ set, userSet, wiring }) => {
+    if (!['IDENTITY_URL', 'IDENTITY_KEY_THUMBPRINTS'].some(userSet)) set('IDENTITY_KEYS_FILE', wiring.identityKeysFile);
+  },
+  IDENTITY_SOCKET: ({ set, userSet, wiring }) => {
+    if (!userSet('IDENTITY_URL')) set('IDENTITY_SOCKET', wiring.identitySocket);
+  },
   IDENTITY_SERVICE_TOKEN: ({ set, wiring }) => set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken),
   // Identity's register gets the gateway's token beside the user's own, unless the user registered the gateway already.
   SERVICE_TOKENS: ({ own, put, wiring }) => {
@@ -171,6 +184,12 @@ export function placement(name: ServiceName, dataDir: string, env: NodeJS.Proces
   };
 }
 
+/** Identity's public keys file and socket, in identity's data folder wherever the user placed it. */
+export function identityPlaces(dataDir: string, env: NodeJS.ProcessEnv): { keysFile: string; socket: string } {
+  const folder = placement('identity', dataDir, env).dataDir;
+  return { keysFile: join(folder, IDENTITY_PLACES.keysFile), socket: join(folder, IDENTITY_PLACES.socket) };
+}
+
 export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {
   const host = p.host.includes(':') ? `[${p.host}]` : p.host;
   return `http://${host}:${p.port}`;
@@ -192,6 +211,7 @@ export function serviceEnv(name: ServiceName, parentEnv: NodeJS.ProcessEnv, wiri
   }
   const p = placement(name, wiring.dataDir, parentEnv);
   const own = (key: string) => env[prefix + key];
+  const userSet = (key: string) => Boolean(parentEnv[prefix + key]);
   const put = (key: string, value: string) => {
     env[prefix + key] = value;
   };
@@ -202,6 +222,6 @@ export function serviceEnv(name: ServiceName, parentEnv: NodeJS.ProcessEnv, wiri
   set('PORT', String(p.port));
   set('DATA_DIR', p.dataDir);
   const placements = () => SERVICE_NAMES.map((n) => placement(n, wiring.dataDir, parentEnv));
-  for (const wired of SERVICE_CATALOGUE[name].wired) WIRED[wired]({ own, set, put, wiring, placements });
+  for (const wired of SERVICE_CATALOGUE[name].wired) WIRED[wired]({ own, userSet, set, put, wiring, placements });
   return env;
 }

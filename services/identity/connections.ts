@@ -5,7 +5,7 @@ import { request } from '@octokit/request';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { problem } from '../kit/problem.ts';
-import { writePrivateFile } from './keys.ts';
+import { writeOwnerOnly } from '../kit/owner-only-file.ts';
 import type { StaleReason } from './shapes.ts';
 import type { IdentityDatabase } from './tables.ts';
 
@@ -77,7 +77,7 @@ export class Connections {
     /** Runs after a connection was deleted, so its encrypted secret leaves the write-ahead log too. */
     private readonly eraseTraces: () => void = () => {},
   ) {
-    if (!existsSync(keyFile)) writePrivateFile(keyFile, randomBytes(32));
+    if (!existsSync(keyFile)) writeOwnerOnly(keyFile, randomBytes(32));
     this.key = readFileSync(keyFile);
     if (this.key.length !== 32)
       throw new Error(`The connection key file ${keyFile} is damaged; restore it from a backup.`);

@@ -14,6 +14,7 @@ import { hashCredential } from './accounts.ts';
 import { SigningKeys } from './keys.ts';
 import { identityMigrations, type IdentityDatabase } from './tables.ts';
 import { LOCAL_SESSION_FILE, openIdentityStore, startIdentity } from './service.ts';
+import { IDENTITY_PLACES } from '../../common/services.ts';
 
 const SERVICE_TOKEN = 'svc_' + 'k'.repeat(40);
 const PAT = 'github_pat_11ABCDEFG0' + 'x'.repeat(72);
@@ -346,7 +347,11 @@ describe('identity: accounts and platform connections', () => {
   });
 
   it('accepts its tokens through the kit verifier used by the other services', async () => {
-    const verifier = createTokenVerifier({ identityUrl: identity.url, audience: 'persona' });
+    const verifier = createTokenVerifier({
+      identityUrl: identity.url,
+      audience: 'persona',
+      keys: { file: join(dataDir, IDENTITY_PLACES.keysFile) },
+    });
     const principal = await verifier.verify(`Bearer ${await mint(local, 'persona')}`);
     expect(principal.audience).toBe('persona');
   });

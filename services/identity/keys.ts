@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { writeOwnerOnly } from '../kit/owner-only-file.ts';
 
 const ALG = 'ES256';
 
@@ -17,17 +18,11 @@ interface StoredKey {
   maxTtlSeconds?: number;
 }
 
-/** Writes a file readable by its owner only, atomically (a crash leaves the old file or the new one). */
-export function writePrivateFile(file: string, data: string | Buffer): void {
-  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(tmp, data, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
-
 /**
  * The signing keys, kept in `<data>/keys/signing-keys.json` with owner-only permissions. The newest
- * key signs; older ones are published until every token they signed has expired, then dropped.
+ * key signs; older ones are published until every token they signed has expired, then dropped. What
+ * is published is also written to `publicFile` (identity's data folder, owner-only, atomically, at
+ * every change): the services that take tokens read their keys there, never from identity's port.
  */
 export class SigningKeys {
   private readonly file: string;
@@ -38,6 +33,7 @@ export class SigningKeys {
     keysDir: string,
     private readonly tokenTtlSeconds: number,
     private readonly rotationDays: number,
+    private readonly publicFile?: string,
   ) {
     mkdirSync(keysDir, { recursive: true, mode: 0o700 });
     chmodSync(keysDir, 0o700);
@@ -51,6 +47,8 @@ export class SigningKeys {
     const due = active && now.getTime() - Date.parse(active.createdAt) > this.rotationDays * 86_400_000;
     if (!active || due) await this.rotate(now);
     else this.prune(now);
+    // A data folder from before the public file, or a file removed by hand: written again now.
+    this.publish(now);
   }
 
   /** Makes a new signing key; the old one stays published until its tokens have expired. */
@@ -70,7 +68,7 @@ export class SigningKeys {
     for (const k of this.keys) k.retiredAt ??= now.toISOString();
     this.keys.push(fresh);
     this.prune(now);
-    this.save();
+    this.save(now);
     return kid;
   }
 
@@ -133,7 +131,7 @@ export class SigningKeys {
   private prune(now: Date): void {
     const before = this.keys.length;
     this.keys = this.keys.filter((k) => this.stillPublished(k, now));
-    if (this.keys.length !== before) this.save();
+    if (this.keys.length !== before) this.save(now);
   }
 
   private reloadIfChanged(): void {
@@ -144,8 +142,22 @@ export class SigningKeys {
     this.loadedMtime = mtime;
   }
 
-  private save(): void {
-    writePrivateFile(this.file, JSON.stringify(this.keys, null, 2));
+  private save(now = new Date()): void {
+    writeOwnerOnly(this.file, JSON.stringify(this.keys, null, 2));
     this.loadedMtime = statSync(this.file).mtimeMs;
+    this.publish(now);
+  }
+
+  /** Writes the public set to `publicFile` when it differs from what is there (a rewrite makes every verifier read it again). */
+  private publish(now: Date): void {
+    if (!this.publicFile) return;
+    const text = `${JSON.stringify(this.publicSet(now), null, 2)}\n`;
+    let current: string | undefined;
+    try {
+      current = readFileSync(this.publicFile, 'utf8');
+    } catch {
+      current = undefined;
+    }
+    if (current !== text) writeOwnerOnly(this.publicFile, text);
   }
 }

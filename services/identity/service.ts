@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { listenOnLocalSocket, type LocalSocketListener } from '../kit/local-socket.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase } from '../kit/sqlite.ts';
@@ -7,8 +8,9 @@ import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { createIdentityApp } from './app.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
-import { LOCAL_SESSION_FILE } from '../../common/services.ts';
-import { SigningKeys, writePrivateFile } from './keys.ts';
+import { IDENTITY_PLACES, LOCAL_SESSION_FILE } from '../../common/services.ts';
+import { writeOwnerOnly } from '../kit/owner-only-file.ts';
+import { SigningKeys } from './keys.ts';
 import { identityMigrations, type IdentityDatabase } from './tables.ts';
 
 /** LOCAL_SESSION_FILE: the local account's session credential, for the desktop shell; owner-only, in the data folder; named by the catalogue, as the supervisor reads it. */
@@ -25,7 +27,12 @@ export function openIdentityStore(
     // The write-ahead log still holds the pages as they were; moving them into the file and truncating it drops them.
     if (database.sqlite.open) database.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   };
-  const keys = new SigningKeys(join(dataDir, 'keys'), config.tokenTtlSeconds, config.keyRotationDays);
+  const keys = new SigningKeys(
+    join(dataDir, 'keys'),
+    config.tokenTtlSeconds,
+    config.keyRotationDays,
+    join(dataDir, IDENTITY_PLACES.keysFile),
+  );
   const accounts = new Accounts(database.db, eraseTraces);
   const connections = new Connections(
     database.db,
@@ -40,6 +47,9 @@ export function openIdentityStore(
 export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService> {
   const config = loadIdentityConfig(env);
   const log = logger ?? createLogger('identity', config.logLevel);
+  // What the other services trust is in this folder (the public keys, the socket): it is this user's alone.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  if (process.platform !== 'win32') chmodSync(config.dataDir, 0o700);
   const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
   await keys.prepare();
   const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
@@ -54,7 +64,7 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     const credential = hasLocal
       ? (await accounts.addSession(LOCAL_ACCOUNT, local)).credential
       : (await accounts.add(LOCAL_ACCOUNT, local)).credential;
-    writePrivateFile(sessionFile, `${credential}\n`);
+    writeOwnerOnly(sessionFile, `${credential}\n`);
     log.info(
       hasLocal
         ? 'local account\u2019s session credential replaced (the one in the data folder was revoked or missing)'
@@ -79,10 +89,20 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     keys.prepare().catch((err: unknown) => log.error({ err }, 'key rotation failed'));
   }, 3_600_000);
   rotation.unref();
+  let socket: LocalSocketListener | undefined;
   const running = await serve(app, config, log, async () => {
     clearInterval(rotation);
+    await socket?.close();
     await database.close();
   });
   issuer ||= running.url;
+  // The app's services call identity here for everything secret (services/kit/README.md, "Trusting identity").
+  try {
+    socket = await listenOnLocalSocket(app, join(config.dataDir, IDENTITY_PLACES.socket));
+  } catch (err) {
+    await running.close();
+    throw err;
+  }
+  log.info({ socket: socket.path }, 'listening on its socket too');
   return running;
 }

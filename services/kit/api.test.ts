@@ -72,14 +72,18 @@ function demoApi(verifier: TokenVerifier): Api {
 
 beforeAll(async () => {
   identity = await startTestIdentity();
-  const real = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test' });
+  const real = createTokenVerifier({
+    identityUrl: identity.url,
+    audience: 'kit-test',
+    keys: { file: identity.keysFile },
+  });
   const verifier: TokenVerifier = {
     verify: (authorization) => {
       verifications += 1;
       return real.verify(authorization);
     },
     keysAvailable: () => real.keysAvailable(),
-    keySetFetches: 0,
+    keySetLoads: 0,
   };
   token = await identity.mint(identity.localCredential, 'kit-test');
   const logger = createLogger('kit-test', 'silent');

@@ -1,7 +1,10 @@
+import { chmodSync, copyFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openIdentityStore } from '../identity/service.ts';
-import { startTestIdentity, type TestIdentity } from '../../test/support/identity.ts';
+import { startTestIdentity, tempDir, type TestIdentity } from '../../test/support/identity.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
 import { Api } from './api.ts';
 import { createApp } from './app.ts';
@@ -15,7 +18,11 @@ let service: RunningService;
 
 beforeAll(async () => {
   identity = await startTestIdentity();
-  verifier = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test' });
+  verifier = createTokenVerifier({
+    identityUrl: identity.url,
+    audience: 'kit-test',
+    keys: { file: identity.keysFile },
+  });
   const api = new Api({ title: 'kit test', version: '0', description: 'a protected route' }, verifier);
   api.route({
     method: 'get',
@@ -51,23 +58,25 @@ describe("the kit's token verifier", () => {
     expect(Object.keys(body)).toEqual(['account']);
   });
 
-  it('fetches the key set once, not per request, while the cache is warm', async () => {
+  it('reads the key set once, not per request, while its file is unchanged', async () => {
     const token = await identity.mint(identity.localCredential, 'kit-test');
     await verifier.verify(`Bearer ${token}`);
-    const before = verifier.keySetFetches;
+    const before = verifier.keySetLoads;
     for (let i = 0; i < 50; i++) await verifier.verify(`Bearer ${token}`);
-    expect(verifier.keySetFetches).toBe(before);
+    expect(verifier.keySetLoads).toBe(before);
   });
 
-  it('accepts a token signed by a key rotated in after the key set was cached: an unknown kid fetches the set once more', async () => {
-    // No cooldown between key-set fetches here, so the test need not wait one out; `cooling` keeps a long one.
-    const rotating = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test', keySetCooldownMs: 0 });
-    const cooling = createTokenVerifier({ identityUrl: identity.url, audience: 'kit-test', keySetCooldownMs: 600_000 });
+  it('accepts a token signed by a key rotated in after the key set was read: the rewritten file is read again at once, without a restart', async () => {
+    // A long cooldown: it holds back made-up key ids, never a file identity has rewritten.
+    const rotating = createTokenVerifier({
+      identityUrl: identity.url,
+      audience: 'kit-test',
+      keys: { file: identity.keysFile },
+      keySetCooldownMs: 600_000,
+    });
     const before = await identity.mint(identity.localCredential, 'kit-test');
     await rotating.verify(`Bearer ${before}`);
-    await cooling.verify(`Bearer ${before}`);
-    expect(rotating.keySetFetches).toBe(1);
-    expect(cooling.keySetFetches).toBe(1);
+    expect(rotating.keySetLoads).toBe(1);
     // A new signing key, as `npm run identity -- keys rotate` makes it beside the running service.
     const store = openIdentityStore(identity.dataDir, {
       tokenTtlSeconds: 600,
@@ -77,21 +86,66 @@ describe("the kit's token verifier", () => {
     const kid = await store.keys.rotate();
     await store.database.close();
     const after = await identity.mint(identity.localCredential, 'kit-test');
-    expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe(kid);
+    expect(decodeProtectedHeader(after).kid).toBe(kid);
     expect((await rotating.verify(`Bearer ${after}`)).account).toBeTruthy();
-    expect(rotating.keySetFetches).toBe(2);
-    // Within the cooldown since its last fetch, an unknown kid is refused without asking identity again (forged kids cannot hammer it).
-    await expect(cooling.verify(`Bearer ${after}`)).rejects.toMatchObject({ status: 401 });
-    expect(cooling.keySetFetches).toBe(1);
-    // The retired key stays published until its tokens have expired: the earlier token still passes, with no further fetch.
+    expect(rotating.keySetLoads).toBe(2);
+    // The retired key stays in the file until its tokens have expired: the earlier token still passes, with no further read.
     await rotating.verify(`Bearer ${before}`);
     await rotating.verify(`Bearer ${after}`);
-    expect(rotating.keySetFetches).toBe(2);
+    expect(rotating.keySetLoads).toBe(2);
+    // Within the cooldown, a made-up key id does not make the unchanged file be read again.
+    const stranger = await generateKeyPair('ES256');
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'made-up' })
+      .setIssuer(identity.url)
+      .setAudience('kit-test')
+      .setSubject('anyone')
+      .setExpirationTime('5m')
+      .sign(stranger.privateKey);
+    await expect(rotating.verify(`Bearer ${forged}`)).rejects.toMatchObject({ status: 401 });
+    expect(rotating.keySetLoads).toBe(2);
   });
 
-  it('reports the keys unavailable when the identity service cannot be reached', async () => {
-    const orphan = createTokenVerifier({ identityUrl: 'http://127.0.0.1:9', audience: 'kit-test' });
+  it('refuses with 503, failing closed, while there is no key set to check with, and reports the keys unavailable', async () => {
+    const empty = tempDir('no-keys');
+    const orphan = createTokenVerifier({
+      identityUrl: identity.url,
+      audience: 'kit-test',
+      keys: { file: join(empty, 'public-keys.json') },
+    });
     expect(await orphan.keysAvailable()).toBe(false);
+    const token = await identity.mint(identity.localCredential, 'kit-test');
+    await expect(orphan.verify(`Bearer ${token}`)).rejects.toMatchObject({ status: 503 });
+    // Identity writes the file: from then on the same verifier takes the token.
+    copyFileSync(identity.keysFile, join(empty, 'public-keys.json'));
+    expect(await orphan.keysAvailable()).toBe(true);
+    expect((await orphan.verify(`Bearer ${token}`)).account).toBeTruthy();
     expect(await verifier.keysAvailable()).toBe(true);
   });
+
+  const windows = process.platform === 'win32';
+  it.skipIf(windows)(
+    `never trusts a key set in a folder other users may write, or one that is a symbolic link${windows ? ' (skipped: Windows has no such modes)' : ''}`,
+    async () => {
+      const open = tempDir('open-keys');
+      chmodSync(open, 0o777);
+      copyFileSync(identity.keysFile, join(open, 'public-keys.json'));
+      const loose = createTokenVerifier({
+        identityUrl: identity.url,
+        audience: 'kit-test',
+        keys: { file: join(open, 'public-keys.json') },
+      });
+      const token = await identity.mint(identity.localCredential, 'kit-test');
+      expect(await loose.keysAvailable()).toBe(false);
+      await expect(loose.verify(`Bearer ${token}`)).rejects.toMatchObject({ status: 503 });
+      const linked = tempDir('linked-keys');
+      symlinkSync(identity.keysFile, join(linked, 'public-keys.json'));
+      const link = createTokenVerifier({
+        identityUrl: identity.url,
+        audience: 'kit-test',
+        keys: { file: join(linked, 'public-keys.json') },
+      });
+      expect(await link.keysAvailable()).toBe(false);
+    },
+  );
 });

@@ -1,4 +1,5 @@
-import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
+import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { keySource, KeysUnavailable, type IdentityKeys } from './identity-keys.ts';
 import { problem } from './problem.ts';
 
 /** Who made a request: the account (`sub`) and the audience the token was minted for. */
@@ -14,9 +15,11 @@ export interface TokenVerifierOptions {
   identityUrl: string;
   /** The one audience this service accepts. */
   audience: string;
+  /** Where identity's public keys come from: never from identity's port (see identity-keys.ts). */
+  keys: IdentityKeys;
   /** Seconds of clock skew tolerated on `exp` and `nbf`. */
   clockToleranceSeconds?: number;
-  /** Least time between two fetches of the key set for unknown key ids (default 5 s), so forged kids cannot hammer identity. */
+  /** Least time between two loads of the key set for unknown key ids (default 5 s), so forged kids cost nothing. */
   keySetCooldownMs?: number;
 }
 
@@ -25,24 +28,15 @@ export const ALLOWED_ALGORITHMS = ['ES256', 'EdDSA', 'RS256', 'PS256'];
 
 export interface TokenVerifier {
   verify(authorization: string | undefined): Promise<Principal>;
-  /** True when the identity service's keys are at hand (cached or fetched now). */
+  /** True when a trusted key of the identity service is at hand. */
   keysAvailable(): Promise<boolean>;
-  /** How many times the key set was fetched: a warm cache fetches once, not per request. */
-  readonly keySetFetches: number;
+  /** How many times the key set was loaded (its file read, or the pinned set fetched): not once per request. */
+  readonly keySetLoads: number;
 }
 
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const issuer = options.identityUrl.replace(/\/+$/, '');
-  let fetches = 0;
-  const jwks = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), {
-    cacheMaxAge: 10 * 60_000,
-    cooldownDuration: options.keySetCooldownMs ?? 5_000,
-    timeoutDuration: 3_000,
-    [customFetch]: (url, init) => {
-      fetches += 1;
-      return fetch(url, init);
-    },
-  });
+  const keys = keySource(options.keys, { cooldownMs: options.keySetCooldownMs });
 
   async function verify(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
@@ -54,7 +48,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     }
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks, {
+      ({ payload } = await jwtVerify(token, keys.resolve, {
         issuer,
         audience: options.audience,
         algorithms: ALLOWED_ALGORITHMS,
@@ -62,6 +56,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         requiredClaims: ['sub', 'exp'],
       }));
     } catch (err) {
+      if (err instanceof KeysUnavailable) {
+        // Failing closed: no token can be checked until the keys are back, and that is no fault of the caller's.
+        // Where the keys are looked for is this service's /ready to say, not a caller's answer.
+        throw problem.unavailable(
+          'No token can be checked now: this service does not have the identity service\u2019s keys. Make sure the identity service is running, then try again.',
+        );
+      }
       throw problem.unauthorized(describeRejection(err, options.audience, issuer));
     }
     const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
@@ -76,21 +77,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return { account: payload.sub, audience: options.audience, token };
   }
 
-  async function keysAvailable(): Promise<boolean> {
-    if (jwks.jwks() && jwks.fresh) return true;
-    try {
-      await jwks.reload();
-      return true;
-    } catch {
-      return jwks.jwks() !== undefined;
-    }
-  }
-
   return {
     verify,
-    keysAvailable,
-    get keySetFetches() {
-      return fetches;
+    keysAvailable: () => keys.available(),
+    get keySetLoads() {
+      return keys.loads;
     },
   };
 }
@@ -113,11 +104,8 @@ function describeRejection(err: unknown, audience: string, issuer: string): stri
       return `The token lacks the ${err.claim} claim; ask the identity service for a new one.`;
     return 'The token\u2019s claims are not acceptable; ask the identity service for a new one.';
   }
-  if (err instanceof errors.JWKSNoMatchingKey)
-    return 'The token was signed with a key the identity service does not publish; ask it for a new token.';
-  if (err instanceof errors.JWKSTimeout || (err instanceof Error && err.name === 'TypeError')) {
-    return 'The identity service\u2019s keys could not be fetched, so no token can be checked now; make sure the identity service is running.';
-  }
+  if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys)
+    return 'The token was not signed with a key this service holds from the identity service; ask it for a new token.';
   if (err instanceof errors.JOSEAlgNotAllowed)
     return 'The token\u2019s signing algorithm is not accepted; ask the identity service for a new one.';
   return 'The token is not valid; ask the identity service for a new one.';

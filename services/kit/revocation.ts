@@ -1,5 +1,6 @@
 import { decodeJwt } from 'jose';
 import type { TokenVerifier } from './auth.ts';
+import type { IdentityChannel } from './identity-channel.ts';
 import { problem } from './problem.ts';
 
 /** How often a service asks identity about one session unless it says otherwise: a revoke reaches it within this. */
@@ -8,8 +9,8 @@ export const DEFAULT_SESSION_RECHECK_MS = 5_000;
 export const SESSIONS_KEPT = 10_000;
 
 export interface RevocationOptions {
-  /** The identity service's base URL (the tokens' iss): it answers `POST /v1/auth/token-status`. */
-  identityUrl: string;
+  /** The one way to the identity service (its socket, or https): it answers `POST /v1/auth/token-status`, and only its answer counts. */
+  identity: IdentityChannel;
   /** A session that stands is asked about again after this long; 0: on every request. */
   recheckMs?: number;
   /** Most sessions whose answer is kept. */
@@ -33,7 +34,6 @@ type Answer = { active: true; askedAt: number } | { active: false };
  * closed, since a revoke may be exactly what was missed.
  */
 export function refuseRevokedSessions(verifier: TokenVerifier, options: RevocationOptions): RevocationChecked {
-  const url = `${options.identityUrl.replace(/\/+$/, '')}/v1/auth/token-status`;
   const recheckMs = options.recheckMs ?? DEFAULT_SESSION_RECHECK_MS;
   const kept = options.kept ?? SESSIONS_KEPT;
   const now = options.now ?? Date.now;
@@ -50,22 +50,21 @@ export function refuseRevokedSessions(verifier: TokenVerifier, options: Revocati
   async function ask(key: string, token: string): Promise<Answer> {
     const askedAt = now();
     asked += 1;
-    let body: { active?: unknown };
+    let body: { active?: unknown } | undefined;
     try {
-      const res = await fetch(url, {
+      const res = await options.identity.call({
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ token }),
-        signal: AbortSignal.timeout(3_000),
+        path: '/v1/auth/token-status',
+        body: { token },
+        timeoutMs: 3_000,
       });
-      if (res.status !== 200) {
-        await res.body?.cancel();
-        throw new Error(`status ${res.status}`);
-      }
-      body = (await res.json()) as typeof body;
+      if (res.status === 200) body = res.body as typeof body;
     } catch {
+      body = undefined;
+    }
+    if (body === undefined || typeof body !== 'object' || body === null) {
       throw problem.unavailable(
-        `The identity service at ${options.identityUrl} could not confirm that the session credential behind this token still stands, so the token is not accepted now; make sure the identity service is running, then try again.`,
+        `The identity service at ${options.identity.url} could not confirm that the session credential behind this token still stands, so the token is not accepted now; make sure the identity service is running, then try again.`,
       );
     }
     const answer: Answer = body.active === true ? { active: true, askedAt } : { active: false };
@@ -96,8 +95,8 @@ export function refuseRevokedSessions(verifier: TokenVerifier, options: Revocati
       return principal;
     },
     keysAvailable: () => verifier.keysAvailable(),
-    get keySetFetches() {
-      return verifier.keySetFetches;
+    get keySetLoads() {
+      return verifier.keySetLoads;
     },
     get asked() {
       return asked;

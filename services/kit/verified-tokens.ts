@@ -65,8 +65,8 @@ export function rememberVerifiedTokens(
       return principal;
     },
     keysAvailable: () => verifier.keysAvailable(),
-    get keySetFetches() {
-      return verifier.keySetFetches;
+    get keySetLoads() {
+      return verifier.keySetLoads;
     },
     get held() {
       return { entries: accepted.size, bytes, maxBytes };

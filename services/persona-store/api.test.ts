@@ -793,12 +793,16 @@ forEachEngine(() => {
     it('a token is verified once while it is valid, and verified again once its exp has passed', async () => {
       const { rememberVerifiedTokens } = await import('../kit/verified-tokens.ts');
       const { createTokenVerifier } = await import('../kit/auth.ts');
-      const real = createTokenVerifier({ identityUrl: bed.identity.url, audience: 'persona' });
+      const real = createTokenVerifier({
+        identityUrl: bed.identity.url,
+        audience: 'persona',
+        keys: { file: bed.identity.keysFile },
+      });
       let verifications = 0;
       const counted = {
         ...real,
         verify: (h: string | undefined) => (verifications++, real.verify(h)),
-        keySetFetches: 0,
+        keySetLoads: 0,
       };
       let clock = Date.now();
       const verifier = rememberVerifiedTokens(counted, { maxBytes: 1 << 20, now: () => clock });

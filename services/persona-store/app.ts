@@ -1,6 +1,7 @@
 import type { Express, NextFunction, Request, Response } from 'express';
 import { createApp } from '../kit/app.ts';
 import type { TokenVerifier } from '../kit/auth.ts';
+import type { IdentityChannel } from '../kit/identity-channel.ts';
 import type { Logger } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { fastShape, worthSecretlint } from './credential-screen.ts';
@@ -16,6 +17,8 @@ export interface PersonaAppParts {
   personas: Personas;
   policies: PolicySource;
   verifier: TokenVerifier;
+  /** The one way to identity: /ready names it while it does not answer (every token is refused with 503 then). */
+  identity: IdentityChannel;
   bodyLimit: string;
   /** The app's counters at GET /metrics (the kit's HTTP counters and the persona store's own). */
   metrics?: ServiceMetrics;
@@ -31,13 +34,19 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
     bodyLimit: parts.bodyLimit,
     metrics: parts.metrics,
     probes: {
-      checks: { database: parts.databaseAnswers, identity_keys: () => parts.verifier.keysAvailable() },
+      checks: {
+        database: parts.databaseAnswers,
+        identity_keys: () => parts.verifier.keysAvailable(),
+        identity: () => parts.identity.answers(),
+      },
       explain: {
         database: 'the database does not answer',
         identity_keys:
-          'the identity service\u2019s keys cannot be fetched, so no token could be verified; start the identity service or check PERSONA_IDENTITY_URL',
+          'the identity service\u2019s public keys are not at hand (it writes them into its data folder when it starts), so no token could be verified; start the identity service, or check PERSONA_IDENTITY_KEYS_FILE',
+        identity: `the identity service does not answer on ${parts.identity.where}, so no session can be confirmed and every token is refused with 503; start the identity service, or check PERSONA_IDENTITY_SOCKET`,
       },
-      readiness: 'Readiness: the database answers and the identity service\u2019s keys are at hand',
+      readiness:
+        'Readiness: the database answers, the identity service\u2019s keys are at hand and the identity service answers where it proves itself',
     },
     extraRoutes: (app) => app.use(redactCredentialPaths),
   });

@@ -140,7 +140,11 @@ describe('remembered tokens', () => {
   });
 
   it('lets go of the least recently used token first, remembers none with a budget of 0, and never one larger than the budget', async () => {
-    const real = createTokenVerifier({ identityUrl: bed.identity.url, audience: 'persona' });
+    const real = createTokenVerifier({
+      identityUrl: bed.identity.url,
+      audience: 'persona',
+      keys: { file: bed.identity.keysFile },
+    });
     let verifications = 0;
     const counted = { ...real, verify: (h: string | undefined) => (verifications++, real.verify(h)) };
     const [a, b, d] = await Promise.all(

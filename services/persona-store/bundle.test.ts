@@ -44,7 +44,7 @@ describe.skipIf(skip !== undefined)(`the persona store's bundle${skip ? ` (skipp
         HOME: project,
         PERSONA_PORT: String(port),
         PERSONA_DATA_DIR: join(project, 'data'),
-        PERSONA_IDENTITY_URL: identity.url,
+        ...identity.trust('PERSONA_'),
         PERSONA_LOG_LEVEL: 'silent',
         PERSONA_DATABASE_URL: await server.createDatabase(),
       },

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LOCAL_SESSION_FILE, SERVICE_CATALOGUE } from '../../common/services.ts';
+import { IDENTITY_PLACES, LOCAL_SESSION_FILE, SERVICE_CATALOGUE } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
-import { ConfigError } from '../kit/config.ts';
+import { ConfigError, isLoopbackHost } from '../kit/config.ts';
+import { overSocket } from '../kit/identity-channel.ts';
 import { loadPersonaConfig, type PersonaConfig } from './config.ts';
 import type { PersonaEngine } from './engines/engine.ts';
 import { openEngine, postgresOptions } from './engines/open.ts';
@@ -26,7 +27,7 @@ const USAGE = `Usage: npm run -s persona-store -- <command>
         engine PERSONA_DATABASE_URL or PERSONA_DATA_DIR choose (or --to). Every string is checked for
         credentials as a write would be; an existing profile is never overwritten (use --profile to import
         under another name); all or nothing. --account defaults to the local account (asked of the identity
-        service at PERSONA_IDENTITY_URL with the app's own session credential); \`npm run identity -- account
+        service on its socket, PERSONA_IDENTITY_SOCKET, with the app's own session credential); \`npm run identity -- account
         list\` prints each account's id.
 Reads the same PERSONA_ variables as the service (PERSONA_DATABASE_TLS, PERSONA_DATABASE_CA_FILE too); with
 PERSONA_SHARED_ACCOUNTS, rows go under the shared name the service on PostgreSQL keeps that account under.
@@ -76,19 +77,29 @@ async function localAccount(config: PersonaConfig): Promise<{ id: string; name: 
   } catch {
     throw why(`no session credential at ${file}`);
   }
-  let res: Response;
+  // The app's own credential goes only to identity where it proves itself (its socket), never to its port:
+  // the socket beside the session file, unless the settings place identity elsewhere.
+  const beside =
+    config.identitySocket === undefined &&
+    config.identityKeysFile === undefined &&
+    isLoopbackHost(new URL(config.identityUrl).hostname);
+  const identity = beside
+    ? overSocket(config.identityUrl, join(dirname(file), IDENTITY_PLACES.socket))
+    : config.identity.channel;
+  let res;
   try {
-    res = await fetch(new URL(urlPath`/v1/account`, config.identityUrl), {
+    res = await identity.call({
+      path: urlPath`/v1/account`,
       headers: { authorization: `Bearer ${credential}` },
-      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
     });
   } catch {
     throw why(
-      `the identity service at ${config.identityUrl} does not answer; start the app, or PERSONA_IDENTITY_URL names another one`,
+      `the identity service does not answer on ${identity.where}; start the app, or PERSONA_IDENTITY_SOCKET names another one`,
     );
   }
-  if (res.status !== 200) throw why(`the identity service at ${config.identityUrl} answered ${res.status}`);
-  return (await res.json()) as { id: string; name: string };
+  if (res.status !== 200) throw why(`the identity service at ${identity.url} answered ${res.status}`);
+  return res.body as { id: string; name: string };
 }
 
 async function runMoveIn(options: {

@@ -1,15 +1,8 @@
 import { z } from 'zod';
 import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from '../../common/change-log.ts';
-import { SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
-import {
-  ConfigError,
-  commonSettings,
-  integerSetting,
-  identityUrlSetting,
-  loadConfig,
-  parse,
-  setting,
-} from '../kit/config.ts';
+import { IDENTITY_PLACES, SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
+import { ConfigError, commonSettings, integerSetting, loadConfig, parse, setting } from '../kit/config.ts';
+import { identityTrustSettings, trustIdentity } from '../kit/identity-trust.ts';
 
 export { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
 
@@ -23,9 +16,9 @@ const SHARED_ACCOUNT = /^[^=\s,]{1,200}=[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
 export const personaSettings = {
   ...commonSettings(PERSONA, { fallback: '256kb' }),
-  identityUrl: identityUrlSetting(
-    SERVICE_CATALOGUE.identity.port,
-    'Base URL of the identity service whose keys verify tokens (its iss).',
+  ...identityTrustSettings(
+    SERVICE_CATALOGUE.identity,
+    'Base URL of the identity service whose tokens this service takes (their iss).',
   ),
   sessionRecheckMs: integerSetting(
     'SESSION_RECHECK_MS',
@@ -180,5 +173,8 @@ export function loadPersonaConfig(env: NodeJS.ProcessEnv = process.env) {
       'PERSONA_DATABASE_CA_FILE is used only to verify the server; set PERSONA_DATABASE_TLS=verify, or remove it.',
     );
   }
-  return c;
+  return {
+    ...c,
+    identity: trustIdentity(PERSONA.prefix, c, { identity: SERVICE_CATALOGUE.identity, ...IDENTITY_PLACES }),
+  };
 }

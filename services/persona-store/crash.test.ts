@@ -28,7 +28,7 @@ async function start(database: Record<string, string>): Promise<ServiceProcess> 
     {
       PERSONA_PORT: String(port),
       PERSONA_DATA_DIR: dataDir,
-      PERSONA_IDENTITY_URL: identity.url,
+      ...identity.trust('PERSONA_'),
       PERSONA_LOG_LEVEL: 'warn',
       ...database,
     },

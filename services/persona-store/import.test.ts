@@ -397,13 +397,13 @@ describe('import for the local account (no --account)', () => {
       }),
     );
     try {
-      const run = await cli(['import', file], { PERSONA_DATA_DIR: dataDir, PERSONA_IDENTITY_URL: identity.url });
+      const run = await cli(['import', file], { PERSONA_DATA_DIR: dataDir, ...identity.trust('PERSONA_') });
       expect(run.exitCode, run.stderr).toBe(0);
       expect(run.stdout).toMatch(/importing for the local account .* \(local\)/);
       const store = await startPersonaStore({
         PERSONA_DATA_DIR: dataDir,
         PERSONA_PORT: '0',
-        PERSONA_IDENTITY_URL: identity.url,
+        ...identity.trust('PERSONA_'),
         PERSONA_LOG_LEVEL: 'silent',
       });
       try {
@@ -416,7 +416,7 @@ describe('import for the local account (no --account)', () => {
       // Without the identity service, it says how to name the account instead.
       const alone = await cli(['import', file], {
         PERSONA_DATA_DIR: join(root, 'elsewhere', 'persona-store'),
-        PERSONA_IDENTITY_URL: identity.url,
+        ...identity.trust('PERSONA_'),
       });
       expect(alone.exitCode).toBe(1);
       expect(alone.stderr).toContain('npm run identity -- account list');

@@ -182,7 +182,7 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
       PERSONA_DATABASE_URL: target,
       PERSONA_PORT: '0',
       PERSONA_DATA_DIR: folder,
-      PERSONA_IDENTITY_URL: identity.url,
+      ...identity.trust('PERSONA_'),
       PERSONA_LOG_LEVEL: 'silent',
     });
     try {

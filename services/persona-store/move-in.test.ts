@@ -143,7 +143,7 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
       {
         PERSONA_DATA_DIR: source.dataDir,
         PERSONA_PORT: '0',
-        PERSONA_IDENTITY_URL: identity.url,
+        ...identity.trust('PERSONA_'),
         PERSONA_LOG_LEVEL: 'silent',
         PERSONA_DATABASE_URL: url,
         PERSONA_FORGET_MODE: 'destroy_after_grace',
@@ -380,7 +380,7 @@ describe.skipIf(skip)('moving in from SQLite to PostgreSQL', { timeout: 300_000 
         {
           PERSONA_DATA_DIR: source.dataDir,
           PERSONA_PORT: '0',
-          PERSONA_IDENTITY_URL: desktop.url,
+          ...desktop.trust('PERSONA_'),
           PERSONA_LOG_LEVEL: 'silent',
           PERSONA_DATABASE_URL: url,
           PERSONA_FORGET_MODE: 'destroy_after_grace',

@@ -49,12 +49,12 @@ export async function startPersonaStore(
     clock,
   );
   const remembered = rememberVerifiedTokens(
-    createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE }),
+    createTokenVerifier({ identityUrl: config.identityUrl, audience: PERSONA_AUDIENCE, keys: config.identity.keys }),
     { maxBytes: config.verifiedTokensBytes },
   );
   // A signature stays good until exp; whether the token's session credential still stands is asked of identity.
   const verifier = refuseRevokedSessions(remembered, {
-    identityUrl: config.identityUrl,
+    identity: config.identity.channel,
     recheckMs: config.sessionRecheckMs,
   });
   const app = createPersonaApp({
@@ -63,6 +63,7 @@ export async function startPersonaStore(
     personas,
     policies: createPolicySource(config),
     verifier,
+    identity: config.identity.channel,
     bodyLimit: config.bodyLimit,
     metrics,
     counters,

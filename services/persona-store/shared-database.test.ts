@@ -48,7 +48,7 @@ describe.skipIf(skip !== undefined)(
         {
           PERSONA_PORT: String(port),
           PERSONA_DATA_DIR: dataDir,
-          PERSONA_IDENTITY_URL: identity.url,
+          ...identity.trust('PERSONA_'),
           PERSONA_LOG_LEVEL: 'warn',
           PERSONA_DATABASE_URL: url,
           PERSONA_SHARED_ACCOUNTS: `${decodeJwt(token).sub!}=${sharedName}`,
@@ -81,7 +81,7 @@ describe.skipIf(skip !== undefined)(
       const store: PersonaStore = await startPersonaStore({
         PERSONA_PORT: '0',
         PERSONA_DATA_DIR: dataDir,
-        PERSONA_IDENTITY_URL: identity.url,
+        ...identity.trust('PERSONA_'),
         PERSONA_LOG_LEVEL: 'silent',
         PERSONA_DATABASE_URL: url,
         ...shared,

@@ -33,20 +33,22 @@ export function gatewayApp(parts: GatewayAppParts): Express {
     probes: {
       checks: {
         identity_keys: () => parts.verifier.keysAvailable(),
+        identity: () => parts.resolver.identity.answers(),
         platform: () => platformAnswers(parts.platformUrl),
         database: () => databaseAnswers(parts.sqlite),
         service_token: () => parts.resolver.configured,
       },
       explain: {
         identity_keys:
-          'the identity service\u2019s signing keys cannot be fetched (is the identity service at REPOHOST_IDENTITY_URL running?)',
+          'the identity service\u2019s public keys are not at hand (it writes them into its data folder when it starts), so no token could be verified; start the identity service, or check REPOHOST_IDENTITY_KEYS_FILE',
+        identity: `the identity service does not answer on ${parts.resolver.identity.where}, so no platform credential can be resolved or confirmed and every call is refused with 503; start the identity service, or check REPOHOST_IDENTITY_SOCKET`,
         platform: `the platform at ${parts.platformUrl} cannot be reached (check REPOHOST_PLATFORM_URL and the network)`,
         database: 'the database does not answer (check REPOHOST_DATA_DIR)',
         service_token:
           'REPOHOST_IDENTITY_SERVICE_TOKEN is not set, so no credential can be resolved; set it to the token registered as repohost-api in the identity service\u2019s IDENTITY_SERVICE_TOKENS',
       },
       readiness:
-        'Readiness: the identity service\u2019s keys are at hand, the platform answers, the database answers and REPOHOST_IDENTITY_SERVICE_TOKEN is set',
+        'Readiness: the identity service\u2019s keys are at hand and it answers where it proves itself, the platform answers, the database answers and REPOHOST_IDENTITY_SERVICE_TOKEN is set',
     },
   });
 }

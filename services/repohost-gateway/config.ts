@@ -1,13 +1,6 @@
-import { SERVICE_CATALOGUE, SERVICE_PORTS, tokenAudience } from '../../common/services.ts';
-import {
-  commonSettings,
-  integerSetting,
-  ConfigError,
-  identityUrlSetting,
-  loadConfig,
-  parse,
-  setting,
-} from '../kit/config.ts';
+import { IDENTITY_PLACES, SERVICE_CATALOGUE, SERVICE_PORTS, tokenAudience } from '../../common/services.ts';
+import { commonSettings, integerSetting, ConfigError, loadConfig, parse, setting } from '../kit/config.ts';
+import { identityTrustSettings, trustIdentity } from '../kit/identity-trust.ts';
 import { DEFAULT_ETAG_CACHE_BYTES, ENTRY_OVERHEAD_BYTES } from './platform/etag-cache.ts';
 import { parseSignalPrefix } from './signal-addresses.ts';
 
@@ -24,9 +17,9 @@ const MAX_ETAG_CACHE_BYTES = 4 * 1024 * 1024 * 1024;
 
 export const repohostSettings = {
   ...commonSettings(REPOHOST, { fallback: '2mb', why: 'commits carry file contents' }),
-  identityUrl: identityUrlSetting(
-    SERVICE_CATALOGUE.identity.port,
-    'Base URL of the identity service (keys, credential resolution).',
+  ...identityTrustSettings(
+    SERVICE_CATALOGUE.identity,
+    'Base URL of the identity service whose tokens this service takes (their iss) and which resolves platform credentials.',
   ),
   platformUrl: setting(
     'PLATFORM_URL',
@@ -109,5 +102,9 @@ export function loadRepohostConfig(env: NodeJS.ProcessEnv = process.env) {
         `e.g. 5,000 answers of 6 KB is 30000000).`,
     );
   }
-  return loadConfig(REPOHOST.prefix, repohostSettings, env);
+  const c = loadConfig(REPOHOST.prefix, repohostSettings, env);
+  return {
+    ...c,
+    identity: trustIdentity(REPOHOST.prefix, c, { identity: SERVICE_CATALOGUE.identity, ...IDENTITY_PLACES }),
+  };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { urlPath } from '../../common/url-path.ts';
+import type { IdentityAnswer, IdentityChannel } from '../kit/identity-channel.ts';
 import type { Logger } from '../kit/logger.ts';
 import { problem } from '../kit/problem.ts';
 import { PROFILE_RULE } from '../kit/profile.ts';
@@ -38,7 +39,8 @@ const confirmationKey = (c: Credential, session: string | undefined) =>
 
 /**
  * Resolves platform credentials from the identity service with this service's own token and the
- * caller's verified token. Resolved credentials are cached in memory until shortly before they
+ * caller's verified token, only ever over `identity`, the channel on which identity proves itself (its
+ * socket, or https): the service token, the caller's token and the answers never cross identity's port. Resolved credentials are cached in memory until shortly before they
  * expire, then dropped (when next looked up, and by `purge` on every sweep tick); nothing is written
  * anywhere.
  */
@@ -56,7 +58,8 @@ export class CredentialResolver {
   checks = 0;
 
   constructor(
-    private readonly identityUrl: string,
+    /** The one way to identity (services/kit/identity-channel.ts). */
+    readonly identity: IdentityChannel,
     private readonly serviceToken: string | undefined,
     /** A held credential is confirmed with the identity service at most this often (REPOHOST_CREDENTIAL_RECHECK_MS). */
     private readonly recheckMs = 5_000,
@@ -125,26 +128,26 @@ export class CredentialResolver {
     let answer: { current?: unknown; reason?: unknown };
     try {
       this.checks += 1;
-      const res = await fetch(`${this.identityUrl}${urlPath`/v1/credentials/check`}`, {
+      const res = await this.identity.call({
         method: 'POST',
-        headers: { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
+        path: urlPath`/v1/credentials/check`,
+        headers: { authorization: `Bearer ${this.serviceToken}` },
+        body: {
           account: credential.account,
           profile: credential.profile,
           revision: credential.revision,
           ...(session ? { session } : {}),
-        }),
-        signal: AbortSignal.timeout(15_000),
+        },
+        timeoutMs: 15_000,
       });
-      if (res.status !== 200) {
-        await res.body?.cancel();
+      if (res.status !== 200 || typeof res.body !== 'object' || res.body === null) {
         this.logger?.warn(
           { status: res.status },
           'the identity service did not answer whether a held platform credential is current',
         );
         return 'unconfirmed';
       }
-      answer = (await res.json()) as typeof answer;
+      answer = res.body as typeof answer;
     } catch {
       return 'unconfirmed';
     }
@@ -221,53 +224,48 @@ export class CredentialResolver {
         'REPOHOST_IDENTITY_SERVICE_TOKEN is not set, so no platform credential can be resolved; set it to the token registered as repohost-api in the identity service\u2019s IDENTITY_SERVICE_TOKENS.',
       );
     }
-    let res: Response;
+    let res: IdentityAnswer;
     try {
-      res = await fetch(`${this.identityUrl}${urlPath`/v1/credentials/resolve`}`, {
+      res = await this.identity.call({
         method: 'POST',
+        path: urlPath`/v1/credentials/resolve`,
         headers: {
           authorization: `Bearer ${this.serviceToken}`,
-          'content-type': 'application/json',
           ...(fresh ? { 'cache-control': 'no-cache' } : {}),
         },
-        body: JSON.stringify({ caller_token: callerToken, profile }),
-        signal: AbortSignal.timeout(15_000),
+        body: { caller_token: callerToken, profile },
+        timeoutMs: 15_000,
       });
     } catch {
       throw problem.unavailable(
-        `The identity service at ${this.identityUrl} cannot be reached to resolve the platform credential; make sure it is running.`,
+        `The identity service at ${this.identity.url} cannot be reached on ${this.identity.where} to resolve the platform credential; make sure it is running.`,
       );
     }
     this.resolutions += 1;
     if (res.status === 404) {
-      await res.body?.cancel();
       throw problem.notFound(
-        `Profile "${profile}" has no platform connection; add one with PUT ${this.identityUrl}/v1/connections/${profile} (or in the console), or send another X-Identity-Profile.`,
+        `Profile "${profile}" has no platform connection; add one with PUT ${this.identity.url}/v1/connections/${profile} (or in the console), or send another X-Identity-Profile.`,
       );
     }
     if (res.status === 401) {
-      await res.body?.cancel();
       throw problem.unavailable(
         'The identity service does not accept REPOHOST_IDENTITY_SERVICE_TOKEN; set it to the token registered as repohost-api in IDENTITY_SERVICE_TOKENS.',
       );
     }
     if (res.status === 403) {
-      await res.body?.cancel();
       throw problem.unauthorized(
         'The identity service refused your token for credential resolution: it is no longer valid, or the session credential it was minted with has been revoked or has expired; ask the identity service for a new token for repohost-api with a current session credential.',
       );
     }
     if (res.status === 422) {
-      await res.body?.cancel();
       throw problem.unprocessable(`X-Identity-Profile is not a valid profile name: ${PROFILE_RULE}.`);
     }
-    if (res.status !== 200) {
-      await res.body?.cancel();
+    if (res.status !== 200 || typeof res.body !== 'object' || res.body === null) {
       throw problem.badGateway(
         `The identity service could not resolve the credential of profile "${profile}" (status ${res.status}); check the connection of that profile.`,
       );
     }
-    const body = (await res.json()) as {
+    const body = res.body as {
       kind: 'token' | 'app';
       token: string;
       expires_at: string;

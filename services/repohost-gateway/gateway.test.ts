@@ -966,7 +966,7 @@ describe('GitHub Enterprise', () => {
     const ghes = await startRepohostGateway({
       REPOHOST_PORT: '0',
       REPOHOST_DATA_DIR: dataDir,
-      REPOHOST_IDENTITY_URL: world.identity.url,
+      ...world.identity.trust('REPOHOST_'),
       REPOHOST_PLATFORM_URL: `${world.double.url}/api/v3`,
       REPOHOST_IDENTITY_SERVICE_TOKEN: world.serviceToken,
       REPOHOST_LOG_LEVEL: 'silent',

@@ -33,7 +33,7 @@ describe('the gateway as a program', () => {
       {
         REPOHOST_PORT: String(port),
         REPOHOST_DATA_DIR: dir(),
-        REPOHOST_IDENTITY_URL: identity.url,
+        ...identity.trust('REPOHOST_'),
         REPOHOST_PLATFORM_URL: double.url,
       },
       port,
@@ -61,7 +61,7 @@ describe('readiness names what is missing', () => {
     const gateway = await startRepohostGateway({
       REPOHOST_PORT: '0',
       REPOHOST_DATA_DIR: dir(),
-      REPOHOST_IDENTITY_URL: identity.url,
+      ...identity.trust('REPOHOST_'),
       REPOHOST_PLATFORM_URL: double.url,
       REPOHOST_LOG_LEVEL: 'silent',
     });

@@ -48,7 +48,7 @@ async function otherGateway(
   const gateway = await startRepohostGateway({
     REPOHOST_PORT: '0',
     REPOHOST_DATA_DIR: dataDir,
-    REPOHOST_IDENTITY_URL: world.identity.url,
+    ...world.identity.trust('REPOHOST_'),
     REPOHOST_PLATFORM_URL: world.double.url,
     REPOHOST_IDENTITY_SERVICE_TOKEN: world.serviceToken,
     REPOHOST_LOG_LEVEL: 'silent',
@@ -577,7 +577,7 @@ describe('credentials in memory', () => {
   );
 
   it('keeps at most its bound of credentials, the least recently used going first', async () => {
-    const resolver = new CredentialResolver(world.identity.url, world.serviceToken, 0, undefined, 2);
+    const resolver = new CredentialResolver(world.identity.channel, world.serviceToken, 0, undefined, 2);
     const token = await world.token();
     for (const profile of ['wa', 'wb', 'slow']) await resolver.resolve('local', profile, token);
     expect(resolver.sizes.credentials).toBe(2);

@@ -50,11 +50,11 @@ export async function startRepohostGateway(
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();
   const verifier = rememberVerifiedTokens(
-    createTokenVerifier({ identityUrl: config.identityUrl, audience: REPOHOST_AUDIENCE }),
+    createTokenVerifier({ identityUrl: config.identityUrl, audience: REPOHOST_AUDIENCE, keys: config.identity.keys }),
     { maxBytes: DEFAULT_VERIFIED_TOKENS_BYTES },
   );
   const resolver = new CredentialResolver(
-    config.identityUrl,
+    config.identity.channel,
     config.identityServiceToken,
     config.credentialRecheckMs,
     log,

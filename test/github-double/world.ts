@@ -80,7 +80,7 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
   const env = (extra: Record<string, string>) => ({
     REPOHOST_DATA_DIR: dataDir,
     REPOHOST_PORT: '0',
-    REPOHOST_IDENTITY_URL: identity.url,
+    ...identity.trust('REPOHOST_'),
     REPOHOST_PLATFORM_URL: double.url,
     REPOHOST_IDENTITY_SERVICE_TOKEN: serviceToken,
     REPOHOST_WRITE_SPACING_MS: '0',

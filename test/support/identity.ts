@@ -1,12 +1,22 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { IDENTITY_PLACES } from '../../common/services.ts';
 import type { RunningService } from '../../services/kit/server.ts';
+import { overSocket, type IdentityChannel } from '../../services/kit/identity-channel.ts';
 import { openIdentityStore, startIdentity, LOCAL_SESSION_FILE } from '../../services/identity/service.ts';
 
 export interface TestIdentity {
   readonly url: string;
   readonly dataDir: string;
+  /** The public key set identity writes into its data folder, what the services check tokens with. */
+  readonly keysFile: string;
+  /** Identity's socket in its data folder: the one way the services call it. */
+  readonly socket: string;
+  /** A channel to identity over its socket, as a service makes one. */
+  readonly channel: IdentityChannel;
+  /** `<prefix>IDENTITY_URL`, `…_KEYS_FILE` and `…_SOCKET` pointing a service at this identity, as the supervisor wires them. */
+  trust(prefix: 'PERSONA_' | 'REPOHOST_'): Record<string, string>;
   /** Session credential of the local account made on first run. */
   readonly localCredential: string;
   /** Creates an account through the identity store and returns its session credential. */
@@ -27,9 +37,19 @@ export async function startTestIdentity(extraEnv: Record<string, string> = {}): 
   const env = { IDENTITY_DATA_DIR: dataDir, IDENTITY_PORT: '0', IDENTITY_LOG_LEVEL: 'silent', ...extraEnv };
   const service = await startIdentity(env);
   const localCredential = readFileSync(join(dataDir, LOCAL_SESSION_FILE), 'utf8').trim();
+  const keysFile = join(dataDir, IDENTITY_PLACES.keysFile);
+  const socket = join(dataDir, IDENTITY_PLACES.socket);
   return {
     url: service.url,
     dataDir,
+    keysFile,
+    socket,
+    channel: overSocket(service.url, socket),
+    trust: (prefix) => ({
+      [`${prefix}IDENTITY_URL`]: service.url,
+      [`${prefix}IDENTITY_KEYS_FILE`]: keysFile,
+      [`${prefix}IDENTITY_SOCKET`]: socket,
+    }),
     localCredential,
     service,
     async addAccount(name) {

@@ -147,7 +147,7 @@ export async function startTestbed(
   const storeEnv = () => ({
     PERSONA_DATA_DIR: dataDir,
     PERSONA_PORT: '0',
-    PERSONA_IDENTITY_URL: id.url,
+    ...id.trust('PERSONA_'),
     PERSONA_LOG_LEVEL: 'silent',
     ...database,
     ...env,
