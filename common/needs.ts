@@ -43,8 +43,8 @@ const STARTING_CHECK_STATES = new Set(['pending', 'unknown']);
 
 /**
  * Whether a service that is up but not ready waits on the outside: every failing check is an outside
- * one. A wait on identity's keys is the service's own start while identity runs (its keys are on their
- * way), and a wait for the person only once identity is not running.
+ * one. A wait on identity (its keys, or its answer on its socket) is the service's own start while
+ * identity runs (they are on their way), and a wait for the person only once identity is not running.
  */
 export function waitsOutside(
   service: ServiceName,
@@ -54,7 +54,7 @@ export function waitsOutside(
   if (failing.length === 0) return false;
   return failing.every((c) => {
     if (!SERVICE_CATALOGUE[service].waitsOn.includes(c.name)) return false;
-    if (c.name === 'identity_keys') return !identityRunning;
+    if (c.name === 'identity_keys' || c.name === 'identity') return !identityRunning;
     if (c.name === 'lockdown' && c.state !== undefined && STARTING_CHECK_STATES.has(c.state)) return false;
     return true;
   });
@@ -90,6 +90,12 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
   identity_keys: {
     kind: 'identity-service',
     text: 'It cannot get the identity service\u2019s signing keys, so it accepts no token.',
+    action: 'Start the identity service',
+    place: 'services',
+  },
+  identity: {
+    kind: 'identity-service',
+    text: 'The identity service does not answer on its socket, so no session can be confirmed and every call is refused.',
     action: 'Start the identity service',
     place: 'services',
   },

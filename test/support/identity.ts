@@ -24,6 +24,10 @@ export interface TestIdentity {
   /** A token for `audience` minted over HTTP with a session credential. */
   mint(credential: string, audience: string): Promise<string>;
   readonly service: RunningService;
+  /** Stops the service as a person pressing Stop would: its data folder (and the keys file in it) stays, its port and socket go. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data folder. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -35,7 +39,8 @@ export function tempDir(prefix: string): string {
 export async function startTestIdentity(extraEnv: Record<string, string> = {}): Promise<TestIdentity> {
   const dataDir = tempDir('identity');
   const env = { IDENTITY_DATA_DIR: dataDir, IDENTITY_PORT: '0', IDENTITY_LOG_LEVEL: 'silent', ...extraEnv };
-  const service = await startIdentity(env);
+  let service = await startIdentity(env);
+  const again = { ...env, IDENTITY_PORT: String(service.port) };
   const localCredential = readFileSync(join(dataDir, LOCAL_SESSION_FILE), 'utf8').trim();
   const keysFile = join(dataDir, IDENTITY_PLACES.keysFile);
   const socket = join(dataDir, IDENTITY_PLACES.socket);
@@ -51,7 +56,13 @@ export async function startTestIdentity(extraEnv: Record<string, string> = {}): 
       [`${prefix}IDENTITY_SOCKET`]: socket,
     }),
     localCredential,
-    service,
+    get service() {
+      return service;
+    },
+    stop: () => service.close(),
+    async start() {
+      service = await startIdentity(again);
+    },
     async addAccount(name) {
       const store = openIdentityStore(dataDir, {
         tokenTtlSeconds: 600,
