@@ -1,4 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { tempDir } from './support/identity.ts';
@@ -122,6 +125,35 @@ describe('npm run identity -- account add', () => {
       await proc.stop();
     }
     expect((await npm(['identity', '--', 'account', 'add', 'carol'], { IDENTITY_DATA_DIR: dataDir })).status).toBe(1);
+  });
+});
+
+describe('npm run identity -- keys', () => {
+  it('lists the published keys with the thumbprints a service pins for an identity elsewhere; rotate adds the signing one', async () => {
+    const dataDir = tempDir('identity-cli-keys');
+    const cli = (...args: string[]) => npm(['identity', '--', ...args], { IDENTITY_DATA_DIR: dataDir });
+    const lines = async () =>
+      (await cli('keys', 'list')).stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t'));
+    const published = async () =>
+      Promise.all(
+        (JSON.parse(readFileSync(join(dataDir, 'public-keys.json'), 'utf8')) as { keys: JWK[] }).keys.map(async (k) => [
+          k.kid,
+          await calculateJwkThumbprint(k, 'sha256'),
+        ]),
+      );
+    const before = await lines();
+    expect(before).toHaveLength(1);
+    expect(before[0]![2]).toBe('signing');
+    expect(before.map((l) => l.slice(0, 2))).toEqual(await published());
+    const rotated = await cli('keys', 'rotate');
+    expect(rotated.status, rotated.stderr).toBe(0);
+    const after = await lines();
+    expect(after.map((l) => l[2])).toEqual(['retired', 'signing']);
+    expect(after[0]![0]).toBe(before[0]![0]);
+    expect(after.map((l) => l.slice(0, 2))).toEqual(await published());
   });
 });
 

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { calculateJwkThumbprint } from 'jose';
 import { MAX_SESSION_SECONDS, SESSION_ID } from './accounts.ts';
 import { AUDIENCE_NAME, loadIdentityConfig } from './config.ts';
 import { openIdentityStore } from './service.ts';
@@ -20,6 +21,8 @@ const USAGE = `Usage: npm run -s identity -- <command>
   session revoke-all <name>
                            revoke every session credential of an account
   keys rotate              make a new signing key; the old one stays published until its tokens expire
+  keys list                the published keys: id, SHA-256 thumbprint (RFC 7638; what a service pins in
+                           *_IDENTITY_KEY_THUMBPRINTS for an identity elsewhere), signing or retired
 A duration is seconds, or a number with s, m, h or d (90d, 12h); 60 s to ten years. Without --expires-in a
 credential gets IDENTITY_SESSION_TTL_SECONDS (0, the default: it never expires).
 Reads the same IDENTITY_ variables as the service (IDENTITY_DATA_DIR above all).`;
@@ -130,6 +133,13 @@ try {
     } else if (command === 'keys rotate') {
       await store.keys.prepare();
       process.stderr.write(`new signing key ${await store.keys.rotate()}\n`);
+    } else if (command === 'keys list') {
+      await store.keys.prepare();
+      const active = store.keys.activeKid;
+      for (const key of store.keys.publicSet().keys)
+        out(
+          [key.kid, await calculateJwkThumbprint(key, 'sha256'), key.kid === active ? 'signing' : 'retired'].join('\t'),
+        );
     } else throw new Usage();
   } finally {
     await store.database.close();

@@ -1,12 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/identity.ts';
+import { execa } from 'execa';
 import { createTokenVerifier } from '../kit/auth.ts';
+import { overSocket } from '../kit/identity-channel.ts';
 import { createLogger } from '../kit/logger.ts';
 import type { RunningService } from '../kit/server.ts';
 import { openDatabase } from '../kit/sqlite.ts';
@@ -193,6 +195,28 @@ describe('identity: tokens', () => {
     expect(statSync(join(dir, 'signing-keys.json')).mode & 0o777).toBe(0o600);
   });
 
+  it('writes what it publishes to the public keys file, owner-only, at every rotation and prune, and on start if it is gone', async () => {
+    const dir = tempDir('keys');
+    const file = join(dir, 'public-keys.json');
+    const keys = new SigningKeys(join(dir, 'keys'), 600, 30, file);
+    const inFile = () => (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string; d?: string }[] }).keys;
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    await keys.prepare(t0);
+    const first = keys.activeKid!;
+    expect(inFile().map((k) => k.kid)).toEqual([first]);
+    expect(inFile().every((k) => k.d === undefined)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // A rotation (the hourly check, or `keys rotate` beside the running service) rewrites it at once.
+    const second = await keys.rotate(t0);
+    expect(inFile().map((k) => k.kid)).toEqual([first, second]);
+    // Once the retired key's tokens have expired, the prune drops it from the file too.
+    await keys.prepare(new Date(t0.getTime() + (600 + 301) * 1000));
+    expect(inFile().map((k) => k.kid)).toEqual([second]);
+    rmSync(file);
+    await new SigningKeys(join(dir, 'keys'), 600, 30, file).prepare(new Date(t0.getTime() + 1000_000));
+    expect(inFile().map((k) => k.kid)).toEqual([second]);
+  });
+
   it('keeps a replaced key published for the longest lifetime it signed with, even after the setting was lowered', async () => {
     const dir = tempDir('keys');
     const t0 = new Date('2026-01-01T00:00:00Z');
@@ -208,6 +232,55 @@ describe('identity: tokens', () => {
     expect(kids(600 + 301)).toContain(oldKid);
     expect(kids(3600 + 299)).toContain(oldKid);
     expect(kids(3600 + 301)).not.toContain(oldKid);
+  });
+});
+
+describe('identity: where the app\u2019s services find it', () => {
+  it('publishes the same keys in its data folder as at /.well-known/jwks.json', async () => {
+    const published = (await call('GET', '/.well-known/jwks.json')).json as { keys: unknown[] };
+    expect(JSON.parse(readFileSync(join(dataDir, IDENTITY_PLACES.keysFile), 'utf8'))).toEqual(published);
+  });
+
+  it('answers on its socket in its data folder the same routes as on its port', async () => {
+    const channel = overSocket(identity.url, join(dataDir, IDENTITY_PLACES.socket));
+    expect(statSync(join(dataDir, IDENTITY_PLACES.socket)).isSocket()).toBe(true);
+    const minted = await channel.call({
+      method: 'POST',
+      path: '/v1/auth/service-token',
+      headers: { authorization: `Bearer ${local}` },
+      body: { audience: 'persona' },
+    });
+    expect(minted.status).toBe(200);
+    const token = (minted.body as { token: string }).token;
+    expect(decodeJwt(token).iss).toBe(identity.url);
+    const status = await channel.call({ method: 'POST', path: '/v1/auth/token-status', body: { token } });
+    expect(status.body).toEqual({ active: true });
+    expect(await channel.answers()).toBe(true);
+  });
+
+  it('takes over a socket left by a process that died, and refuses to start beside one that still answers on it', async () => {
+    const folder = tempDir('identity-socket');
+    const socket = join(folder, IDENTITY_PLACES.socket);
+    // A process killed while listening leaves its socket file behind.
+    await execa(process.execPath, [
+      '-e',
+      "require('node:net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))",
+      socket,
+    ]).catch(() => undefined);
+    expect(statSync(socket).isSocket()).toBe(true);
+    const env = { IDENTITY_DATA_DIR: folder, IDENTITY_PORT: '0', IDENTITY_LOG_LEVEL: 'silent' };
+    const first = await startIdentity(env);
+    try {
+      expect(await overSocket(first.url, socket).answers()).toBe(true);
+      await expect(startIdentity(env)).rejects.toThrow(/Another process already serves the socket .*identity\.sock/);
+      // The refused second copy left the first one's socket alone.
+      expect(await overSocket(first.url, socket).answers()).toBe(true);
+    } finally {
+      await first.close();
+    }
+    // Stopped, it removes its socket: nothing is left that a caller could mistake for it.
+    expect(existsSync(socket)).toBe(false);
+    rmSync(folder, { recursive: true, force: true });
   });
 });
 
@@ -769,7 +842,7 @@ describe('identity: secrets stay secret', () => {
     const walk = (d: string) => {
       for (const e of readdirSync(d, { withFileTypes: true })) {
         if (e.isDirectory()) walk(join(d, e.name));
-        else files.push(join(d, e.name));
+        else if (e.isFile()) files.push(join(d, e.name));
       }
     };
     walk(dataDir);
@@ -780,9 +853,17 @@ describe('identity: secrets stay secret', () => {
       expect(bytes.includes(pemLine), f).toBe(false);
       if (f.endsWith('.db') || f.endsWith('-wal')) expect(bytes.includes(local), f).toBe(false);
     }
-    for (const f of ['local-session', 'keys/signing-keys.json', 'keys/connections.key', 'identity.db']) {
+    for (const f of [
+      'local-session',
+      'keys/signing-keys.json',
+      'keys/connections.key',
+      'identity.db',
+      'public-keys.json',
+      'identity.sock',
+    ]) {
       expect(statSync(join(dataDir, f)).mode & 0o777, f).toBe(0o600);
     }
     expect(statSync(join(dataDir, 'keys')).mode & 0o777).toBe(0o700);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
   });
 });

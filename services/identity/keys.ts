@@ -117,6 +117,12 @@ export class SigningKeys {
     return this.active() !== undefined;
   }
 
+  /** The id of the key that signs now. */
+  get activeKid(): string | undefined {
+    this.reloadIfChanged();
+    return this.active()?.kid;
+  }
+
   private active(): StoredKey | undefined {
     return this.keys.find((k) => k.retiredAt === null);
   }
