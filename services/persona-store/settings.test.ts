@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/support/identity.ts';
 import { ConfigError } from '../kit/config.ts';
 import { startPersonaStore } from './service.ts';
 import { forEachEngine, field, startTestbed, type Client, type Testbed } from './test-support/harness.ts';
@@ -202,12 +204,21 @@ forEachEngine(() => {
   });
 
   describe('readiness', () => {
-    it('/ready answers 503 naming the identity keys when the identity service cannot be reached', async () => {
-      const orphan = await startTestbed({ PERSONA_IDENTITY_URL: 'http://127.0.0.1:9' }, bed.identity);
+    it('/ready answers 503 naming the identity keys and socket when no identity has run where they are looked for', async () => {
+      const nowhere = tempDir('no-identity');
+      const orphan = await startTestbed(
+        {
+          PERSONA_IDENTITY_KEYS_FILE: join(nowhere, 'public-keys.json'),
+          PERSONA_IDENTITY_SOCKET: join(nowhere, 'identity.sock'),
+        },
+        bed.identity,
+      );
       try {
         const res = await fetch(`${orphan.store.url}/ready`);
         expect(res.status).toBe(503);
-        expect(((await res.json()) as { detail: string }).detail).toMatch(/identity service/);
+        const body = (await res.json()) as { detail: string; checks: Record<string, string> };
+        expect(body.checks).toMatchObject({ identity_keys: 'failing', identity: 'failing' });
+        expect(body.detail).toMatch(/identity service/);
       } finally {
         await orphan.close();
       }

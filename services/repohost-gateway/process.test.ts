@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHubDouble, type GitHubDouble } from '../../test/github-double/double.ts';
 import { startTestIdentity, tempDir, type TestIdentity } from '../../test/support/identity.ts';
@@ -70,7 +71,13 @@ describe('readiness names what is missing', () => {
       expect(ready.status).toBe(503);
       const body = (await ready.json()) as { detail: string; checks: Record<string, string> };
       expect(body.detail).toContain('REPOHOST_IDENTITY_SERVICE_TOKEN');
-      expect(body.checks).toEqual({ identity_keys: 'ok', platform: 'ok', database: 'ok', service_token: 'failing' });
+      expect(body.checks).toEqual({
+        identity_keys: 'ok',
+        identity: 'ok',
+        platform: 'ok',
+        database: 'ok',
+        service_token: 'failing',
+      });
       const before = double.calls.length;
       const me = await fetch(`${gateway.url}/v1/me`, {
         headers: {
@@ -86,11 +93,14 @@ describe('readiness names what is missing', () => {
     }
   });
 
-  it('when the identity service cannot be reached: 503 naming its keys', async () => {
+  it('without identity\u2019s keys file and socket (no identity has run on that data folder): 503 naming both', async () => {
+    const nowhere = dir();
     const gateway = await startRepohostGateway({
       REPOHOST_PORT: '0',
       REPOHOST_DATA_DIR: dir(),
       REPOHOST_IDENTITY_URL: 'http://127.0.0.1:9',
+      REPOHOST_IDENTITY_KEYS_FILE: join(nowhere, 'public-keys.json'),
+      REPOHOST_IDENTITY_SOCKET: join(nowhere, 'identity.sock'),
       REPOHOST_PLATFORM_URL: double.url,
       REPOHOST_IDENTITY_SERVICE_TOKEN: 'x'.repeat(32),
       REPOHOST_LOG_LEVEL: 'silent',
@@ -100,7 +110,9 @@ describe('readiness names what is missing', () => {
       expect(ready.status).toBe(503);
       const body = (await ready.json()) as { detail: string; checks: Record<string, string> };
       expect(body.checks.identity_keys).toBe('failing');
-      expect(body.detail).toContain('signing keys');
+      expect(body.checks.identity).toBe('failing');
+      expect(body.detail).toContain('REPOHOST_IDENTITY_KEYS_FILE');
+      expect(body.detail).toContain('REPOHOST_IDENTITY_SOCKET');
     } finally {
       await gateway.close();
     }

@@ -514,7 +514,13 @@ describe('readiness', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('content-type')).toContain('application/problem+json');
       const body = (await res.json()) as { detail: string; checks: Record<string, string> };
-      expect(body.checks).toEqual({ identity_keys: 'ok', platform: 'ok', database: 'failing', service_token: 'ok' });
+      expect(body.checks).toEqual({
+        identity_keys: 'ok',
+        identity: 'ok',
+        platform: 'ok',
+        database: 'failing',
+        service_token: 'ok',
+      });
       expect(body.detail).toContain('database');
       expect(body.detail).toContain('REPOHOST_DATA_DIR');
     } finally {
