@@ -127,14 +127,15 @@ describe('a program on identity\u2019s port while identity is stopped', () => {
     world.double.addToken(PAT, 'alice', 'all');
     await world.connect('work', { kind: 'token', token: PAT });
     storeDir = tempDir('stand-in-persona');
-    store = await startPersonaStore({
+    const storeEnv = {
       ...world.identity.trust('PERSONA_'),
       PERSONA_DATA_DIR: storeDir,
       PERSONA_PORT: '0',
       PERSONA_LOG_LEVEL: 'silent',
       // Every request asks identity whether the session stands: no remembered answer covers the attack.
       PERSONA_SESSION_RECHECK_MS: '0',
-    });
+    };
+    store = await startPersonaStore(storeEnv);
     local = decodeJwt(await world.token()).sub!;
     realPersona = await world.identity.mint(world.identity.localCredential, 'persona');
     realGateway = await world.token();
@@ -144,6 +145,11 @@ describe('a program on identity\u2019s port while identity is stopped', () => {
 
     await world.identity.stop();
     impostor = await standIn(world.identity.service.port, world.identity.url);
+    // Both restart while the stand-in holds the port (after a crash, or the app starting before identity):
+    // nothing of the real identity is in their memory, only what they take at start.
+    await store.close();
+    store = await startPersonaStore(storeEnv);
+    await world.restartGateway();
   });
 
   afterAll(async () => {
