@@ -128,6 +128,46 @@ describe('npm run identity -- account add', () => {
   });
 });
 
+const linux = process.platform === 'linux';
+describe('npm run service, one service at a time', () => {
+  it.skipIf(!linux)(
+    `the persona store run alone finds identity run alone in the default data folder, with nothing set but ports${linux ? '' : ' (skipped: only Linux moves the app data folder with XDG_DATA_HOME)'}`,
+    async () => {
+      // The default data folder, moved with XDG_DATA_HOME so that the test leaves the person's own alone.
+      const home = { XDG_DATA_HOME: tempDir('xdg-data') };
+      const identityPort = await freePort();
+      const personaPort = await freePort();
+      const identity = await spawnService('identity', { ...home, IDENTITY_PORT: String(identityPort) }, identityPort);
+      try {
+        const store = await spawnService(
+          'persona-store',
+          { ...home, PERSONA_PORT: String(personaPort), PERSONA_IDENTITY_URL: identity.url },
+          personaPort,
+        );
+        try {
+          const credential = readFileSync(
+            join(home.XDG_DATA_HOME, 'hub-services', 'identity', 'local-session'),
+            'utf8',
+          );
+          const minted = await fetch(`${identity.url}/v1/auth/service-token`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${credential.trim()}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ audience: 'persona' }),
+          });
+          const { token } = (await minted.json()) as { token: string };
+          const listed = await fetch(`${store.url}/v1/personas`, { headers: { authorization: `Bearer ${token}` } });
+          expect(listed.status).toBe(200);
+          expect((await fetch(`${store.url}/ready`)).status).toBe(200);
+        } finally {
+          await store.stop();
+        }
+      } finally {
+        await identity.stop();
+      }
+    },
+  );
+});
+
 describe('npm run identity -- keys', () => {
   it('lists the published keys with the thumbprints a service pins for an identity elsewhere; rotate adds the signing one', async () => {
     const dataDir = tempDir('identity-cli-keys');
