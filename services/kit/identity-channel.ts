@@ -73,7 +73,8 @@ export function overHttps(url: string): IdentityChannel {
     async call(req) {
       let res: Response;
       try {
-        res = await fetch(new URL(req.path, `${url}/`), {
+        // Appended, not resolved: an identity under a path (https://host/identity) keeps it.
+        res = await fetch(`${url.replace(/\/+$/, '')}${req.path}`, {
           method: req.method ?? 'GET',
           headers: {
             accept: 'application/json',

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { chmodSync, readFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -12,6 +12,7 @@ import { loadPersonaConfig } from '../persona-store/config.ts';
 import { loadRepohostConfig } from '../repohost-gateway/config.ts';
 import { createTokenVerifier } from './auth.ts';
 import { appDataDir, ConfigError } from './config.ts';
+import { IdentityUnreachable, overHttps, overSocket } from './identity-channel.ts';
 import { trustIdentity } from './identity-trust.ts';
 
 const places = { identity: SERVICE_CATALOGUE.identity, ...IDENTITY_PLACES };
@@ -103,6 +104,37 @@ describe('where a service takes identity\u2019s keys from, and how it calls it (
   });
 });
 
+const windows = process.platform === 'win32';
+describe('identity\u2019s socket', () => {
+  it.skipIf(windows)(
+    `is not called when its folder is not the user\u2019s alone: whoever may write the folder may have put the socket there${windows ? ' (skipped: Windows has no such modes)' : ''}`,
+    async () => {
+      const folder = tempDir('open-socket');
+      chmodSync(folder, 0o777);
+      const path = join(folder, 'identity.sock');
+      const heard: string[] = [];
+      const server = createServer((req, res) => {
+        heard.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"active":true}');
+      });
+      await new Promise<void>((resolve) => server.listen(path, resolve));
+      try {
+        const channel = overSocket('http://127.0.0.1:8001', path);
+        await expect(
+          channel.call({ method: 'POST', path: '/v1/auth/token-status', headers: { authorization: 'Bearer secret' } }),
+        ).rejects.toThrow(/not yours alone/);
+        expect(await channel.answers()).toBe(false);
+        expect(heard).toEqual([]);
+        // The same socket in a folder that is the user's alone is called.
+        chmodSync(folder, 0o700);
+        expect(await channel.answers()).toBe(true);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  );
+});
+
 describe('an identity elsewhere, with its keys pinned by thumbprint', () => {
   let identity: TestIdentity;
   let realThumbprint: string;
@@ -156,6 +188,35 @@ describe('an identity elsewhere, with its keys pinned by thumbprint', () => {
     // The real key it republished is pinned, so the real identity's token still passes.
     const token = await identity.mint(identity.localCredential, 'kit-test');
     expect((await verifier.verify(`Bearer ${token}`)).account).toBeTruthy();
+  });
+
+  it('calls it at its URL, under the URL\u2019s path too, and says when it does not answer (the https channel, over plain http here: tests have no certificate authority)', async () => {
+    // A reverse proxy that serves identity under /identity, as an https front of an identity elsewhere would.
+    const proxy = createServer((req, res) => {
+      if (!req.url?.startsWith('/identity/')) return void res.writeHead(404).end();
+      const forward = httpRequest(
+        `${identity.url}${req.url.slice('/identity'.length)}`,
+        { method: req.method, headers: { ...req.headers, host: new URL(identity.url).host } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const channel = overHttps(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}/identity`);
+      const token = await identity.mint(identity.localCredential, 'kit-test');
+      const answer = await channel.call({ method: 'POST', path: '/v1/auth/token-status', body: { token } });
+      expect(answer).toMatchObject({ status: 200, body: { active: true } });
+      expect(await channel.answers()).toBe(true);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+    const gone = overHttps('http://127.0.0.1:9');
+    await expect(gone.call({ path: '/healthy' })).rejects.toBeInstanceOf(IdentityUnreachable);
+    expect(await gone.answers()).toBe(false);
   });
 
   it('with no published key pinned, takes nothing, the real identity\u2019s tokens included', async () => {
