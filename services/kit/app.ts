@@ -90,6 +90,13 @@ export function createApp(parts: AppParts): Express {
   if (parts.api && !parts.api.takesTokens) app.use(refuseBrowserPages);
 
   app.get(METRICS_PATH, metrics.handler());
+  // The callers' tokens before the body: a refused caller is answered without waiting for a byte of it.
+  if (parts.api?.checksCallers) {
+    const api = parts.api;
+    app.use((req, res, next) =>
+      api.callers(req, res, (err?: unknown) => next(err instanceof URIError ? undefined : err)),
+    );
+  }
   app.use(
     express.json({ limit: parts.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }),
   );
@@ -150,9 +157,18 @@ export function createApp(parts: AppParts): Express {
       res.destroy();
       return;
     }
+    // Refused before its body arrived (a token, the Host): the connection closes rather than wait for the rest.
+    if (bodyStillArriving(req)) res.set('Connection', 'close');
     envelope.render(res, p);
   });
   return app;
+}
+
+/** A request announced a body (a length or chunks) that has not all arrived. */
+function bodyStillArriving(req: Request): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 export function renderProblem(res: Response, p: Problem): void {
