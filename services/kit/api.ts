@@ -1,9 +1,8 @@
-import { STATUS_CODES } from 'node:http';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { Principal, TokenVerifier } from './auth.ts';
-import { Problem, problem } from './problem.ts';
+import { Problem, earlyProblem, problem } from './problem.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -335,12 +334,7 @@ export const PROBLEM_ENVELOPE: ErrorEnvelope = {
       .type('application/problem+json')
       .send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
   },
-  early(status, detail) {
-    return {
-      type: 'application/problem+json',
-      body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }),
-    };
-  },
+  early: earlyProblem,
 };
 
 function parseInput<S extends z.ZodType | undefined>(schema: S, input: unknown, where: string): unknown {
