@@ -84,7 +84,16 @@ const SERVE_SUPERVISED = `import { serveSupervised } from ${JSON.stringify(join(
 // Each test starts real processes, some several times; on a loaded 2-core machine that takes a while.
 describe('supervisor with real child processes', { timeout: 240_000 }, () => {
   it('starts identity, wires its data folder, reports ready with pid, memory and the local session', async () => {
-    const { supervisor, port } = await identitySupervisor();
+    // The person's shell holds more than the service needs: none of it reaches the service.
+    const { supervisor, port } = await identitySupervisor(
+      {},
+      {
+        GITHUB_TOKEN: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB',
+        NODE_OPTIONS: '--max-old-space-size=4096',
+        PERSONA_LOG_LEVEL: 'debug',
+        LANG: 'C.UTF-8',
+      },
+    );
     await supervisor.startAll();
     const [status] = await supervisor.waitUntilSettled(undefined, 150_000);
     expect(status).toMatchObject({
@@ -96,6 +105,24 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     });
     expect(status!.pid).toBeGreaterThan(0);
     expect(status!.memoryBytes).toBeGreaterThan(1_000_000);
+    // Its environment: what the system needs, its own settings, the wiring; no other program's token, no NODE_OPTIONS.
+    const environment = readFileSync(`/proc/${status!.pid}/environ`, 'utf8').split('\0').filter(Boolean);
+    expect(environment.map((v) => v.split('=')[0]).sort()).toEqual(
+      [
+        'HOME',
+        'HUB_LISTEN',
+        'IDENTITY_DATA_DIR',
+        'IDENTITY_HOST',
+        'IDENTITY_LOG_LEVEL',
+        'IDENTITY_PORT',
+        'IDENTITY_SERVICE_TOKENS',
+        'LANG',
+        // Node's own, for the IPC channel.
+        'NODE_CHANNEL_FD',
+        'NODE_CHANNEL_SERIALIZATION_MODE',
+        'PATH',
+      ].sort(),
+    );
     expect((await fetch(`${supervisor.url('identity')}/healthy`)).status).toBe(200);
     const credential = await supervisor.localCredential();
     expect(credential.length).toBeGreaterThan(16);
