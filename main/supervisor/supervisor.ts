@@ -35,6 +35,13 @@ import {
   type ServiceSettingsStore,
 } from './wiring.ts';
 
+/** Emitted as 'checked' after each liveness check of a running process: whether its event loop answered. */
+export interface LivenessCheck {
+  name: ServiceName;
+  pid: number | undefined;
+  alive: boolean;
+}
+
 export interface SupervisorParts {
   /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
   dataDir: string;
@@ -623,6 +630,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     const url = baseUrl(slot.placement);
     const alive = await this.ping(slot.proc!);
     if (this.superseded(slot, generation)) return;
+    this.emit('checked', { name: slot.name, pid: slot.proc?.pid, alive } satisfies LivenessCheck);
     const age = Date.now() - (slot.startedAt ?? Date.now());
     if (!alive) {
       slot.healthFailures += 1;
