@@ -212,4 +212,24 @@ describe('the connection bound', () => {
     faster.rest();
     expect(await faster.answer).toContain('"bytes":1000000');
   });
+
+  it('never closes a client that connected a moment ago and is still sending its headers: an upload goes first', async () => {
+    const { service, inside } = await serve(3);
+    const slow = [0, 1].map(() => upload(service.port, 1_000_000, 1));
+    await inside(2);
+    // Connected, its headers not sent yet (a real client a moment before it writes).
+    const quiet = connect(service.port, '127.0.0.1');
+    sockets.push(quiet);
+    quiet.on('error', () => undefined);
+    await new Promise<void>((resolve) => quiet.once('connect', () => resolve()));
+    const newcomer = request(service.port, '/hello');
+    expect(await newcomer.answer).toContain('200 OK');
+    await Promise.race(slow.map((u) => u.closed));
+    let received = '';
+    quiet.setEncoding('utf8').on('data', (d: string) => (received += d));
+    const answered = new Promise<void>((resolve) => quiet.on('data', () => received.includes('\r\n\r\n') && resolve()));
+    quiet.write('GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await answered;
+    expect(received).toContain('200 OK');
+  });
 });

@@ -42,17 +42,26 @@ interface Connection {
   bytesAtStart: number;
   /** Requests in flight on it. */
   busy: number;
+  /** It has carried an answer (an idle one is a kept-alive connection, not a newcomer). */
+  served?: boolean;
   /** The request whose body may still be arriving. */
   request?: IncomingMessage;
 }
 
 /**
- * Keeps at most `max` connections open. When a new one would go over: first the connections without a
- * request in flight (idle keep-alive ones, and ones that never finished their headers) are closed, the
- * longest idle first; then, if still over, the uploads (requests whose body is still arriving), the
- * fewest bytes per second first, each told so with a 408; a request that has arrived is never cut.
- * When every other connection is busy with such a request, the new one is answered 503
- * (`answers.busy`) at its first request and closed; it can still be closed first by a later newcomer.
+ * A connection that has not sent a whole request's headers yet is a newcomer for this long: a client on
+ * this machine sends them at once, so one that is older is slow (or idle on purpose, Slowloris).
+ */
+const NEWCOMER_MS = 2_000;
+
+/**
+ * Keeps at most `max` connections open. When a new one would go over, the connections closed to make
+ * room are, in order: those without a request in flight (idle keep-alive ones, the longest idle first,
+ * and ones that have not sent their headers for longer than a newcomer would, the oldest first); then the
+ * uploads (requests whose body is still arriving), the fewest bytes per second first, each told so with a
+ * 408. Never a request that has arrived, and never another newcomer (a client that connected a moment ago
+ * and is sending its headers). When no connection can go, the new one is answered 503 (`answers.busy`)
+ * at its first request and closed; it can still be closed first by a later newcomer.
  */
 export function boundConnections(server: Server, max: number, answers: BoundAnswers): ConnectionBound {
   if (!Number.isInteger(max) || max < 1) throw new Error('maxConnections must be a whole number of at least 1.');
@@ -61,13 +70,14 @@ export function boundConnections(server: Server, max: number, answers: BoundAnsw
   let clock = 0;
 
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { idleSince: ++clock, startedAt: Date.now(), bytesAtStart: 0, busy: 0 });
+    const now = Date.now();
+    open.set(socket, { idleSince: ++clock, startedAt: now, bytesAtStart: 0, busy: 0 });
     socket.once('close', () => open.delete(socket));
     if (open.size <= max) return;
     // Close a few more idle ones than needed, so that a burst of newcomers does not sort them every time.
     const excess = open.size - max + Math.ceil(max / 16);
     const idle = [...open]
-      .filter(([s, c]) => s !== socket && c.busy === 0)
+      .filter(([s, c]) => s !== socket && c.busy === 0 && (c.served || now - c.startedAt > NEWCOMER_MS))
       .sort((a, b) => a[1].idleSince - b[1].idleSince);
     for (const [s] of idle.slice(0, excess)) {
       open.delete(s);
@@ -105,6 +115,7 @@ export function boundConnections(server: Server, max: number, answers: BoundAnsw
       connection.busy = Math.max(0, connection.busy - 1);
       if (connection.request === req) connection.request = undefined;
       if (!open.has(socket)) return;
+      connection.served = true;
       connection.idleSince = ++clock;
       connection.startedAt = Date.now();
       connection.bytesAtStart = socket.bytesRead;
