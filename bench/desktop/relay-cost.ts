@@ -41,48 +41,90 @@ function get(url: string, agent: Agent): Promise<number> {
   });
 }
 
-async function measure(takesHandles: boolean): Promise<string> {
+interface Way {
+  name: string;
+  supervisor: ServiceSupervisor;
+  url: string;
+  kept: Agent;
+  keptMs: number[];
+  freshMs: number[];
+  cpuMs: number;
+  perSecond: number[];
+}
+
+async function startWay(takesHandles: boolean): Promise<Way> {
   const supervisor = new ServiceSupervisor({
     dataDir: join(mkdtempSync(join(tmpdir(), 'bench-relay-')), 'data'),
     services: ['identity'],
     launcher: nodeChildLauncher({ takesHandles }),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, IDENTITY_PORT: String(await freePort()), IDENTITY_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      IDENTITY_PORT: String(await freePort()),
+      IDENTITY_LOG_LEVEL: 'warn',
+    },
   });
   await supervisor.startAll();
   await supervisor.waitUntilSettled(undefined, 120_000);
   const url = `${supervisor.url('identity')}/.well-known/jwks.json`;
   const kept = new Agent({ keepAlive: true, maxSockets: 1 });
   for (let i = 0; i < 50; i++) await get(url, kept);
+  return {
+    name: takesHandles ? 'handed over' : 'relayed',
+    supervisor,
+    url,
+    kept,
+    keptMs: [],
+    freshMs: [],
+    cpuMs: 0,
+    perSecond: [],
+  };
+}
+
+/** One round of each measure on one way; the ways take turns, so that the machine's load falls on both alike. */
+async function round(way: Way, n: number): Promise<void> {
   const cpu0 = process.cpuUsage();
-  const keptMs: number[] = [];
-  for (let i = 0; i < N; i++) keptMs.push(await get(url, kept));
+  for (let i = 0; i < n; i++) way.keptMs.push(await get(way.url, way.kept));
   const cpu = process.cpuUsage(cpu0);
-  const freshMs: number[] = [];
-  for (let i = 0; i < N / 4; i++) freshMs.push((await realRequest(url)).ms);
+  way.cpuMs += (cpu.user + cpu.system) / 1000;
+  for (let i = 0; i < n / 4; i++) way.freshMs.push((await realRequest(way.url)).ms);
   const pool = new Agent({ keepAlive: true, maxSockets: 16 });
   let done = 0;
-  const until = Date.now() + PARALLEL_MS;
+  const until = Date.now() + PARALLEL_MS / ROUNDS;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (Date.now() < until) {
-        await get(url, pool);
+        await get(way.url, pool);
         done += 1;
       }
     }),
   );
-  kept.destroy();
   pool.destroy();
-  await supervisor.close();
-  const k = summarize(keptMs);
-  const f = summarize(freshMs);
-  return (
-    `${takesHandles ? 'handed' : 'relayed'}: kept-alive p50 ${ms(k.p50)} p95 ${ms(k.p95)}; new connection each p50 ${ms(f.p50)} p95 ${ms(f.p95)}; ` +
-    `16 at once ${Math.round(done / (PARALLEL_MS / 1000))} requests/s; this process's CPU (client and supervisor) ${(((cpu.user + cpu.system) / 1000) / N).toFixed(3)} ms per kept-alive request`
-  );
+  way.perSecond.push(done / (PARALLEL_MS / ROUNDS / 1000));
 }
 
-console.log(`Load average at start: ${loadavg().map((l) => l.toFixed(2)).join(', ')}.`);
-console.log(await measure(true));
-console.log(await measure(false));
-console.log(`Load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(', ')}.`);
+const ROUNDS = smoke ? 1 : 5;
+console.log(
+  `Load average at start: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}.`,
+);
+const ways = [await startWay(true), await startWay(false)];
+for (let r = 0; r < ROUNDS; r++) for (const way of r % 2 ? [...ways].reverse() : ways) await round(way, N / ROUNDS);
+for (const way of ways) {
+  const k = summarize(way.keptMs);
+  const f = summarize(way.freshMs);
+  const rate = [...way.perSecond].sort((a, b) => a - b)[Math.floor(way.perSecond.length / 2)]!;
+  console.log(
+    `${way.name.padEnd(11)} kept-alive p50 ${ms(k.p50)} p95 ${ms(k.p95)}; new connection each p50 ${ms(f.p50)} p95 ${ms(f.p95)}; ` +
+      `16 at once ${Math.round(rate)} requests/s (median of ${ROUNDS} rounds); this process's CPU (client, and the relay when relayed) ${(way.cpuMs / way.keptMs.length).toFixed(3)} ms per kept-alive request`,
+  );
+  way.kept.destroy();
+  await way.supervisor.close();
+}
+console.log(
+  `Load average at the end: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}.`,
+);
 process.exit(0);

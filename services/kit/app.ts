@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { PROBLEM_ENVELOPE, type Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
@@ -19,6 +19,12 @@ export interface AppParts {
   bodyLimit?: string;
   /** `/healthy` and `/ready` with these checks, documented in the Api's OpenAPI document when there is one; mounted before `extraRoutes`. */
   probes?: Probes;
+  /**
+   * Middleware every request meets before anything can answer it (the Host check, the token check):
+   * what the log line and a problem's `instance` must never show, such as the persona store's redaction
+   * of path segments shaped like a credential.
+   */
+  before?: RequestHandler;
   /** Routes and middleware that sit outside the Api (a service's own probes, streams, its own refusals); mounted before the API router. */
   extraRoutes?: (app: Express) => void;
   /**
@@ -84,6 +90,7 @@ export function createApp(parts: AppParts): Express {
     next();
   });
 
+  if (parts.before) app.use(parts.before);
   const publicHost = parts.publicUrl ? [new URL(parts.publicUrl).host] : [];
   app.use(hostCheck([...publicHost, ...(parts.allowedHosts ?? [])]));
   // Routes that take no token are open to whatever runs on this machine, a browser's pages included: those are refused.

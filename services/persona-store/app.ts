@@ -39,7 +39,8 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
       },
       readiness: 'Readiness: the database answers and the identity service\u2019s keys are at hand',
     },
-    extraRoutes: (app) => app.use(redactCredentialPaths),
+    // Before the Host and token checks, which may answer (and log) a request before any route sees it.
+    before: redactCredentialPaths,
   });
 }
 
