@@ -194,6 +194,18 @@ describe('each service\u2019s port is the app\u2019s for the app\u2019s life', {
     );
   });
 
+  it('two of the app\u2019s own services set to one port: the second is not started, and the sentence says so', async () => {
+    const port = String(await freePort());
+    const supervisor = await supervise(['identity', 'persona-store'], { IDENTITY_PORT: port, PERSONA_PORT: port });
+    await supervisor.startAll();
+    await supervisor.waitUntilSettled(undefined, 150_000);
+    expect(statusOf(supervisor, 'identity').state).toBe('ready');
+    expect(statusOf(supervisor, 'persona-store')).toMatchObject({
+      state: 'gave-up',
+      lastError: `Port ${port} is set for both the identity service and the persona store, so the persona store was not started. Give each its own port (PERSONA_PORT), then start it.`,
+    });
+  });
+
   it('on an IPv6 loopback address too', async () => {
     const supervisor = await supervise(['identity'], { IDENTITY_HOST: '::1' });
     await supervisor.start('identity');

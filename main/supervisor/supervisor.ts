@@ -502,19 +502,27 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
         });
         slot.busyPort = undefined;
       } catch (err) {
+        // Two of this app's own services set to one port: no other program to name.
+        const twin = [...this.slots.values()].find((other) => other !== slot && other.placement.port === port);
         slot.busyPort =
-          err instanceof PortTakenError
-            ? await describeBusyPort(
-                slot.name,
-                host,
-                port,
-                this.services().filter((n) => dependsOn(n).includes(slot.name)),
-              )
-            : {
+          err instanceof PortTakenError && twin
+            ? {
                 message:
-                  `${capitalised(serviceLabel(slot.name))} was not started: ${(err as Error).message} ` +
-                  `Check ${SERVICE_CATALOGUE[slot.name].prefix}HOST and ${SERVICE_CATALOGUE[slot.name].prefix}PORT.`,
-              };
+                  `Port ${port} is set for both ${serviceLabel(twin.name)} and ${serviceLabel(slot.name)}, so ${serviceLabel(slot.name)} was not started. ` +
+                  `Give each its own port (${SERVICE_CATALOGUE[slot.name].prefix}PORT), then start it.`,
+              }
+            : err instanceof PortTakenError
+              ? await describeBusyPort(
+                  slot.name,
+                  host,
+                  port,
+                  this.services().filter((n) => dependsOn(n).includes(slot.name)),
+                )
+              : {
+                  message:
+                    `${capitalised(serviceLabel(slot.name))} was not started: ${(err as Error).message} ` +
+                    `Check ${SERVICE_CATALOGUE[slot.name].prefix}HOST and ${SERVICE_CATALOGUE[slot.name].prefix}PORT.`,
+                };
       }
     })().finally(() => (slot.binding = undefined));
     return slot.binding;
