@@ -138,6 +138,7 @@ export function heldBackMessage(name: ServiceName, taken: PortTaken): string {
   );
 }
 
-function capitalised(text: string): string {
+/** A sentence's first word from a label: "The persona store". */
+export function capitalised(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -12,17 +12,15 @@ import {
   SERVICE_NAMES,
   type ServiceName,
 } from '../../common/services.ts';
-import { providerEnvelope } from '../../services/model-provider/errors.ts';
-import { earlyProblem } from '../../services/kit/problem.ts';
-import type { EarlyAnswer } from '../../services/kit/shell.ts';
 import { LISTEN_VARIABLE } from '../../services/kit/supervised.ts';
 import { RUNNING_STATES, type ServiceState } from '../../common/states.ts';
 import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
 import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
 import { LogFiles, LogRing, lineSplitter, type LogPageOptions } from './log-buffer.ts';
 import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
-import { HeldPort, PortTakenError, type StandInAnswer } from './held-port.ts';
-import { describeBusyPort, heldBackMessage, serviceLabel } from './ports.ts';
+import { HeldPort, PortTakenError } from './held-port.ts';
+import { capitalised, describeBusyPort, heldBackMessage, serviceLabel } from './ports.ts';
+import { STAND_IN_ENVELOPES, standInAnswer } from './stand-in.ts';
 import { descendants, residentBytes } from './process-tree.ts';
 import type { Supervisor } from './types.ts';
 import {
@@ -104,18 +102,6 @@ interface Slot {
   /** A process of it was started since the app began (a stopped service that never was says so). */
   everStarted: boolean;
 }
-
-/** How each service's callers are answered while no process of it serves its port: its own error envelope. */
-const STAND_IN_ENVELOPES: Readonly<Record<ServiceName, EarlyAnswer>> = {
-  identity: earlyProblem,
-  'persona-store': earlyProblem,
-  'repohost-gateway': earlyProblem,
-  'model-provider': (status, detail) => providerEnvelope.early(status, detail),
-};
-
-/** How a person starts a stopped service again, for the answers given in its place. */
-const HOW_TO_START =
-  'Start it on the console\u2019s Services page or from the tray menu, or restart the app (`npm run serve` when it runs without a window).';
 
 export class ServiceSupervisor extends EventEmitter implements Supervisor {
   readonly dataDir: string;
@@ -498,7 +484,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
           mode: this.launcher.takesHandles ? 'handle' : 'relay',
           early: STAND_IN_ENVELOPES[slot.name],
           speaker: capitalised(serviceLabel(slot.name)),
-          answer: () => this.standInAnswer(slot),
+          answer: () => standInAnswer(slot.name, slot),
         });
         slot.busyPort = undefined;
       } catch (err) {
@@ -528,37 +514,6 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     return slot.binding;
   }
 
-  /** What a caller of the service is told while no process of it serves its port (503, in its envelope). */
-  private standInAnswer(slot: Slot): StandInAnswer {
-    const it = capitalised(serviceLabel(slot.name));
-    switch (slot.state) {
-      case 'backing-off':
-      case 'crashed': {
-        const seconds = Math.max(1, Math.ceil(((slot.restartAt ?? Date.now()) - Date.now()) / 1000));
-        return {
-          detail: `${it} stopped unexpectedly and this app restarts it in ${seconds} s; try again then.`,
-          retryAfterSeconds: seconds,
-        };
-      }
-      case 'gave-up':
-        return {
-          detail: slot.notStartedFor
-            ? `${it} is not running: this app did not start it because ${slot.notStartedFor.service === slot.name ? 'its port was' : `the port of ${serviceLabel(slot.notStartedFor.service)}, which it trusts, was`} held by another program when it was to start. The app says what to do on the console\u2019s overview.`
-            : `${it} is not running: this app stopped restarting it after it failed repeatedly or could not start (its log in the console says why). ${HOW_TO_START}`,
-        };
-      case 'stopping':
-        return { detail: `${it} is stopping, as asked in this app. ${HOW_TO_START}` };
-      case 'stopped':
-        return {
-          detail: slot.everStarted
-            ? `${it} was stopped in this app (its console or tray menu). ${HOW_TO_START}`
-            : `${it} has not been started in this app. ${HOW_TO_START}`,
-        };
-      default:
-        return { detail: `${it} is starting; try again in a moment.`, retryAfterSeconds: 1 };
-    }
-  }
-
   /** Where a service listens in relay mode: a socket file in a 0700 folder of the data folder (a named pipe on Windows). */
   private relayPath(name: ServiceName): string {
     if (process.platform === 'win32') return `\\\\.\\pipe\\hub-services-${this.pipeName}-${name}`;
@@ -582,7 +537,12 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     if (hub === 'pong' && typeof id === 'number') this.pings.get(id)?.();
     else if (hub === 'listen') {
       if (!current || !slot.held || !this.launcher.takesHandles)
-        proc.send({ hub: 'listen', refused: 'This process is not the one the supervisor is starting; it stops.' });
+        proc.send({
+          hub: 'listen',
+          refused: !current
+            ? 'This process is not the one the supervisor is starting.'
+            : 'The supervisor holds no socket to hand over for this service.',
+        });
       else proc.send({ hub: 'listen' }, slot.held.socketForChild());
     } else if (hub === 'listening') {
       if (!current) {
@@ -856,8 +816,4 @@ function lastMeaningfulLine(lines: string[]): string | undefined {
     return line.length > 300 ? `${line.slice(0, 297)}...` : line;
   }
   return undefined;
-}
-
-function capitalised(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
