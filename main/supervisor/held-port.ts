@@ -20,7 +20,6 @@ import type { Server as HttpServer } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import { httpShell, type EarlyAnswer } from '../../services/kit/shell.ts';
-import { DEFAULT_TIMEOUTS } from '../../services/kit/server.ts';
 
 /** A bound TCP socket as Node's own cluster module holds it (libuv's handle). */
 interface TcpHandle {
@@ -33,6 +32,9 @@ const createServerHandle = (
     _createServerHandle(address: string, port: number, family: 4 | 6, fd: undefined, flags: number): TcpHandle | number;
   }
 )._createServerHandle;
+
+/** How long a caller may take to send a request's headers to the supervisor's stand-in (the services' own bound). */
+const STAND_IN_TIMEOUT_MS = 10_000;
 
 /** The port was in use when the supervisor tried to bind it. */
 export class PortTakenError extends Error {
@@ -199,8 +201,9 @@ export class HeldPort {
           })
           .end(body);
       },
-      headersTimeoutMs: DEFAULT_TIMEOUTS.headersTimeoutMs,
-      requestTimeoutMs: DEFAULT_TIMEOUTS.requestTimeoutMs,
+      // It answers as soon as a request's headers are in: the services' bound for headers is enough for all of it.
+      headersTimeoutMs: STAND_IN_TIMEOUT_MS,
+      requestTimeoutMs: STAND_IN_TIMEOUT_MS,
       maxConnections: 512,
       early,
       speaker,

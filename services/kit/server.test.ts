@@ -57,7 +57,7 @@ describe('the server\u2019s timeouts (slow clients)', () => {
       status: 408,
       title: 'Request Timeout',
       detail:
-        'The request did not arrive in time: this service waits at most 150 ms for a request\'s headers and 10 s for the whole request; send its headers and body at once, without pauses.',
+        "The request did not arrive in time: this service waits at most 150 ms for a request's headers and 10 s for the whole request; send its headers and body at once, without pauses.",
     });
     expect((await fetch(`${service.url}/healthy`)).status).toBe(200);
   });
