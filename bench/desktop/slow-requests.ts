@@ -12,7 +12,8 @@
  * a connection of its own (the worst case: every one must be let in past the full bound), and its time
  * to a complete answer is recorded: identity `GET /.well-known/jwks.json`, the persona store
  * `GET /v1/personas`, the provider `GET /v1/models`. Target: every real client served within 3 s, and no
- * restart. The same client without the flood is measured first, for comparison.
+ * restart. The same client without the flood is measured first, for comparison. `--relayed` runs the
+ * services as the installed app does, behind the supervisor's relay (main/supervisor/held-port.ts).
  */
 import { loadavg } from 'node:os';
 import { mkdtempSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, buildErrors } from '../../main/build/build.ts';
 import type { ServiceName } from '../../common/services.ts';
+import { nodeChildLauncher } from '../../main/supervisor/launcher.ts';
 import { ServiceSupervisor } from '../../main/supervisor/supervisor.ts';
 import { standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort } from '../../test/support/process.ts';
@@ -27,6 +29,8 @@ import { SlowFlood, realRequest } from '../../test/support/slow-flood.ts';
 import { ms, summarize } from '../stats.ts';
 
 const smoke = process.argv.includes('--smoke');
+// `--relayed`: the services listen on socket files the supervisor relays to, as the installed app's utility processes do.
+const relayed = process.argv.includes('--relayed');
 const SLOW = smoke ? 60 : 540;
 const FLOOD_MS = smoke ? 3_000 : 25_000;
 const EVERY_MS = 250;
@@ -41,6 +45,7 @@ const standIn = standInBinary(join(dir, 'cli'));
 const supervisor = new ServiceSupervisor({
   dataDir: join(dir, 'data'),
   services: ['identity', 'persona-store', 'model-provider'],
+  launcher: nodeChildLauncher({ takesHandles: !relayed }),
   env: {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -89,7 +94,7 @@ const plan: Record<
 
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
 console.log(
-  `${SLOW} slow requests for ${FLOOD_MS / 1000} s per service; a real client every ${EVERY_MS} ms on a new connection. Load average at start: ${loadavg()
+  `${SLOW} slow requests for ${FLOOD_MS / 1000} s per service${relayed ? ', each port relayed to its service' : ''}; a real client every ${EVERY_MS} ms on a new connection. Load average at start: ${loadavg()
     .map((l) => l.toFixed(2))
     .join(', ')}.`,
 );

@@ -243,6 +243,9 @@ export class HeldPort {
   }
 
   private answer(socket: Socket): void {
+    // This server never listens, so Node's own header timeout does not run for it: the bound is set here.
+    const bound = setTimeout(() => socket.destroy(), STAND_IN_TIMEOUT_MS);
+    socket.once('close', () => clearTimeout(bound));
     this.answering.emit('connection', socket);
     socket.resume();
   }

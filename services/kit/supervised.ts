@@ -106,9 +106,12 @@ export async function listenSupervised(
     if (!channel.carriesHandles)
       throw new Error(`${LISTEN_VARIABLE}=handle needs an IPC channel that carries sockets; this process's does not.`);
     const handle = await new Promise<unknown>((resolve, reject) => {
+      const gone = () => reject(new Error('The supervisor went away before it handed over the port.'));
+      process.once('disconnect', gone);
       const onAnswer = (message: unknown, handle?: unknown) => {
         if (!isMessage(message) || message.hub !== 'listen') return;
         process.off('message', onAnswer);
+        process.off('disconnect', gone);
         const refused = (message as { refused?: unknown }).refused;
         if (typeof refused === 'string') reject(new Error(refused));
         else if (!handle) reject(new Error('The supervisor answered without the port\u2019s socket.'));
