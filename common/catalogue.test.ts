@@ -23,6 +23,7 @@ import { personaSettings } from '../services/persona-store/config.ts';
 import { CHANGE_ACTIONS, DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from './change-log.ts';
 import { serviceNeed } from './needs.ts';
 import {
+  dependsOn,
   SERVICE_CATALOGUE,
   SERVICE_NAMES,
   SERVICE_PORTS,
@@ -88,6 +89,15 @@ describe('each service takes its facts from the catalogue', () => {
     expect(loadRepohostConfig({}).identityUrl).toBe(identityUrl);
     expect(PERSONA_AUDIENCE).toBe(SERVICE_CATALOGUE['persona-store'].audience);
     expect(REPOHOST_AUDIENCE).toBe(SERVICE_CATALOGUE['repohost-gateway'].audience);
+  });
+
+  it('the services that verify identity\u2019s tokens are the ones that depend on it: a taken port of identity keeps them unstarted', () => {
+    const trusting = SERVICE_NAMES.filter((n) => dependsOn(n).includes('identity'));
+    expect(trusting).toEqual(['persona-store', 'repohost-gateway']);
+    expect(loadPersonaConfig({}).identityUrl).toBeDefined();
+    expect(loadRepohostConfig({}).identityUrl).toBeDefined();
+    expect(dependsOn('identity')).toEqual([]);
+    expect(dependsOn('model-provider')).toEqual([]);
   });
 
   it('identity mints for every audience by default; the gateway refuses every service’s port; the store forgets by the shared defaults', () => {

@@ -40,6 +40,21 @@ export interface ServiceStatus {
   restartAt?: string;
   /** While up but not ready (live, waiting, degraded): the failing /ready checks, by the service's own names (`login`, `platform`, …). */
   waitingOn?: string[];
+  /** Not started (gave up) because another program held a port: its own, or that of a service it depends on. */
+  portTaken?: PortTaken;
+}
+
+/** A port another program held when a service was to start: whose it is and, where the system tells, who holds it. */
+export interface PortTaken {
+  /** The service whose port it is: the one not started, or a service it depends on (identity). */
+  service: ServiceName;
+  host: string;
+  port: number;
+  /** The holder's process id and program name, where the system tells (Linux, a process of the same user). */
+  pid?: number;
+  program?: string;
+  /** The holder answers like this one of our services (another copy of the app, or `npm run serve`). */
+  answersAs?: ServiceName;
 }
 
 /** One line of a service's output, as `services.logs` answers it. */

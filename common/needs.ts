@@ -3,6 +3,7 @@
  * fixes it: the supervisor's `waiting` state (from the failing /ready checks, by the services' own
  * names) and the overview's cards, headline and tray tooltip. Imports nothing outside this folder.
  */
+import type { PortTaken } from './contract.ts';
 import { SERVICE_CATALOGUE, type ServiceName } from './services.ts';
 import { AGGREGATE_WORDS, aggregateState, type AggregateState, type ServiceState } from './states.ts';
 
@@ -16,7 +17,8 @@ export type NeedKind =
   | 'platform-unreachable'
   | 'github-connection'
   | 'identity-service'
-  | 'configuration';
+  | 'configuration'
+  | 'port-taken';
 
 /** Something a service waits for, and the one thing that gives it. */
 export interface Need {
@@ -107,15 +109,50 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
   },
 };
 
-/** The need of a service in the `waiting` state: its first failing outside check, in words. */
+/** The need of a service in the `waiting` state (its first failing outside check), or of one a taken port kept from starting, in words. */
 export function serviceNeed(status: {
   name: ServiceName;
   state: ServiceState;
   waitingOn?: readonly string[];
+  portTaken?: PortTaken;
 }): Need | undefined {
+  if (status.state === 'gave-up' && status.portTaken) return portTakenNeed(status.name, status.portTaken);
   if (status.state !== 'waiting') return undefined;
   const check = (status.waitingOn ?? []).find((c) => SERVICE_CATALOGUE[status.name].waitsOn.includes(c) && NEEDS[c]);
   return check ? { service: status.name, ...NEEDS[check]! } : undefined;
+}
+
+/** Who holds a port, as a sentence names it: "python3 (process 4242)", "another copy of the identity service". */
+export function portHolderWords(taken: PortTaken): string {
+  const proc = taken.pid !== undefined ? `process ${taken.pid}` : undefined;
+  const program = taken.program && proc ? `${taken.program} (${proc})` : (taken.program ?? proc);
+  if (taken.answersAs) {
+    const copy = `another copy of the ${SERVICE_CATALOGUE[taken.answersAs].label}`;
+    return program ? `${copy}, ${program}` : copy;
+  }
+  return program ?? 'another program';
+}
+
+/**
+ * A service left unstarted because another program held a port: its own, or that of a service it depends
+ * on (whose tokens it would otherwise have trusted from whatever answers there). The one action: free the
+ * port (or move the service), then start the service whose port it is; its dependants start with it.
+ */
+export function portTakenNeed(name: ServiceName, taken: PortTaken): Need {
+  const owner = SERVICE_CATALOGUE[taken.service];
+  const holder = portHolderWords(taken);
+  const text =
+    taken.service === name
+      ? `Port ${taken.port} of the ${owner.label} is held by ${holder}, not by this app, so the ${owner.label} was not started.`
+      : `The ${SERVICE_CATALOGUE[name].label} was not started: it trusts the ${owner.label}, whose port ${taken.port} is held by ${holder}, not by this app.`;
+  const stop = holder === 'another program' ? `the program that holds port ${taken.port}` : holder;
+  return {
+    kind: 'port-taken',
+    service: name,
+    text,
+    action: `Stop ${stop} (or set ${owner.prefix}PORT to a free port), then start the ${owner.label}`,
+    place: 'services',
+  };
 }
 
 /** The gateway is ready but acts for nobody: no platform connection has been added. */
@@ -138,6 +175,9 @@ export function headline(
   needs: readonly Need[],
 ): { state: AggregateState; text: string } {
   const aggregate = aggregateState(states);
+  const taken = [...new Set(needs.filter((n) => n.kind === 'port-taken').map((n) => n.action))];
+  if (taken.length > 0)
+    return { state: 'error', text: `A port of this app is held by another program: ${taken.join('; ')}.` };
   const waiting = needs.length > 0 && (aggregate === 'ready' || aggregate === 'waiting' || aggregate === 'starting');
   if (!waiting) return { state: aggregate, text: `${AGGREGATE_WORDS[aggregate]}.` };
   const actions = [...new Set(needs.map((n) => n.action))];

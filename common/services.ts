@@ -161,3 +161,11 @@ export function tokenAudience(name: ServiceName): string {
 export function isServiceName(value: unknown): value is ServiceName {
   return typeof value === 'string' && (SERVICE_NAMES as readonly string[]).includes(value);
 }
+
+/**
+ * The services a service calls and trusts, which must be this app's own before it starts: identity, for
+ * every service wired to identity's URL. A port of one of them held by another program keeps it unstarted.
+ */
+export function dependsOn(name: ServiceName): ServiceName[] {
+  return SERVICE_CATALOGUE[name].wired.includes('IDENTITY_URL') ? ['identity'] : [];
+}

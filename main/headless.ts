@@ -9,6 +9,7 @@ import { appDataDir } from '../services/kit/config.ts';
 import { build, buildErrors } from './build/build.ts';
 import { refuseOtherNodeLine } from './node-line.ts';
 import type { ServiceStatus } from '../common/contract.ts';
+import { serviceNeed } from '../common/needs.ts';
 import { SERVICES } from '../common/services.ts';
 import type { ConsoleServer } from './console/server-parts.ts';
 import { startConsoleServer } from './console/server.ts';
@@ -23,7 +24,12 @@ Each service's port comes from its own variable (${SERVICES.map((s) => `${s.pref
 
 function line(s: ServiceStatus): string {
   const head = `  ${s.name.padEnd(17)} ${s.state.padEnd(11)} ${s.url}`;
-  return s.lastError && s.state !== 'ready' ? `${head}\n${' '.repeat(20)}${s.lastError}` : head;
+  const text = s.lastError && s.state !== 'ready' ? `${head}\n${' '.repeat(20)}${s.lastError}` : head;
+  // A port another program holds: the one thing to do, and where to start the service afterwards.
+  const need = s.portTaken ? serviceNeed(s) : undefined;
+  return need
+    ? `${text}\n${' '.repeat(20)}What to do: ${need.action} (on the console's Services page, or stop this with Ctrl-C and run \`npm run serve\` again).`
+    : text;
 }
 
 async function main(): Promise<void> {

@@ -462,21 +462,20 @@ describe('errors that say which service to start', () => {
     }
   });
 
-  it('a persona store that gave up (its port taken) says to look at its last error, not merely to start it', async () => {
+  it('a stopped persona store\u2019s port stays the app\u2019s: another program cannot take it, and the console still says to start it', async () => {
     await data('services.stop', { name: 'persona-store' });
-    const squatter = createServer((_req, res) => res.end('not ours'));
-    await new Promise<void>((resolve) => squatter.listen(Number(stack.env.PERSONA_PORT), '127.0.0.1', resolve));
     try {
-      await data('services.start', { name: 'persona-store' });
-      const status = (await data<ServiceView[]>('services.list')).find((s) => s.name === 'persona-store')!;
-      expect(status.state).toBe('gave-up');
-      expect(status.lastError).toContain(stack.env.PERSONA_PORT);
-      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      const squatter = createServer((_req, res) => res.end('not ours'));
+      const refused = await new Promise<string>((resolve) => {
+        squatter.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+        squatter.listen(Number(stack.env.PERSONA_PORT), '127.0.0.1', () => resolve('listening'));
+      });
+      if (squatter.listening) await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      expect(refused).toBe('EADDRINUSE');
       expect((await failure('personas.list')).message).toBe(
-        'The persona store is not answering (it gave up: see its last error and log in the Services panel). Fix what that says, then start it there and try again.',
+        'The persona store is not answering (it is stopped). Start it in the Services panel, then try again.',
       );
     } finally {
-      if (squatter.listening) await new Promise<void>((resolve) => squatter.close(() => resolve()));
       await data('services.start', { name: 'persona-store' });
       await stack.supervisor.waitUntilSettled(['persona-store'], SETTLE_MS);
     }

@@ -162,6 +162,68 @@ describe('npm run serve (headless)', () => {
     },
   );
 
+  it(
+    'a port held by another program at start: the output names it, says which services were not started and what to do',
+    { timeout: 300_000 },
+    async () => {
+      const identityPort = await freePort();
+      // Another program on identity's port before the app starts.
+      const other = spawn(
+        process.execPath,
+        [
+          '-e',
+          `require('node:http').createServer((q, s) => s.end('{}')).listen(${identityPort}, '127.0.0.1', () => console.log('listening'))`,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      cleanups.push(() => other.kill('SIGKILL'));
+      await new Promise<void>((resolve) => other.stdout!.once('data', () => resolve()));
+      const standIn = standInBinary(tempDir('headless-taken-cli-'));
+      const serve = spawn('npm', ['run', 'serve', '--', '--data-dir', tempDir('headless-taken-')], {
+        cwd: ROOT,
+        detached: true,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: tempDir('headless-taken-home-'),
+          IDENTITY_PORT: String(identityPort),
+          PERSONA_PORT: String(await freePort()),
+          REPOHOST_PORT: String(await freePort()),
+          MODELPROV_PORT: String(await freePort()),
+          MODELPROV_CLI_BINARY: standIn.binary,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      cleanups.push(() => {
+        if (serve.exitCode === null) process.kill(-serve.pid!, 'SIGKILL');
+      });
+      let out = '';
+      const exited = new Promise<number | string>((resolve) =>
+        serve.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+      );
+      const done = new Promise<void>((resolve) => {
+        const take = (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('Press Ctrl-C to stop.')) resolve();
+        };
+        serve.stdout!.on('data', take);
+        serve.stderr!.on('data', take);
+        void exited.then(() => resolve());
+      });
+      await done;
+      const todo = `What to do: Stop node (process ${other.pid}) (or set IDENTITY_PORT to a free port), then start the identity service`;
+      expect(out).toMatch(
+        new RegExp(
+          `identity\\s+gave-up .*\\n.*Port ${identityPort} on 127\\.0\\.0\\.1 is already in use by .*\\(process ${other.pid}, node\\)`,
+        ),
+      );
+      for (const name of ['identity', 'persona-store', 'repohost-gateway'])
+        expect(out).toMatch(new RegExp(`${name}\\s+gave-up[^\\n]*\\n[^\\n]*\\n\\s+${todo.replace(/[()]/g, '\\$&')}`));
+      expect(out).toMatch(/The persona store was not started: it trusts the identity service/);
+      process.kill(-serve.pid!, 'SIGINT');
+      expect(await exited, out).toBe(0);
+    },
+  );
+
   it('`npm start` without Electron runs headless, and SIGINT to npm alone (an editor\u2019s stop button) stops it all', async (ctx) => {
     const ports = {
       IDENTITY_PORT: await freePort(),

@@ -56,26 +56,44 @@ function nextStatus(supervisor: ServiceSupervisor, test: (s: ServiceStatus) => b
   });
 }
 
-/** Runs a small script as the service process: a real child process standing in for a service whose behaviour a test controls. */
+/**
+ * Runs a small script as the service process: a real child process standing in for a service whose
+ * behaviour a test controls, with the IPC channel the supervisor speaks over (serveSupervised).
+ */
 function scriptLauncher(script: string): ProcessLauncher {
   return {
+    takesHandles: true,
     launch: (_name, env) => {
-      const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
       return {
         pid: child.pid,
         stdout: child.stdout,
         stderr: child.stderr,
         onExit: (l) => void child.once('exit', (code, signal) => l(code, signal)),
         kill: (signal) => child.kill(signal),
+        send: (message, handle) => child.connected && child.send(message as object, handle as never, () => undefined),
+        onMessage: (l) => void child.on('message', (message, handle) => l(message, handle)),
       };
     },
   };
 }
 
+/** The import line of a test's service script: the supervisor's channel, spoken as the kit speaks it. */
+const SERVE_SUPERVISED = `import { serveSupervised } from ${JSON.stringify(join(ROOT, 'test', 'support', 'supervised-stand-in.mjs'))};`;
+
 // Each test starts real processes, some several times; on a loaded 2-core machine that takes a while.
 describe('supervisor with real child processes', { timeout: 240_000 }, () => {
   it('starts identity, wires its data folder, reports ready with pid, memory and the local session', async () => {
-    const { supervisor, port } = await identitySupervisor();
+    // The person's shell holds more than the service needs: none of it reaches the service.
+    const { supervisor, port } = await identitySupervisor(
+      {},
+      {
+        GITHUB_TOKEN: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB',
+        NODE_OPTIONS: '--max-old-space-size=4096',
+        PERSONA_LOG_LEVEL: 'debug',
+        LANG: 'C.UTF-8',
+      },
+    );
     await supervisor.startAll();
     const [status] = await supervisor.waitUntilSettled(undefined, 150_000);
     expect(status).toMatchObject({
@@ -87,6 +105,24 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     });
     expect(status!.pid).toBeGreaterThan(0);
     expect(status!.memoryBytes).toBeGreaterThan(1_000_000);
+    // Its environment: what the system needs, its own settings, the wiring; no other program's token, no NODE_OPTIONS.
+    const environment = readFileSync(`/proc/${status!.pid}/environ`, 'utf8').split('\0').filter(Boolean);
+    expect(environment.map((v) => v.split('=')[0]).sort()).toEqual(
+      [
+        'HOME',
+        'HUB_LISTEN',
+        'IDENTITY_DATA_DIR',
+        'IDENTITY_HOST',
+        'IDENTITY_LOG_LEVEL',
+        'IDENTITY_PORT',
+        'IDENTITY_SERVICE_TOKENS',
+        'LANG',
+        // Node's own, for the IPC channel.
+        'NODE_CHANNEL_FD',
+        'NODE_CHANNEL_SERIALIZATION_MODE',
+        'PATH',
+      ].sort(),
+    );
     expect((await fetch(`${supervisor.url('identity')}/healthy`)).status).toBe(200);
     const credential = await supervisor.localCredential();
     expect(credential.length).toBeGreaterThan(16);
@@ -205,7 +241,7 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
       // The holder is this test's own process, so /proc names it.
       expect(status.lastError).toBe(
         `Port ${port} on 127.0.0.1 is already in use by a program that is not one of these services (process ${process.pid}, ${basename(readlinkSync('/proc/self/exe'))}), ` +
-          'so the identity service was not started. Stop that program, or set IDENTITY_PORT to a free port. Nothing was killed.',
+          'so the identity service was not started. Stop that program, or set IDENTITY_PORT to a free port, then start the identity service. Nothing was killed.',
       );
       expect(holder.listening).toBe(true);
     } finally {
@@ -239,11 +275,11 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     const stubborn = join(tempDir('stubborn-'), 'stubborn.mjs');
     writeFileSync(
       stubborn,
-      `import { createServer } from 'node:http'; import { spawn } from 'node:child_process';
+      `${SERVE_SUPERVISED} import { spawn } from 'node:child_process';
        process.on('SIGTERM', () => {});
        const grandchild = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });
        console.log('grandchild ' + grandchild.pid);
-       createServer((q, s) => s.end(q.url === '/healthy' || q.url === '/ready' ? '{"status":"ok"}' : '')).listen(${port}, '127.0.0.1');`,
+       serveSupervised((q, s) => s.end(q.url === '/healthy' || q.url === '/ready' ? '{"status":"ok"}' : ''));`,
     );
     const { supervisor } = await identitySupervisor(
       {
@@ -270,23 +306,24 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     await waitFor('grandchild gone', () => !isAlive(grandchild));
   });
 
-  it('a service that is merely not ready is degraded, never restarted; one that stops answering /healthy is restarted', async () => {
+  it('a service that is merely not ready is degraded, never restarted; one whose event loop stops answering is restarted', async () => {
     const port = await freePort();
     const control = tempDir('flaky-');
     const script = join(control, 'flaky.mjs');
     writeFileSync(
       script,
-      `import { createServer } from 'node:http'; import { existsSync } from 'node:fs';
+      `${SERVE_SUPERVISED} import { existsSync } from 'node:fs';
        const flag = (name) => existsSync(${JSON.stringify(control)} + '/' + name);
        process.on('SIGTERM', () => process.exit(0));
-       createServer((q, s) => {
-         if (q.url === '/healthy') { if (!flag('hang')) s.end('{"status":"ok"}'); return; }
+       // A hung service: its event loop stops (it answers neither the supervisor's pings nor anyone else).
+       setInterval(() => { while (flag('hang')) {} }, 20);
+       serveSupervised((q, s) => {
          if (q.url === '/ready' && flag('unready')) { console.log('answered a /ready probe: not ready'); s.statusCode = 503; s.end('{"detail":"Not ready: the CLI probe is still running."}'); return; }
          s.end('{"status":"ready"}');
-       }).listen(${port}, '127.0.0.1');`,
+       });`,
     );
     const { supervisor } = await identitySupervisor(
-      // A probe that takes 3 s counts as failed: three of them in a row while the service hangs is what restarts it.
+      // A ping unanswered for 3 s counts as failed: three of them in a row while the service hangs is what restarts it.
       {
         launcher: scriptLauncher(script),
         pollMs: 100,
@@ -321,7 +358,7 @@ describe('supervisor with real child processes', { timeout: 240_000 }, () => {
     writeFileSync(join(control, 'hang'), '');
     const restarting = await nextStatus(supervisor, (s) => s.state === 'backing-off');
     expect(restarting.lastError).toMatch(
-      /^the identity service stopped answering \/healthy \(3 probes in a row\)\. Restarting in 0\.1 s\.$/,
+      /^the identity service stopped answering the supervisor's liveness check \(3 in a row\)\. Restarting in 0\.1 s\.$/,
     );
     rmSync(join(control, 'hang'));
     const back = await nextStatus(supervisor, (s) => s.state === 'ready');

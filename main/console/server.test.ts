@@ -112,7 +112,8 @@ describe('the console server\u2019s timeouts (slow clients)', () => {
       ok: false,
       error: {
         status: 408,
-        message: 'The request did not arrive in time; send its headers and body at once, without pauses.',
+        message:
+          "The request did not arrive in time: the console waits at most 150 ms for a request's headers and 10 s for the whole request; send its headers and body at once, without pauses.",
       },
     });
     expect((await fetch(`http://127.0.0.1:${port}/app.js`, { headers: { 'x-console-secret': secret } })).status).toBe(

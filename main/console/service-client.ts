@@ -103,6 +103,7 @@ export class ServiceClient {
       throw this.unreachable(service, err);
     }
     const text = await res.text();
+    if (res.status === 503 && !this.serving(service)) throw this.unreachable(service, undefined);
     if (res.status === 404)
       throw new ConsoleError(`The ${labelOf(service)} does not count its work yet (it has no /metrics).`, 404);
     if (!res.ok) throw new ConsoleError(`The ${labelOf(service)} answered ${res.status} for its counters.`, res.status);
@@ -195,6 +196,8 @@ export class ServiceClient {
       throw this.unreachable(service, err);
     }
     const text = await res.text();
+    // No process of the service serves its port: the supervisor answered in its place (held-port.ts); say it in the console's words.
+    if (res.status === 503 && !this.serving(service)) throw this.unreachable(service, undefined);
     let body: unknown = undefined;
     if (text) {
       try {
@@ -204,6 +207,12 @@ export class ServiceClient {
       }
     }
     return { status: res.status, body };
+  }
+
+  /** Whether a process of the service listens on its port now (the supervisor answers for it otherwise). */
+  private serving(service: ServiceName): boolean {
+    const state = this.supervisor.status().find((s) => s.name === service)?.state;
+    return state === 'live' || state === 'waiting' || state === 'ready' || state === 'degraded';
   }
 
   private unreachable(service: ServiceName, err: unknown): ConsoleError {

@@ -33,6 +33,10 @@ vi.mock('electron', () => {
             child.kills += 1;
             return true;
           },
+          posted: [] as unknown[],
+          postMessage(message: unknown) {
+            child.posted.push(message);
+          },
         });
         forks.push({ modulePath, args, options, child });
         return child;
@@ -84,6 +88,23 @@ describe('the utility-process launcher (the installed app)', () => {
       execArgv: [],
       cwd: PROJECT_ROOT,
     });
+  });
+
+  it('takes no sockets (the supervisor relays the port), and speaks over the process\u2019s message port', async () => {
+    const electron = await import('electron');
+    const { utilityProcessLauncher } = await import('./utility-launcher.ts');
+    const launcher = utilityProcessLauncher(electron.utilityProcess.fork, electron.app, {
+      bundleDir: installedBundles(),
+    });
+    expect(launcher.takesHandles).toBe(false);
+    const managed = launcher.launch('identity', {});
+    const child = forks[0]!.child as EventEmitter & { posted: unknown[] };
+    const heard: unknown[] = [];
+    managed.onMessage((message) => heard.push(message));
+    expect(managed.send({ hub: 'ping', id: 1 })).toBe(true);
+    expect(child.posted).toEqual([{ hub: 'ping', id: 1 }]);
+    child.emit('message', { hub: 'pong', id: 1 });
+    expect(heard).toEqual([{ hub: 'pong', id: 1 }]);
   });
 
   it('a bundle the installation lacks is named in the log, with what to do', async () => {

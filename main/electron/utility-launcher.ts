@@ -35,6 +35,8 @@ export function utilityProcessLauncher(
 ): ProcessLauncher {
   const bundles = serviceBundles(options.bundleDir);
   return {
+    // A utility process's port carries no sockets: the supervisor relays each service's port to a socket file.
+    takesHandles: false,
     prepare: (names) => bundles.prepare(names),
     launch(name, env) {
       const command = bundles.command(name);
@@ -74,6 +76,14 @@ export function utilityProcessLauncher(
             }
           }
           return child.kill();
+        },
+        send(message) {
+          if (exited) return false;
+          child.postMessage(message);
+          return true;
+        },
+        onMessage(listener) {
+          child.on('message', (message: unknown) => listener(message));
         },
         memoryBytes() {
           const metric = app.getAppMetrics().find((m) => m.pid === child.pid);

@@ -16,9 +16,22 @@ export interface ManagedProcess {
   kill(signal: NodeJS.Signals): boolean;
   /** Resident memory in bytes where the launcher knows it better than the process table (Electron's metrics). */
   memoryBytes?(): number | undefined;
+  /**
+   * Sends a message over the process's channel (a Node child's IPC, a utility process's port), with a
+   * socket where the launcher `takesHandles`; false when the process is gone.
+   */
+  send(message: unknown, handle?: unknown): boolean;
+  /** Every message the process sends (with the socket it sent, if any). */
+  onMessage(listener: (message: unknown, handle?: unknown) => void): void;
 }
 
 export interface ProcessLauncher {
+  /**
+   * Whether its processes can receive a listening socket over their channel (Node children): the
+   * supervisor hands them the port it holds. Otherwise (Electron utility processes) it relays the port to
+   * a socket file the service listens on (held-port.ts).
+   */
+  readonly takesHandles: boolean;
   /** Called once before the first launch; resolves with a sentence for the log when something fell back. */
   prepare?(names: readonly ServiceName[]): Promise<string | undefined>;
   launch(name: ServiceName, env: Record<string, string>): ManagedProcess;
@@ -34,6 +47,8 @@ export interface NodeChildOptions {
   node?: string;
   /** Where the service bundles are (default: out/services). */
   bundleDir?: string;
+  /** false: the services listen on socket files the supervisor relays to, as utility processes do (to test that way here). */
+  takesHandles?: boolean;
 }
 
 /**
@@ -45,6 +60,7 @@ export function nodeChildLauncher(options: NodeChildOptions = {}): ProcessLaunch
   const bundles = serviceBundles(options.bundleDir);
   const node = options.node ?? process.execPath;
   return {
+    takesHandles: options.takesHandles ?? true,
     prepare: options.fromSource ? undefined : (names) => bundles.prepare(names),
     launch: (name, env) => launchChild(node, bundles.command(name), env),
   };
@@ -85,6 +101,18 @@ function launchChild(
       } catch {
         return false;
       }
+    },
+    send(message, handle) {
+      if (exited || !child.connected) return false;
+      try {
+        // A channel that closes meanwhile reports it here; the exit is seen by onExit.
+        return child.send(message as object, handle as never, (err) => void err);
+      } catch {
+        return false;
+      }
+    },
+    onMessage(listener) {
+      child.on('message', (message, handle) => listener(message, handle));
     },
   };
 }

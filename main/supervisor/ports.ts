@@ -1,16 +1,7 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { basename } from 'node:path';
+import type { PortTaken } from '../../common/contract.ts';
 import { SERVICE_CATALOGUE, SERVICES, type ServiceName } from '../../common/services.ts';
-
-/** True when nothing listens on host:port (we could bind it a moment ago). */
-export function portIsFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
-  });
-}
 
 async function getJson(url: string): Promise<unknown> {
   try {
@@ -107,19 +98,47 @@ export function serviceLabel(name: ServiceName): string {
   return `the ${SERVICE_CATALOGUE[name].label}`;
 }
 
-/** The sentence shown when a service's port is taken before we start it. */
-export async function busyPortMessage(name: ServiceName, host: string, port: number): Promise<string> {
+/** Who holds a port another program took before this app could (where the system tells), and the sentence for the service's status. */
+export async function describeBusyPort(
+  name: ServiceName,
+  host: string,
+  port: number,
+  /** The services started with this one that trust it (and so are not started either). */
+  dependants: readonly ServiceName[] = [],
+): Promise<{ message: string; taken: PortTaken }> {
   const hostPart = host.includes(':') ? `[${host}]` : host;
   const holder = await identifyHolder(`http://${hostPart}:${port}`);
   const proc = portHolder(port);
+  const taken: PortTaken = {
+    service: name,
+    host,
+    port,
+    ...(proc ? { pid: proc.pid, program: proc.command } : {}),
+    ...(holder.service ? { answersAs: holder.service } : {}),
+  };
   const pid = proc ? ` (process ${proc.pid}, ${proc.command})` : '';
   const who = holder.service
     ? `another copy of ${serviceLabel(holder.service)} (it answers like one; perhaps a second app or \`npm run serve\` is running)`
     : holder.oursLike
       ? 'a program that answers like one of these services'
       : 'a program that is not one of these services';
+  const message =
+    `Port ${port} on ${host} is already in use by ${who}${pid}, so ${serviceLabel(name)} was not started` +
+    (dependants.length ? `, nor ${dependants.map(serviceLabel).join(' nor ')}, which trust it` : '') +
+    `. Stop that program, or set ${SERVICE_CATALOGUE[name].prefix}PORT to a free port, then start ${serviceLabel(name)}. Nothing was killed.`;
+  return { message, taken };
+}
+
+/** The sentence of a service not started because a service it trusts could not have its own port. */
+export function heldBackMessage(name: ServiceName, taken: PortTaken): string {
+  const owner = serviceLabel(taken.service);
   return (
-    `Port ${port} on ${host} is already in use by ${who}${pid}, so ${serviceLabel(name)} was not started. ` +
-    `Stop that program, or set ${SERVICE_CATALOGUE[name].prefix}PORT to a free port. Nothing was killed.`
+    `${capitalised(serviceLabel(name))} was not started: it trusts ${owner}, whose port ${taken.port} on ${taken.host} is held by another program, not by this app. ` +
+    `Free that port (see ${owner}), then start ${owner}; ${serviceLabel(name)} starts with it.`
   );
+}
+
+/** A sentence's first word from a label: "The persona store". */
+export function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

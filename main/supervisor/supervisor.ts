@@ -1,15 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
+import type { LogLine, LogPage, PortTaken, ServiceStatus } from '../../common/contract.ts';
 import { waitsOutside, type FailingCheck } from '../../common/needs.ts';
-import { LOCAL_SESSION_FILE, SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
+import {
+  dependsOn,
+  LOCAL_SESSION_FILE,
+  SERVICE_CATALOGUE,
+  SERVICE_NAMES,
+  type ServiceName,
+} from '../../common/services.ts';
+import { LISTEN_VARIABLE } from '../../services/kit/supervised.ts';
 import { RUNNING_STATES, type ServiceState } from '../../common/states.ts';
 import { CrashHistory, DEFAULT_RESTART_POLICY, backoffDelay, type RestartPolicy } from './backoff.ts';
 import { nodeChildLauncher, type ManagedProcess, type ProcessLauncher } from './launcher.ts';
 import { LogFiles, LogRing, lineSplitter, type LogPageOptions } from './log-buffer.ts';
 import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
-import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
+import { HeldPort, PortTakenError } from './held-port.ts';
+import { capitalised, describeBusyPort, heldBackMessage, serviceLabel } from './ports.ts';
+import { STAND_IN_ENVELOPES, standInAnswer } from './stand-in.ts';
 import { descendants, residentBytes } from './process-tree.ts';
 import type { Supervisor } from './types.ts';
 import {
@@ -22,6 +33,13 @@ import {
   type Placement,
   type ServiceSettingsStore,
 } from './wiring.ts';
+
+/** Emitted as 'checked' after each liveness check of a running process: whether its event loop answered. */
+export interface LivenessCheck {
+  name: ServiceName;
+  pid: number | undefined;
+  alive: boolean;
+}
 
 export interface SupervisorParts {
   /** The app's data folder: one sub-folder per service, the gateway token, and logs/. */
@@ -72,6 +90,18 @@ interface Slot {
   wasReady?: boolean;
   exited?: Promise<void>;
   starting?: Promise<void>;
+  /** The port, held for the app's life once bound (held-port.ts). */
+  held?: HeldPort;
+  binding?: Promise<void>;
+  /** Why the last try to bind its port failed (another program holds it, or the address cannot be bound). */
+  busyPort?: { message: string; taken?: PortTaken };
+  /** While given up for a port held by another program (its own, or that of a service it trusts): which. */
+  notStartedFor?: PortTaken;
+  /** The current process said it listens (over its channel): its liveness is asked from then on. */
+  listening: boolean;
+  listenTimer?: NodeJS.Timeout;
+  /** A process of it was started since the app began (a stopped service that never was says so). */
+  everStarted: boolean;
 }
 
 export class ServiceSupervisor extends EventEmitter implements Supervisor {
@@ -92,6 +122,15 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private prepared?: Promise<void>;
   /** Ports this app listens on besides the services' (the headless console's): no signal goes there. */
   private readonly appPorts = new Set<number>();
+  /** The first start binds every service's port at once (held-port.ts). */
+  private allHeld?: Promise<void>;
+  private closing = false;
+  /** Liveness questions in flight, by id: each resolves when its process answers. */
+  private readonly pings = new Map<number, () => void>();
+  private lastPing = 0;
+  /** Relay mode: the folder (0700) of the socket files the services listen on, and whether it is a temporary one. */
+  private relayFolder?: { path: string; temporary: boolean };
+  private readonly pipeName = randomBytes(12).toString('hex');
 
   constructor(options: SupervisorParts) {
     super();
@@ -117,6 +156,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
         crashes: new CrashHistory(this.policy),
         healthFailures: 0,
         stderrTail: [],
+        listening: false,
+        everStarted: false,
       });
       this.rings.set(name, new LogRing(options.logLines ?? 2_000));
     }
@@ -222,9 +263,17 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     await Promise.all(this.services().map((n) => this.stop(n)));
   }
 
-  /** Stops every service and closes the log files; the supervisor is not used afterwards. */
+  /** Stops every service, releases their ports and closes the log files; the supervisor is not used afterwards. */
   async close(): Promise<void> {
+    this.closing = true;
     await this.stopAll();
+    const slots = [...this.slots.values()];
+    await Promise.all(slots.map((s) => s.binding));
+    await Promise.all(slots.map((s) => s.held?.close()));
+    if (this.relayFolder) {
+      for (const name of this.services()) rmSync(this.relayPath(name), { force: true });
+      if (this.relayFolder.temporary) rmSync(this.relayFolder.path, { recursive: true, force: true });
+    }
     await this.files.close();
   }
 
@@ -288,6 +337,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       ...(s.waitingOn?.length && (s.state === 'live' || s.state === 'waiting' || s.state === 'degraded')
         ? { waitingOn: [...s.waitingOn] }
         : {}),
+      ...(s.state === 'gave-up' && s.notStartedFor ? { portTaken: { ...s.notStartedFor } } : {}),
     };
   }
 
@@ -298,6 +348,15 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     if (slot.state === state && !errorChanged) return;
     slot.state = state;
     this.emit('status', this.describe(slot));
+    // The services a taken port of this one kept from starting start with it.
+    if (state === 'ready') {
+      for (const other of this.slots.values()) {
+        if (other.state === 'gave-up' && other.notStartedFor?.service === slot.name && other !== slot) {
+          this.note(other.name, `starting: ${serviceLabel(slot.name)} runs on its own port now`);
+          void this.start(other.name);
+        }
+      }
+    }
   }
 
   private note(name: ServiceName, text: string, at = Date.now()): void {
@@ -317,40 +376,41 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private async launch(slot: Slot): Promise<void> {
     const generation = ++slot.generation;
     this.setState(slot, 'starting');
-    // Bundling first, so that nothing slow sits between the port check and the spawn.
+    // The ports first: held (and answered for) while the bundles are checked or rebuilt.
+    if (!(await this.holdPort(slot))) return;
+    if (slot.generation !== generation || slot.desired !== 'running') return;
     this.prepared ??= (this.launcher.prepare?.(this.services()) ?? Promise.resolve(undefined)).then((fallback) => {
       if (fallback) for (const name of this.services()) this.note(name, fallback);
     });
     await this.prepared;
     if (slot.generation !== generation || slot.desired !== 'running') return;
-    const { host, port } = slot.placement;
-    if (!(await portIsFree(host, port))) {
-      const message = await busyPortMessage(slot.name, host, port);
-      slot.desired = 'stopped';
-      this.note(slot.name, message);
-      this.setState(slot, 'gave-up', message);
-      return;
-    }
-    if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
     const places = identityPlaces(this.dataDir, this.env);
-    const env = serviceEnv(slot.name, this.env, {
-      dataDir: this.dataDir,
-      identityUrl: this.identityUrl(),
-      identityKeysFile: places.keysFile,
-      identitySocket: places.socket,
-      gatewayToken: this.gatewayToken,
-      appPorts: this.appPorts,
-      providerStream: this.settings.get().providerStream,
-    });
+    const listenAt = this.launcher.takesHandles ? 'handle' : `socket:${this.relayPath(slot.name)}`;
+    if (!this.launcher.takesHandles) rmSync(this.relayPath(slot.name), { force: true });
+    const env = {
+      ...serviceEnv(slot.name, this.env, {
+        dataDir: this.dataDir,
+        identityUrl: this.identityUrl(),
+        identityKeysFile: places.keysFile,
+        identitySocket: places.socket,
+        gatewayToken: this.gatewayToken,
+        appPorts: this.appPorts,
+        providerStream: this.settings.get().providerStream,
+      }),
+      [LISTEN_VARIABLE]: listenAt,
+    };
     const proc = this.launcher.launch(slot.name, env);
     slot.proc = proc;
+    slot.everStarted = true;
     slot.startedAt = Date.now();
     slot.healthFailures = 0;
     slot.killReason = undefined;
     slot.stderrTail = [];
     slot.waitingOn = undefined;
     slot.wasReady = false;
+    slot.listening = false;
+    proc.onMessage((message, handle) => this.heard(slot, generation, proc, message, handle));
     const time = () => new Date().toISOString();
     const out = lineSplitter((text) => this.record({ service: slot.name, time: time(), stream: 'stdout', text }));
     const err = lineSplitter((text) => {
@@ -370,9 +430,161 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
         });
       }),
     );
+    // A process that never listens (stuck in its start) is ended and started again, as a hung one is.
+    clearTimeout(slot.listenTimer);
+    slot.listenTimer = setTimeout(() => {
+      if (slot.generation === generation && slot.proc === proc && !slot.listening && slot.state !== 'stopping') {
+        this.livenessFailed(
+          slot,
+          `did not start listening within ${Math.round(this.startTimeoutMs / 1000)} s of starting`,
+        );
+      }
+    }, this.startTimeoutMs);
     this.note(slot.name, `started (pid ${proc.pid ?? 'unknown'}) on ${baseUrl(slot.placement)}`);
     this.emit('status', this.describe(slot));
-    this.schedule(slot, generation, 50);
+  }
+
+  /**
+   * Holds the service's port (the first start binds every service's port at once), and that of each
+   * service it trusts; false, with the service given up and the reason, when another program holds one.
+   */
+  private async holdPort(slot: Slot): Promise<boolean> {
+    this.allHeld ??= Promise.all(this.services().map((n) => this.hold(this.slot(n)))).then(() => undefined);
+    await this.allHeld;
+    // A port taken before is tried again: the person may have freed it since.
+    await this.hold(slot);
+    let message: string | undefined;
+    let taken: PortTaken | undefined;
+    if (!slot.held) {
+      message = slot.busyPort?.message ?? `${serviceLabel(slot.name)} could not have its port.`;
+      taken = slot.busyPort?.taken;
+    } else {
+      for (const trusted of dependsOn(slot.name)) {
+        const other = this.slots.get(trusted);
+        if (!other || other.held) continue;
+        await this.hold(other);
+        if (other.held || !other.busyPort?.taken) continue;
+        taken = other.busyPort.taken;
+        message = heldBackMessage(slot.name, taken);
+        break;
+      }
+    }
+    if (message === undefined) {
+      slot.notStartedFor = undefined;
+      return true;
+    }
+    slot.notStartedFor = taken;
+    slot.desired = 'stopped';
+    this.note(slot.name, message);
+    this.setState(slot, 'gave-up', message);
+    return false;
+  }
+
+  /** Binds the service's port unless it is held already; a failure is kept in `busyPort`. */
+  private hold(slot: Slot): Promise<void> {
+    if (slot.held || this.closing) return Promise.resolve();
+    slot.binding ??= (async () => {
+      const { host, port } = slot.placement;
+      try {
+        slot.held = await HeldPort.bind({
+          host,
+          port,
+          mode: this.launcher.takesHandles ? 'handle' : 'relay',
+          early: STAND_IN_ENVELOPES[slot.name],
+          speaker: capitalised(serviceLabel(slot.name)),
+          answer: () => standInAnswer(slot.name, slot),
+        });
+        slot.busyPort = undefined;
+      } catch (err) {
+        // Two of this app's own services set to one port: no other program to name.
+        const twin = [...this.slots.values()].find((other) => other !== slot && other.placement.port === port);
+        slot.busyPort =
+          err instanceof PortTakenError && twin
+            ? {
+                message:
+                  `Port ${port} is set for both ${serviceLabel(twin.name)} and ${serviceLabel(slot.name)}, so ${serviceLabel(slot.name)} was not started. ` +
+                  `Give each its own port (${SERVICE_CATALOGUE[slot.name].prefix}PORT), then start it.`,
+              }
+            : err instanceof PortTakenError
+              ? await describeBusyPort(
+                  slot.name,
+                  host,
+                  port,
+                  this.services().filter((n) => dependsOn(n).includes(slot.name)),
+                )
+              : {
+                  message:
+                    `${capitalised(serviceLabel(slot.name))} was not started: ${(err as Error).message} ` +
+                    `Check ${SERVICE_CATALOGUE[slot.name].prefix}HOST and ${SERVICE_CATALOGUE[slot.name].prefix}PORT.`,
+                };
+      }
+    })().finally(() => (slot.binding = undefined));
+    return slot.binding;
+  }
+
+  /** Where a service listens in relay mode: a socket file in a 0700 folder of the data folder (a named pipe on Windows). */
+  private relayPath(name: ServiceName): string {
+    if (process.platform === 'win32') return `\\\\.\\pipe\\hub-services-${this.pipeName}-${name}`;
+    if (!this.relayFolder) {
+      const inData = join(this.dataDir, 'run');
+      // A socket file's path has at most 104 bytes (macOS; 108 on Linux): a deep data folder uses a private temporary one.
+      const fits = Buffer.byteLength(join(inData, 'repohost-gateway.sock')) <= 100;
+      const path = fits ? inData : mkdtempSync(join(tmpdir(), 'hub-services-'));
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+      chmodSync(path, 0o700);
+      this.relayFolder = { path, temporary: !fits };
+    }
+    return join(this.relayFolder.path, `${name}.sock`);
+  }
+
+  /** A message from a service's process: it asks for its port's socket, says it listens, answers a liveness check. */
+  private heard(slot: Slot, generation: number, proc: ManagedProcess, message: unknown, handle: unknown): void {
+    if (typeof message !== 'object' || message === null) return;
+    const { hub, id } = message as { hub?: unknown; id?: unknown };
+    const current = slot.generation === generation && slot.proc === proc;
+    if (hub === 'pong' && typeof id === 'number') this.pings.get(id)?.();
+    else if (hub === 'listen') {
+      if (!current || !slot.held || !this.launcher.takesHandles)
+        proc.send({
+          hub: 'listen',
+          refused: !current
+            ? 'This process is not the one the supervisor is starting.'
+            : 'The supervisor holds no socket to hand over for this service.',
+        });
+      else proc.send({ hub: 'listen' }, slot.held.socketForChild());
+    } else if (hub === 'listening') {
+      if (!current) {
+        (handle as { close?: () => void } | undefined)?.close?.();
+        return;
+      }
+      if (this.launcher.takesHandles) {
+        if (handle) slot.held?.served({ handle });
+      } else slot.held?.served({ path: this.relayPath(slot.name) });
+      slot.listening = true;
+      clearTimeout(slot.listenTimer);
+      this.schedule(slot, generation, 0);
+    }
+  }
+
+  /** Asks the process over its channel whether its event loop answers (never through the public port). */
+  private ping(proc: ManagedProcess): Promise<boolean> {
+    const id = ++this.lastPing;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pings.delete(id);
+        resolve(false);
+      }, this.probeTimeoutMs);
+      this.pings.set(id, () => {
+        clearTimeout(timer);
+        this.pings.delete(id);
+        resolve(true);
+      });
+      if (!proc.send({ hub: 'ping', id })) {
+        clearTimeout(timer);
+        this.pings.delete(id);
+        resolve(false);
+      }
+    });
   }
 
   private schedule(slot: Slot, generation: number, delayMs: number): void {
@@ -385,26 +597,24 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     slot.timer = undefined;
   }
 
-  /** One round of /healthy and /ready; decides the state and when to look again. Never restarts for not-ready. */
+  /**
+   * One round: liveness over the process's channel (a failure counts towards a restart), then /ready over
+   * HTTP (which never restarts anything); decides the state and when to look again.
+   */
   private async probe(slot: Slot, generation: number): Promise<void> {
-    if (this.superseded(slot, generation)) return;
+    if (this.superseded(slot, generation) || !slot.listening) return;
     const url = baseUrl(slot.placement);
-    const healthy = await fetchStatus(`${url}/healthy`, this.probeTimeoutMs);
+    const alive = await this.ping(slot.proc!);
     if (this.superseded(slot, generation)) return;
+    this.emit('checked', { name: slot.name, pid: slot.proc?.pid, alive } satisfies LivenessCheck);
     const age = Date.now() - (slot.startedAt ?? Date.now());
-    if (healthy.status !== 200) {
-      if (slot.state === 'starting') {
-        if (age > this.startTimeoutMs) {
-          return this.livenessFailed(
-            slot,
-            `did not answer /healthy within ${Math.round(this.startTimeoutMs / 1000)} s of starting`,
-          );
-        }
-        return this.schedule(slot, generation, age < 10_000 ? 50 : 500);
-      }
+    if (!alive) {
       slot.healthFailures += 1;
       if (slot.healthFailures >= this.livenessFailures) {
-        return this.livenessFailed(slot, `stopped answering /healthy (${slot.healthFailures} probes in a row)`);
+        return this.livenessFailed(
+          slot,
+          `stopped answering the supervisor's liveness check (${slot.healthFailures} in a row)`,
+        );
       }
       return this.schedule(slot, generation, Math.min(this.pollMs, 1_000));
     }
@@ -494,7 +704,11 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private handleExit(slot: Slot, generation: number, code: number | null, signal: string | null): void {
     if (slot.generation !== generation) return;
     slot.proc = undefined;
+    slot.listening = false;
+    clearTimeout(slot.listenTimer);
     this.clearTimer(slot);
+    // Nothing serves the port now: the supervisor answers its callers until the next process does.
+    slot.held?.unserved();
     const how = signal ? `was ended by ${signal}` : `exited with code ${code}`;
     if (slot.desired === 'stopped') {
       this.note(slot.name, `stopped (${how})`);

@@ -13,7 +13,10 @@ export type { ServiceState } from '../../common/states.ts';
 export type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
 
 export interface Supervisor extends EventEmitter {
-  /** Emits 'status' (ServiceStatus) on every state change and 'log' (LogLine) per line. */
+  /**
+   * Emits 'status' (ServiceStatus) on every state change, 'log' (LogLine) per line, and 'checked'
+   * (supervisor.ts's LivenessCheck) after each liveness check of a running process.
+   */
   readonly dataDir: string;
   status(): ServiceStatus[];
   start(name: ServiceName): Promise<void>;

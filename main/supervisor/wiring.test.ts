@@ -65,6 +65,79 @@ describe('each service\u2019s environment', () => {
     expect(serviceEnv('model-provider', {}, wiring).MODELPROV_IDENTITY_SOCKET).toBeUndefined();
   });
 
+  it('passes of the person\u2019s shell only what the system needs, never its other variables', () => {
+    const shell = {
+      PATH: '/usr/bin',
+      HOME: '/home/ada',
+      USER: 'ada',
+      LOGNAME: 'ada',
+      TMPDIR: '/tmp/ada',
+      LANG: 'en_GB.UTF-8',
+      LC_TIME: 'de_DE.UTF-8',
+      TZ: 'Europe/Berlin',
+      XDG_CONFIG_HOME: '/home/ada/.config',
+      HTTPS_PROXY: 'http://proxy:3128',
+      no_proxy: 'localhost',
+      NODE_EXTRA_CA_CERTS: '/etc/ca.pem',
+      // What is none of a service's business.
+      GITHUB_TOKEN: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB',
+      AWS_SECRET_ACCESS_KEY: 'x'.repeat(40),
+      NODE_OPTIONS: '--require /tmp/evil.cjs',
+      PGPASSWORD: 'secret',
+      SSH_AUTH_SOCK: '/tmp/ssh-agent',
+      CLAUDE_CONFIG_DIR: '/home/ada/.claude-work',
+      ANTHROPIC_API_KEY: 'sk-ant-x',
+      LC_: 'not a locale category',
+      XDG_: 'nor an XDG folder',
+    };
+    const system = {
+      PATH: '/usr/bin',
+      HOME: '/home/ada',
+      USER: 'ada',
+      LOGNAME: 'ada',
+      TMPDIR: '/tmp/ada',
+      LANG: 'en_GB.UTF-8',
+      LC_TIME: 'de_DE.UTF-8',
+      TZ: 'Europe/Berlin',
+      XDG_CONFIG_HOME: '/home/ada/.config',
+      HTTPS_PROXY: 'http://proxy:3128',
+      no_proxy: 'localhost',
+      NODE_EXTRA_CA_CERTS: '/etc/ca.pem',
+    };
+    const wired = (env: Record<string, string>) =>
+      Object.fromEntries(Object.entries(env).filter(([k]) => !/^(IDENTITY|PERSONA|REPOHOST|MODELPROV)_/.test(k)));
+    for (const name of ['identity', 'persona-store', 'repohost-gateway'] as const)
+      expect(wired(serviceEnv(name, shell, wiring, 'linux'))).toEqual(system);
+    // The provider's CLI finds its login where the person moved it; an API key would switch its billing and stays out.
+    expect(wired(serviceEnv('model-provider', shell, wiring, 'linux'))).toEqual({
+      ...system,
+      CLAUDE_CONFIG_DIR: '/home/ada/.claude-work',
+    });
+  });
+
+  it('on Windows, compares names as Windows does, without regard to case', () => {
+    const shell = {
+      Path: 'C:\\Windows\\system32',
+      SYSTEMROOT: 'C:\\Windows',
+      windir: 'C:\\Windows',
+      APPDATA: 'C:\\Users\\ada\\AppData\\Roaming',
+      LocalAppData: 'C:\\Users\\ada\\AppData\\Local',
+      USERPROFILE: 'C:\\Users\\ada',
+      ComSpec: 'C:\\Windows\\system32\\cmd.exe',
+      GH_TOKEN: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB',
+    };
+    const env = serviceEnv('identity', shell, wiring, 'win32');
+    expect(Object.keys(env).filter((k) => !k.startsWith('IDENTITY_'))).toEqual([
+      'Path',
+      'SYSTEMROOT',
+      'windir',
+      'APPDATA',
+      'LocalAppData',
+      'USERPROFILE',
+      'ComSpec',
+    ]);
+  });
+
   it('wires the gateway\u2019s service token into identity and the gateway', () => {
     expect(serviceEnv('identity', {}, wiring).IDENTITY_SERVICE_TOKENS).toBe(`repohost-api=${wiring.gatewayToken}`);
     expect(

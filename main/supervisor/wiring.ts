@@ -15,16 +15,90 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../../common/contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
+import { CLI_ENVIRONMENT_NAMES } from '../../services/model-provider/invocation.ts';
 import {
   IDENTITY_PLACES,
   SERVICE_CATALOGUE,
   SERVICE_NAMES,
-  SERVICES,
   type ServiceName,
   type WiredSetting,
 } from '../../common/services.ts';
 
-const ALL_PREFIXES = SERVICES.map((s) => s.prefix);
+/**
+ * What a service gets of the environment the app was started from, besides its own prefixed variables
+ * and the wiring: what the system and its libraries need (finding programs, the user folder, the user
+ * name, temporary files, locale and time zone, Windows' own folders and shell), and the network settings
+ * a person sets for every program (proxies, in both spellings, and extra certificate authorities: the
+ * gateway reaches GitHub or a GitHub Enterprise behind them). Nothing else of the person's shell reaches
+ * a service: not another program's token, not NODE_OPTIONS (which would load code into it), not another
+ * service's settings. PostgreSQL's own PG* variables are not passed either: the persona store's database
+ * is PERSONA_DATABASE_URL alone (a password file in HOME, ~/.pgpass, still works).
+ */
+export const SYSTEM_ENVIRONMENT = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'all_proxy',
+  'NODE_USE_ENV_PROXY',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  // Windows
+  'SystemRoot',
+  'SystemDrive',
+  'windir',
+  'ComSpec',
+  'PATHEXT',
+  'APPDATA',
+  'LOCALAPPDATA',
+  'USERPROFILE',
+  'USERNAME',
+  'HOMEDRIVE',
+  'HOMEPATH',
+  'ProgramData',
+  'ProgramFiles',
+  'ProgramFiles(x86)',
+] as const;
+
+/** Whole families: locale categories (LC_ALL, LC_CTYPE, ...) and the XDG base folders (data, config, cache, runtime). */
+export const SYSTEM_ENVIRONMENT_PREFIXES = ['LC_', 'XDG_'] as const;
+
+/**
+ * What a service needs beyond that: the provider runs the person's CLI, which finds its login through
+ * the variables of its own allow-list (CLAUDE_CONFIG_DIR and the like; invocation.ts says why each).
+ */
+const SERVICE_ENVIRONMENT: Readonly<Record<ServiceName, readonly string[]>> = {
+  identity: [],
+  'persona-store': [],
+  'repohost-gateway': [],
+  'model-provider': CLI_ENVIRONMENT_NAMES,
+};
+
+/** Whether `name` of the parent's environment reaches this service (Windows compares names without regard to case). */
+function passedThrough(service: ServiceName, name: string, platform: NodeJS.Platform): boolean {
+  const caseless = platform === 'win32';
+  const n = caseless ? name.toUpperCase() : name;
+  const same = (listed: string) => (caseless ? listed.toUpperCase() : listed) === n;
+  return (
+    SYSTEM_ENVIRONMENT.some(same) ||
+    SERVICE_ENVIRONMENT[service].some(same) ||
+    SYSTEM_ENVIRONMENT_PREFIXES.some((prefix) => n.startsWith(prefix) && n.length > prefix.length)
+  );
+}
 
 /** The gateway's service token towards identity: made once per install, kept owner-only in the data folder. */
 export const GATEWAY_TOKEN_FILE = 'repohost-service-token';
@@ -196,18 +270,23 @@ export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {
 }
 
 /**
- * A service's environment: the parent's environment without any service's prefixed variables, then the
- * user's own variables with this service's prefix, then the wiring (ports, data folders, identity URL,
- * the gateway's service token, the provider's stream mode from the settings) where the user did not set it.
- * `appPorts` are the other ports this app listens on (the headless console's): signals are refused there too.
+ * A service's environment, allow-listed: of the parent's environment only what the system needs
+ * (`SYSTEM_ENVIRONMENT`, and the provider's CLI its own list) and the user's own variables with this
+ * service's prefix; then the wiring (ports, data folders, identity URL, the gateway's service token, the
+ * provider's stream mode from the settings) where the user did not set it. `appPorts` are the other ports
+ * this app listens on (the headless console's): signals are refused there too.
  */
-export function serviceEnv(name: ServiceName, parentEnv: NodeJS.ProcessEnv, wiring: Wiring): Record<string, string> {
+export function serviceEnv(
+  name: ServiceName,
+  parentEnv: NodeJS.ProcessEnv,
+  wiring: Wiring,
+  platform: NodeJS.Platform = process.platform,
+): Record<string, string> {
   const { prefix } = SERVICE_CATALOGUE[name];
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(parentEnv)) {
     if (value === undefined) continue;
-    if (ALL_PREFIXES.some((p) => key.startsWith(p)) && !key.startsWith(prefix)) continue;
-    env[key] = value;
+    if (key.startsWith(prefix) || passedThrough(name, key, platform)) env[key] = value;
   }
   const p = placement(name, wiring.dataDir, parentEnv);
   const own = (key: string) => env[prefix + key];

@@ -86,6 +86,8 @@ export function identityApi(parts: IdentityParts): Api {
       ...spec,
       auth: false,
       problems: [401, ...(spec.problems ?? [])],
+      // Before the body is read, like a token.
+      checkCaller: (req) => void registeredService(parts.services, req.get('authorization')),
       handler: (ctx) => spec.handler(ctx, registeredService(parts.services, ctx.req.get('authorization'))),
     });
   /** A token this service minted: its signature, issuer and expiry, and the claims named present. */

@@ -4,6 +4,7 @@
  * when it runs (after the caller is verified, before the nesting check and the schemas), and when it
  * does not (no valid token, a path Express cannot decode, another route that answers).
  */
+import { connect } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -151,7 +152,7 @@ describe("a route's screen", () => {
     expect(text.status).toBe(415);
   });
 
-  it('comes before the kit\u2019s nesting check for a verified caller; a caller without a valid token meets the nesting check, then 401, never the screen', async () => {
+  it('comes before the kit\u2019s nesting check for a verified caller; a caller without a valid token gets 401 before the body is looked at, never the screen', async () => {
     const deep = deepArrays(2_000);
     const verified = await traced(() => put('/v1/boxes/a/items/tea', deep));
     expect(verified).toMatchObject({
@@ -161,16 +162,29 @@ describe("a route's screen", () => {
     });
     for (const authorization of ['', 'Bearer not-a-token']) {
       const stranger = await traced(() => put('/v1/boxes/a/items/tea', deep, authorization));
-      expect(stranger).toMatchObject({
-        status: 400,
-        detail: expect.stringMatching(/nests arrays and objects more than 128 levels deep/) as unknown,
-        screens: [],
-        handlers: [],
-      });
+      expect(stranger).toMatchObject({ status: 401, screens: [], handlers: [] });
       const shallow = await traced(() =>
         put('/v1/boxes/a/items/SECRET', JSON.stringify({ label: 'SECRET' }), authorization),
       );
       expect(shallow).toMatchObject({ status: 401, screens: [], handlers: [] });
+    }
+  });
+
+  it('refuses a caller without a valid token before its body arrives, and closes the connection (a body that never finishes holds nothing)', async () => {
+    for (const authorization of ['', 'Authorization: Bearer not-a-token\r\n']) {
+      const socket = connect(Number(new URL(service.url).port), '127.0.0.1');
+      socket.on('error', () => undefined);
+      let received = '';
+      socket.setEncoding('utf8').on('data', (d: string) => (received += d));
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      // The body announces 1,000 bytes and sends one: the answer comes anyway, and the server closes the connection.
+      socket.write(
+        `PUT /v1/boxes/a/items/tea HTTP/1.1\r\nHost: 127.0.0.1\r\n${authorization}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+      );
+      await closed;
+      expect(received).toMatch(/^HTTP\/1\.1 401 /);
+      expect(received.toLowerCase()).toContain('connection: close');
+      expect(received).toContain('"status":401');
     }
   });
 

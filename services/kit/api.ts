@@ -1,9 +1,8 @@
-import { STATUS_CODES } from 'node:http';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { Principal, TokenVerifier } from './auth.ts';
-import { Problem, problem } from './problem.ts';
+import { Problem, earlyProblem, problem } from './problem.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -81,6 +80,12 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
    */
   checkBody?: boolean;
   /**
+   * For a route with `auth: false` that authenticates its caller otherwise (identity's routes for
+   * registered services): the check of the caller's credential, which needs no body, run with the token
+   * checks before the body is read; it throws the refusal.
+   */
+  checkCaller?: (req: Request) => Promise<void> | void;
+  /**
    * Refusals that come before the route's own validation (the persona store's credential refusal): run
    * once the caller is verified, before the body's nesting check, the media type and the schemas, so
    * that what it refuses is refused in its words whatever else is wrong. Needs `auth`.
@@ -131,9 +136,21 @@ export class Api {
    * and only a route with a screen does anything (verifies its caller once, runs the screen).
    */
   readonly screening: Router = express.Router();
+  /**
+   * The callers' checks, mounted by `createApp` before the JSON body parser: every route that takes a
+   * token verifies it here (and a route's `checkCaller` runs), so that a caller without a valid token is
+   * refused before the body is read, and a body that never finishes cannot hold a refused caller's
+   * connection. Matched like `screening`; the route and its screen use the principal found here.
+   */
+  readonly callers: Router = express.Router();
   private readonly operationIds = new Set<string>();
   private readonly screened = new WeakMap<Request, Screened>();
+  /** Requests whose route's screen has run (or found the caller refused). */
+  private readonly screenRan = new WeakSet<Request>();
+  /** Requests whose route's `checkCaller` has passed. */
+  private readonly callerChecked = new WeakSet<Request>();
   private screens = 0;
+  private checkedCallers = 0;
   /** How this service's errors are written (problem+json unless the service gives its own). */
   readonly errors: ErrorEnvelope;
 
@@ -202,22 +219,28 @@ export class Api {
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const screen = async (req: Request): Promise<void> => {
+      this.screenRan.add(req);
       let principal: Principal;
-      try {
-        principal = await this.verifier!.verify(req.get('authorization'));
-      } catch (refusal) {
-        // Answered by the route, after the checks that come before it (a caller without a token gets 401, never a screen's refusal).
-        this.screened.set(req, { operationId: spec.operationId, refusal });
-        return;
+      const verified = this.screened.get(req);
+      if (verified?.operationId === spec.operationId && 'principal' in verified) principal = verified.principal;
+      else {
+        try {
+          principal = await this.verifier!.verify(req.get('authorization'));
+        } catch (refusal) {
+          // Answered by the route, after the checks that come before it (a caller without a token gets 401, never a screen's refusal).
+          this.screened.set(req, { operationId: spec.operationId, refusal });
+          return;
+        }
+        this.screened.set(req, { operationId: spec.operationId, principal });
       }
-      this.screened.set(req, { operationId: spec.operationId, principal });
       // Named `{name}` parameters only (no wildcards), so each is one string.
       await spec.screen!({ params: { ...req.params } as Record<string, string>, principal, req });
     };
     const callerOf = async (req: Request): Promise<Principal> => {
+      if (spec.checkCaller && !this.callerChecked.has(req)) await spec.checkCaller(req);
       if (!auth) return undefined as unknown as Principal;
       // An app that does not mount `screening` (an Api used on its own) still screens, just before validation.
-      if (spec.screen && this.screened.get(req)?.operationId !== spec.operationId) await screen(req);
+      if (spec.screen && !this.screenRan.has(req)) await screen(req);
       const screened = this.screened.get(req);
       if (screened?.operationId !== spec.operationId) return this.verifier!.verify(req.get('authorization'));
       if ('refusal' in screened) throw screened.refusal;
@@ -252,7 +275,22 @@ export class Api {
     this.router[spec.method](expressPath, (req: Request, res: Response, next: NextFunction) => {
       handler(req, res).catch(next);
     });
-    // Every route takes its place here, screen or not, so the first match is the route that will answer.
+    // Every route takes its place in both, so the first match is the route that will answer.
+    if (auth || spec.checkCaller) this.checkedCallers += 1;
+    this.callers[spec.method](expressPath, (req: Request, _res: Response, next: NextFunction) => {
+      if (!auth && !spec.checkCaller) return next('router');
+      const check = async () => {
+        if (spec.checkCaller) await spec.checkCaller(req);
+        this.callerChecked.add(req);
+        // A refusal is thrown here, before the body: the route would answer the same after reading it.
+        if (auth)
+          this.screened.set(req, {
+            operationId: spec.operationId,
+            principal: await this.verifier!.verify(req.get('authorization')),
+          });
+      };
+      check().then(() => next('router'), next);
+    });
     if (spec.screen) this.screens += 1;
     this.screening[spec.method](expressPath, (req: Request, _res: Response, next: NextFunction) => {
       if (!spec.screen) return next('router');
@@ -263,6 +301,11 @@ export class Api {
   /** Whether its routes need a token (an Api without a verifier has none that does). */
   get takesTokens(): boolean {
     return this.verifier !== undefined;
+  }
+
+  /** Whether any route checks its caller (a token, or its own `checkCaller`); an app whose routes do not skips `callers`. */
+  get checksCallers(): boolean {
+    return this.checkedCallers > 0;
   }
 
   /** Whether any route declared a screen (an app whose routes have none skips `screening` altogether). */
@@ -291,12 +334,7 @@ export const PROBLEM_ENVELOPE: ErrorEnvelope = {
       .type('application/problem+json')
       .send(JSON.stringify(p.toJSON(res.req.originalUrl.split('?')[0])));
   },
-  early(status, detail) {
-    return {
-      type: 'application/problem+json',
-      body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }),
-    };
-  },
+  early: earlyProblem,
 };
 
 function parseInput<S extends z.ZodType | undefined>(schema: S, input: unknown, where: string): unknown {

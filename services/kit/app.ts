@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { PROBLEM_ENVELOPE, type Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
@@ -19,6 +19,12 @@ export interface AppParts {
   bodyLimit?: string;
   /** `/healthy` and `/ready` with these checks, documented in the Api's OpenAPI document when there is one; mounted before `extraRoutes`. */
   probes?: Probes;
+  /**
+   * Middleware every request meets before anything can answer it (the Host check, the token check):
+   * what the log line and a problem's `instance` must never show, such as the persona store's redaction
+   * of path segments shaped like a credential.
+   */
+  before?: RequestHandler;
   /** Routes and middleware that sit outside the Api (a service's own probes, streams, its own refusals); mounted before the API router. */
   extraRoutes?: (app: Express) => void;
   /**
@@ -84,12 +90,20 @@ export function createApp(parts: AppParts): Express {
     next();
   });
 
+  if (parts.before) app.use(parts.before);
   const publicHost = parts.publicUrl ? [new URL(parts.publicUrl).host] : [];
   app.use(hostCheck([...publicHost, ...(parts.allowedHosts ?? [])]));
   // Routes that take no token are open to whatever runs on this machine, a browser's pages included: those are refused.
   if (parts.api && !parts.api.takesTokens) app.use(refuseBrowserPages);
 
   app.get(METRICS_PATH, metrics.handler());
+  // The callers' tokens before the body: a refused caller is answered without waiting for a byte of it.
+  if (parts.api?.checksCallers) {
+    const api = parts.api;
+    app.use((req, res, next) =>
+      api.callers(req, res, (err?: unknown) => next(err instanceof URIError ? undefined : err)),
+    );
+  }
   app.use(
     express.json({ limit: parts.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'], strict: false }),
   );
@@ -150,9 +164,18 @@ export function createApp(parts: AppParts): Express {
       res.destroy();
       return;
     }
+    // Refused before its body arrived (a token, the Host): the connection closes rather than wait for the rest.
+    if (bodyStillArriving(req)) res.set('Connection', 'close');
     envelope.render(res, p);
   });
   return app;
+}
+
+/** A request announced a body (a length or chunks) that has not all arrived. */
+function bodyStillArriving(req: Request): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 export function renderProblem(res: Response, p: Problem): void {

@@ -62,6 +62,14 @@ async function serve(maxConnections: number) {
     logger,
     extraRoutes: (a) => {
       a.get('/hello', (_req, res) => void res.json({ hello: true }));
+      // An upload the handler reads as it comes (not JSON, so the body parser leaves it alone).
+      a.post('/upload', (req, res) => {
+        entered += 1;
+        onEnter();
+        let bytes = 0;
+        req.on('data', (d: Buffer) => (bytes += d.length));
+        req.on('end', () => void res.json({ bytes }));
+      });
       a.get('/hold', async (_req, res) => {
         entered += 1;
         onEnter();
@@ -78,6 +86,26 @@ async function serve(maxConnections: number) {
       onEnter();
     });
   return { service, release, inside };
+}
+
+/** An upload whose body announces `length` bytes and sends `first` of them now; `rest` sends what is left. */
+function upload(port: number, length: number, first: number): Raw & { rest(): void } {
+  const socket = connect(port, '127.0.0.1');
+  sockets.push(socket);
+  socket.on('error', () => undefined);
+  let received = '';
+  const answer = new Promise<string>((resolve) => {
+    socket.setEncoding('utf8').on('data', (d: string) => {
+      received += d;
+      if (received.includes('\r\n\r\n')) resolve(received);
+    });
+    socket.once('close', () => resolve(received));
+  });
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(
+    `POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${length}\r\n\r\n${'x'.repeat(first)}`,
+  );
+  return { socket, answer, closed, rest: () => void socket.write('x'.repeat(length - first)) };
 }
 
 describe('the connection bound', () => {
@@ -164,5 +192,44 @@ describe('the connection bound', () => {
     expect(await second.answer).toContain('200 OK');
     const later = await fetch(`${service.url}/hello`);
     expect(later.status).toBe(200);
+  });
+
+  it('closes the slowest upload with a 408 that says why, rather than refuse a newcomer, and keeps a faster one', async () => {
+    const { service, inside } = await serve(4);
+    // Three uploads that sent one byte of a body that never finishes, and one that sent 64 KB of its body.
+    const slow = [0, 1, 2].map(() => upload(service.port, 1_000_000, 1));
+    const faster = upload(service.port, 1_000_000, 65_536);
+    await inside(4);
+    const newcomer = request(service.port, '/hello');
+    expect(await newcomer.answer).toContain('200 OK');
+    const cut = await Promise.race(slow.map((u) => u.closed.then(() => u)));
+    const answer = await cut.answer;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer).toContain('short of connections');
+    expect(answer).toContain('body was arriving slower than any other');
+    expect(faster.socket.destroyed).toBe(false);
+    faster.rest();
+    expect(await faster.answer).toContain('"bytes":1000000');
+  });
+
+  it('never closes a client that connected a moment ago and is still sending its headers: an upload goes first', async () => {
+    const { service, inside } = await serve(3);
+    const slow = [0, 1].map(() => upload(service.port, 1_000_000, 1));
+    await inside(2);
+    // Connected, its headers not sent yet (a real client a moment before it writes).
+    const quiet = connect(service.port, '127.0.0.1');
+    sockets.push(quiet);
+    quiet.on('error', () => undefined);
+    await new Promise<void>((resolve) => quiet.once('connect', () => resolve()));
+    const newcomer = request(service.port, '/hello');
+    expect(await newcomer.answer).toContain('200 OK');
+    await Promise.race(slow.map((u) => u.closed));
+    let received = '';
+    quiet.setEncoding('utf8').on('data', (d: string) => (received += d));
+    const answered = new Promise<void>((resolve) => quiet.on('data', () => received.includes('\r\n\r\n') && resolve()));
+    quiet.write('GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await answered;
+    expect(received).toContain('200 OK');
   });
 });

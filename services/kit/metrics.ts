@@ -12,6 +12,7 @@ import { Counter, Registry } from 'prom-client';
 import { isLoopbackHost } from './config.ts';
 import { parseHostHeader } from './host-check.ts';
 import { problem } from './problem.ts';
+import { RELAYED_PEER } from './supervised.ts';
 
 /** Label values a counter accepts, per label name; anything else is a programming error. */
 export type LabelValues<L extends string> = Readonly<Record<L, readonly string[]>>;
@@ -152,7 +153,9 @@ export function routeTemplate(req: Request): string {
  * forwarding headers (a reverse proxy on this machine serving a public name connects from loopback).
  */
 export function fromThisMachine(req: Request): boolean {
-  const peer = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+  // A request the supervisor relays arrives over a socket file, with no address: the relayed port's (server.ts).
+  const relayed = req.app.locals[RELAYED_PEER] as string | undefined;
+  const peer = (req.socket.remoteAddress ?? relayed ?? '').replace(/^::ffff:/, '');
   if (!(peer === '::1' || /^127(\.\d{1,3}){3}$/.test(peer))) return false;
   const host = parseHostHeader(req.headers.host);
   if (!host || !isLoopbackHost(host.name)) return false;

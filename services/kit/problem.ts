@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 /**
  * The one error type of the services: an RFC 9457 problem. `detail` always says what to do about it.
  * Thrown anywhere, rendered once by the app's error handler; never carries a stack to the caller.
@@ -51,3 +52,11 @@ export const problem = {
   unavailable: (detail: string) => new Problem(503, 'Service Unavailable', detail),
   badGateway: (detail: string) => new Problem(502, 'Bad Gateway', detail),
 };
+
+/** The problem+json body of an answer given before (or instead of) any route: Node's refusals, the connection bound, the supervisor's 503. */
+export function earlyProblem(status: number, detail: string): { type: string; body: string } {
+  return {
+    type: 'application/problem+json',
+    body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail }),
+  };
+}

@@ -56,7 +56,8 @@ describe('the server\u2019s timeouts (slow clients)', () => {
     expect(problemOf(answer)).toMatchObject({
       status: 408,
       title: 'Request Timeout',
-      detail: expect.stringContaining('send its headers and body at once'),
+      detail:
+        "The request did not arrive in time: this service waits at most 150 ms for a request's headers and 10 s for the whole request; send its headers and body at once, without pauses.",
     });
     expect((await fetch(`${service.url}/healthy`)).status).toBe(200);
   });

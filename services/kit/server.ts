@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { PROBLEM_ENVELOPE, type ErrorEnvelope } from './api.ts';
 import { ConfigError } from './config.ts';
 import { DEFAULT_MAX_CONNECTIONS } from './connections.ts';
 import { httpShell } from './shell.ts';
+import { RELAYED_PEER, listenSupervised, relayedPeer, supervisedListen } from './supervised.ts';
 import { errorSummary, type Logger } from './logger.ts';
 
 export interface RunningService {
@@ -51,6 +51,8 @@ export const ERROR_ENVELOPE = 'errorEnvelope';
  */
 export const DEFAULT_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000 };
 
+let supervisedPortTaken = false;
+
 export async function listen(options: ListenOptions): Promise<RunningService> {
   // The app's own envelope (createApp records it); problem+json for an app built otherwise.
   const envelope = (options.app.locals[ERROR_ENVELOPE] as ErrorEnvelope | undefined) ?? PROBLEM_ENVELOPE;
@@ -63,23 +65,41 @@ export async function listen(options: ListenOptions): Promise<RunningService> {
     early: (status, detail) => envelope.early(status, detail),
     speaker: 'This service',
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') {
-        reject(
-          new Error(
-            `Port ${options.port} on ${options.host} is already in use; stop what holds it or choose another port.`,
-          ),
-        );
-      } else reject(err);
+  // Started by the supervisor: its port is held for the app's life and handed over (or relayed), never bound here.
+  // Only the first listen of a process is its port (a second listener, on a socket file of its own, binds as it says).
+  const supervised = supervisedPortTaken ? undefined : supervisedListen();
+  if (supervised) supervisedPortTaken = true;
+  if (supervised) await listenSupervised(server, supervised, { host: options.host, port: options.port });
+  else {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE') {
+          reject(
+            new Error(
+              `Port ${options.port} on ${options.host} is already in use; stop what holds it or choose another port.`,
+            ),
+          );
+        } else reject(err);
+      });
+      server.listen(options.port, options.host, () => resolve());
     });
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  }
+  const address = server.address();
+  // On a relayed socket file the callers' port is the one the supervisor holds.
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `http://${host}:${port}`;
   options.app.locals[LISTEN_URL] = url;
-  options.logger.info({ url }, 'listening');
+  if (supervised?.kind === 'socket') options.app.locals[RELAYED_PEER] = relayedPeer(options.host);
+  options.logger.info(
+    {
+      url,
+      ...(supervised
+        ? { through: supervised.kind === 'handle' ? "the supervisor's socket" : "the supervisor's relay" }
+        : {}),
+    },
+    'listening',
+  );
 
   let closing: Promise<void> | undefined;
   return {

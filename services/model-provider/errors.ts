@@ -97,7 +97,14 @@ export const providerEnvelope: ErrorEnvelope = {
     res.status(err.status).json(err.envelope());
   },
   early(status: number, detail: string) {
-    const code = status === 408 ? 'request_timeout' : status === 431 ? 'headers_too_large' : 'invalid_request';
+    const code =
+      status === 408
+        ? 'request_timeout'
+        : status === 431
+          ? 'headers_too_large'
+          : status === 503
+            ? 'service_unavailable'
+            : 'invalid_request';
     return {
       type: 'application/json; charset=utf-8',
       body: JSON.stringify(new ProviderError(status, code, detail).envelope()),

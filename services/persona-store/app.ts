@@ -48,7 +48,8 @@ export function createPersonaApp(parts: PersonaAppParts): Express {
       readiness:
         'Readiness: the database answers, the identity service\u2019s keys are at hand and the identity service answers where it proves itself',
     },
-    extraRoutes: (app) => app.use(redactCredentialPaths),
+    // Before the Host and token checks, which may answer (and log) a request before any route sees it.
+    before: redactCredentialPaths,
   });
 }
 
