@@ -19,6 +19,8 @@ import { Problem } from '../kit/problem.ts';
 export interface WrittenString {
   where: string | (() => string);
   text: string;
+  /** A value meant to be random (an `Idempotency-Key`): a random part there is not taken for one of this app's secrets. */
+  random?: true;
 }
 
 const whereOf = (s: WrittenString) => (typeof s.where === 'string' ? s.where : s.where());
@@ -273,14 +275,15 @@ function shapeOf(text: string): string | undefined {
  * The fast check alone (no secretlint), of the text as written and as a person reads it (`readable`):
  * for places that must decide synchronously, like log lines.
  */
-export function fastShape(text: string, seen = readable(text)): string | undefined {
+export function fastShape(text: string, seen = readable(text), random = false): string | undefined {
   const texts = seen === text ? [text] : [text, seen];
   // This app's own secrets first, in either: a refusal then says which of them it is.
   for (const t of texts) {
     const own = appSecretIn(t);
     if (own) return own.kind;
   }
-  if (texts.some((t) => mayHoldToken(t) && appRandomPartIn(t))) return 'the random part of a secret this app issues';
+  if (!random && texts.some((t) => mayHoldToken(t) && appRandomPartIn(t)))
+    return 'the random part of a secret this app issues';
   for (const t of texts) {
     const kind = shapeOf(t);
     if (kind) return kind;
@@ -347,7 +350,7 @@ export async function findCredential(strings: WrittenString[]): Promise<{ kind: 
   const suspects: { s: WrittenString; texts: string[] }[] = [];
   for (const s of strings) {
     const seen = readable(s.text);
-    const kind = fastShape(s.text, seen);
+    const kind = fastShape(s.text, seen, s.random);
     if (kind) return { kind, where: whereOf(s) };
     const texts = (seen === s.text ? [s.text] : [s.text, seen]).filter(worthSecretlint);
     if (texts.length > 0) suspects.push({ s, texts });
