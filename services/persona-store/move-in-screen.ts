@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_ASSERTED_BY } from '../../common/change-log.ts';
 import { Problem } from '../kit/problem.ts';
 import { ACTIONS } from './change-log.ts';
 import { findCredential, type WrittenString } from './credential-screen.ts';
@@ -36,7 +37,7 @@ const Entry = {
     .min(1)
     .max(2 ** 31 - 1),
   source: z.enum(SOURCES),
-  asserted_by: z.string().min(1).max(200),
+  asserted_by: z.string().min(1).max(MAX_ASSERTED_BY),
   pinned: z.union([z.literal(0), z.literal(1)]),
   state: z.enum(STATES),
   destroy_at: Time.nullable(),
@@ -81,7 +82,7 @@ function rowShapes(limits: Limits) {
         .string()
         .min(1)
         .max(Math.max(200, limits.maxKeyLength * 4)),
-      asserted_by: z.string().min(1).max(200),
+      asserted_by: z.string().min(1).max(MAX_ASSERTED_BY),
       source: z.enum(SOURCES).nullable(),
       changes: z.array(z.string().max(40)).max(20),
     }),
