@@ -14,6 +14,29 @@ import {
 export { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
 
 const PERSONA = SERVICE_CATALOGUE['persona-store'];
+
+/**
+ * The part of a database URL whose percent-escapes do not decode (`%ZZ`, or bytes that are not UTF-8),
+ * as PostgreSQL's driver decodes it: the login, the password, the host, the database. Named, never shown:
+ * the URL may hold a password.
+ */
+function undecodablePart(url: string): string | undefined {
+  const { username, password, hostname, pathname } = new URL(url);
+  const parts: [string, string][] = [
+    ['login', username],
+    ['password', password],
+    ['host', hostname],
+    ['database name', pathname],
+  ];
+  for (const [name, text] of parts) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      return name;
+    }
+  }
+  return undefined;
+}
 export const PERSONA_AUDIENCE = tokenAudience('persona-store');
 
 export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
@@ -118,6 +141,14 @@ export const personaSettings = {
       .min(1)
       .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), {
         message: 'must be a postgres:// (or postgresql://) URL',
+      })
+      .superRefine((v, ctx) => {
+        const part = undecodablePart(v);
+        if (part)
+          ctx.addIssue({
+            code: 'custom',
+            message: `its ${part} holds a % that does not start an escape: a % is followed by two hex digits of UTF-8, as in %40 for @; write a % itself as %25`,
+          });
       }),
     undefined,
     'PostgreSQL to keep personas in (postgres://user:password@host:port/database), shared by every copy of the app pointed at it; unset, the SQLite file in the data folder.',
