@@ -3,6 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appSecretIn, SECRET_FORMATS, secretPattern, type SecretFormatName } from '../common/secret-formats.ts';
+import { SERVICES } from '../common/services.ts';
 import { fastShape, looksRandom } from '../services/persona-store/credential-screen.ts';
 import { newConsoleSecret } from '../main/console/server.ts';
 import { gatewayServiceToken, GATEWAY_TOKEN_FILE } from '../main/supervisor/wiring.ts';
@@ -11,6 +12,7 @@ import { importExport, ImportRefused } from '../services/persona-store/import.ts
 import { field, note, startTestbed, type Testbed } from '../services/persona-store/test-support/harness.ts';
 import { newSignalSecret } from '../services/repohost-gateway/subscriptions.ts';
 import { tempDir } from './support/identity.ts';
+import { freePort, spawnService, waitFor } from './support/process.ts';
 
 /**
  * Nothing this app issues is kept as a memory: every secret format of common/secret-formats.ts,
@@ -215,6 +217,56 @@ describe.each(names)('the %s this app issues, written so that a person still rea
     // At most one in 200 (the 32-character signal secret, mostly for want of a digit); the bound leaves room.
     expect(missed).toBeLessThan(30);
   });
+});
+
+describe('every service\u2019s own log', () => {
+  /**
+   * A request whose path holds each secret this app issues, to each service's real program with its own
+   * logger: the request line names the path with the secret masked. (The identity service, the gateway and
+   * the provider logged such paths as they came; the kit's logger knew none of `hubsvc_`, `hubcon_`.)
+   */
+  it.each(SERVICES.map((s) => [s.name, s] as const))(
+    'of %s never holds one of them, from the list its logger is given',
+    async (_name, service) => {
+      const port = await freePort();
+      const dataDir = tempDir(`${service.name}-log`);
+      folders.push(dataDir);
+      const running = await spawnService(
+        service.name,
+        {
+          [`${service.prefix}PORT`]: String(port),
+          [`${service.prefix}DATA_DIR`]: dataDir,
+          [`${service.prefix}LOG_LEVEL`]: 'info',
+        },
+        port,
+      );
+      try {
+        const secrets = await Promise.all(names.map((name) => ISSUERS[name]()));
+        for (const secret of secrets) {
+          const before = running.output().split('\n').length;
+          const r = await fetch(`${running.url}/v1/profiles/${encodeURIComponent(secret)}`);
+          await r.text();
+          expect(r.status).toBeGreaterThanOrEqual(400);
+          // The request's line is written as its answer goes; it is read here once it has come through the pipe.
+          await waitFor('the request line', () =>
+            running
+              .output()
+              .split('\n')
+              .slice(before - 1)
+              .some((line) => line.includes('"/v1/profiles/')),
+          );
+        }
+        const logged = running.output();
+        for (const secret of secrets) {
+          const random = secret.slice(secret.indexOf('_') + 1);
+          expect(logged).not.toContain(random.slice(0, 12));
+          expect(logged).not.toContain(encodeURIComponent(random).slice(0, 12));
+        }
+      } finally {
+        await running.stop();
+      }
+    },
+  );
 });
 
 describe('near misses and old files', () => {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SECRET_PREFIXES } from '../../common/secret-formats.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase } from '../kit/sqlite.ts';
@@ -39,7 +40,7 @@ export function openIdentityStore(
 /** Starts the identity service from its environment; the same call serves tests, headless and the desktop app. */
 export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService> {
   const config = loadIdentityConfig(env);
-  const log = logger ?? createLogger('identity', config.logLevel);
+  const log = logger ?? createLogger('identity', config.logLevel, undefined, { secretPrefixes: SECRET_PREFIXES });
   const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
   await keys.prepare();
   const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
