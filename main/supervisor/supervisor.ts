@@ -11,6 +11,7 @@ import { LogFiles, LogRing, lineSplitter, type LogPageOptions } from './log-buff
 import { NEEDS_A_PERSON_EXIT } from './native-modules.ts';
 import { busyPortMessage, portIsFree, serviceLabel } from './ports.ts';
 import { descendants, residentBytes } from './process-tree.ts';
+import { locateCli, type CliLocation } from '../../services/model-provider/cli-binary.ts';
 import type { Supervisor } from './types.ts';
 import {
   baseUrl,
@@ -305,6 +306,23 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.emit('log', kept);
   }
 
+  /** The environment a service starts with: the user's variables and the wiring (wiring.ts). */
+  private environmentOf(name: ServiceName): Record<string, string> {
+    this.gatewayToken ??= gatewayServiceToken(this.dataDir);
+    return serviceEnv(name, this.env, {
+      dataDir: this.dataDir,
+      identityUrl: this.identityUrl(),
+      gatewayToken: this.gatewayToken,
+      appPorts: this.appPorts,
+      providerStream: this.settings.get().providerStream,
+    });
+  }
+
+  providerCli(): CliLocation {
+    const env = this.environmentOf('model-provider');
+    return locateCli(env.MODELPROV_CLI_BINARY, env);
+  }
+
   private identityUrl(): string {
     return this.env.IDENTITY_PUBLIC_URL || baseUrl(placement('identity', this.dataDir, this.env));
   }
@@ -327,14 +345,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       return;
     }
     if (slot.generation !== generation || slot.desired !== 'running') return;
-    this.gatewayToken ??= gatewayServiceToken(this.dataDir);
-    const env = serviceEnv(slot.name, this.env, {
-      dataDir: this.dataDir,
-      identityUrl: this.identityUrl(),
-      gatewayToken: this.gatewayToken,
-      appPorts: this.appPorts,
-      providerStream: this.settings.get().providerStream,
-    });
+    const env = this.environmentOf(slot.name);
     const proc = this.launcher.launch(slot.name, env);
     slot.proc = proc;
     slot.startedAt = Date.now();
