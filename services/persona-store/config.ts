@@ -132,7 +132,7 @@ export const personaSettings = {
   maxImportBytes: integerSetting(
     'MAX_IMPORT_BYTES',
     { min: 1024, max: 1_073_741_824, fallback: 67108864 },
-    'Largest export file the import command reads, in bytes (64 MiB); an import takes about five times the file\u2019s size in memory.',
+    'Largest export file the import command reads, in bytes (64 MiB); an import holds four to five times the file\u2019s size in memory, up to about eleven times for a file of very many tiny entries.',
   ),
   databaseUrl: setting(
     'DATABASE_URL',

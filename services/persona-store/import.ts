@@ -166,6 +166,10 @@ export class ExportFile {
       new ImportRefused(
         `${name} is not JSON; an export file is what GET /v1/personas/{profile}/export answers (the console\u2019s Export downloads one).`,
       );
+    if (/^\s*\[/.test(text.slice(0, 1024)))
+      throw new ImportRefused(
+        `${name} holds a JSON list, not a persona export (a JSON object, as GET /v1/personas/{profile}/export answers).`,
+      );
     const frame = new JsonFrame(text, notJson);
     const head: Record<string, unknown> = {};
     const lists: ExportParts['lists'] = {};
@@ -326,7 +330,7 @@ export function readExportFile(file: string, maxBytes: number): ExportFile {
       throw new ImportRefused(
         `${file} is ${size.toLocaleString('en-US')} bytes, larger than the ${maxBytes.toLocaleString('en-US')} an import reads (PERSONA_MAX_IMPORT_BYTES). ` +
           'Nothing was imported. Set PERSONA_MAX_IMPORT_BYTES to at least the file\u2019s size for this import if the computer has the memory ' +
-          '(an import takes about five times the file\u2019s size), or move the persona in from its SQLite file instead.',
+          '(an import holds four to five times the file\u2019s size for notes of a few kB, up to about eleven times for a file of very many tiny entries), or move the persona in from its SQLite file instead.',
       );
     }
     text = readFileSync(file, 'utf8');
