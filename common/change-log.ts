@@ -34,3 +34,23 @@ export type ForgetMode = (typeof FORGET_MODES)[number];
 export const DEFAULT_FORGET_MODE: ForgetMode = 'keep';
 /** The grace period before a forgotten entry is destroyed, unless configured: 7 days (PERSONA_GRACE_PERIOD_SECONDS' default). */
 export const DEFAULT_GRACE_PERIOD_SECONDS = 604_800;
+
+/**
+ * Who wrote what an import brought in. The store verifies no token of an import (the file came from
+ * elsewhere), so an imported entry's `asserted_by` says so, `import:` followed by the `asserted_by` the
+ * file claimed (a claim, as `source` is), and the import's own change-log entries say `import`.
+ */
+export const IMPORT_ACTOR = 'import';
+const IMPORTED = `${IMPORT_ACTOR}:`;
+/** Longest `asserted_by` an export file may claim for an entry; stored behind `import:`. */
+export const MAX_CLAIMED_ASSERTED_BY = 200;
+/** Longest `asserted_by` the store keeps: an audience, or `import:` and a claim. */
+export const MAX_ASSERTED_BY = IMPORTED.length + MAX_CLAIMED_ASSERTED_BY;
+
+/** An imported entry's `asserted_by`: `import:` and the file's claim (an entry imported again keeps its first claim). */
+export const importedAssertedBy = (claimed: string): string =>
+  claimed.startsWith(IMPORTED) ? claimed : `${IMPORTED}${claimed}`;
+
+/** The `asserted_by` the import file claimed, when an import wrote the entry; undefined when a verified token did. */
+export const claimedByImport = (assertedBy: string): string | undefined =>
+  assertedBy.startsWith(IMPORTED) ? assertedBy.slice(IMPORTED.length) : undefined;

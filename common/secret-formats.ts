@@ -39,11 +39,15 @@ export const SECRET_FORMATS = {
 
 export type SecretFormatName = keyof typeof SECRET_FORMATS;
 
-/** The random part as text: base64url without padding, base64 with it. */
+/** How many characters the random part takes: base64url without padding, base64 with it. */
+const partLength = (format: SecretFormat) =>
+  format.encoding === 'base64url' ? Math.ceil((format.bytes * 4) / 3) : Math.ceil(format.bytes / 3) * 4;
+
+/** The random part as a pattern: base64url without padding, base64 with it. */
 function bodyPattern(format: SecretFormat): string {
-  if (format.encoding === 'base64url') return `[A-Za-z0-9_-]{${Math.ceil((format.bytes * 4) / 3)}}`;
+  if (format.encoding === 'base64url') return `[A-Za-z0-9_-]{${partLength(format)}}`;
   const padding = (3 - (format.bytes % 3)) % 3;
-  return `[A-Za-z0-9+/]{${Math.ceil(format.bytes / 3) * 4 - padding}}${'='.repeat(padding)}`;
+  return `[A-Za-z0-9+/]{${partLength(format) - padding}}${'='.repeat(padding)}`;
 }
 
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -53,17 +57,50 @@ export function secretPattern(format: SecretFormat): RegExp {
   return new RegExp(`${escaped(format.prefix)}${bodyPattern(format)}`);
 }
 
+/** Every prefix this app's secrets start with: what a log line must never show the rest of (the services pass it to the kit's logger). */
+export const SECRET_PREFIXES: readonly string[] = Object.values(SECRET_FORMATS).map((format) => format.prefix);
+
 const PATTERNS = Object.values(SECRET_FORMATS).map((format) => ({
   format: format as SecretFormat,
   pattern: secretPattern(format),
 }));
 
-/** base64's own characters as a URL's query writes them (a signal secret pasted from a link). */
-const ENCODED = /%(2B|2F|3D)/gi;
-const DECODED: Record<string, string> = { '2B': '+', '2F': '/', '3D': '=' };
-
-/** The first of this app's secret formats the text holds (as written, or percent-encoded in a URL), or undefined. */
+/**
+ * The first of this app's secret formats the text holds, prefix and all, or undefined. The text is taken
+ * as it is: what a person would read of it (escapes decoded, invisible characters gone) is the caller's
+ * to make (the persona store's credential screen does).
+ */
 export function appSecretIn(text: string): SecretFormat | undefined {
-  const plain = text.includes('%') ? text.replace(ENCODED, (_m, hex: string) => DECODED[hex.toUpperCase()]!) : text;
-  return PATTERNS.find(({ pattern }) => pattern.test(text) || (plain !== text && pattern.test(plain)))?.format;
+  return PATTERNS.find(({ pattern }) => pattern.test(text))?.format;
+}
+
+/**
+ * The random part of a format without its prefix, or behind another one (`HUBS_`, `hubs-`, `my_hubs_`), as
+ * a pattern over one run of token characters (`randomPartsIn`) whose first group is the random part: exactly
+ * as long as the format makes it, the run's end (so a run inside a longer token, a base64 image say, is
+ * not one). Whether the group is random rather than a name is the caller's judgement.
+ */
+export function randomPartPattern(format: SecretFormat): RegExp {
+  return new RegExp(`^(?:[A-Za-z][A-Za-z0-9]{0,11}[_-]){0,3}(${bodyPattern(format)})$`);
+}
+
+/** One pattern per distinct random part (the formats of equal size and encoding share one). */
+const RANDOM_PARTS: readonly RegExp[] = [
+  ...new Map(Object.values(SECRET_FORMATS).map((format) => [bodyPattern(format), randomPartPattern(format)])).values(),
+];
+
+/**
+ * Runs of the characters a token of either encoding holds, long enough for a random part; a `=` ends one
+ * (it pads base64, or ends a `NAME=`), and what follows it starts the next.
+ */
+const TOKEN_RUN = new RegExp(`[A-Za-z0-9_+/-]{${Math.min(...Object.values(SECRET_FORMATS).map(partLength))},}=*`, 'g');
+
+/** Every run of token characters in `text` that is a random part of one of this app's formats (that part). */
+export function* randomPartsIn(text: string): Generator<string> {
+  for (const [run] of text.matchAll(TOKEN_RUN)) {
+    for (const pattern of RANDOM_PARTS) {
+      const part = pattern.exec(run)?.[1];
+      if (part !== undefined) yield part;
+    }
+  }
 }

@@ -3,7 +3,7 @@
  * and counts in words.
  */
 import { describe, expect, it } from 'vitest';
-import { entryMatches, valueKind, type FieldEntry, type NoteEntry } from './src/entries.ts';
+import { entryMatches, valueKind, viaCell, writtenVia, type FieldEntry, type NoteEntry } from './src/entries.ts';
 import { plural } from './src/words.ts';
 
 const at = '2026-03-01T10:00:00.000Z';
@@ -49,6 +49,18 @@ describe('a persona entry on one line', () => {
     expect(entryMatches('linus', kids)).toBe(true);
     expect(entryMatches('river episode', walk)).toBe(true);
     expect(entryMatches('tea', walk)).toBe(false);
+  });
+});
+
+describe('what wrote an entry', () => {
+  it('is verified only when a token the store checked wrote it; an import and the file\u2019s claim never are', () => {
+    expect(writtenVia('persona')).toEqual({ via: 'persona', verified: true });
+    // What an import of an export file writes: the import, and what the file said wrote the entry.
+    expect(writtenVia('import:persona')).toEqual({ via: 'an import', verified: false, claimed: 'persona' });
+    expect(writtenVia('import:repohost-api')).toMatchObject({ verified: false, claimed: 'repohost-api' });
+    expect(writtenVia('import')).toEqual({ via: 'an import', verified: false });
+    expect(viaCell('import')).toBe('an import');
+    expect(viaCell('persona')).toBe('persona');
   });
 });
 

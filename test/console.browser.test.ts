@@ -7,10 +7,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
+import { execa } from 'execa';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildRenderer } from '../renderer/build.ts';
@@ -953,6 +954,57 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(
       (await consoleCall<{ personas: { profile: string }[] }>('personas.list')).personas.map((p) => p.profile),
     ).not.toContain('scratch');
+  });
+
+  it('shows an entry an import brought in as the import\u2019s, the file\u2019s asserted_by as its claim, never as verified', async () => {
+    // An export file that says a verified token wrote its entry, imported for the local account by the command line.
+    const at = '2026-10-01T09:00:00.000Z';
+    const file = join(dir, 'lighthouse-export.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'persona-export/1',
+        persona: {
+          ...{ profile: 'lighthouse', display_name: 'Lighthouse keeper', pronouns: null, language: null },
+          ...{ tone: null, verbosity: null, speaking_style: null, created_at: at, updated_at: at },
+        },
+        fields: [
+          {
+            ...{ key: 'lamp_colour', description: 'The colour of the lamp', value: 'amber', revision: 1 },
+            ...{ source: 'assistant', asserted_by: 'persona', pinned: false, created_at: at, updated_at: at },
+          },
+        ],
+        notes: [],
+      }),
+    );
+    // Not a blocking spawn: this process's fetches keep their connections while the command runs.
+    const run = await execa(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'services', 'persona-store', 'cli.ts'), 'import', file],
+      {
+        cwd: ROOT,
+        extendEnv: false,
+        reject: false,
+        env: {
+          PATH: env.PATH,
+          HOME: env.HOME,
+          PERSONA_DATA_DIR: join(dir, 'data', 'persona-store'),
+          PERSONA_IDENTITY_URL: url('identity'),
+        },
+      },
+    );
+    expect(run.exitCode, run.stderr).toBe(0);
+    await tab('Overview').click();
+    await tab('Personas').click();
+    await page.getByRole('button', { name: 'Lighthouse keeper' }).click();
+    await page.getByRole('heading', { name: 'Lighthouse keeper' }).waitFor();
+    await page.getByRole('button', { name: 'Details of field lamp_colour' }).click();
+    const details = await page.locator('table.entries.fields tr.detail-row dl.provenance').innerText();
+    expect(details).toMatch(
+      /Written by \(claimed\)\s+The assistant \(source: assistant\)\s+Via\s+an import \(not verified by this store\)\s+Via, the file says \(claimed\)\s+persona/,
+    );
+    expect(details).not.toMatch(/verified\)/);
+    await checkPage('an imported persona');
   });
 
   it('stops and starts a service from the page', async () => {

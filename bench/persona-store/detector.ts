@@ -38,6 +38,26 @@ const workloads: { name: string; write: () => WrittenString[] }[] = [
     name: 'POST note (benchmark body)',
     write: () => writeStrings(['bench'], { content: sentence(14), kind: 'episode', source: 'assistant' }),
   },
+  {
+    // Line breaks take the screen off its plain-ASCII path (what a person reads has none).
+    name: 'POST note, several lines',
+    write: () =>
+      writeStrings(['bench'], {
+        content: `${sentence(6)}\n${sentence(5)}\n\n${sentence(4)}`,
+        kind: 'episode',
+        source: 'assistant',
+      }),
+  },
+  {
+    // Text beyond ASCII is normalised (NFKC, invisible characters) before it is screened.
+    name: 'POST note, not ASCII',
+    write: () =>
+      writeStrings(['bench'], {
+        content: `${sentence(5)} caf\u00e9 na\u00efve \u201cquoted\u201d \u00fcber ${sentence(4)} \u6771\u4eac \ud83d\ude42 ${(counter++ % 100) + 1}\u00a0%`,
+        kind: 'episode',
+        source: 'assistant',
+      }),
+  },
   (() => {
     const ordinary = ordinaryCorpus();
     return {

@@ -25,7 +25,7 @@ export interface ConsoleApiParts {
   activityIntervalMs?: number;
   /** Where the first run's "done" is kept (default `<dataDir>/console/settings.json`; the desktop app passes its settings). */
   firstRun?: FirstRunSettings;
-  /** Opens a terminal with a command (the desktop app passes one; without it the console says what to run). */
+  /** Opens a terminal running a program (the desktop app passes one; without it the console says what to run). */
   openTerminal?: OpenTerminal;
 }
 

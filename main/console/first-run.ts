@@ -44,8 +44,22 @@ export const TOKEN_PERMISSIONS: readonly TokenPermission[] = [
 
 const SIGN_IN = '/login';
 
-function signInStep(ready: Readiness | undefined, error: string | undefined, canOpenTerminal: boolean): CliSignInStep {
-  const command = ready?.checks.cli.path || 'claude';
+/**
+ * The CLI to sign in with: where the provider finds it in the environment the app gives it (the
+ * supervisor's answer, from the app's own settings), never a path that whatever answers on the
+ * provider's port reports; `claude` when there is none yet.
+ */
+const cliCommand = (ctx: MethodContext) => {
+  const cli = ctx.supervisor.providerCli();
+  return cli.found ? cli.path : 'claude';
+};
+
+function signInStep(
+  command: string,
+  ready: Readiness | undefined,
+  error: string | undefined,
+  canOpenTerminal: boolean,
+): CliSignInStep {
   const base = { id: 'cli-sign-in' as const, command, then: SIGN_IN, canOpenTerminal };
   if (!ready)
     return {
@@ -183,7 +197,7 @@ async function firstRunView(ctx: MethodContext): Promise<FirstRunView> {
   ]);
   return {
     done: ctx.firstRun.firstRunDone(),
-    steps: [signInStep(provider.ready, provider.error, ctx.openTerminal !== undefined), github, hub],
+    steps: [signInStep(cliCommand(ctx), provider.ready, provider.error, ctx.openTerminal !== undefined), github, hub],
   };
 }
 
@@ -193,18 +207,19 @@ export const FIRST_RUN_METHODS = {
   'firstRun.recheckSignIn': method(NoParams, async (_p, ctx): Promise<CliSignInStep> => {
     const provider = await providerReady(ctx, true);
     await ctx.supervisor.recheck('model-provider').catch(() => undefined);
-    return signInStep(provider.ready, provider.error, ctx.openTerminal !== undefined);
+    return signInStep(cliCommand(ctx), provider.ready, provider.error, ctx.openTerminal !== undefined);
   }),
+  // The program is the supervisor's answer alone: nothing the provider's port says reaches a terminal.
   'firstRun.openTerminal': method(NoParams, async (_p, ctx): Promise<TerminalOpened> => {
-    const provider = await providerReady(ctx, false);
-    const command = signInStep(provider.ready, provider.error, false).command;
+    const cli = ctx.supervisor.providerCli();
+    if (!cli.found) return { opened: false, message: `${cli.detail} Then sign in: run it and type ${SIGN_IN}.` };
     if (!ctx.openTerminal) {
       return {
         opened: false,
-        message: `This console runs in a browser, which does not start programs: open a terminal yourself, run ${command} and type ${SIGN_IN}.`,
+        message: `This console runs in a browser, which does not start programs: open a terminal yourself, run ${cli.path} and type ${SIGN_IN}.`,
       };
     }
-    return ctx.openTerminal(command);
+    return ctx.openTerminal(cli.path);
   }),
   'firstRun.testConnection': method(
     z.object({ profile: Profile }).strict(),

@@ -19,7 +19,7 @@ export interface MethodContext {
   env: Readonly<Record<string, string | undefined>>;
   /** Whether the person finished the first run (the desktop app's settings, or a file of the console's own). */
   firstRun: FirstRunSettings;
-  /** Opens a terminal with a command: the desktop app only. */
+  /** Opens a terminal running a program: the desktop app only. */
   openTerminal?: OpenTerminal;
 }
 
@@ -51,5 +51,8 @@ export interface FirstRunSettings {
   setFirstRunDone(done: boolean): void;
 }
 
-/** Opens a terminal running a command; given by the desktop app only (a browser tab must not start programs). */
-export type OpenTerminal = (command: string) => Promise<TerminalOpened>;
+/**
+ * Opens a terminal running one program, the path of an executable with no arguments (quoted by the
+ * opener for the shell it runs in); given by the desktop app only (a browser tab must not start programs).
+ */
+export type OpenTerminal = (program: string) => Promise<TerminalOpened>;

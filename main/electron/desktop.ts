@@ -151,7 +151,7 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
       firstRunDone: () => settings.get().firstRunDone,
       setFirstRunDone: (done) => void settings.set({ firstRunDone: done }),
     },
-    openTerminal: (command) => openTerminal(command),
+    openTerminal: (program) => openTerminal(program),
   });
   registerConsoleIpc(e.ipcMain, api, () => (window && !window.isDestroyed() ? window.webContents : undefined));
 

@@ -22,6 +22,7 @@ import { HeldPort, PortTakenError } from './held-port.ts';
 import { capitalised, describeBusyPort, heldBackMessage, serviceLabel } from './ports.ts';
 import { STAND_IN_ENVELOPES, standInAnswer } from './stand-in.ts';
 import { descendants, residentBytes } from './process-tree.ts';
+import { locateCli, type CliLocation } from '../../services/model-provider/cli-binary.ts';
 import type { Supervisor } from './types.ts';
 import {
   baseUrl,
@@ -369,6 +370,26 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     this.emit('log', kept);
   }
 
+  /** The environment a service starts with: the user's variables and the wiring (wiring.ts). */
+  private environmentOf(name: ServiceName): Record<string, string> {
+    this.gatewayToken ??= gatewayServiceToken(this.dataDir);
+    const places = identityPlaces(this.dataDir, this.env);
+    return serviceEnv(name, this.env, {
+      dataDir: this.dataDir,
+      identityUrl: this.identityUrl(),
+      identityKeysFile: places.keysFile,
+      identitySocket: places.socket,
+      gatewayToken: this.gatewayToken,
+      appPorts: this.appPorts,
+      providerStream: this.settings.get().providerStream,
+    });
+  }
+
+  providerCli(): CliLocation {
+    const env = this.environmentOf('model-provider');
+    return locateCli(env.MODELPROV_CLI_BINARY, env);
+  }
+
   private identityUrl(): string {
     return this.env.IDENTITY_PUBLIC_URL || baseUrl(placement('identity', this.dataDir, this.env));
   }
@@ -384,22 +405,9 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     });
     await this.prepared;
     if (slot.generation !== generation || slot.desired !== 'running') return;
-    this.gatewayToken ??= gatewayServiceToken(this.dataDir);
-    const places = identityPlaces(this.dataDir, this.env);
     const listenAt = this.launcher.takesHandles ? 'handle' : `socket:${this.relayPath(slot.name)}`;
     if (!this.launcher.takesHandles) rmSync(this.relayPath(slot.name), { force: true });
-    const env = {
-      ...serviceEnv(slot.name, this.env, {
-        dataDir: this.dataDir,
-        identityUrl: this.identityUrl(),
-        identityKeysFile: places.keysFile,
-        identitySocket: places.socket,
-        gatewayToken: this.gatewayToken,
-        appPorts: this.appPorts,
-        providerStream: this.settings.get().providerStream,
-      }),
-      [LISTEN_VARIABLE]: listenAt,
-    };
+    const env = { ...this.environmentOf(slot.name), [LISTEN_VARIABLE]: listenAt };
     const proc = this.launcher.launch(slot.name, env);
     slot.proc = proc;
     slot.everStarted = true;

@@ -6,11 +6,13 @@
 import type { EventEmitter } from 'node:events';
 import type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
 import type { ServiceName } from '../../common/services.ts';
+import type { CliLocation } from '../../services/model-provider/cli-binary.ts';
 import type { ServiceSettingsStore } from './wiring.ts';
 
 export { SERVICE_NAMES, type ServiceName } from '../../common/services.ts';
 export type { ServiceState } from '../../common/states.ts';
 export type { LogLine, LogPage, ServiceStatus } from '../../common/contract.ts';
+export type { CliLocation } from '../../services/model-provider/cli-binary.ts';
 
 export interface Supervisor extends EventEmitter {
   /**
@@ -41,4 +43,10 @@ export interface Supervisor extends EventEmitter {
   readonly settings: ServiceSettingsStore;
   /** Probes a running service now (a person's "re-check"); its status once that probe answered. */
   recheck(name: ServiceName): Promise<ServiceStatus>;
+  /**
+   * The CLI the provider runs, found as the provider finds it (MODELPROV_CLI_BINARY, else PATH, else the
+   * usual install locations) in the environment this supervisor gives it: the app's own answer, which
+   * never comes from whatever answers on the provider's port.
+   */
+  providerCli(): CliLocation;
 }

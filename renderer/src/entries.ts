@@ -9,6 +9,7 @@
 import { html } from 'htm/preact';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { claimedByImport, IMPORT_ACTOR } from '../../common/change-log.ts';
 import type { Field, Note } from '../../services/persona-store/shapes.ts';
 import { formatTime } from './states.ts';
 
@@ -61,6 +62,24 @@ export function entryMatches(filter: string, entry: FieldEntry | NoteEntry): boo
   return words.every((w) => haystack.includes(w));
 }
 
+/**
+ * What wrote an entry or a change, in the words the console shows (`asserted_by`): the audience of the
+ * token the persona store verified, or an import, which the store verified nothing of. An imported
+ * entry's `asserted_by` from the file is a claim, shown apart, never as verified.
+ */
+export function writtenVia(assertedBy: string): { via: string; verified: boolean; claimed?: string } {
+  const claimed = claimedByImport(assertedBy);
+  if (claimed !== undefined) return { via: 'an import', verified: false, claimed };
+  if (assertedBy === IMPORT_ACTOR) return { via: 'an import', verified: false };
+  return { via: assertedBy, verified: true };
+}
+
+/** The change log's "Via" cell: the verified audience, or "an import". */
+export const viaCell = (assertedBy: string) => writtenVia(assertedBy).via;
+
+const VERIFIED = 'the audience of the token that made the write, checked by the persona store';
+const IMPORTED = 'an import brought it in from an export file: the persona store checked no token for it';
+
 function Provenance({
   source,
   assertedBy,
@@ -70,12 +89,21 @@ function Provenance({
   assertedBy: string;
   children?: ComponentChildren;
 }) {
+  const written = writtenVia(assertedBy);
+  const via = written.verified
+    ? html`<dt title=${VERIFIED}>Via (verified)</dt>
+        <dd>${written.via}</dd>`
+    : html`<dt title=${IMPORTED}>Via</dt>
+        <dd>${written.via} <span class="muted">(not verified by this store)</span></dd>`;
+  const claimed =
+    written.claimed === undefined
+      ? null
+      : html`<dt>Via, the file says (claimed)</dt>
+          <dd>${written.claimed}</dd>`;
   return html`<dl class="provenance">
     <dt>Written by (claimed)</dt>
     <dd>${WRITERS[source]} <span class="muted">(source: ${source})</span></dd>
-    <dt title="the audience of the token that made the write, checked by the persona store">Via (verified)</dt>
-    <dd>${assertedBy}</dd>
-    ${children}
+    ${via} ${claimed} ${children}
   </dl>`;
 }
 

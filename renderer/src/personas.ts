@@ -18,6 +18,7 @@ import {
   NOTE_ROWS,
   entryMatches,
   noteText,
+  viaCell,
   type EntryRows,
   type FieldEntry,
   type NoteEntry,
@@ -631,7 +632,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
                   <td>${ev.action.replace('_', ' ')}</td>
                   <td>${ev.target_kind} <code>${ev.target}</code></td>
                   <td>${ev.changes.join(', ') || '—'}</td>
-                  <td>${ev.asserted_by}</td>
+                  <td>${viaCell(ev.asserted_by)}</td>
                   <td>${ev.source ?? '—'}</td>
                 </tr>`,
             )}

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { listenOnLocalSocket, type LocalSocketListener } from '../kit/local-socket.ts';
+import { SECRET_PREFIXES } from '../../common/secret-formats.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase } from '../kit/sqlite.ts';
@@ -46,7 +47,7 @@ export function openIdentityStore(
 /** Starts the identity service from its environment; the same call serves tests, headless and the desktop app. */
 export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService> {
   const config = loadIdentityConfig(env);
-  const log = logger ?? createLogger('identity', config.logLevel);
+  const log = logger ?? createLogger('identity', config.logLevel, undefined, { secretPrefixes: SECRET_PREFIXES });
   // What the other services trust is in this folder (the public keys, the socket): it is this user's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (process.platform !== 'win32') chmodSync(config.dataDir, 0o700);

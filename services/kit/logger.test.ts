@@ -55,13 +55,19 @@ describe('a logged error', () => {
   class StoreUnavailable extends Error {}
   const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
-  function capture(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
+  function capture(secretPrefixes?: string[]): {
+    logger: ReturnType<typeof createLogger>;
+    lines: Record<string, unknown>[];
+  } {
     const lines: Record<string, unknown>[] = [];
     return {
       lines,
-      logger: createLogger('err-test', 'info', {
-        write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
-      }),
+      logger: createLogger(
+        'err-test',
+        'info',
+        { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+        { secretPrefixes },
+      ),
     };
   }
 
@@ -100,7 +106,7 @@ describe('a logged error', () => {
   });
 
   it('never carries a credential its message happened to hold, nor more than a few causes', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = capture(['hubs_', 'whsec_']);
     const jwt = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhY2N0In0.c2lnbmF0dXJlc2lnbmF0dXJl';
     const credential = `hubs_${'A'.repeat(43)}`;
     const signing = `whsec_${'B'.repeat(32)}`;
@@ -112,6 +118,30 @@ describe('a logged error', () => {
     const line = JSON.stringify(lines[0]);
     for (const leak of [jwt, credential, signing, 'pw-7731']) expect(line).not.toContain(leak);
     expect(line.match(/"cause"/g)!.length).toBeLessThanOrEqual(5);
+  });
+
+  it('masks whatever follows a prefix of the service\u2019s secrets, summarised first or not, in its causes too', () => {
+    const { logger, lines } = capture(['hubs_', 'hubsvc_', 'hubcon_']);
+    const token = `hubsvc_${'Qx3'.repeat(14)}A`;
+    const secret = `hubcon_${'Zq7'.repeat(14)}B`;
+    // Cut short (a message sliced by its thrower) still masks what is left of it.
+    const err = new Error(`the gateway sent ${token} and the console ${secret.slice(0, 12)}`, {
+      cause: new Error(`REPOHOST_IDENTITY_SERVICE_TOKEN=${token}`),
+    });
+    logger.error({ err }, 'as it is');
+    logger.error({ err: errorSummary(err) }, 'summarised first');
+    const logged = JSON.stringify(lines);
+    expect(logged).not.toContain(token.slice('hubsvc_'.length, 20));
+    expect(logged).not.toContain(secret.slice('hubcon_'.length, 12));
+    expect(lines[0]!.err).toMatchObject({
+      message: 'the gateway sent [redacted hubsvc_] and the console [redacted hubcon_]',
+      cause: { message: 'REPOHOST_IDENTITY_SERVICE_TOKEN=[redacted hubsvc_]' },
+    });
+    expect(lines[1]!.err).toEqual(lines[0]!.err);
+    // A prefix the service did not give is not the kit's to know.
+    const { logger: bare, lines: bareLines } = capture();
+    bare.error({ err }, 'no list');
+    expect(JSON.stringify(bareLines)).toContain(token);
   });
 
   it('that is not an Error is named for what was thrown, never "[object Object]"', () => {

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SECRET_PREFIXES } from '../../common/secret-formats.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { ServiceMetrics } from '../kit/metrics.ts';
 import { serve, type RunningService } from '../kit/server.ts';
@@ -41,7 +42,7 @@ export async function startModelProvider(
   logger?: Logger,
 ): Promise<RunningService & { lockdownProbed(): Promise<void> }> {
   const config = loadModelProviderConfig(env);
-  const log = logger ?? createLogger('model-provider', config.logLevel);
+  const log = logger ?? createLogger('model-provider', config.logLevel, undefined, { secretPrefixes: SECRET_PREFIXES });
   const workDir = prepareWorkDir(config.dataDir);
   const processes = new CliProcesses({ cwd: workDir, env: cliEnvironment(env) });
   const locate = () => locateCli(config.cliBinary, env);

@@ -41,8 +41,10 @@ function targetConfig(to: string | undefined): PersonaConfig {
     return loadPersonaConfig(to === undefined ? process.env : { ...process.env, PERSONA_DATABASE_URL: to });
   } catch (err) {
     if (err instanceof ConfigError && to !== undefined && /DATABASE_URL/.test(err.message)) {
+      // The setting's reason (never the URL itself) when there is one: the part that does not decode.
+      const why = /\(its ([^)]*)\)/.exec(err.message)?.[0] ?? '';
       throw new Usage(
-        `--to takes a postgres:// (or postgresql://) URL, such as postgres://user:password@127.0.0.1:5432/personas.`,
+        `--to takes a postgres:// (or postgresql://) URL, such as postgres://user:password@127.0.0.1:5432/personas${why ? ` ${why}` : ''}.`,
       );
     }
     throw err;

@@ -7,6 +7,29 @@ import { identityTrustSettings, trustIdentity } from '../kit/identity-trust.ts';
 export { FORGET_MODES, type ForgetMode } from '../../common/change-log.ts';
 
 const PERSONA = SERVICE_CATALOGUE['persona-store'];
+
+/**
+ * The part of a database URL whose percent-escapes do not decode (`%ZZ`, or bytes that are not UTF-8),
+ * as PostgreSQL's driver decodes it: the login, the password, the host, the database. Named, never shown:
+ * the URL may hold a password.
+ */
+function undecodablePart(url: string): string | undefined {
+  const { username, password, hostname, pathname } = new URL(url);
+  const parts: [string, string][] = [
+    ['login', username],
+    ['password', password],
+    ['host', hostname],
+    ['database name', pathname],
+  ];
+  for (const [name, text] of parts) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      return name;
+    }
+  }
+  return undefined;
+}
 export const PERSONA_AUDIENCE = tokenAudience('persona-store');
 
 export const DATABASE_TLS_MODES = ['off', 'verify', 'require'] as const;
@@ -102,7 +125,7 @@ export const personaSettings = {
   maxImportBytes: integerSetting(
     'MAX_IMPORT_BYTES',
     { min: 1024, max: 1_073_741_824, fallback: 67108864 },
-    'Largest export file the import command reads, in bytes (64 MiB); an import takes about five times the file\u2019s size in memory.',
+    'Largest export file the import command reads, in bytes (64 MiB); an import holds four to five times the file\u2019s size in memory, up to about eleven times for a file of very many tiny entries.',
   ),
   databaseUrl: setting(
     'DATABASE_URL',
@@ -111,6 +134,14 @@ export const personaSettings = {
       .min(1)
       .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), {
         message: 'must be a postgres:// (or postgresql://) URL',
+      })
+      .superRefine((v, ctx) => {
+        const part = undecodablePart(v);
+        if (part)
+          ctx.addIssue({
+            code: 'custom',
+            message: `its ${part} holds a % that does not start an escape: a % is followed by two hex digits of UTF-8, as in %40 for @; write a % itself as %25`,
+          });
       }),
     undefined,
     'PostgreSQL to keep personas in (postgres://user:password@host:port/database), shared by every copy of the app pointed at it; unset, the SQLite file in the data folder.',

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportSeedOnFailure, seededRandom } from '../../test/support/seed.ts';
@@ -171,6 +172,21 @@ forEachEngine(() => {
         (await c.call('POST', '/v1/personas', { profile: 'capped', display_name: 'n'.repeat(201) })).body.title,
       ).toBe('Unprocessable Content');
       expect((await c.call('POST', '/v1/personas/ada/notes', note('word '.repeat(14_000)))).status).toBe(413);
+    });
+
+    it('keeps a random Idempotency-Key, which is what the header is for, and refuses one of this app\u2019s secrets there', async () => {
+      const key = randomBytes(32).toString('base64url');
+      const kept = await c.call('POST', '/v1/personas/ada/notes', note('a note sent with a random key'), {
+        'idempotency-key': key,
+      });
+      expect(kept.status, kept.text).toBe(201);
+      const secret = await bed.identity.addAccount('idempotent');
+      const refused = await c.call('POST', '/v1/personas/ada/notes', note('a note sent with a secret as its key'), {
+        'idempotency-key': secret,
+      });
+      expect(refused.status).toBe(422);
+      expect(refused.body.member).toBe('header Idempotency-Key');
+      expect(refused.text).not.toContain(secret);
     });
 
     it('leaves a write whose token does not verify to the route: 401, and nothing stored', async () => {

@@ -2,7 +2,7 @@ import { lintSource } from '@secretlint/core';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
-import { appSecretIn } from '../../common/secret-formats.ts';
+import { appSecretIn, randomPartsIn } from '../../common/secret-formats.ts';
 import { Problem } from '../kit/problem.ts';
 
 /**
@@ -19,6 +19,8 @@ import { Problem } from '../kit/problem.ts';
 export interface WrittenString {
   where: string | (() => string);
   text: string;
+  /** A value meant to be random (an `Idempotency-Key`): a random part there is not taken for one of this app's secrets. */
+  random?: true;
 }
 
 const whereOf = (s: WrittenString) => (typeof s.where === 'string' ? s.where : s.where());
@@ -86,6 +88,27 @@ const SHAPES: Shape[] = [
   },
 ];
 
+/** Whether the text holds `length` token characters in a row (A-Z a-z 0-9 _ + / = . -): a loop, several times faster here than a regex. */
+function hasTokenRun(text: string, length: number): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // a-z, A-Z, then - . / 0-9 (45-57), _ + =
+    const token =
+      (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 45 && c <= 57) || c === 95 || c === 43 || c === 61;
+    run = token ? run + 1 : 0;
+    if (run >= length) return true;
+  }
+  return false;
+}
+
+/**
+ * Every shape above holds 15 or more token characters in a row (a Slack token, `xoxb-` and ten, is the
+ * shortest) or a PEM header, and so does every random part of this app's secrets: a text with neither
+ * (most prose) skips them all.
+ */
+const mayHoldToken = (text: string) => hasTokenRun(text, 15) || text.includes('-----BEGIN');
+
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;
 
 /** Names under which a value is a secret: alone, or at the end of a longer name (`DB_PASSWORD`, `clientSecret`, `OPENAI_API_KEY`). */
@@ -103,6 +126,8 @@ const ASSIGNMENT = new RegExp(
   `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,40}?${SECRET_NAME}["']?\\s*[:=]\\s*(["']?)([A-Za-z0-9_\\-+/=!@#$%^&*.,;?]{12,})`,
   'gi',
 );
+/** What an assignment or an Authorization header holds between the name and the value. */
+const ASSIGNED = /[:=]/;
 /** One word as people write names: lower case, upper case or capitalised, at most 12 letters (`your`, `CLIENT`, `Here`). */
 const PLAIN_WORD = /^(?:[a-z]{1,12}|[A-Z]{1,12}|[A-Z][a-z]{1,11})$/;
 /** Plain words joined by - _ . / (`your-api-key-here`, `YOUR_CLIENT_SECRET`), at most 128 characters; a part at a time, so no pattern backtracks far. */
@@ -165,15 +190,76 @@ function authorizationCredential(scheme: string, value: string): boolean {
   return password.length > 0 && !placeholder.test(password) && (/[0-9]/.test(password) || !plainName(password));
 }
 
-/** The fast check alone (no secretlint): for places that must decide synchronously, like log lines. */
-export function fastShape(text: string): string | undefined {
-  // This app's own secrets first: a refusal then says which of them it is.
-  const own = appSecretIn(text);
-  if (own) return own.kind;
-  for (const shape of SHAPES) if (shape.pattern.test(text)) return shape.name;
-  for (const m of text.matchAll(CONNECTION_STRING)) {
-    if (!placeholder.test(m[3]!)) return 'a connection string with a password';
+/** Printable ASCII without `%`: a person reads exactly these characters, so the text is screened as it is. */
+const PLAIN_TEXT = /^[\x20-\x24\x26-\x7e]*$/;
+/** ASCII without `%`: only control characters (line breaks among them) can hide anything; NFKC changes no ASCII. */
+const ASCII_TEXT = /^[^%\u0080-\uffff]*$/;
+/** A control character other than the tab (`\P{Cc}` is any other character). */
+const CONTROL = /[^\t\P{Cc}]/gu;
+/**
+ * What a person does not see, or sees as nothing inside a word: Unicode's default-ignorable characters
+ * (zero-width space and joiners, word joiner, BOM, soft hyphen, bidi marks and isolates, variation
+ * selectors, tags, Hangul fillers), control characters but the tab (line breaks among them), the line and
+ * paragraph separators, and marks that sit on a letter (a strikethrough over each letter reads the same).
+ */
+const UNSEEN = /[\p{Default_Ignorable_Code_Point}\u2028\u2029\p{Mn}\p{Me}]|[^\t\P{Cc}]/gu;
+/** A run of percent-escapes: bytes of UTF-8 text as a URL writes them (`%5F` for `_`, or every character so). */
+const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
+const utf8 = new TextDecoder('utf-8');
+const decodePercent = (text: string) =>
+  text.includes('%')
+    ? text.replace(PERCENT_ESCAPES, (run) => utf8.decode(Buffer.from(run.replace(/%/g, ''), 'hex')))
+    : text;
+
+/**
+ * The text as a person would read it: compatibility forms folded (NFKC: fullwidth `ｈｕｂｓ＿` is `hubs_`),
+ * what is not seen removed (above; a tab stays, as a visible gap), percent-escapes decoded, again until
+ * nothing changes (an escape may decode to a fullwidth or invisible character; at most four rounds).
+ * Plain printable ASCII without `%`, nearly every string a store sees, is returned as it is at the cost of
+ * one scan.
+ */
+export function readable(text: string): string {
+  if (PLAIN_TEXT.test(text)) return text;
+  if (ASCII_TEXT.test(text)) return text.replace(CONTROL, '');
+  let seen = text;
+  for (let round = 0; round < 4; round++) {
+    const next = decodePercent(seen.normalize('NFKC').replace(UNSEEN, ''));
+    if (next === seen) break;
+    seen = next;
   }
+  return seen;
+}
+
+/** Upper case, lower case, digit or other: a random text changes class at about two in three characters, a name far less. */
+const classOf = (c: number) => (c >= 65 && c <= 90 ? 0 : c >= 97 && c <= 122 ? 1 : c >= 48 && c <= 57 ? 2 : 3);
+/**
+ * Whether a random part's characters look drawn at random rather than written: capitals, small letters and
+ * digits, changing class at least once in three characters. About one random part in 1,400 of 43
+ * characters (one in 200 of 32, mostly for want of a digit) does not; its prefixed form is still refused.
+ */
+export function looksRandom(part: string): boolean {
+  if (!/[A-Z]/.test(part) || !/[a-z]/.test(part) || !/[0-9]/.test(part)) return false;
+  let changes = 0;
+  for (let i = 1; i < part.length; i++) if (classOf(part.charCodeAt(i)) !== classOf(part.charCodeAt(i - 1))) changes++;
+  return changes >= 0.35 * (part.length - 1);
+}
+
+/** A random part of this app's secrets without its prefix (or behind another one): alone, as long as the format makes it, and looking random. */
+function appRandomPartIn(text: string): boolean {
+  for (const part of randomPartsIn(text)) if (looksRandom(part)) return true;
+  return false;
+}
+
+/** The kind of credential `text` holds as written, by the fast checks alone; undefined when none. */
+function shapeOf(text: string): string | undefined {
+  if (mayHoldToken(text)) for (const shape of SHAPES) if (shape.pattern.test(text)) return shape.name;
+  // Each pattern below needs a character most prose lacks: asked first, so that such a text skips it.
+  if (text.includes('://')) {
+    for (const m of text.matchAll(CONNECTION_STRING)) {
+      if (!placeholder.test(m[3]!)) return 'a connection string with a password';
+    }
+  }
+  if (!ASSIGNED.test(text)) return undefined;
   for (const m of text.matchAll(AUTHORIZATION)) {
     if (authorizationCredential(m[1]!, m[2]!)) return 'an Authorization header';
   }
@@ -181,6 +267,26 @@ export function fastShape(text: string): string | undefined {
     // Punctuation at the end ends the statement or sentence (`secret = config.WEBHOOK_SECRET;`), not the value.
     const value = m[2]!.replace(/[.,;?]+$/, '');
     if (value.length >= 12 && assignedSecret(value, m[1] !== '')) return 'a password or key assignment';
+  }
+  return undefined;
+}
+
+/**
+ * The fast check alone (no secretlint), of the text as written and as a person reads it (`readable`):
+ * for places that must decide synchronously, like log lines.
+ */
+export function fastShape(text: string, seen = readable(text), random = false): string | undefined {
+  const texts = seen === text ? [text] : [text, seen];
+  // This app's own secrets first, in either: a refusal then says which of them it is.
+  for (const t of texts) {
+    const own = appSecretIn(t);
+    if (own) return own.kind;
+  }
+  if (!random && texts.some((t) => mayHoldToken(t) && appRandomPartIn(t)))
+    return 'the random part of a secret this app issues';
+  for (const t of texts) {
+    const kind = shapeOf(t);
+    if (kind) return kind;
   }
   return undefined;
 }
@@ -240,15 +346,20 @@ async function secretlintFinds(text: string): Promise<boolean> {
 
 /** The first credential-shaped string of a write, as {kind, where}; undefined when the write is clean. */
 export async function findCredential(strings: WrittenString[]): Promise<{ kind: string; where: string } | undefined> {
+  // Each string as written and as a person reads it (the same string, nearly always).
+  const suspects: { s: WrittenString; texts: string[] }[] = [];
   for (const s of strings) {
-    const kind = fastShape(s.text);
+    const seen = readable(s.text);
+    const kind = fastShape(s.text, seen, s.random);
     if (kind) return { kind, where: whereOf(s) };
+    const texts = (seen === s.text ? [s.text] : [s.text, seen]).filter(worthSecretlint);
+    if (texts.length > 0) suspects.push({ s, texts });
   }
-  const suspects = strings.filter((s) => worthSecretlint(s.text));
-  const joined = suspects.map((s) => s.text).join('\n');
+  const joined = suspects.flatMap(({ texts }) => texts).join('\n');
   if (joined.length === 0 || !(await secretlintFinds(joined))) return undefined;
   // Rare path: find which string it was, so the refusal can name the member.
-  for (const s of suspects) if (await secretlintFinds(s.text)) return { kind: 'a credential', where: whereOf(s) };
+  for (const { s, texts } of suspects)
+    if (await secretlintFinds(texts.join('\n'))) return { kind: 'a credential', where: whereOf(s) };
   return { kind: 'a credential', where: 'body' };
 }
 

@@ -105,3 +105,52 @@ describe.skipIf(skip)('PERSONA_DATABASE_URL that cannot be used at start', () =>
     expect(r.stderr).not.toContain(passwordOf(goodUrl));
   });
 });
+
+/** No server is needed to see that a URL cannot be read: these run wherever PostgreSQL is missing too. */
+describe('PERSONA_DATABASE_URL whose escapes do not decode', () => {
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const secret = 'Xk9vQ2mZ-pass';
+  it.each([
+    ['password', '%ZZ', `postgres://ada:${secret}%ZZ@127.0.0.1:5432/personas`],
+    ['password', 'half a UTF-8 character', `postgres://ada:${secret}%C3@127.0.0.1:5432/personas`],
+    ['login', '%ZZ', `postgres://ada%ZZ:${secret}@127.0.0.1:5432/personas`],
+    ['database name', '%ZZ', `postgres://ada:${secret}@127.0.0.1:5432/per%ZZsonas`],
+  ])('exits 78 naming the setting and its %s (%s), never the password', async (part, _how, url) => {
+    const r = await start(url);
+    expect(r.code, r.stderr).toBe(78);
+    expect(r.stderr).toContain('PERSONA_DATABASE_URL');
+    expect(r.stderr).toContain(`its ${part} holds a %`);
+    expect(r.stderr).toContain('%25');
+    expect(r.stderr).not.toMatch(/URI malformed/);
+    for (const out of [r.stderr, r.stdout]) {
+      expect(out).not.toContain(secret);
+      expect(out).not.toContain('Xk9vQ2mZ');
+    }
+  });
+
+  it('as --to of the command line: a usage error naming the part, never the password', async () => {
+    const r = await execa(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'services', 'persona-store', 'cli.ts'),
+        'move-in',
+        '--from',
+        dataDir,
+        '--to',
+        `postgres://ada:${secret}%ZZ@127.0.0.1:5432/personas`,
+      ],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+        extendEnv: false,
+        reject: false,
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain('its password holds a %');
+    expect(r.stdout + r.stderr).not.toContain(secret);
+  });
+});

@@ -167,15 +167,32 @@ forEachEngine(() => {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  it('an export file imported by the command line reads back the same, entries with their provenance, revisions and times; the log starts at the import', async () => {
+  it('an export file imported by the command line reads back the same, entries with their revisions, times and claims; the log starts at the import', async () => {
     const run = await cli(['import', file, '--account', subOf(target.owner)], targetEnv(target));
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stdout).toContain('imported "atlas"');
     expect(run.stdout).toContain('5 field(s), 6 note(s)');
 
-    expect(await wholeExport(target.owner, 'atlas')).toEqual(exported);
-    const block = await target.owner.call('GET', '/v1/personas/atlas');
-    expect(block.body).toEqual((await source.owner.call('GET', '/v1/personas/atlas')).body);
+    // Everything as it was, but what wrote each entry: the import, with the file's asserted_by kept as its claim.
+    const asImported = <T extends Record<string, unknown>>(entry: T) => ({
+      ...entry,
+      asserted_by: `import:${String(entry.asserted_by)}`,
+    });
+    expect(await wholeExport(target.owner, 'atlas')).toEqual({
+      ...exported,
+      fields: exported.fields.map(asImported),
+      notes: exported.notes.map(asImported),
+    });
+    const block = await target.owner.call<{ fields: Record<string, unknown>[]; notes: Record<string, unknown>[] }>(
+      'GET',
+      '/v1/personas/atlas',
+    );
+    const sourceBlock = await source.owner.call<typeof block.body>('GET', '/v1/personas/atlas');
+    expect(block.body).toEqual({
+      ...sourceBlock.body,
+      fields: sourceBlock.body.fields.map(asImported),
+      notes: sourceBlock.body.notes.map(asImported),
+    });
     const recall = await target.owner.call<{ fields: { key: string }[]; notes: { content: string }[] }>(
       'GET',
       '/v1/personas/atlas/recall?q=lighthouse',
@@ -192,7 +209,7 @@ forEachEngine(() => {
       ...Array(5).fill('field_set'),
       ...Array(6).fill('note_added'),
     ]);
-    expect(new Set(events.map((e) => e.asserted_by))).toEqual(new Set(['persona-store']));
+    expect(new Set(events.map((e) => e.asserted_by))).toEqual(new Set(['import']));
     expect(events[0]!.changes).toEqual(['display_name', 'language', 'tone', 'verbosity']);
   });
 
@@ -228,10 +245,11 @@ forEachEngine(() => {
       await engine.close();
     }
     const copy = await wholeExport(other, 'second-copy');
-    expect(copy.fields).toEqual(exported.fields);
+    expect(copy.fields).toEqual(exported.fields.map((f) => ({ ...f, asserted_by: 'import:persona' })));
     expect(copy.persona).toEqual({ ...exported.persona, profile: 'second-copy' });
-    const strip = (notes: Record<string, unknown>[]) => notes.map(({ id: _id, ...rest }) => rest);
+    const strip = (notes: Record<string, unknown>[]) => notes.map(({ id: _id, asserted_by: _by, ...rest }) => rest);
     expect(strip(copy.notes)).toEqual(strip(exported.notes));
+    expect(new Set(copy.notes.map((n) => n.asserted_by))).toEqual(new Set(['import:persona']));
     const first = await wholeExport(other, 'first-copy');
     expect(new Set([...copy.notes, ...first.notes].map((n) => n.id)).size).toBe(12);
   });
@@ -350,6 +368,125 @@ forEachEngine(() => {
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain('is not JSON');
   });
+
+  it('records that the import wrote each entry, keeping the file\u2019s asserted_by as its claim; a later write by a token is the token\u2019s', async () => {
+    const engine = await engineOf(target);
+    const doc = structuredClone(exported);
+    doc.persona.profile = 'claimed';
+    // A file may say anything of who wrote an entry: here that another service of the hub did.
+    doc.fields[0]!.asserted_by = 'repohost-api';
+    try {
+      await importExport(doc, engine, { account: subOf(target.owner), limits: LIMITS });
+    } finally {
+      await engine.close();
+    }
+    const c = target.owner;
+    const key = doc.fields[0]!.key as string;
+    const imported = await c.call<{ asserted_by: string; source: string }>('GET', `/v1/personas/claimed/fields/${key}`);
+    expect(imported.body.asserted_by).toBe('import:repohost-api');
+    expect(imported.body.source).toBe(doc.fields[0]!.source);
+    const notes = await c.call<{ notes: { asserted_by: string }[] }>('GET', '/v1/personas/claimed/notes');
+    expect(new Set(notes.body.notes.map((n) => n.asserted_by))).toEqual(new Set(['import:persona']));
+    // The import's own entries in the change log say it was the import.
+    expect(new Set((await eventsOf(c, 'claimed')).map((e) => e.asserted_by))).toEqual(new Set(['import']));
+    // Imported again (an export of an imported persona): still the first claim, behind one `import:`.
+    const again = await wholeExport(c, 'claimed');
+    const engine2 = await engineOf(target);
+    try {
+      await importExport({ ...again, persona: { ...again.persona, profile: 'claimed-again' } }, engine2, {
+        account: subOf(c),
+        limits: LIMITS,
+      });
+    } finally {
+      await engine2.close();
+    }
+    expect(
+      (await c.call<{ asserted_by: string }>('GET', `/v1/personas/claimed-again/fields/${key}`)).body.asserted_by,
+    ).toBe('import:repohost-api');
+    // Written again through the API, the entry is what the verified token says.
+    const rewritten = await c.call<{ asserted_by: string }>(
+      'PUT',
+      `/v1/personas/claimed/fields/${key}`,
+      field('written by the hub itself'),
+    );
+    expect(rewritten.body.asserted_by).toBe('persona');
+  });
+
+  it('refuses a time far in the future, or more than a day ahead of this computer\u2019s clock, naming where; a few hours ahead is kept', async () => {
+    const engine = await engineOf(target);
+    const now = new Date();
+    const later = (ms: number) => new Date(now.getTime() + ms).toISOString();
+    const attempt = (profile: string, change: (d: ExportDocument) => void) => {
+      const d = structuredClone(exported);
+      d.persona.profile = profile;
+      change(d);
+      return importExport(d, engine, { account: subOf(target.owner), limits: LIMITS, now }).then(
+        () => 'imported',
+        (err: unknown) => (err instanceof ImportRefused ? err.message : `not a refusal: ${String(err)}`),
+      );
+    };
+    try {
+      const cases: [string, (d: ExportDocument) => void, string][] = [
+        ['year-9999', (d) => (d.notes[2]!.written_at = '9999-12-31T23:59:59.000Z'), 'notes[2].written_at'],
+        ['past-9999', (d) => (d.fields[1]!.updated_at = '+275760-09-13T00:00:00.000Z'), 'fields[1].updated_at'],
+        ['two-days', (d) => (d.persona.created_at = later(2 * 86_400_000)), 'persona.created_at'],
+      ];
+      for (const [profile, change, where] of cases) {
+        const said = await attempt(profile, change);
+        expect(said, profile).toMatch(/^Nothing was imported/);
+        expect(said).toContain(where);
+        expect(said).toContain('no later than a day after this computer');
+        expect((await target.owner.call('GET', `/v1/personas/${profile}`)).status).toBe(404);
+      }
+      expect(await attempt('hours-ahead', (d) => (d.notes[0]!.revised_at = later(3 * 3_600_000)))).toBe('imported');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('reads an export file however it is spaced and escaped, and refuses a file whose frame is not JSON', async () => {
+    const odd = structuredClone(exported);
+    odd.persona.profile = 'spaced';
+    odd.notes[0]!.content = 'Quotes " and \\" and brackets ] } [ { inside, a backslash at the end \\';
+    odd.fields[0]!.value = { '"]},{': ['\\', '\u00e9t\u00e9', 1.5e-7, -0.5, null, true, [[[]]], {}] };
+    const asciiOnly = JSON.stringify(odd, null, '\t').replace(
+      /[\u007f-\uffff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+    const spacedFile = join(folder, 'spaced.json');
+    // More whitespace around every comma and colon outside strings (a quote not escaped toggles being inside one).
+    let inString = false;
+    let spaced = ' \r\n';
+    for (const [i, ch] of [...asciiOnly].entries()) {
+      if (ch === '"' && !/(^|[^\\])(\\\\)*\\$/.test(asciiOnly.slice(Math.max(0, i - 64), i))) inString = !inString;
+      spaced += !inString && (ch === ',' || ch === ':') ? ` ${ch}\r\n\t ` : ch;
+    }
+    writeFileSync(spacedFile, `${spaced}\n\n`);
+    const run = await cli(['import', spacedFile, '--account', subOf(target.owner)], targetEnv(target));
+    expect(run.exitCode, run.stderr).toBe(0);
+    const read = await wholeExport(target.owner, 'spaced');
+    // (Its notes got new ids: the same export was imported into this database before.)
+    expect(read.notes.map((n) => n.content)).toContain(odd.notes[0]!.content);
+    expect(read.fields.find((f) => f.key === odd.fields[0]!.key)?.value).toEqual(odd.fields[0]!.value);
+
+    const whole = JSON.stringify({ ...exported, persona: { ...exported.persona, profile: 'broken' } });
+    const brace = whole.indexOf('}', whole.indexOf('"notes":['));
+    for (const [name, text] of [
+      ['trailing text', `${whole} {}`],
+      ['two entries without a comma', whole.replace('},{', '} {')],
+      ['an unclosed list', whole.slice(0, whole.indexOf('"notes":[') + 20)],
+      ['a bracket for a brace', `${whole.slice(0, brace)}]${whole.slice(brace + 1)}`],
+      ['an unclosed string', whole.slice(0, whole.lastIndexOf('"'))],
+      ['a top that is a list', `[${whole}]`],
+    ] as const) {
+      const broken = join(folder, 'broken.json');
+      writeFileSync(broken, text);
+      const refused = await cli(['import', broken, '--account', subOf(target.owner)], targetEnv(target));
+      expect(refused.exitCode, name).toBe(1);
+      expect(refused.stderr, name).toMatch(/is not JSON|not a persona export/);
+    }
+    expect((await target.owner.call('GET', '/v1/personas/broken')).status).toBe(404);
+  });
 });
 
 describe('import for the local account (no --account)', () => {
@@ -409,7 +546,12 @@ describe('import for the local account (no --account)', () => {
       try {
         const c = new Client(store.url, await identity.mint(identity.localCredential, 'persona'));
         const colour = await c.call('GET', '/v1/personas/mine/fields/colour');
-        expect(colour.body).toMatchObject({ value: 'teal', revision: 3, asserted_by: 'persona', created_at: at });
+        expect(colour.body).toMatchObject({
+          value: 'teal',
+          revision: 3,
+          asserted_by: 'import:persona',
+          created_at: at,
+        });
       } finally {
         await store.close();
       }

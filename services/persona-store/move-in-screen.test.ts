@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -66,6 +67,12 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
     ok(await owner.call('PUT', '/v1/personas/ada/fields/colour', field('teal')));
     noteId = (await owner.call<{ id: string }>('POST', '/v1/personas/ada/notes', note('The lamp was lit at dusk.')))
       .body.id;
+    // A random Idempotency-Key, as a client makes one: kept by the store, so moved in too.
+    ok(
+      await owner.call('POST', '/v1/personas/ada/notes', note('The second lamp, at dawn.'), {
+        'idempotency-key': randomBytes(32).toString('base64url'),
+      }),
+    );
     await bed.store.close();
     clean = join(folder, DATABASE_FILE);
     copyFileSync(join(bed.dataDir, DATABASE_FILE), clean);
@@ -92,6 +99,11 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
       'a note holding a GitHub token',
       (db) => db.prepare('UPDATE notes SET content = ?').run(`token ghp_${'a1B2c3D4'.repeat(5)}`),
       [/note [0-9a-f-]{36}/, /GitHub token/],
+    ],
+    [
+      'a note whose Idempotency-Key is this app\u2019s session credential',
+      (db) => db.prepare('UPDATE notes SET idempotency_key = ? WHERE id = ?').run(credential(), noteId),
+      [/note [0-9a-f-]{36}/, /session credential/],
     ],
     [
       'a note of an unknown kind',

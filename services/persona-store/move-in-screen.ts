@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_ASSERTED_BY } from '../../common/change-log.ts';
 import { Problem } from '../kit/problem.ts';
 import { ACTIONS } from './change-log.ts';
 import { findCredential, type WrittenString } from './credential-screen.ts';
@@ -36,7 +37,7 @@ const Entry = {
     .min(1)
     .max(2 ** 31 - 1),
   source: z.enum(SOURCES),
-  asserted_by: z.string().min(1).max(200),
+  asserted_by: z.string().min(1).max(MAX_ASSERTED_BY),
   pinned: z.union([z.literal(0), z.literal(1)]),
   state: z.enum(STATES),
   destroy_at: Time.nullable(),
@@ -81,7 +82,7 @@ function rowShapes(limits: Limits) {
         .string()
         .min(1)
         .max(Math.max(200, limits.maxKeyLength * 4)),
-      asserted_by: z.string().min(1).max(200),
+      asserted_by: z.string().min(1).max(MAX_ASSERTED_BY),
       source: z.enum(SOURCES).nullable(),
       changes: z.array(z.string().max(40)).max(20),
     }),
@@ -127,9 +128,12 @@ export async function screenSource(
         `${found.where} looks like it holds ${found.kind}, and the persona store never keeps secrets`,
       );
   };
-  /** Every string of `row` through the write gate, located under `where`. */
-  const gate = async (row: object, where: string) => {
-    for (const [column, value] of Object.entries(row)) {
+  /**
+   * Every string of `row` through the write gate, located under `where`; the columns of `randomRow` hold
+   * values meant to be random (a note's Idempotency-Key), screened as the header is.
+   */
+  const gate = async (row: object, where: string, randomRow: object = {}) => {
+    for (const [column, value] of [...Object.entries(row), ...Object.entries(randomRow)]) {
       if (typeof value === 'string' && value.length > longest) {
         throw new RowRefused(
           `${where}: its ${column} is ${value.length.toLocaleString('en-US')} characters long, longer than any member may be ` +
@@ -141,6 +145,10 @@ export async function screenSource(
     try {
       const problem = readBody(row, strings, where);
       if (problem && !refusal) refusal = { where, detail: problem.detail ?? problem.title };
+      const random: WrittenString[] = [];
+      const randomProblem = readBody(randomRow, random, where);
+      if (randomProblem && !refusal) refusal = { where, detail: randomProblem.detail ?? randomProblem.title };
+      for (const s of random) strings.push({ ...s, random: true });
     } catch (err) {
       if (err instanceof Problem) throw new RowRefused(err.detail ?? err.title);
       throw err;
@@ -195,8 +203,8 @@ export async function screenSource(
     }
     for (const n of notes) {
       const where = `${who}, note ${n.id.length <= 80 ? n.id : `${n.id.slice(0, 80)}…`}`;
-      const { seq: _seq, ...columns } = n;
-      await gate(columns, where);
+      const { seq: _seq, idempotency_key, ...columns } = n;
+      await gate(columns, where, { idempotency_key });
       rule(shapes.note.safeParse(n), where);
     }
     for (const e of events) await screenEvent(e, `${who}, change-log entry ${e.id}`);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
+import { SECRET_PREFIXES } from '../../common/secret-formats.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { ServiceMetrics } from '../kit/metrics.ts';
 import { serve, type RunningService } from '../kit/server.ts';
@@ -36,7 +37,7 @@ export async function startPersonaStore(
   options: PersonaStoreOptions = {},
 ): Promise<PersonaStore> {
   const config = loadPersonaConfig(env);
-  const log = logger ?? createLogger('persona-store', config.logLevel);
+  const log = logger ?? createLogger('persona-store', config.logLevel, undefined, { secretPrefixes: SECRET_PREFIXES });
   const clock = options.clock ?? (() => new Date());
   const engine = await openEngine(config, join(config.dataDir, DATABASE_FILE));
   const sql = new PersonaSql(engine);

@@ -14,7 +14,8 @@ const Source = z.enum(SOURCES).meta({
     'The writer\u2019s own claim of who the entry comes from (owner, assistant or service). A claim, not verified; asserted_by is what the service verified.',
 });
 const AssertedBy = z.string().meta({
-  description: 'Audience of the verified token that made the write; derived by the service, never read from the body.',
+  description:
+    'Audience of the verified token that made the write; derived by the service, never read from the body. An entry an import brought in from an export file says `import:` and then what the file claimed (the service verified no token for it).',
 });
 const Timestamp = z.string().meta({ description: 'ISO 8601 time (UTC).' });
 

@@ -124,7 +124,9 @@ const loneSurrogate = (where: string) =>
 export async function screenWrite({ params, req }: ScreenContext): Promise<void> {
   const strings: WrittenString[] = Object.entries(params).map(([name, text]) => ({ where: `path ${name}`, text }));
   const idempotencyKey = req.get('idempotency-key');
-  if (idempotencyKey !== undefined) strings.push({ where: 'header Idempotency-Key', text: idempotencyKey });
+  // A random key is what the header is for: only a random part alone is allowed there.
+  if (idempotencyKey !== undefined)
+    strings.push({ where: 'header Idempotency-Key', text: idempotencyKey, random: true });
   const refusal = req.body === undefined ? undefined : readBody(req.body, strings);
   await refuseCredentials(strings);
   if (refusal) throw refusal;

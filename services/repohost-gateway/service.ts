@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createTokenVerifier } from '../kit/auth.ts';
+import { SECRET_PREFIXES } from '../../common/secret-formats.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { serve, type RunningService } from '../kit/server.ts';
 import { openDatabase, type Sqlite } from '../kit/sqlite.ts';
@@ -45,7 +46,8 @@ export async function startRepohostGateway(
   logger?: Logger,
 ): Promise<RunningGateway> {
   const config = loadRepohostConfig(env);
-  const log = logger ?? createLogger('repohost-gateway', config.logLevel);
+  const log =
+    logger ?? createLogger('repohost-gateway', config.logLevel, undefined, { secretPrefixes: SECRET_PREFIXES });
   const database = openDatabase<GatewayDatabase>(join(config.dataDir, 'repohost-gateway.db'), gatewayMigrations);
   const store = new SubscriptionStore(database.db);
   await store.releaseInterrupted();

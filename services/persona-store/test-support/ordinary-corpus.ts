@@ -266,6 +266,30 @@ const nearMisses = [
   'The OTP app shows six digits like 492 817 that change every 30 seconds.',
 ];
 
+/**
+ * Text beyond plain ASCII, as people write it: accents, other scripts and their combining marks, emoji
+ * joined by invisible joiners, bidi marks, a soft hyphen, fullwidth letters, percent-escapes, line
+ * breaks. The screen reads each as a person would (NFKC, invisible characters gone, escapes decoded):
+ * none of it may then look like a secret.
+ */
+const beyondAscii = [
+  'Café au lait, naïve façade, smörgåsbord and jalapeño: her favourite words to say aloud.',
+  'Она пишет по-русски, а отвечает ей он — по-английски.',
+  '東京で会議があります。資料は金曜日までに送ってください。',
+  'मैं हिंदी में भी लिखती हूँ, पर धीरे-धीरे।',
+  'Tiếng Việt có nhiều dấu: ầ, ẫ, ặ — she is learning them one by one.',
+  'The family emoji 👩‍👩‍👧 is three faces joined by zero-width joiners; ❤️ carries a variation selector.',
+  'שלום\u200e and مرحبا\u200f in one line, with the marks that keep their directions apart.',
+  'Ex\u00adtra\u00ador\u00addi\u00adnary words get soft hyphens so that they wrap nicely.',
+  'The search she saved: https://example.org/search?q=caf%C3%A9%20au%20lait&page=2',
+  'Progress: 50% done, 100% by Friday, and 20%off everything in the bakery on Sunday.',
+  'ｆｕｌｌｗｉｄｔｈ letters from an old Japanese keyboard layout, ＡＢＣ１２３.',
+  'First line of the poem\nsecond line of the poem\r\nthird line, and a tab\tbefore the end.',
+  'function handleOAuth2CallbackForGithubEnterpriseUser() {} // a long name in code',
+  'The file\u2019s hash is n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg= (base64 of a SHA-256).',
+  'Her notes use a BOM\ufeff at the start of each exported line, from an old editor.',
+];
+
 export function ordinaryCorpus(): string[] {
-  return [...prose, ...code, ...config, ...nearMisses];
+  return [...prose, ...code, ...config, ...nearMisses, ...beyondAscii];
 }
