@@ -132,6 +132,8 @@ export class Api {
    */
   readonly screening: Router = express.Router();
   private readonly operationIds = new Set<string>();
+  /** Each route's path as declared, with a pattern of its own: what the request log names instead of the path sent. */
+  private readonly templates: { method: string; pattern: RegExp; path: string }[] = [];
   private readonly screened = new WeakMap<Request, Screened>();
   private screens = 0;
   /** How this service's errors are written (problem+json unless the service gives its own). */
@@ -201,6 +203,11 @@ export class Api {
     });
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    this.templates.push({
+      method: spec.method.toUpperCase(),
+      pattern: new RegExp(`^${spec.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}/?$`),
+      path: spec.path,
+    });
     const screen = async (req: Request): Promise<void> => {
       let principal: Principal;
       try {
@@ -258,6 +265,15 @@ export class Api {
       if (!spec.screen) return next('router');
       screen(req).then(() => next('router'), next);
     });
+  }
+
+  /**
+   * The declared path of the route that answers `method path` (`/v1/personas/{profile}/fields/{key}`), first
+   * match as the router matches; undefined when none does. The request log names this, never the path sent,
+   * whose segments are a caller's data (a field's key, a profile, a note's id).
+   */
+  templateOf(method: string, path: string): string | undefined {
+    return this.templates.find((t) => t.method === method && t.pattern.test(path))?.path;
   }
 
   /** Whether its routes need a token (an Api without a verifier has none that does). */

@@ -73,7 +73,7 @@ export function createApp(parts: AppParts): Express {
       const line = {
         req_id: id,
         method: req.method,
-        path: req.originalUrl.split('?')[0],
+        path: routeOf(req, parts.api),
         status: res.statusCode,
         ms: Math.round(ms * 100) / 100,
       };
@@ -144,7 +144,7 @@ export function createApp(parts: AppParts): Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const p = toProblem(err);
     if (p.status >= 500 && !(err instanceof Problem))
-      logger.error({ err: errorSummary(err), path: req.path }, 'unexpected error');
+      logger.error({ err: errorSummary(err), path: routeOf(req, parts.api) }, 'unexpected error');
     res.locals.refusal = p.title;
     if (res.headersSent) {
       res.destroy();
@@ -153,6 +153,22 @@ export function createApp(parts: AppParts): Express {
     envelope.render(res, p);
   });
   return app;
+}
+
+/**
+ * What a log line names for a request: the declared path of the route that answers it
+ * (`/v1/personas/{profile}/fields/{key}`), or the app's own fixed route (`/healthy`); else only the first
+ * segment (`/v1/…`). Never the path as sent: its segments are a caller's data (a field's key names what
+ * it holds, and a destroyed field must leave no trace, in the log files included).
+ */
+export function routeOf(req: Request, api: Api | undefined): string {
+  const path = req.originalUrl.split('?')[0]!;
+  const declared = api?.templateOf(req.method, path);
+  if (declared) return declared;
+  const fixed = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof fixed === 'string' && !fixed.includes(':') && !fixed.includes('*')) return fixed;
+  const first = /^\/[^/]*/.exec(path)?.[0] ?? '/';
+  return first === path ? first : `${first}/\u2026`;
 }
 
 export function renderProblem(res: Response, p: Problem): void {
