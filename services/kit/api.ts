@@ -38,6 +38,8 @@ export interface ScreenContext {
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** Response headers worth documenting (the ETag of a conditional write), by name. */
+  headers?: Record<string, { description: string }>;
   /** With `stream: true` the route answers server-sent events instead; each event's `data` is one of these (documented as text/event-stream). */
   events?: z.ZodType;
 }
@@ -107,6 +109,7 @@ const PROBLEM_TEXT: Record<number, string> = {
   403: 'Refused.',
   404: 'No such resource for this caller.',
   409: 'Conflicts with the current state.',
+  412: 'If-Match no longer matches: the resource changed since it was read; the detail says what changed.',
   413: 'Body or value over a size limit.',
   415: 'Body is not JSON.',
   422: 'A member is missing or invalid; the detail names it.',
@@ -168,8 +171,20 @@ export class Api {
         ...(r.schema ? { 'application/json': { schema: r.schema } } : {}),
         ...(r.events ? { 'text/event-stream': { schema: r.events } } : {}),
       };
+      const headers = r.headers
+        ? {
+            headers: Object.fromEntries(
+              Object.entries(r.headers).map(([name, h]) => [
+                name,
+                { description: h.description, schema: { type: 'string' } },
+              ]),
+            ),
+          }
+        : {};
       responses[status] =
-        Object.keys(content).length > 0 ? { description: r.description, content } : { description: r.description };
+        Object.keys(content).length > 0
+          ? { description: r.description, ...headers, content }
+          : { description: r.description, ...headers };
     }
     const checkBody = spec.checkBody ?? true;
     const described = spec.problemText ?? {};

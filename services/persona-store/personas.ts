@@ -5,6 +5,7 @@ import type { Principal } from '../kit/auth.ts';
 import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroy, forget, type ForgetOutcome } from './forgetting.ts';
+import { requireCardMatch, requireEntryMatch, type Expected } from './preconditions.ts';
 import { queryWords } from './recall.ts';
 import type { EntryRow, EntryTable, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
@@ -234,9 +235,10 @@ export class Personas {
       });
   }
 
-  async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
+  async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput, expected?: Expected) {
     return this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
+      await requireCardMatch(sql, cardView(p), p.account, expected);
       const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
       if (changed.length === 0) return cardView(p);
       const now = this.clock().toISOString();
@@ -302,7 +304,14 @@ export class Personas {
 
   // Fields
 
-  async putField(principal: Principal, policy: Policy, profile: string, rawKey: string, input: FieldInput) {
+  async putField(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    rawKey: string,
+    input: FieldInput,
+    expected?: Expected,
+  ) {
     const key = fieldKey(rawKey, this.limits.maxKeyLength);
     const value = JSON.stringify(input.value);
     if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
@@ -318,6 +327,7 @@ export class Personas {
     const result = await this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
       let existing = await sql.field(p.id, key);
+      await requireEntryMatch(sql, p, 'field', key, existing?.state === 'live' ? existing : undefined, expected);
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
@@ -438,9 +448,15 @@ export class Personas {
   }
 
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string) {
+  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string, expected?: Expected) {
+    const key = fieldKey(rawKey, this.limits.maxKeyLength);
     return this.forgetEntry(principal, policy, profile, 'fields', {
-      find: (sql, p) => sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength)),
+      find: async (sql, p) => {
+        const row = await sql.field(p.id, key);
+        // No row at all answers 404 as always; a kept one fails the condition.
+        if (row) await requireEntryMatch(sql, p, 'field', key, row.state === 'live' ? row : undefined, expected);
+        return row;
+      },
       missing: (sql, p) => this.liveField(p, rawKey, sql),
     });
   }
@@ -559,10 +575,19 @@ export class Personas {
   }
 
   /** Only the named parts change; written_at never moves. A kept note cannot be revived (see README). */
-  async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
+  async reviseNote(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    id: string,
+    patch: NotePatch,
+    expected?: Expected,
+  ) {
     if (patch.content !== undefined) this.checkNoteSize(patch.content);
     return this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
+      const asIs = expected === undefined ? undefined : await sql.note(p.id, id);
+      if (asIs) await requireEntryMatch(sql, p, 'note', id, asIs.state === 'live' ? asIs : undefined, expected);
       const n = await this.liveNote(p, id, sql);
       const next = {
         content: patch.content ?? n.content,
@@ -605,9 +630,13 @@ export class Personas {
   }
 
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string) {
+  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string, expected?: Expected) {
     return this.forgetEntry(principal, policy, profile, 'notes', {
-      find: (sql, p) => sql.note(p.id, id),
+      find: async (sql, p) => {
+        const row = await sql.note(p.id, id);
+        if (row) await requireEntryMatch(sql, p, 'note', id, row.state === 'live' ? row : undefined, expected);
+        return row;
+      },
       missing: (sql, p) => this.liveNote(p, id, sql),
     });
   }

@@ -7,6 +7,7 @@ import { eventView } from './change-log.ts';
 import type { PersonaCounters } from './metrics.ts';
 import type { Personas } from './personas.ts';
 import type { Policy, PolicySource } from './settings.ts';
+import { cardTag, ETAG_HEADER, IfMatch, parseIfMatch, revisionTag } from './preconditions.ts';
 import { screenWrite } from './write-gate.ts';
 import {
   AddNote,
@@ -129,11 +130,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Create a persona',
     tags: ['personas'],
     body: CreatePersona,
-    responses: { 201: { description: 'The created persona.', schema: Card } },
+    responses: { 201: { description: 'The created persona.', schema: Card, headers: ETAG_HEADER } },
     problems: [409],
     handler: async ({ principal, body }) => {
       const { profile, ...card } = body;
-      return { status: 201, body: await personas.createPersona(principal, profile, card) };
+      const created = await personas.createPersona(principal, profile, card);
+      return { status: 201, body: created, headers: { ETag: cardTag(created) } };
     },
   });
 
@@ -144,13 +146,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'The identity block: card, pinned fields, pinned notes, live counts',
     tags: ['personas'],
     params: ProfileParams,
-    responses: { 200: { description: 'The identity block.', schema: IdentityBlock } },
+    responses: {
+      200: {
+        description: 'The identity block; its ETag is the card\u2019s (send it in If-Match to update the card).',
+        schema: IdentityBlock,
+        headers: ETAG_HEADER,
+      },
+    },
     problems: [404, 503],
     handler: async ({ principal, policy, params }) => {
       const block = await personas.identityBlock(principal.account, policy, params.profile);
       // What forgetting will do for this person, so a client can say it before asking to forget.
       return {
         body: { ...block, forget: { mode: policy.forgetMode, grace_period_seconds: policy.gracePeriodSeconds } },
+        headers: { ETag: cardTag(block.persona) },
       };
     },
   });
@@ -162,11 +171,19 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Change members of the card; only the members sent change',
     tags: ['personas'],
     params: ProfileParams,
+    headers: IfMatch,
     body: UpdatePersona,
-    responses: { 200: { description: 'The updated persona.', schema: Card } },
-    problems: [404, 503],
-    handler: async ({ principal, policy, params, body }) => {
-      return { body: await personas.updatePersona(principal, policy, params.profile, body) };
+    responses: { 200: { description: 'The updated persona.', schema: Card, headers: ETAG_HEADER } },
+    problems: [404, 412, 503],
+    handler: async ({ principal, policy, params, body, headers }) => {
+      const card = await personas.updatePersona(
+        principal,
+        policy,
+        params.profile,
+        body,
+        parseIfMatch(headers['if-match']),
+      );
+      return { body: card, headers: { ETag: cardTag(card) } };
     },
   });
 
@@ -216,11 +233,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Set a field (create, replace or revive); an identical retry changes nothing',
     tags: ['fields'],
     params: FieldParams,
+    headers: IfMatch,
     body: PutField,
-    responses: { 200: { description: 'The field.', schema: Field } },
-    problems: [404, 409, 503],
-    handler: async ({ principal, policy, params, body }) => {
-      return { body: await personas.putField(principal, policy, params.profile, params.key, body) };
+    responses: { 200: { description: 'The field.', schema: Field, headers: ETAG_HEADER } },
+    problems: [404, 409, 412, 503],
+    handler: async ({ principal, policy, params, body, headers }) => {
+      const field = await personas.putField(
+        principal,
+        policy,
+        params.profile,
+        params.key,
+        body,
+        parseIfMatch(headers['if-match']),
+      );
+      return { body: field, headers: { ETag: revisionTag(field.revision) } };
     },
   });
 
@@ -231,11 +257,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'One live field',
     tags: ['fields'],
     params: FieldParams,
-    responses: { 200: { description: 'The field.', schema: Field } },
+    responses: { 200: { description: 'The field.', schema: Field, headers: ETAG_HEADER } },
     problems: [404],
-    handler: async ({ principal, params }) => ({
-      body: await personas.getField(principal.account, params.profile, params.key),
-    }),
+    handler: async ({ principal, params }) => {
+      const field = await personas.getField(principal.account, params.profile, params.key);
+      return { body: field, headers: { ETag: revisionTag(field.revision) } };
+    },
   });
 
   route({
@@ -267,10 +294,19 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Forget a field, per the person\u2019s forget setting',
     tags: ['fields'],
     params: FieldParams,
+    headers: IfMatch,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
-    problems: [404, 503],
-    handler: async ({ principal, policy, params }) => {
-      return { body: await personas.forgetField(principal, policy, params.profile, params.key) };
+    problems: [404, 412, 503],
+    handler: async ({ principal, policy, params, headers }) => {
+      return {
+        body: await personas.forgetField(
+          principal,
+          policy,
+          params.profile,
+          params.key,
+          parseIfMatch(headers['if-match']),
+        ),
+      };
     },
   });
 
@@ -291,8 +327,8 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     }),
     body: AddNote,
     responses: {
-      201: { description: 'The created note.', schema: Note },
-      200: { description: 'The note first written with this Idempotency-Key.', schema: Note },
+      201: { description: 'The created note.', schema: Note, headers: ETAG_HEADER },
+      200: { description: 'The note first written with this Idempotency-Key.', schema: Note, headers: ETAG_HEADER },
     },
     problems: [404, 409, 503],
     handler: async ({ principal, policy, params, body, headers }) => {
@@ -303,7 +339,7 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
         body,
         headers['idempotency-key'],
       );
-      return { status: replayed ? 200 : 201, body: note };
+      return { status: replayed ? 200 : 201, body: note, headers: { ETag: revisionTag(note.revision) } };
     },
   });
 
@@ -337,11 +373,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'One live note',
     tags: ['notes'],
     params: NoteParams,
-    responses: { 200: { description: 'The note.', schema: Note } },
+    responses: { 200: { description: 'The note.', schema: Note, headers: ETAG_HEADER } },
     problems: [404],
-    handler: async ({ principal, params }) => ({
-      body: await personas.getNote(principal.account, params.profile, params.note_id),
-    }),
+    handler: async ({ principal, params }) => {
+      const note = await personas.getNote(principal.account, params.profile, params.note_id);
+      return { body: note, headers: { ETag: revisionTag(note.revision) } };
+    },
   });
 
   route({
@@ -351,11 +388,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Revise a live note; only the parts sent change and it keeps its time of writing',
     tags: ['notes'],
     params: NoteParams,
+    headers: IfMatch,
     body: ReviseNote,
-    responses: { 200: { description: 'The revised note.', schema: Note } },
-    problems: [404, 409, 503],
-    handler: async ({ principal, policy, params, body }) => {
-      return { body: await personas.reviseNote(principal, policy, params.profile, params.note_id, body) };
+    responses: { 200: { description: 'The revised note.', schema: Note, headers: ETAG_HEADER } },
+    problems: [404, 409, 412, 503],
+    handler: async ({ principal, policy, params, body, headers }) => {
+      const note = await personas.reviseNote(
+        principal,
+        policy,
+        params.profile,
+        params.note_id,
+        body,
+        parseIfMatch(headers['if-match']),
+      );
+      return { body: note, headers: { ETag: revisionTag(note.revision) } };
     },
   });
 
@@ -366,10 +412,19 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Forget a note, per the person\u2019s forget setting',
     tags: ['notes'],
     params: NoteParams,
+    headers: IfMatch,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
-    problems: [404, 503],
-    handler: async ({ principal, policy, params }) => {
-      return { body: await personas.forgetNote(principal, policy, params.profile, params.note_id) };
+    problems: [404, 412, 503],
+    handler: async ({ principal, policy, params, headers }) => {
+      return {
+        body: await personas.forgetNote(
+          principal,
+          policy,
+          params.profile,
+          params.note_id,
+          parseIfMatch(headers['if-match']),
+        ),
+      };
     },
   });
 
