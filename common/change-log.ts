@@ -34,3 +34,5 @@ export type ForgetMode = (typeof FORGET_MODES)[number];
 export const DEFAULT_FORGET_MODE: ForgetMode = 'keep';
 /** The grace period before a forgotten entry is destroyed, unless configured: 7 days (PERSONA_GRACE_PERIOD_SECONDS' default). */
 export const DEFAULT_GRACE_PERIOD_SECONDS = 604_800;
+/** The longest grace period a person or an installation may choose: a year (PERSONA_GRACE_PERIOD_SECONDS' bound). */
+export const MAX_GRACE_PERIOD_SECONDS = 31_536_000;

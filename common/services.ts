@@ -17,10 +17,11 @@ export type HubValue = 'base-url' | 'audience' | 'profile' | 'session-credential
 /**
  * A setting the supervisor fills in for a service (unless the user set it), by its name after the prefix:
  * identity's URL, the gateway's service token (and identity's register of it), the ports a signal must
- * never reach, the provider's stream mode from the app's settings.
+ * never reach, the provider's stream mode from the app's settings, the persona store's settings service
+ * (identity, where the person's own choices are kept: its base URL and the persona store's token there).
  */
 export type WiredSetting =
-  'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM';
+  'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM' | 'SETTINGS_API';
 
 export interface ServiceFacts {
   /** The program's name: `npm run service -- <name>`, its folder under services/, its data sub-folder. */
@@ -77,7 +78,8 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     audience: 'persona',
     credential: 'token',
     waitsOn: ['identity_keys'],
-    wired: ['IDENTITY_URL'],
+    // SETTINGS_API first: it applies only where the user did not point IDENTITY_URL elsewhere themselves.
+    wired: ['SETTINGS_API', 'IDENTITY_URL'],
     hubPath: '',
     hubVariables: [
       ['HUB_PERSONA_BASE_URL', 'base-url'],

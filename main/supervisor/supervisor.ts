@@ -15,6 +15,7 @@ import type { Supervisor } from './types.ts';
 import {
   baseUrl,
   gatewayServiceToken,
+  personaSettingsToken,
   placement,
   serviceEnv,
   settingsFile,
@@ -88,6 +89,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private readonly livenessFailures: number;
   private readonly probeTimeoutMs: number;
   private gatewayToken?: string;
+  private settingsToken?: string;
   private prepared?: Promise<void>;
   /** Ports this app listens on besides the services' (the headless console's): no signal goes there. */
   private readonly appPorts = new Set<number>();
@@ -328,10 +330,12 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
     }
     if (slot.generation !== generation || slot.desired !== 'running') return;
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
+    this.settingsToken ??= personaSettingsToken(this.dataDir);
     const env = serviceEnv(slot.name, this.env, {
       dataDir: this.dataDir,
       identityUrl: this.identityUrl(),
       gatewayToken: this.gatewayToken,
+      settingsToken: this.settingsToken,
       appPorts: this.appPorts,
       providerStream: this.settings.get().providerStream,
     });

@@ -7,6 +7,7 @@ import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { createIdentityApp } from './app.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
+import { PersonSettings } from './person-settings.ts';
 import { LOCAL_SESSION_FILE } from '../../common/services.ts';
 import { SigningKeys, writePrivateFile } from './keys.ts';
 import { identityMigrations, type IdentityDatabase } from './tables.ts';
@@ -33,14 +34,14 @@ export function openIdentityStore(
     config.platformUrl,
     eraseTraces,
   );
-  return { database, keys, accounts, connections };
+  return { database, keys, accounts, connections, settings: new PersonSettings(database.db) };
 }
 
 /** Starts the identity service from its environment; the same call serves tests, headless and the desktop app. */
 export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<RunningService> {
   const config = loadIdentityConfig(env);
   const log = logger ?? createLogger('identity', config.logLevel);
-  const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
+  const { database, keys, accounts, connections, settings } = openIdentityStore(config.dataDir, config);
   await keys.prepare();
   const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
   const sessionFile = join(config.dataDir, LOCAL_SESSION_FILE);
@@ -69,6 +70,7 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     keys,
     accounts,
     connections,
+    settings,
     services: config.services,
     tokenTtlSeconds: config.tokenTtlSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from '../../common/change-log.ts';
+import {
+  DEFAULT_FORGET_MODE,
+  DEFAULT_GRACE_PERIOD_SECONDS,
+  FORGET_MODES,
+  MAX_GRACE_PERIOD_SECONDS,
+} from '../../common/change-log.ts';
 import { SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
 import {
   ConfigError,
@@ -57,7 +62,7 @@ export const personaSettings = {
   ),
   gracePeriodSeconds: integerSetting(
     'GRACE_PERIOD_SECONDS',
-    { min: 1, max: 31_536_000, fallback: DEFAULT_GRACE_PERIOD_SECONDS },
+    { min: 1, max: MAX_GRACE_PERIOD_SECONDS, fallback: DEFAULT_GRACE_PERIOD_SECONDS },
     'Grace period before destruction, in seconds (default 7 days).',
   ),
   sweepIntervalSeconds: integerSetting(

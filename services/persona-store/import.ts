@@ -308,6 +308,7 @@ export async function importExport(
     source: target_kind === 'persona' ? null : 'owner',
     changes: JSON.stringify(changes),
     replaced: null,
+    via: 'import',
   });
   const card = { ...doc.persona, profile };
   const account = storedAccount(target, options.account);

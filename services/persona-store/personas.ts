@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import type { Principal } from '../kit/auth.ts';
-import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
+import { actorOf, logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroy, forget, type ForgetOutcome } from './forgetting.ts';
 import { requireCardMatch, requireEntryMatch, type Expected } from './preconditions.ts';
@@ -222,7 +222,7 @@ export class Personas {
             action: 'persona_created',
             targetKind: 'persona',
             target: profile,
-            assertedBy: principal.audience,
+            ...actorOf(principal),
             source: null,
             changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
           },
@@ -253,7 +253,7 @@ export class Personas {
           action: 'persona_updated',
           targetKind: 'persona',
           target: profile,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: null,
           changes: changed,
           replaced: policy.keepReplacedValues ? Object.fromEntries(changed.map((m) => [m, p[m]])) : undefined,
@@ -278,7 +278,7 @@ export class Personas {
           action: 'persona_deleted',
           targetKind: 'persona',
           target: profile,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: null,
           changes: ['deleted'],
         },
@@ -331,7 +331,7 @@ export class Personas {
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
-        await destroy(sql, p, 'fields', existing, principal.audience, now);
+        await destroy(sql, p, 'fields', existing, actorOf(principal), now);
         await sql.destroyedInTransaction();
         destroyedPending = true;
         existing = undefined;
@@ -352,7 +352,7 @@ export class Personas {
         profile,
         targetKind: 'field' as const,
         target: key,
-        assertedBy: principal.audience,
+        ...actorOf(principal),
         source: input.source,
       };
       if (!existing) {
@@ -478,7 +478,7 @@ export class Personas {
     const outcome = await this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
       const row = await entry.find(sql, p);
-      const outcome = row && (await forget(sql, p, table, row, policy, principal.audience, this.clock()));
+      const outcome = row && (await forget(sql, p, table, row, policy, actorOf(principal), this.clock()));
       if (!outcome) await entry.missing(sql, p);
       if (outcome === 'destroyed') await sql.destroyedInTransaction();
       return outcome!;
@@ -529,7 +529,7 @@ export class Personas {
           action: 'note_added',
           targetKind: 'note',
           target: id,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: input.source,
           changes: ['content', 'kind', 'source', 'pinned'],
         },
@@ -613,7 +613,7 @@ export class Personas {
           action,
           targetKind: 'note',
           target: n.id,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: next.source,
           changes: changed,
           replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,

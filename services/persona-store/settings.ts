@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_GRACE_PERIOD_SECONDS } from '../../common/change-log.ts';
 import { urlPath } from '../../common/url-path.ts';
 import { problem } from '../kit/problem.ts';
 import { FORGET_MODES, type ForgetMode, type PersonaConfig } from './config.ts';
@@ -21,7 +22,7 @@ export interface Policy {
  */
 export const PersonSettings = z.object({
   forget_mode: z.enum(FORGET_MODES).optional(),
-  grace_period_seconds: z.number().int().min(1).max(31_536_000).optional(),
+  grace_period_seconds: z.number().int().min(1).max(MAX_GRACE_PERIOD_SECONDS).optional(),
   keep_replaced_values: z.boolean().optional(),
   page_size: z.number().int().min(1).optional(),
   pin_cap_fields: z.number().int().min(0).optional(),

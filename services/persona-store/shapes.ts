@@ -213,6 +213,10 @@ export const Event = z
       .string()
       .meta({ description: 'Profile, field key or note id; "(destroyed field)" once a field was destroyed.' }),
     asserted_by: z.string(),
+    via: z.enum(['owner', 'hub', 'import', 'store']).nullable().meta({
+      description:
+        'How the change came in, recorded by the store: owner (a token of the person\u2019s own credential: the app, the command line), hub (a hub credential\u2019s), import (an export file imported), store (the store itself: the grace period ended); null when the token did not say.',
+    }),
     source: z.string().nullable(),
     changes: z.array(z.string()).meta({ description: 'Names of the members that changed; never their values.' }),
     replaced: z
