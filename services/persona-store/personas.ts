@@ -425,6 +425,27 @@ export class Personas {
     return { fields: page.items.map((f) => fieldView(f)), next_after: page.next_after };
   }
 
+  /** A page of the persona's forgotten entries of one kind (kept or pending), each saying where it is in its forgetting. */
+  async listForgotten(account: string, profile: string, table: EntryTable, after: string, limit: number) {
+    const p = await this.requirePersona(this.account(account), profile);
+    const afterSeq = table === 'notes' ? Number(after || 0) : after;
+    const page = await readPage(
+      limit,
+      (count) => this.sql.forgotten(table, p.id, afterSeq, count),
+      (row) => ('seq' in row ? String(row.seq) : row.key),
+    );
+    const forgotten = (row: EntryRow<EntryTable>) => ({
+      state: row.state as 'kept' | 'pending',
+      destroy_at: row.destroy_at,
+    });
+    const items = page.items.map((row) =>
+      'seq' in row ? { ...noteView(row), forgotten: forgotten(row) } : { ...fieldView(row), forgotten: forgotten(row) },
+    );
+    return table === 'notes'
+      ? { notes: items, next_after: page.next_after }
+      : { fields: items, next_after: page.next_after };
+  }
+
   async describeSchema(account: string, profile: string, after: string, limit: number) {
     const page = await this.fieldPage(account, profile, limit, (personaId, count) =>
       this.sql.schema(personaId, after, count),

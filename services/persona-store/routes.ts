@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
-import type { TokenVerifier } from '../kit/auth.ts';
+import type { Principal, TokenVerifier } from '../kit/auth.ts';
 import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import { eventView } from './change-log.ts';
@@ -15,6 +15,8 @@ import {
   CreatePersona,
   EventPage,
   EventsQuery,
+  FieldsQuery,
+  ForgetQuery,
   Export,
   ExportQuery,
   Field,
@@ -68,6 +70,20 @@ export function pageOf(policy: Policy, asked: number | undefined, member = 'limi
     `query member ${member} is ${asked}, over the page size ${policy.pageSize} (${whose}); ask for at most ${policy.pageSize} and fetch the rest page by page with the answer's next_after.`,
     { page_size: policy.pageSize },
   );
+}
+
+/**
+ * The policy a forget applies: the person's setting, or destroy at once when asked with `destroy=now`, which
+ * only the person's own credential may ask (a hub's forget follows the setting the person chose).
+ */
+function forgetPolicyOf(principal: Principal, policy: Policy, destroy: 'now' | undefined): Policy {
+  if (destroy === undefined) return policy;
+  if (principal.purpose !== 'owner') {
+    throw problem.forbidden(
+      'destroy=now is for the person\u2019s own credential (the console, the command line): a hub\u2019s forget follows the forget setting the person chose. Forget without destroy=now.',
+    );
+  }
+  return { ...policy, forgetMode: 'destroy_now' };
 }
 
 type Shape = z.ZodObject<z.ZodRawShape>;
@@ -272,10 +288,16 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'The persona\u2019s live fields, by key',
     tags: ['fields'],
     params: ProfileParams,
-    query: PageQuery,
+    query: FieldsQuery,
     responses: { 200: { description: 'A page of fields.', schema: FieldPage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
+      if (query.state === 'forgotten') {
+        const limit = pageOf(policy, query.limit);
+        return {
+          body: await personas.listForgotten(principal.account, params.profile, 'fields', query.after ?? '', limit),
+        };
+      }
       return {
         body: await personas.listFields(
           principal.account,
@@ -294,14 +316,15 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Forget a field, per the person\u2019s forget setting',
     tags: ['fields'],
     params: FieldParams,
+    query: ForgetQuery,
     headers: IfMatch,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
-    problems: [404, 412, 503],
-    handler: async ({ principal, policy, params, headers }) => {
+    problems: [403, 404, 412, 503],
+    handler: async ({ principal, policy, params, headers, query }) => {
       return {
         body: await personas.forgetField(
           principal,
-          policy,
+          forgetPolicyOf(principal, policy, query.destroy),
           params.profile,
           params.key,
           parseIfMatch(headers['if-match']),
@@ -354,6 +377,11 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     responses: { 200: { description: 'A page of notes.', schema: NotePage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
+      if (query.state === 'forgotten') {
+        const limit = pageOf(policy, query.limit);
+        const after = query.after === undefined ? '' : String(query.after);
+        return { body: await personas.listForgotten(principal.account, params.profile, 'notes', after, limit) };
+      }
       return {
         body: await personas.listNotes(
           principal.account,
@@ -412,14 +440,15 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Forget a note, per the person\u2019s forget setting',
     tags: ['notes'],
     params: NoteParams,
+    query: ForgetQuery,
     headers: IfMatch,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
-    problems: [404, 412, 503],
-    handler: async ({ principal, policy, params, headers }) => {
+    problems: [403, 404, 412, 503],
+    handler: async ({ principal, policy, params, headers, query }) => {
       return {
         body: await personas.forgetNote(
           principal,
-          policy,
+          forgetPolicyOf(principal, policy, query.destroy),
           params.profile,
           params.note_id,
           parseIfMatch(headers['if-match']),
