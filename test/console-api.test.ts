@@ -202,7 +202,7 @@ describe('personas through the console API', () => {
   it('a persona that does not exist answers with the persona store\u2019s own explanation', async () => {
     const error = await failure('personas.get', { profile: 'nobody' });
     expect(error.status).toBe(404);
-    expect(error.message).toMatch(/^The persona store answered 404: /);
+    expect(error.message).toMatch(/^The persona store did not find it: /);
   });
 });
 
@@ -284,9 +284,7 @@ describe('paging a persona with more notes and fields than one page holds', () =
     const error = await failure('personas.events', { profile, action: 'field_exploded' });
     expect(error.status).toBe(422);
     // The store's own sentence, whatever its words: the console passes it on after naming the store.
-    expect(error.message).toMatch(
-      /^The persona store answered 422: query member action: .*(persona_created|field_set)/,
-    );
+    expect(error.message).toMatch(/^The persona store refused it: query member action: .*(persona_created|field_set)/);
   });
 
   it('a notes cursor that is not a string is refused naming the member', async () => {

@@ -8,9 +8,9 @@ import { urlPath } from '../../common/url-path.ts';
 import { PROVIDER_STREAM_MODES, type ProviderStreamView, type ServiceView } from '../../common/contract.ts';
 import type { ConnectionList, ConnectionSummary } from '../../services/identity/shapes.ts';
 import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
-import type { IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
+import type { EventPage, IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
 import type { Subscription, SubscriptionList } from '../../services/repohost-gateway/shapes.ts';
-import type { ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
+import type { PersonaView, ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
 import {
   Cursor,
   Limit,
@@ -21,8 +21,10 @@ import {
   type MethodContext,
   type MethodSpec,
 } from './method-spec.ts';
+import { readableChangeLog } from './change-log.ts';
 import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
+import { SETTINGS_METHODS } from './settings.ts';
 import { OVERVIEW_METHODS } from './overview.ts';
 import { PERSONA_ACTIONS } from './persona-actions.ts';
 import { ConsoleError, reasonOf, type ServiceClient } from './service-client.ts';
@@ -88,14 +90,14 @@ type Query = Record<string, string | number | undefined> & { limit?: number };
  * which a person or PERSONA_PAGE_SIZE may have lowered under the console's own; the console then asks
  * again at the store's page size (next_after still pages on) rather than showing the refusal.
  */
-async function personaPage(services: ServiceClient, path: string, query: Query): Promise<unknown> {
-  const answer = await services.call('persona-store', { path, query, acceptStatus: [422] });
+async function personaPage<T = unknown>(services: ServiceClient, path: string, query: Query): Promise<T> {
+  const answer = await services.call<T>('persona-store', { path, query, acceptStatus: [422] });
   if (answer.status !== 422) return answer.body;
   const pageSize = (answer.body as { page_size?: unknown } | undefined)?.page_size;
   if (typeof pageSize === 'number' && pageSize >= 1 && query.limit !== undefined && pageSize < query.limit) {
-    return (await services.call('persona-store', { path, query: { ...query, limit: pageSize } })).body;
+    return (await services.call<T>('persona-store', { path, query: { ...query, limit: pageSize } })).body;
   }
-  throw new ConsoleError(`The persona store answered 422: ${reasonOf(answer.body)}`, 422);
+  throw new ConsoleError(`The persona store refused it: ${reasonOf(answer.body)}`, 422);
 }
 
 /** Members that carry secrets are dropped from platform answers, whatever a service sends. */
@@ -171,8 +173,11 @@ export const METHODS = {
   ),
   'personas.get': method(
     z.object({ profile: Profile }).strict(),
-    async ({ profile }, { services }) =>
-      (await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body,
+    async ({ profile }, { services }): Promise<PersonaView> => {
+      const answer = await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) });
+      // The card's ETag, for an edit made only if the card is still as read.
+      return { ...answer.body, ...(answer.etag ? { etag: answer.etag } : {}) };
+    },
   ),
   'personas.fields': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
@@ -212,7 +217,14 @@ export const METHODS = {
       .strict(),
     // Newest first unless asked: the action just taken is on the first page.
     async ({ profile, order, ...query }, { services }) =>
-      personaPage(services, urlPath`/v1/personas/${profile}/events`, { ...query, order: order ?? 'newest' }),
+      readableChangeLog(
+        services,
+        profile,
+        await personaPage<EventPage>(services, urlPath`/v1/personas/${profile}/events`, {
+          ...query,
+          order: order ?? 'newest',
+        }),
+      ),
   ),
   'personas.recall': method(
     z
@@ -327,6 +339,7 @@ export const METHODS = {
   ...HUB_METHODS,
   ...OVERVIEW_METHODS,
   ...FIRST_RUN_METHODS,
+  ...SETTINGS_METHODS,
 } satisfies Record<string, MethodSpec<z.ZodType>>;
 
 export type MethodName = keyof typeof METHODS;

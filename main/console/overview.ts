@@ -114,6 +114,9 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
         })
       ).body,
   );
+  const credentials = services
+    .call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })
+    .then((a) => a.body.credentials);
   const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] =
     await Promise.all([
       count(async () => {
@@ -140,9 +143,8 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       }),
       count(async () => (await subscriptions).length),
       count(async () => {
-        const body = (await services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
         const now = Date.now();
-        return body.credentials.filter(
+        return (await credentials).filter(
           (c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now),
         ).length;
       }),
@@ -180,6 +182,14 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       place: 'platform',
     });
   }
+  // A hub credential about to expire, a week ahead, so the person makes the next one before the hub is cut off.
+  for (const c of expiringSoon(await credentials.catch(() => []), new Date())) {
+    attention.push({
+      severity: 'warning',
+      text: `The hub credential \u201c${c.label ?? c.id}\u201d expires on ${new Date(c.expires_at!).toLocaleString()}: make a new one on Connect a hub, give it to the hub, then revoke this one.`,
+      place: 'hub',
+    });
+  }
   // A provider that waits says so as its need (card and headline), not a second time here.
   if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
@@ -192,6 +202,21 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
     attention,
   };
+}
+
+/** How long before a hub credential expires the app says so. */
+export const EXPIRY_NOTICE_MS = 7 * 86_400_000;
+
+/** The hub credentials that expire within a week from `now` (and have not yet). */
+export function expiringSoon<C extends { purpose: string; expires_at: string | null; current?: boolean }>(
+  credentials: C[],
+  now: Date,
+): C[] {
+  return credentials.filter((c) => {
+    if (c.purpose !== 'hub' || !c.expires_at) return false;
+    const left = Date.parse(c.expires_at) - now.getTime();
+    return left > 0 && left <= EXPIRY_NOTICE_MS;
+  });
 }
 
 export const OVERVIEW_METHODS = {
