@@ -186,6 +186,10 @@ export interface GithubConnectionStep extends FirstRunStepBase {
   connections: string[];
   /** The account the first connection acts as, when the gateway confirmed it. */
   login?: string;
+  /** The last test of the first connection, with its time: the guide opens with it rather than testing again. */
+  lastTest?: ConnectionTest;
+  /** No test of it yet in this run of the app: the page tests it, showing that it does. */
+  untested?: boolean;
 }
 
 /** Make a hub credential (the Hub page's form). */
@@ -204,9 +208,16 @@ export interface FirstRunView {
 }
 
 /** `firstRun.testConnection`: the gateway acting under a connection (`GET /v1/me`). */
-export type ConnectionTest =
+export type ConnectionTest = (
   | { ok: true; profile: string; login: string; kind: string; repositories: number | null }
-  | { ok: false; profile: string; message: string };
+  | { ok: false; profile: string; message: string }
+) & {
+  /** ISO time of the test. */
+  at: string;
+};
+
+/** `firstRun.saveConnection`: the test of the token, and whether it was kept (a failed test keeps it only if asked). */
+export type ConnectionSaved = ConnectionTest & { kept: boolean };
 
 /** `firstRun.openTerminal`. */
 export interface TerminalOpened {

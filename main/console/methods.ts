@@ -5,7 +5,13 @@
 import { z } from 'zod';
 import { SERVICE_NAMES } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
-import { PROVIDER_STREAM_MODES, type ProviderStreamView, type ServiceView } from '../../common/contract.ts';
+import {
+  PROVIDER_STREAM_MODES,
+  type LogLine,
+  type LogPage,
+  type ProviderStreamView,
+  type ServiceView,
+} from '../../common/contract.ts';
 import type { ConnectionList, ConnectionSummary } from '../../services/identity/shapes.ts';
 import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
 import type { EventPage, IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
@@ -100,6 +106,34 @@ async function personaPage<T = unknown>(services: ServiceClient, path: string, q
   throw new ConsoleError(`The persona store refused it: ${reasonOf(answer.body)}`, 422);
 }
 
+/** pino's numeric levels; a line that is not JSON on stderr counts as a warning (Node's own warnings, a crash). */
+const LEVEL_AT_LEAST = { warn: 40, error: 50 } as const;
+function levelOf(line: LogLine): number {
+  try {
+    const level = (JSON.parse(line.text) as { level?: unknown }).level;
+    if (typeof level === 'number') return level;
+  } catch {
+    /* not JSON */
+  }
+  return line.stream === 'stderr' ? 40 : 30;
+}
+
+/** Pages back through the log (at most 20 pages of the supervisor's) until `limit` lines of the level are found. */
+function logPageAtLevel(
+  read: (page: { before?: number; after?: number }) => LogPage,
+  level: 'warn' | 'error',
+  limit: number,
+): LogPage {
+  const lines: LogLine[] = [];
+  let page = read({});
+  for (let round = 0; ; round++) {
+    lines.push(...page.lines.filter((l) => levelOf(l) >= LEVEL_AT_LEAST[level]));
+    if (lines.length >= limit || page.next_before === null || round >= 20) break;
+    page = read({ before: page.next_before, after: undefined });
+  }
+  return { ...page, lines: lines.slice(0, limit) };
+}
+
 /** Members that carry secrets are dropped from platform answers, whatever a service sends. */
 const SECRET_MEMBERS = new Set(['token', 'secret', 'password', 'private_key', 'authorization', 'credential']);
 export function withoutSecrets<T>(value: T): T {
@@ -157,14 +191,19 @@ export const METHODS = {
         before: z.number().int().min(0).optional(),
         after: z.number().int().min(0).optional(),
         probes: z.boolean().optional(),
+        /** Only lines of this level or worse: warn (warnings and errors) or error. */
+        level: z.enum(['warn', 'error']).optional(),
       })
       .strict()
       .refine(
         (p) => p.before === undefined || p.after === undefined,
         'ask for older lines (before) or newer ones (after), not both',
       ),
-    async ({ name, filter, ...page }, { supervisor }) =>
-      supervisor.logPage(name, { ...page, ...(filter ? { filter } : {}) }),
+    async ({ name, filter, level, ...page }, { supervisor }) => {
+      const ask = { ...page, ...(filter ? { filter } : {}) };
+      if (!level) return supervisor.logPage(name, ask);
+      return logPageAtLevel((p) => supervisor.logPage(name, { ...ask, ...p }), level, page.limit ?? 100);
+    },
   ),
 
   // Personas of the local account (persona store, audience `persona`).

@@ -32,6 +32,12 @@ export function noteText(note: NoteEntry): string {
   return note.content;
 }
 
+/** A note named by its first words ("The family walked the dog by the…"). */
+export function firstWords(text: string, words = 8): string {
+  const all = text.trim().split(/\s+/);
+  return all.length <= words ? all.join(' ') : `${all.slice(0, words).join(' ')}\u2026`;
+}
+
 export type ValueKind = 'text' | 'number' | 'boolean' | 'null' | 'json';
 
 export function valueKind(value: unknown): ValueKind {
@@ -113,6 +119,8 @@ interface TableOptions<T> {
   inPersona?: boolean;
   /** The person's actions on an entry (pin, forget), when the page offers them. */
   actions?: (entry: T) => unknown;
+  /** A class for an entry's row (one forgotten a moment ago stays in place, marked so). */
+  rowClass?: (entry: T) => string | undefined;
 }
 
 function PersonaCell({ profile }: { profile: string | undefined }) {
@@ -153,6 +161,7 @@ export function EntryTable<T extends FieldEntry | NoteEntry>({
   rows,
   inPersona = false,
   actions,
+  rowClass,
 }: { entries: T[]; rows: EntryRows<T> } & TableOptions<T>) {
   const [open, setOpen] = useState<string | undefined>();
   const span = 3 + (inPersona ? 1 : 0) + (actions ? 1 : 0);
@@ -168,7 +177,7 @@ export function EntryTable<T extends FieldEntry | NoteEntry>({
             key=${key}
             ...${{ [`data-${rows.kind}`]: rows.id(entry) }}
             data-profile=${inPersona ? entry.profile : undefined}
-            class=${entry.pinned ? 'pinned' : undefined}
+            class=${[entry.pinned ? 'pinned' : '', rowClass?.(entry) ?? ''].join(' ').trim() || undefined}
           >
             <td class="narrow">
               <${DetailsButton}
