@@ -7,7 +7,7 @@
 import type { ActivityView } from '../../common/activity.ts';
 import type { Attention, Count, OverviewView, ServiceView } from '../../common/contract.ts';
 import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../../common/needs.ts';
-import { SERVICE_CATALOGUE } from '../../common/services.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../../common/states.ts';
 import { z } from 'zod';
 import { MINUTES_KEPT } from './activity.ts';
@@ -182,6 +182,17 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       place: 'platform',
     });
   }
+  // Every error a chart draws in red is named here too (the last hour, as the chart shows it by default).
+  const hour = ctx.activity.view(60);
+  for (const [name, service] of Object.entries(hour.services)) {
+    const errors = (service?.minutes ?? []).reduce((n, m) => n + m.errors, 0);
+    if (errors === 0) continue;
+    attention.push({
+      severity: 'warning',
+      text: `The ${SERVICE_CATALOGUE[name as ServiceName].label} failed ${errors === 1 ? 'one request' : `${errors} requests`} in the last hour (the red in its chart); its log says why.`,
+      place: 'services',
+    });
+  }
   // A hub credential about to expire, a week ahead, so the person makes the next one before the hub is cut off.
   for (const c of expiringSoon(await credentials.catch(() => []), new Date())) {
     attention.push({
@@ -193,14 +204,31 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   // A provider that waits says so as its need (card and headline), not a second time here.
   if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
-    headline: headline(
-      statuses.map((s) => s.state),
-      needs,
+    headline: stoppedHeadline(
+      headline(
+        statuses.map((s) => s.state),
+        needs,
+      ),
+      statuses,
     ),
     services: statuses,
     needs,
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
     attention,
+  };
+}
+
+/** A headline that names the services stopped while others run, and where to start them. */
+function stoppedHeadline(
+  said: { state: OverviewView['headline']['state']; text: string },
+  statuses: readonly ServiceView[],
+): OverviewView['headline'] {
+  const stopped = statuses.filter((s) => s.state === 'stopped' || s.state === 'stopping');
+  if (stopped.length === 0 || stopped.length === statuses.length || said.state !== 'degraded') return said;
+  const names = stopped.map((s) => SERVICE_CATALOGUE[s.name].label).join(', ');
+  return {
+    state: 'degraded',
+    text: `Stopped: ${names}. Start ${stopped.length === 1 ? 'it' : 'them'} on the Services page.`,
   };
 }
 

@@ -5,7 +5,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { PROBLEM_ENVELOPE, type Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
-import { METRICS_PATH, ServiceMetrics } from './metrics.ts';
+import { METRICS_PATH, routeTemplate, ServiceMetrics, UNMATCHED_ROUTE } from './metrics.ts';
 import { Problem, problem } from './problem.ts';
 import { documentProbes, mountProbes, type Probes } from './probes.ts';
 import { ERROR_ENVELOPE, LISTEN_URL } from './server.ts';
@@ -162,11 +162,12 @@ export function createApp(parts: AppParts): Express {
  * it holds, and a destroyed field must leave no trace, in the log files included).
  */
 export function routeOf(req: Request, api: Api | undefined): string {
+  // The route that answered, as the metrics name it; else the Api's route the path would reach (a refusal before routing).
+  const matched = routeTemplate(req);
+  if (matched !== UNMATCHED_ROUTE) return matched;
   const path = req.originalUrl.split('?')[0]!;
   const declared = api?.templateOf(req.method, path);
   if (declared) return declared;
-  const fixed = (req.route as { path?: unknown } | undefined)?.path;
-  if (typeof fixed === 'string' && !fixed.includes(':') && !fixed.includes('*')) return fixed;
   const first = /^\/[^/]*/.exec(path)?.[0] ?? '/';
   return first === path ? first : `${first}/\u2026`;
 }
