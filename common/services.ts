@@ -21,7 +21,13 @@ export type HubValue = 'base-url' | 'audience' | 'profile' | 'session-credential
  * (identity, where the person's own choices are kept: its base URL and the persona store's token there).
  */
 export type WiredSetting =
-  'IDENTITY_URL' | 'IDENTITY_SERVICE_TOKEN' | 'SERVICE_TOKENS' | 'SIGNAL_REFUSED_PORTS' | 'STREAM' | 'SETTINGS_API';
+  | 'IDENTITY_URL'
+  | 'IDENTITY_SERVICE_TOKEN'
+  | 'SERVICE_TOKENS'
+  | 'SIGNAL_REFUSED_PORTS'
+  | 'STREAM'
+  | 'SETTINGS_API_BASE_URL'
+  | 'SETTINGS_API_TOKEN';
 
 export interface ServiceFacts {
   /** The program's name: `npm run service -- <name>`, its folder under services/, its data sub-folder. */
@@ -78,8 +84,8 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     audience: 'persona',
     credential: 'token',
     waitsOn: ['identity_keys'],
-    // SETTINGS_API first: it applies only where the user did not point IDENTITY_URL elsewhere themselves.
-    wired: ['SETTINGS_API', 'IDENTITY_URL'],
+    // The settings service first: it applies only where the user did not point IDENTITY_URL elsewhere themselves.
+    wired: ['SETTINGS_API_BASE_URL', 'SETTINGS_API_TOKEN', 'IDENTITY_URL'],
     hubPath: '',
     hubVariables: [
       ['HUB_PERSONA_BASE_URL', 'base-url'],

@@ -130,11 +130,14 @@ async function expectFits(where: string): Promise<void> {
   expect(scroll, `${where} is ${scroll} px wide in a ${inner} px window`).toBeLessThanOrEqual(inner);
 }
 
-/** Every check a page gets: axe in light and dark, and the layout at 900 px and at 1920 px. */
+/** Every check a page gets: axe in light and dark, and the layout in an 800 x 600 window (light and dark), at 900 px and at 1920 px. */
 async function checkPage(where: string): Promise<void> {
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
     await expectAccessible(`${where} (${colorScheme})`);
+    await page.setViewportSize({ width: 800, height: 600 });
+    await expectFits(`${where} at 800 x 600 (${colorScheme})`);
+    await page.setViewportSize({ width: 1280, height: 900 });
   }
   await page.emulateMedia({ colorScheme: 'light' });
   for (const width of [900, 1920]) {
@@ -841,26 +844,38 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(refused.status).toBe(401);
   });
 
-  it('acts on a persona: pin, forget with the mode shown first, edit the card, export; each logged', async () => {
+  it('acts on a persona: pin, forget with the mode shown first, destroy a kept entry, edit the card, export; each answer beside its action, the row never moving, each logged', async () => {
     await tab('Personas').click();
     await page.getByRole('button', { name: seeded.displayName }).click();
     await page.getByRole('heading', { name: seeded.displayName }).waitFor();
-    const outcome = page.locator('p.outcome');
+    // A long page, scrolled to the row acted on, in a small window: the answer appears in the row, which stays put.
+    await page.setViewportSize({ width: 800, height: 600 });
+    const row = (key: string) => page.locator(`table.entries tr[data-field="${key}"]`);
+    const answerOf = (key: string) => row(key).locator('.action-answer');
+    const top = async (key: string) => (await row(key).boundingBox())!.y;
 
+    await row('kids_names').scrollIntoViewIfNeeded();
+    const before = await top('kids_names');
     await page.getByRole('button', { name: 'Pin field kids_names' }).click();
     await expect
-      .poll(() => outcome.innerText(), PAGE_WAIT)
-      .toBe('Pinned the field kids_names: it is now in the identity block the hub reads first.');
+      .poll(() => answerOf('kids_names').innerText(), PAGE_WAIT)
+      .toBe('Pinned: now in the identity block the hub reads first.');
+    expect(await answerOf('kids_names').getAttribute('aria-live')).toBe('polite');
     await page.getByRole('button', { name: 'Unpin field kids_names' }).waitFor();
+    expect(await top('kids_names')).toBe(before);
 
+    await row('chore_1').scrollIntoViewIfNeeded();
+    const forgetAt = await top('chore_1');
     await page.getByRole('button', { name: 'Forget field chore_1' }).click();
     const dialog = page.getByRole('dialog', { name: 'Forget this field?' });
     await dialog.locator('[data-mode="keep"]').waitFor();
     expect(await dialog.locator('.forget-mode').innerText()).toBe(
       'What will happen: Kept: the field leaves every answer, recall and export, but stays in the database file; writing the same key again brings it back.',
     );
+    expect(await dialog.innerText()).toContain('change it on the Settings page');
     // The focus starts on the safe choice: Enter keeps the field.
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep it');
+    await page.setViewportSize({ width: 1280, height: 900 });
     await checkPage('the forget dialog');
     // Escape cancels, and the focus goes back to the button that asked.
     await page.keyboard.press('Escape');
@@ -868,23 +883,42 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect
       .poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), PAGE_WAIT)
       .toBe('Forget field chore_1');
+    await page.setViewportSize({ width: 800, height: 600 });
+    await row('chore_1').scrollIntoViewIfNeeded();
+    const forgetFrom = await top('chore_1');
     await page.getByRole('button', { name: 'Forget field chore_1' }).click();
     await page
       .getByRole('dialog', { name: 'Forget this field?' })
       .getByRole('button', { name: 'Forget', exact: true })
       .click();
     await expect
-      .poll(() => outcome.innerText(), PAGE_WAIT)
-      .toMatch(/^Forgot the field chore_1: kept: it is out of every answer/);
+      .poll(() => answerOf('chore_1').innerText(), PAGE_WAIT)
+      .toMatch(/^Forgot it: kept: it is out of every answer/);
+    // Still in place, marked forgotten, until the page is read anew.
+    expect(await row('chore_1').getAttribute('class')).toContain('forgotten');
+    expect(await top('chore_1')).toBe(forgetFrom);
+    expect(forgetAt).toBeGreaterThan(0);
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Kept: listed under Forgotten, and destroyed on the person's word.
+    const kept = page.locator('section.forgotten tr', { hasText: 'chore_1' });
+    await kept.waitFor();
+    expect(await kept.innerText()).toContain('kept');
+    await checkPage('a persona with a forgotten entry');
+    await kept.getByRole('button', { name: 'Destroy field chore_1 now' }).click();
+    const destroy = page.getByRole('dialog', { name: 'Destroy this field now?' });
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep it');
+    await destroy.getByRole('button', { name: 'Destroy now', exact: true }).click();
     await expect
-      .poll(() => page.locator('figure.claim[data-kind="field"]', { hasText: 'chore_1' }).count(), PAGE_WAIT)
-      .toBe(0);
+      .poll(() => kept.locator('.action-answer').innerText(), PAGE_WAIT)
+      .toBe('Destroyed: nothing of it is left on disk.');
 
     await page.getByRole('button', { name: 'Edit the card' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit the card' });
     await edit.locator('input[name="tone"]').fill('calm and plain');
     await checkPage('the card editor');
     await edit.getByRole('button', { name: 'Save' }).click();
+    const outcome = page.locator('header.card .action-answer');
     await expect.poll(() => outcome.innerText(), PAGE_WAIT).toBe('Saved the card: tone changed.');
     await page.locator('dl.card-members').getByText('calm and plain').waitFor();
 
@@ -904,18 +938,57 @@ describe('the console in Chromium against `npm run serve`', () => {
       .poll(() => outcome.innerText(), PAGE_WAIT)
       .toMatch(/^Exported 8 fields and 2 notes as household-persona-export\.json/);
 
-    // Each action is in the persona store's own change log.
+    // Each action is in the persona store's own change log, said in words: who did it, the person here.
     const actions = async (action: string) =>
       (
         await consoleCall<{ events: { target: string }[] }>('personas.events', { profile: seeded.profile, action })
       ).events.map((e) => e.target);
     expect(await actions('field_pinned')).toContain('kids_names');
-    expect(await actions('field_forgotten')).toContain('chore_1');
+    expect(await actions('field_destroyed')).toEqual(['(destroyed field)']);
     expect(await actions('persona_updated')).toEqual([seeded.profile]);
-    await page.locator('select[name="action"]').selectOption('field_forgotten');
-    await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
+    // Reachable from the top of the page, and filtered there.
+    await page
+      .getByRole('navigation', { name: 'On this persona\u2019s page' })
+      .getByRole('button', { name: 'Change log' })
+      .click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), PAGE_WAIT).toBe('changelog-title');
+    await page.locator('select[name="action"]').selectOption('field_pinned');
+    await page.locator('section.changelog form.filters').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => page.locator('table.events tbody tr').count(), PAGE_WAIT).toBe(1);
-    expect(await page.locator('table.events tbody tr').innerText()).toContain('chore_1');
+    expect(await page.locator('table.events tbody tr').innerText()).toMatch(
+      /Pinned the field kids_names\s+You, in this app/,
+    );
+    await checkPage('a persona\u2019s filtered change log');
+  });
+
+  it('a Settings page: forgetting chosen there reaches the persona store, and each choice says so beside it', async () => {
+    await tab('Settings').click();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
+    await page.getByRole('radio', { name: /^Keep it/ }).waitFor();
+    expect(await page.getByRole('radio', { name: /^Keep it/ }).isChecked()).toBe(true);
+    await checkPage('the settings page');
+    await page.getByRole('radio', { name: 'Destroy it after a grace period' }).check();
+    await expect
+      .poll(
+        () => page.locator('section.settings-group', { hasText: 'Forgetting' }).locator('.action-answer').innerText(),
+        PAGE_WAIT,
+      )
+      .toMatch(/^Saved: forgetting now destroys entries after 7 days/);
+    expect((await consoleCall<{ mode: string }>('personas.forgetPolicy', { profile: seeded.profile })).mode).toBe(
+      'destroy_after_grace',
+    );
+    // The streaming choice shows the mode in force, checked; the browser console has no desktop settings.
+    expect(
+      await page.getByRole('radio', { name: 'the whole reply at once, when the CLI has finished' }).isChecked(),
+    ).toBe(true);
+    await page.getByText('Launch at login and notifications belong to the desktop app').waitFor();
+    await page.getByRole('radio', { name: /^Keep it/ }).check();
+    await expect
+      .poll(
+        async () => (await consoleCall<{ mode: string }>('personas.forgetPolicy', { profile: seeded.profile })).mode,
+        PAGE_WAIT,
+      )
+      .toBe('keep');
   });
 
   it('deletes a persona only when its profile is typed', async () => {

@@ -162,12 +162,14 @@ const WIRED: Readonly<Record<WiredSetting, (c: WiredContext) => void>> = {
   },
   // The person's own choices (forgetting, replaced values) are kept at identity, which the persona store reads as its
   // settings service; not where the user named a settings service or another identity themselves.
-  SETTINGS_API: ({ own, put, wiring }) => {
+  // Both at once, with the base URL (one without the other would stop the persona store).
+  SETTINGS_API_BASE_URL: ({ own, put, wiring }) => {
     if (!wiring.settingsToken || own('SETTINGS_API_BASE_URL') || own('SETTINGS_API_TOKEN') || own('IDENTITY_URL'))
       return;
     put('SETTINGS_API_BASE_URL', wiring.identityUrl);
     put('SETTINGS_API_TOKEN', wiring.settingsToken);
   },
+  SETTINGS_API_TOKEN: () => undefined,
   // Signals never go to a port of this app (its services wherever the user moved them, the console); the user's own list is kept beside.
   SIGNAL_REFUSED_PORTS: ({ own, put, wiring, placements }) => {
     const theirs = (own('SIGNAL_REFUSED_PORTS') ?? '')
