@@ -374,6 +374,7 @@ describe('the provider and the services', () => {
   });
 
   it('tails a service\u2019s log and filters it', async () => {
+    await data('personas.events', { profile: seeded.profile });
     const lines = await data<LogLine[]>('services.logs', {
       name: 'persona-store',
       filter: '/v1/personas/{profile}/events',
