@@ -426,7 +426,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByRole('navigation', { name: 'Change log pages' }).getByRole('button', { name: 'Next' }).click();
     await page.getByText('page 2').waitFor();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(3);
-    expect(await rows.last().innerText()).toContain('persona created');
+    expect(await rows.last().innerText()).toContain('Created the persona');
     // Filter, even with the filters unchanged, starts again from the newest entries.
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
     await page.getByText('page 1').waitFor(PAGE_WAIT);
@@ -435,7 +435,8 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('select[name="target_kind"]').selectOption('note');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(2);
-    for (const text of await rows.allInnerTexts()) expect(text).toContain('note added');
+    // Notes by their first words, never their ids.
+    for (const text of await rows.allInnerTexts()) expect(text).toMatch(/^\S.*\tWrote the note \u201c/);
     await page.locator('select[name="target_kind"]').selectOption('');
     await page.locator('select[name="action"]').selectOption('field_revised');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
@@ -717,7 +718,10 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await page.locator('tr[data-service="persona-store"]').innerText()).toContain(env.PERSONA_PORT);
     await page.getByRole('button', { name: 'Logs of Persona store' }).click();
     await page.getByRole('heading', { name: 'Log of Persona store' }).waitFor();
-    await page.locator('section.log-tail input[name="filter"]').fill('/fields/chore_3');
+    // A request line names the route, never the field's key.
+    await page
+      .locator('section.log-tail input[name="filter"]')
+      .fill('"PUT","path":"/v1/personas/{profile}/fields/{key}"');
     await page.locator('section.log-tail').getByRole('button', { name: 'Filter' }).click();
     // The unfiltered tail holds these lines too, so wait until every line shown is one the filter keeps.
     const shown = async () =>
@@ -733,10 +737,11 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect
       .poll(async () => {
         const lines = await shown();
-        return lines.length > 0 && lines.every((l) => l.includes('/fields/chore_3'));
+        return lines.length > 0 && lines.every((l) => l.includes('path=/v1/personas/{profile}/fields/{key}'));
       }, PAGE_WAIT)
       .toBe(true);
     expect((await shown()).length).toBeGreaterThan(0);
+    expect((await shown()).join('\n')).not.toContain('chore_3');
     await shot('services');
     await checkPage('the services page');
 
@@ -783,14 +788,17 @@ describe('the console in Chromium against `npm run serve`', () => {
 
   it('connects a hub: a credential made on the page, shown once, mints a token at identity that the persona store takes; then it is revoked', async () => {
     await tab('Connect a hub').click();
-    const persona = page.locator('article.hub-service[data-service="persona-store"]');
-    await persona.locator('pre.env').waitFor();
-    expect(await persona.locator('pre.env').innerText()).toBe(
-      `HUB_PERSONA_BASE_URL=${url('persona')}\nHUB_PERSONA_AUDIENCE=persona`,
+    // The hub's settings: one block, one Copy.
+    const block = page.locator('pre#hub-env');
+    await block.waitFor();
+    expect(await block.innerText()).toContain(
+      `# Persona store\nHUB_PERSONA_BASE_URL=${url('persona')}\nHUB_PERSONA_AUDIENCE=persona`,
     );
-    expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toBe(
+    expect(await block.innerText()).toContain(
       `HUB_IDENTITY_URL=${url('identity')}\nHUB_SESSION_CREDENTIAL=<make a hub credential above>`,
     );
+    expect(await page.getByRole('button', { name: 'Copy the hub\u2019s settings' }).count()).toBe(1);
+    await page.getByText('No hub has used a hub credential yet.').waitFor();
     await docShot('hub');
     await checkPage('the hub page');
 
@@ -799,9 +807,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     const secret = (await page.locator('pre.secret').innerText()).trim();
     expect(secret.length).toBeGreaterThan(20);
     // The identity block now carries it, ready to copy.
-    expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toContain(
-      `HUB_SESSION_CREDENTIAL=${secret}`,
-    );
+    expect(await block.innerText()).toContain(`HUB_SESSION_CREDENTIAL=${secret}`);
     await checkPage('the hub page with a new credential');
 
     // The hub's side, end to end: mint a token with the new credential, call the persona store with it.
@@ -820,6 +826,15 @@ describe('the console in Chromium against `npm run serve`', () => {
 
     await page.getByRole('button', { name: 'I have saved it: hide it' }).click();
     await expect.poll(() => page.content(), PAGE_WAIT).not.toContain(secret);
+    // Hidden, the block says a credential exists rather than asking to make one; the page says the hub called.
+    expect(await block.innerText()).toContain(
+      'HUB_SESSION_CREDENTIAL=<the secret of \u201ckitchen hub\u201d, shown once when it was made>',
+    );
+    await tab('Overview').click();
+    await tab('Connect a hub').click();
+    await page
+      .getByText(/^A hub has connected with \u201ckitchen hub\u201d: last call (just now|\d+ min ago)\.$/)
+      .waitFor();
     const row = page.locator('table.credentials tr', { hasText: 'kitchen hub' });
     await row.waitFor();
     // Each credential says what it may do: the hub's mints tokens only; the app's own manages.
@@ -905,7 +920,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await kept.waitFor();
     expect(await kept.innerText()).toContain('kept');
     await checkPage('a persona with a forgotten entry');
-    await kept.getByRole('button', { name: 'Destroy field chore_1 now' }).click();
+    await kept.getByRole('button', { name: 'Destroy now: the field chore_1' }).click();
     const destroy = page.getByRole('dialog', { name: 'Destroy this field now?' });
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep it');
     await destroy.getByRole('button', { name: 'Destroy now', exact: true }).click();

@@ -153,7 +153,7 @@ function HubSettings({ hub, credential }: { hub: Call<HubView>; credential: stri
         .map((s) => `# ${s.title}\n${envText(s, credential, existing ? (existing.label ?? existing.id) : undefined)}`)
         .join('\n\n');
       return html`<pre class="env" id="hub-env">${text}</pre>
-        <${CopyButton} text=${text} target="hub-env" label="Copy the hub's settings" />
+        <${CopyButton} text=${text} target="hub-env" label="Copy the hub’s settings" />
         <ul class="hub-notes">
           ${view.services.map(
             (s) =>

@@ -402,7 +402,7 @@ function Forgotten({ profile, version, changed }: { profile: string; version: nu
                       : html`<button
                           type="button"
                           class="danger"
-                          aria-label=${`Destroy ${kind} ${name} now`}
+                          aria-label=${`Destroy now: the ${kind} ${name}`}
                           onClick=${() => setAsking({ kind, target, name })}
                         >
                           Destroy now…

@@ -46,11 +46,14 @@ function useSave() {
 
 function Forgetting({ view, changed }: { view: ForgettingView; changed: () => void }) {
   const { said, busy, save } = useSave();
-  const mode = view.chosen.mode ?? view.defaults.mode;
-  const grace = days(view.chosen.gracePeriodSeconds ?? view.defaults.gracePeriodSeconds);
-  const keepReplaced = view.chosen.keepReplacedValues ?? view.defaults.keepReplacedValues;
-  const choose = (next: { mode?: Mode; gracePeriodDays?: number; keepReplacedValues?: boolean }) =>
-    save(async () => {
+  // What was just picked shows at once, before the saved choice is read back.
+  const [picked, setPicked] = useState<{ mode?: Mode; gracePeriodDays?: number; keepReplacedValues?: boolean }>({});
+  const mode = picked.mode ?? view.chosen.mode ?? view.defaults.mode;
+  const grace = picked.gracePeriodDays ?? days(view.chosen.gracePeriodSeconds ?? view.defaults.gracePeriodSeconds);
+  const keepReplaced = picked.keepReplacedValues ?? view.chosen.keepReplacedValues ?? view.defaults.keepReplacedValues;
+  const choose = (next: { mode?: Mode; gracePeriodDays?: number; keepReplacedValues?: boolean }) => {
+    setPicked({ ...picked, ...next });
+    return save(async () => {
       const chosen = {
         mode: next.mode ?? view.chosen.mode ?? null,
         gracePeriodDays:
@@ -66,6 +69,7 @@ function Forgetting({ view, changed }: { view: ForgettingView; changed: () => vo
       const m = chosen.mode ?? view.defaults.mode;
       return `Saved: forgetting now ${m === 'keep' ? 'keeps entries' : m === 'destroy_now' ? 'destroys entries at once' : `destroys entries after ${dayWords(chosen.gracePeriodDays ?? grace)}`}. The persona store applies it to the next forget.`;
     });
+  };
   if (!view.available)
     return html`<section class="settings-group" aria-labelledby="forgetting-title">
       <h3 id="forgetting-title">Forgetting</h3>
