@@ -48,6 +48,9 @@ const STREAM_TEXT: Record<ProviderStreamMode, string> = {
 export function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () => void }) {
   const [busy, setBusy] = useState(false);
   const [said, setSaid] = useState<Outcome>();
+  // The choice just made shows at once, before the saved setting is read back.
+  const [picked, setPicked] = useState<ProviderStreamMode | undefined>();
+  const setting = picked ?? view.setting;
   const act = async (method: string, params: unknown, done: string) => {
     setBusy(true);
     setSaid(undefined);
@@ -61,7 +64,7 @@ export function StreamMode({ view, changed }: { view: ProviderStreamView; change
       changed();
     }
   };
-  const pending = view.running !== null && view.running !== view.setting && !view.fromEnvironment;
+  const pending = view.running !== null && view.running !== setting && !view.fromEnvironment;
   return html`<div data-check="stream" class="stream-mode">
     <fieldset disabled=${busy || view.fromEnvironment}>
       <legend>Streamed replies send</legend>
@@ -72,13 +75,15 @@ export function StreamMode({ view, changed }: { view: ProviderStreamView; change
               type="radio"
               name="provider-stream"
               value=${mode}
-              checked=${view.setting === mode}
-              onChange=${() =>
-                act(
+              checked=${setting === mode}
+              onChange=${() => {
+                setPicked(mode);
+                void act(
                   'provider.setStream',
                   { mode },
                   `Chosen: ${STREAM_TEXT[mode]}. It applies when the provider restarts.`,
-                )}
+                );
+              }}
             />
             ${STREAM_TEXT[mode]}</label
           >`,
