@@ -751,38 +751,51 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect
       .poll(
         async () =>
-          (await shown()).some((l) => l.includes('/fields/chore_3')) &&
-          (await shown()).some((l) => !l.includes('/fields/chore_3')),
+          (await shown()).some((l) => l.includes('path=/v1/personas/{profile}/fields/{key}')) &&
+          (await shown()).some((l) => !l.includes('path=/v1/personas/{profile}/fields/{key}')),
         PAGE_WAIT,
       )
       .toBe(true);
     const probe = (l: string) => /path=\/(healthy|ready|metrics)\b/.test(l);
     expect((await shown()).filter(probe)).toEqual([]);
     await page.locator('nav.paging[aria-label="Log pages"]', { hasText: 'probes hidden' }).waitFor();
-    const times = (await shown()).map((l) => Date.parse(l.split(' ')[0]!));
+    // Local time, as everywhere in the console (day, then the time to the second).
+    const times = (await shown()).map((l) => Date.parse(/^(.+?:\d\d:\d\d(?:\s?[AP]M)?) /.exec(l)?.[1] ?? ''));
     expect(times.every((t) => !Number.isNaN(t))).toBe(true);
     expect(times).toEqual([...times].sort((a, b) => b - a));
     await page.getByLabel('Show probes').check();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(true);
     await page.getByLabel('Show probes').uncheck();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(false);
-    // Following is on by default: a request made now shows up by itself, at the top. The mark is plain words: the persona
-    // store writes a path segment that looks like a token (16+ characters with digits, as a timestamp) as [redacted].
+    // Following is on by default: a request made now shows up by itself, at the top. A refused read of a persona is
+    // the mark (its line names the route, never the profile asked for, which the test checks too).
     expect(await page.getByLabel('Follow new lines').isChecked()).toBe(true);
+    const refusedLine = '"path":"/v1/personas/{profile}","status":401';
+    const shownRefused = 'path=/v1/personas/{profile} status=401';
+    const logged = async () =>
+      (
+        await consoleCall<{ lines: unknown[] }>('services.logPage', {
+          name: 'persona-store',
+          filter: refusedLine,
+          limit: 500,
+        })
+      ).lines.length;
+    const already = await logged();
     const letters = () => [...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('');
-    const mark = `/v1/personas/follow-${letters()}`;
-    expect((await fetch(`${url('persona')}${mark}`)).status).toBe(401);
-    const logged = async (m: string) =>
-      (await consoleCall<{ lines: unknown[] }>('services.logPage', { name: 'persona-store', filter: m })).lines.length;
-    await expect.poll(() => logged(mark), PAGE_WAIT).toBe(1);
-    await expect.poll(async () => (await shown())[0]?.includes(mark), PAGE_WAIT).toBe(true);
+    const mark = `follow-${letters()}`;
+    expect((await fetch(`${url('persona')}/v1/personas/${mark}`)).status).toBe(401);
+    await expect.poll(() => logged(), PAGE_WAIT).toBe(already + 1);
+    await expect.poll(async () => (await shown())[0]?.includes(shownRefused), PAGE_WAIT).toBe(true);
+    const shownBefore = (await shown()).filter((l) => l.includes(shownRefused)).length;
     // Paused, the log waits to be read again.
     await page.getByLabel('Follow new lines').uncheck();
-    const mark2 = `/v1/personas/paused-${letters()}`;
-    expect((await fetch(`${url('persona')}${mark2}`)).status).toBe(401);
-    await expect.poll(() => logged(mark2), PAGE_WAIT).toBe(1);
+    expect((await fetch(`${url('persona')}/v1/personas/paused-${letters()}`)).status).toBe(401);
+    await expect.poll(() => logged(), PAGE_WAIT).toBe(already + 2);
     await page.locator('section.log-tail').getByRole('button', { name: 'Read again' }).click();
-    await expect.poll(async () => (await shown())[0]?.includes(mark2), PAGE_WAIT).toBe(true);
+    await expect
+      .poll(async () => (await shown()).filter((l) => l.includes(shownRefused)).length, PAGE_WAIT)
+      .toBe(shownBefore + 1);
+    expect((await shown()).join('\n')).not.toContain(mark);
     await page.getByLabel('Follow new lines').check();
   });
 
@@ -1025,7 +1038,7 @@ describe('the console in Chromium against `npm run serve`', () => {
       body: JSON.stringify({ profile: 'scratch', display_name: 'Scratch pad' }),
     });
     expect(made.status).toBe(201);
-    await page.getByRole('button', { name: '← All personas' }).click();
+    await tab('Personas').click();
     await page.getByRole('button', { name: 'Scratch pad' }).click();
     await page.getByRole('button', { name: 'Delete persona…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete this persona?' });
