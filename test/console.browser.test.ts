@@ -935,7 +935,9 @@ describe('the console in Chromium against `npm run serve`', () => {
     await checkPage('a persona with a forgotten entry');
     await kept.getByRole('button', { name: 'Destroy now: the field chore_1' }).click();
     const destroy = page.getByRole('dialog', { name: 'Destroy this field now?' });
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep it');
+    await destroy.waitFor();
+    // The question starts on the safe choice.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_WAIT).toBe('Keep it');
     await destroy.getByRole('button', { name: 'Destroy now', exact: true }).click();
     await expect
       .poll(() => kept.locator('.action-answer').innerText(), PAGE_WAIT)
