@@ -104,7 +104,7 @@ describe('a service whose port another program holds', () => {
       'Not counted: it gave up.',
     );
     expect(await page.getByText('Counted by each service at its /metrics').innerText()).toMatch(
-      / read every \d+ s and .* last read \d/,
+      / read every \d+ s and .* last read \w+ \d+, \d{4}, \d/,
     );
     await page.screenshot({ path: join(ARTIFACTS, 'first-minutes-port-taken.png'), fullPage: true });
   });

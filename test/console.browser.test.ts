@@ -382,7 +382,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByRole('button', { name: 'Details of field favourite_tea' }).click();
     const details = page.locator('table.entries.fields tr.detail-row dl.provenance');
     expect(await details.innerText()).toMatch(
-      /Written by \(claimed\)\s+You \(as owner\) \(source: owner\)\s+Via \(verified\)\s+persona\s+Type\s+string\s+Revision\s+2\s+What it is for \(its writer says\)\s+The tea the household likes best/,
+      /Written by \(claimed\)\s+You \(as owner\) \(source: owner\)\s+Checked\s+written with a token for \u201cpersona\u201d, verified by the persona store \(the change log says who\)\s+Type\s+string\s+Revision\s+2\s+What it is for \(its writer says\)\s+The tea the household likes best/,
     );
     expect(
       await page.getByRole('button', { name: 'Details of field favourite_tea' }).getAttribute('aria-expanded'),
@@ -484,7 +484,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     // Provenance is in the hit's details row.
     await note.getByRole('button', { name: /^Details of note: / }).click();
     expect(await page.locator('.recall-results tr.detail-row dl.provenance').innerText()).toMatch(
-      /Written by \(claimed\)\s+The assistant \(source: assistant\)\s+Via \(verified\)\s+persona/,
+      /Written by \(claimed\)\s+The assistant \(source: assistant\)\s+Checked\s+written with a token for \u201cpersona\u201d/,
     );
 
     // A field hit: its value shown as what it is (JSON here), its writer's description in the details.

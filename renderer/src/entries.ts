@@ -79,8 +79,11 @@ function Provenance({
   return html`<dl class="provenance">
     <dt>Written by (claimed)</dt>
     <dd>${WRITERS[source]} <span class="muted">(source: ${source})</span></dd>
-    <dt title="the audience of the token that made the write, checked by the persona store">Via (verified)</dt>
-    <dd>${assertedBy}</dd>
+    <dt>Checked</dt>
+    <dd>
+      written with a token for “${assertedBy}”, verified by the persona store
+      <span class="muted">(the change log says who)</span>
+    </dd>
     ${children}
   </dl>`;
 }
