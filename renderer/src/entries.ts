@@ -81,8 +81,9 @@ function Provenance({
     <dd>${WRITERS[source]} <span class="muted">(source: ${source})</span></dd>
     <dt>Checked</dt>
     <dd>
-      written with a token for “${assertedBy}”, verified by the persona store
-      <span class="muted">(the change log says who)</span>
+      ${`written with a token for \u201c${assertedBy}\u201d, verified by the persona store `}<span class="muted"
+        >(the change log says who)</span
+      >
     </dd>
     ${children}
   </dl>`;
