@@ -54,3 +54,34 @@ export const importedAssertedBy = (claimed: string): string =>
 /** The `asserted_by` the import file claimed, when an import wrote the entry; undefined when a verified token did. */
 export const claimedByImport = (assertedBy: string): string | undefined =>
   assertedBy.startsWith(IMPORTED) ? assertedBy.slice(IMPORTED.length) : undefined;
+
+/** The longest grace period a person or an installation may choose: a year (PERSONA_GRACE_PERIOD_SECONDS' bound). */
+export const MAX_GRACE_PERIOD_SECONDS = 31_536_000;
+
+/** How a change came in (the change log's `via`, recorded by the persona store), as the console says who made it. */
+export const VIA_WORDS: Readonly<Record<'owner' | 'hub' | 'import' | 'store', string>> = {
+  owner: 'You, in this app',
+  hub: 'The hub',
+  import: 'An import',
+  store: 'The persona store, when the grace period ended',
+};
+
+/** Each change as the console says it, with what it is about after it ("Set the field mood"). */
+export const ACTION_WORDS: Readonly<Record<ChangeAction, string>> = {
+  persona_created: 'Created the persona',
+  persona_updated: 'Changed the card',
+  persona_deleted: 'Deleted the persona',
+  field_set: 'Set',
+  field_revised: 'Changed',
+  field_pinned: 'Pinned',
+  field_unpinned: 'Unpinned',
+  field_revived: 'Brought back',
+  field_forgotten: 'Forgot',
+  field_destroyed: 'Destroyed',
+  note_added: 'Wrote',
+  note_revised: 'Revised',
+  note_pinned: 'Pinned',
+  note_unpinned: 'Unpinned',
+  note_forgotten: 'Forgot',
+  note_destroyed: 'Destroyed',
+};

@@ -201,6 +201,10 @@ export interface GithubConnectionStep extends FirstRunStepBase {
   connections: string[];
   /** The account the first connection acts as, when the gateway confirmed it. */
   login?: string;
+  /** The last test of the first connection, with its time: the guide opens with it rather than testing again. */
+  lastTest?: ConnectionTest;
+  /** No test of it yet in this run of the app: the page tests it, showing that it does. */
+  untested?: boolean;
 }
 
 /** Make a hub credential (the Hub page's form). */
@@ -219,9 +223,16 @@ export interface FirstRunView {
 }
 
 /** `firstRun.testConnection`: the gateway acting under a connection (`GET /v1/me`). */
-export type ConnectionTest =
+export type ConnectionTest = (
   | { ok: true; profile: string; login: string; kind: string; repositories: number | null }
-  | { ok: false; profile: string; message: string };
+  | { ok: false; profile: string; message: string }
+) & {
+  /** ISO time of the test. */
+  at: string;
+};
+
+/** `firstRun.saveConnection`: the test of the token, and whether it was kept (a failed test keeps it only if asked). */
+export type ConnectionSaved = ConnectionTest & { kept: boolean };
 
 /** `firstRun.openTerminal`. */
 export interface TerminalOpened {
@@ -229,3 +240,45 @@ export interface TerminalOpened {
   /** What happened or what to do instead, one sentence (with the command when no terminal was opened). */
   message: string;
 }
+
+/** `settings.get` and `settings.setForgetting`: what forgetting does for this person, and who chose it. */
+export interface ForgettingView {
+  /** Whether the person's choice reaches the persona store from here (identity is its settings service). */
+  available: boolean;
+  /** Why it does not, in a sentence. */
+  why?: string;
+  /** What the person chose; a member absent is not chosen (the installation's applies). */
+  chosen: {
+    mode?: 'keep' | 'destroy_after_grace' | 'destroy_now';
+    gracePeriodSeconds?: number;
+    keepReplacedValues?: boolean;
+  };
+  /** The installation's own (PERSONA_FORGET_MODE, PERSONA_GRACE_PERIOD_SECONDS, PERSONA_KEEP_REPLACED_VALUES). */
+  defaults: {
+    mode: 'keep' | 'destroy_after_grace' | 'destroy_now';
+    gracePeriodSeconds: number;
+    keepReplacedValues: boolean;
+  };
+}
+
+/** The desktop app's own settings as the Settings page shows them (the tray keeps its shortcuts to them). */
+export interface DesktopSettingsView {
+  launchAtLogin: boolean;
+  /** Why launch at login cannot be set on this system, when it cannot. */
+  launchAtLoginRefused?: string;
+  notifications: { serviceGaveUp: boolean; signalFailed: boolean; cliSignedOut: boolean; credentialExpiring: boolean };
+  /** Where the services' log files are. */
+  logFolder: string;
+}
+
+/** `settings.get`. */
+export interface SettingsView {
+  forgetting: ForgettingView;
+  /** Days a new hub credential lives unless the person picks another; null: never. */
+  hubCredentialDays: number | null;
+  /** null where the console runs without the desktop app (a browser, headless). */
+  desktop: DesktopSettingsView | null;
+}
+
+/** The lifetimes the hub page and Settings offer for a hub credential, in days (and never). */
+export const HUB_CREDENTIAL_DAYS = [30, 90, 365] as const;

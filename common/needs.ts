@@ -72,8 +72,8 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
   },
   cli: {
     kind: 'cli-missing',
-    text: 'The chat-model provider finds no CLI to run.',
-    action: 'Install the CLI, or set MODELPROV_CLI_BINARY, then restart the provider',
+    text: 'The chat-model provider finds no CLI to run (install it, or name it with MODELPROV_CLI_BINARY).',
+    action: 'Install the CLI, then restart the provider',
     place: 'provider',
   },
   lockdown: {
@@ -85,8 +85,8 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
   platform: {
     kind: 'platform-unreachable',
     // The supervisor asks its /ready every few seconds: there is no re-check for the person to press.
-    text: 'The repository gateway cannot reach the platform (GitHub); it tries again every few seconds.',
-    action: 'Check the network (or REPOHOST_PLATFORM_URL)',
+    text: 'The repository gateway cannot reach the platform (GitHub, or the address in REPOHOST_PLATFORM_URL); it tries again every few seconds.',
+    action: 'Check the network',
     place: 'services',
   },
   identity_keys: {
@@ -104,7 +104,7 @@ const NEEDS: Readonly<Record<string, Omit<Need, 'service'>>> = {
   service_token: {
     kind: 'configuration',
     text: 'The gateway has no service token for the identity service (REPOHOST_IDENTITY_SERVICE_TOKEN).',
-    action: 'Set REPOHOST_IDENTITY_SERVICE_TOKEN, then restart the gateway',
+    action: 'Give the gateway its service token, then restart it',
     place: 'services',
   },
 };

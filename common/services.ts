@@ -18,7 +18,8 @@ export type HubValue = 'base-url' | 'audience' | 'profile' | 'session-credential
  * A setting the supervisor fills in for a service (unless the user set it), by its name after the prefix:
  * identity's URL, identity's public keys file and socket (in identity's data folder), the gateway's
  * service token (and identity's register of it), the ports a signal must never reach, the provider's
- * stream mode from the app's settings.
+ * stream mode from the app's settings, the persona store's settings service (identity, where the
+ * person's own choices are kept: its base URL and the persona store's token there).
  */
 export type WiredSetting =
   | 'IDENTITY_URL'
@@ -27,7 +28,9 @@ export type WiredSetting =
   | 'IDENTITY_SERVICE_TOKEN'
   | 'SERVICE_TOKENS'
   | 'SIGNAL_REFUSED_PORTS'
-  | 'STREAM';
+  | 'STREAM'
+  | 'SETTINGS_API_BASE_URL'
+  | 'SETTINGS_API_TOKEN';
 
 export interface ServiceFacts {
   /** The program's name: `npm run service -- <name>`, its folder under services/, its data sub-folder. */
@@ -84,7 +87,8 @@ export const SERVICE_CATALOGUE: Readonly<Record<ServiceName, ServiceFacts>> = {
     audience: 'persona',
     credential: 'token',
     waitsOn: ['identity_keys', 'identity'],
-    wired: ['IDENTITY_URL', 'IDENTITY_KEYS_FILE', 'IDENTITY_SOCKET'],
+    // The settings service first: it applies only where the user did not point IDENTITY_URL elsewhere themselves.
+    wired: ['SETTINGS_API_BASE_URL', 'SETTINGS_API_TOKEN', 'IDENTITY_URL', 'IDENTITY_KEYS_FILE', 'IDENTITY_SOCKET'],
     hubPath: '',
     hubVariables: [
       ['HUB_PERSONA_BASE_URL', 'base-url'],

@@ -90,6 +90,8 @@ export function aggregateState(states: readonly ServiceState[]): AggregateState 
   if (states.some((s) => s === 'gave-up' || s === 'crashed' || s === 'backing-off')) return 'error';
   if (states.every((s) => s === 'stopped')) return 'stopped';
   if (states.some((s) => s === 'degraded')) return 'degraded';
+  // A service the person stopped is news before one that waits or starts: the headline and the tray must change.
+  if (states.some((s) => s === 'stopped' || s === 'stopping')) return 'degraded';
   // Before "starting": a service waiting for the person must not read as one that only needs time.
   if (states.some((s) => s === 'waiting')) return 'waiting';
   if (states.some((s) => s === 'starting' || s === 'live' || s === 'stopping')) return 'starting';

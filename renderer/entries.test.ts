@@ -3,7 +3,7 @@
  * and counts in words.
  */
 import { describe, expect, it } from 'vitest';
-import { entryMatches, valueKind, viaCell, writtenVia, type FieldEntry, type NoteEntry } from './src/entries.ts';
+import { entryMatches, valueKind, writtenVia, type FieldEntry, type NoteEntry } from './src/entries.ts';
 import { plural } from './src/words.ts';
 
 const at = '2026-03-01T10:00:00.000Z';
@@ -59,8 +59,8 @@ describe('what wrote an entry', () => {
     expect(writtenVia('import:persona')).toEqual({ via: 'an import', verified: false, claimed: 'persona' });
     expect(writtenVia('import:repohost-api')).toMatchObject({ verified: false, claimed: 'repohost-api' });
     expect(writtenVia('import')).toEqual({ via: 'an import', verified: false });
-    expect(viaCell('import')).toBe('an import');
-    expect(viaCell('persona')).toBe('persona');
+    expect(writtenVia('import').via).toBe('an import');
+    expect(writtenVia('persona').via).toBe('persona');
   });
 });
 

@@ -293,7 +293,7 @@ describe('acting on a persona', () => {
       profile: seeded.profile,
       card: { language: 'not a language tag!' },
     });
-    expect(bad.message).toMatch(/^The persona store answered 422: .*BCP 47/);
+    expect(bad.message).toMatch(/^The persona store refused it: .*BCP 47/);
     expect((await allEvents(seeded.profile)).filter((e) => e.action === 'persona_updated')).toHaveLength(2);
   });
 

@@ -159,17 +159,20 @@ describe('the provider panel: how streamed replies are sent', () => {
 
     const { page, dl } = await providerPanel(supervisor);
     const stream = dl.locator('[data-check="stream"]');
-    expect(await stream.locator('p').first().innerText()).toBe(
-      'Sends the whole reply at once, when the CLI has finished.',
-    );
-    await stream.getByRole('button', { name: 'Send the words as the CLI writes them' }).click();
-    await stream.getByText('it applies when the provider restarts').waitFor();
+    // A choice of two, the mode in force checked: never a button named after the mode it is not in.
+    const whole = stream.getByRole('radio', { name: 'the whole reply at once, when the CLI has finished' });
+    const deltas = stream.getByRole('radio', { name: 'the words as the CLI writes them' });
+    expect([await whole.isChecked(), await deltas.isChecked()]).toEqual([true, false]);
+    expect(await stream.innerText()).toContain('The running provider sends the whole reply at once');
+    await deltas.check();
+    await stream.getByText('It applies when the provider restarts.').waitFor();
+    expect(await deltas.isChecked()).toBe(true);
     // Kept in the app's settings (headless: the data folder's settings.json) before any restart.
     expect(JSON.parse(readFileSync(join(supervisor.dataDir, 'settings.json'), 'utf8'))).toEqual({
       providerStream: 'deltas',
     });
     await stream.getByRole('button', { name: 'Restart the provider now' }).click();
-    await stream.getByText('Sends the words as the CLI writes them.').waitFor();
+    await stream.getByText('The running provider sends the words as the CLI writes them.').waitFor();
     await page.screenshot({
       path: join(ROOT, 'test-artifacts', 'console', 'provider-stream-deltas.png'),
       fullPage: true,

@@ -131,11 +131,14 @@ async function expectFits(where: string): Promise<void> {
   expect(scroll, `${where} is ${scroll} px wide in a ${inner} px window`).toBeLessThanOrEqual(inner);
 }
 
-/** Every check a page gets: axe in light and dark, and the layout at 900 px and at 1920 px. */
+/** Every check a page gets: axe in light and dark, and the layout in an 800 x 600 window (light and dark), at 900 px and at 1920 px. */
 async function checkPage(where: string): Promise<void> {
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
     await expectAccessible(`${where} (${colorScheme})`);
+    await page.setViewportSize({ width: 800, height: 600 });
+    await expectFits(`${where} at 800 x 600 (${colorScheme})`);
+    await page.setViewportSize({ width: 1280, height: 900 });
   }
   await page.emulateMedia({ colorScheme: 'light' });
   for (const width of [900, 1920]) {
@@ -380,7 +383,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByRole('button', { name: 'Details of field favourite_tea' }).click();
     const details = page.locator('table.entries.fields tr.detail-row dl.provenance');
     expect(await details.innerText()).toMatch(
-      /Written by \(claimed\)\s+You \(as owner\) \(source: owner\)\s+Via \(verified\)\s+persona\s+Type\s+string\s+Revision\s+2\s+What it is for \(its writer says\)\s+The tea the household likes best/,
+      /Written by \(claimed\)\s+You \(as owner\) \(source: owner\)\s+Checked\s+written with a token for \u201cpersona\u201d, verified by the persona store \(the change log says who\)\s+Type\s+string\s+Revision\s+2\s+What it is for \(its writer says\)\s+The tea the household likes best/,
     );
     expect(
       await page.getByRole('button', { name: 'Details of field favourite_tea' }).getAttribute('aria-expanded'),
@@ -424,7 +427,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.getByRole('navigation', { name: 'Change log pages' }).getByRole('button', { name: 'Next' }).click();
     await page.getByText('page 2').waitFor();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(3);
-    expect(await rows.last().innerText()).toContain('persona created');
+    expect(await rows.last().innerText()).toContain('Created the persona');
     // Filter, even with the filters unchanged, starts again from the newest entries.
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
     await page.getByText('page 1').waitFor(PAGE_WAIT);
@@ -433,7 +436,8 @@ describe('the console in Chromium against `npm run serve`', () => {
     await page.locator('select[name="target_kind"]').selectOption('note');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows.count(), PAGE_WAIT).toBe(2);
-    for (const text of await rows.allInnerTexts()) expect(text).toContain('note added');
+    // Notes by their first words, never their ids.
+    for (const text of await rows.allInnerTexts()) expect(text).toMatch(/^\S.*\tWrote the note \u201c/);
     await page.locator('select[name="target_kind"]').selectOption('');
     await page.locator('select[name="action"]').selectOption('field_revised');
     await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
@@ -481,7 +485,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     // Provenance is in the hit's details row.
     await note.getByRole('button', { name: /^Details of note: / }).click();
     expect(await page.locator('.recall-results tr.detail-row dl.provenance').innerText()).toMatch(
-      /Written by \(claimed\)\s+The assistant \(source: assistant\)\s+Via \(verified\)\s+persona/,
+      /Written by \(claimed\)\s+The assistant \(source: assistant\)\s+Checked\s+written with a token for \u201cpersona\u201d/,
     );
 
     // A field hit: its value shown as what it is (JSON here), its writer's description in the details.
@@ -715,7 +719,10 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await page.locator('tr[data-service="persona-store"]').innerText()).toContain(env.PERSONA_PORT);
     await page.getByRole('button', { name: 'Logs of Persona store' }).click();
     await page.getByRole('heading', { name: 'Log of Persona store' }).waitFor();
-    await page.locator('section.log-tail input[name="filter"]').fill('/fields/chore_3');
+    // A request line names the route, never the field's key.
+    await page
+      .locator('section.log-tail input[name="filter"]')
+      .fill('"PUT","path":"/v1/personas/{profile}/fields/{key}"');
     await page.locator('section.log-tail').getByRole('button', { name: 'Filter' }).click();
     // The unfiltered tail holds these lines too, so wait until every line shown is one the filter keeps.
     const shown = async () =>
@@ -731,10 +738,11 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect
       .poll(async () => {
         const lines = await shown();
-        return lines.length > 0 && lines.every((l) => l.includes('/fields/chore_3'));
+        return lines.length > 0 && lines.every((l) => l.includes('path=/v1/personas/{profile}/fields/{key}'));
       }, PAGE_WAIT)
       .toBe(true);
     expect((await shown()).length).toBeGreaterThan(0);
+    expect((await shown()).join('\n')).not.toContain('chore_3');
     await shot('services');
     await checkPage('the services page');
 
@@ -744,51 +752,67 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect
       .poll(
         async () =>
-          (await shown()).some((l) => l.includes('/fields/chore_3')) &&
-          (await shown()).some((l) => !l.includes('/fields/chore_3')),
+          (await shown()).some((l) => l.includes('path=/v1/personas/{profile}/fields/{key}')) &&
+          (await shown()).some((l) => !l.includes('path=/v1/personas/{profile}/fields/{key}')),
         PAGE_WAIT,
       )
       .toBe(true);
     const probe = (l: string) => /path=\/(healthy|ready|metrics)\b/.test(l);
     expect((await shown()).filter(probe)).toEqual([]);
     await page.locator('nav.paging[aria-label="Log pages"]', { hasText: 'probes hidden' }).waitFor();
-    const times = (await shown()).map((l) => Date.parse(l.split(' ')[0]!));
+    // Local time, as everywhere in the console (day, then the time to the second).
+    const times = (await shown()).map((l) => Date.parse(/^(.+?:\d\d:\d\d(?:\s?[AP]M)?) /.exec(l)?.[1] ?? ''));
     expect(times.every((t) => !Number.isNaN(t))).toBe(true);
     expect(times).toEqual([...times].sort((a, b) => b - a));
     await page.getByLabel('Show probes').check();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(true);
     await page.getByLabel('Show probes').uncheck();
     await expect.poll(async () => (await shown()).some(probe), PAGE_WAIT).toBe(false);
-    // Following is on by default: a request made now shows up by itself, at the top. The mark is plain words: the persona
-    // store writes a path segment that looks like a token (16+ characters with digits, as a timestamp) as [redacted].
+    // Following is on by default: a request made now shows up by itself, at the top. A refused read of a persona is
+    // the mark (its line names the route, never the profile asked for, which the test checks too).
     expect(await page.getByLabel('Follow new lines').isChecked()).toBe(true);
+    const refusedLine = '"path":"/v1/personas/{profile}","status":401';
+    const shownRefused = 'path=/v1/personas/{profile} status=401';
+    const logged = async () =>
+      (
+        await consoleCall<{ lines: unknown[] }>('services.logPage', {
+          name: 'persona-store',
+          filter: refusedLine,
+          limit: 500,
+        })
+      ).lines.length;
+    const already = await logged();
     const letters = () => [...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('');
-    const mark = `/v1/personas/follow-${letters()}`;
-    expect((await fetch(`${url('persona')}${mark}`)).status).toBe(401);
-    const logged = async (m: string) =>
-      (await consoleCall<{ lines: unknown[] }>('services.logPage', { name: 'persona-store', filter: m })).lines.length;
-    await expect.poll(() => logged(mark), PAGE_WAIT).toBe(1);
-    await expect.poll(async () => (await shown())[0]?.includes(mark), PAGE_WAIT).toBe(true);
+    const mark = `follow-${letters()}`;
+    expect((await fetch(`${url('persona')}/v1/personas/${mark}`)).status).toBe(401);
+    await expect.poll(() => logged(), PAGE_WAIT).toBe(already + 1);
+    await expect.poll(async () => (await shown())[0]?.includes(shownRefused), PAGE_WAIT).toBe(true);
+    const shownBefore = (await shown()).filter((l) => l.includes(shownRefused)).length;
     // Paused, the log waits to be read again.
     await page.getByLabel('Follow new lines').uncheck();
-    const mark2 = `/v1/personas/paused-${letters()}`;
-    expect((await fetch(`${url('persona')}${mark2}`)).status).toBe(401);
-    await expect.poll(() => logged(mark2), PAGE_WAIT).toBe(1);
+    expect((await fetch(`${url('persona')}/v1/personas/paused-${letters()}`)).status).toBe(401);
+    await expect.poll(() => logged(), PAGE_WAIT).toBe(already + 2);
     await page.locator('section.log-tail').getByRole('button', { name: 'Read again' }).click();
-    await expect.poll(async () => (await shown())[0]?.includes(mark2), PAGE_WAIT).toBe(true);
+    await expect
+      .poll(async () => (await shown()).filter((l) => l.includes(shownRefused)).length, PAGE_WAIT)
+      .toBe(shownBefore + 1);
+    expect((await shown()).join('\n')).not.toContain(mark);
     await page.getByLabel('Follow new lines').check();
   });
 
   it('connects a hub: a credential made on the page, shown once, mints a token at identity that the persona store takes; then it is revoked', async () => {
     await tab('Connect a hub').click();
-    const persona = page.locator('article.hub-service[data-service="persona-store"]');
-    await persona.locator('pre.env').waitFor();
-    expect(await persona.locator('pre.env').innerText()).toBe(
-      `HUB_PERSONA_BASE_URL=${url('persona')}\nHUB_PERSONA_AUDIENCE=persona`,
+    // The hub's settings: one block, one Copy.
+    const block = page.locator('pre#hub-env');
+    await block.waitFor();
+    expect(await block.innerText()).toContain(
+      `# Persona store\nHUB_PERSONA_BASE_URL=${url('persona')}\nHUB_PERSONA_AUDIENCE=persona`,
     );
-    expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toBe(
+    expect(await block.innerText()).toContain(
       `HUB_IDENTITY_URL=${url('identity')}\nHUB_SESSION_CREDENTIAL=<make a hub credential above>`,
     );
+    expect(await page.getByRole('button', { name: 'Copy the hub\u2019s settings' }).count()).toBe(1);
+    await page.getByText('No hub has used a hub credential yet.').waitFor();
     await docShot('hub');
     await checkPage('the hub page');
 
@@ -797,9 +821,7 @@ describe('the console in Chromium against `npm run serve`', () => {
     const secret = (await page.locator('pre.secret').innerText()).trim();
     expect(secret.length).toBeGreaterThan(20);
     // The identity block now carries it, ready to copy.
-    expect(await page.locator('article.hub-service[data-service="identity"] pre.env').innerText()).toContain(
-      `HUB_SESSION_CREDENTIAL=${secret}`,
-    );
+    expect(await block.innerText()).toContain(`HUB_SESSION_CREDENTIAL=${secret}`);
     await checkPage('the hub page with a new credential');
 
     // The hub's side, end to end: mint a token with the new credential, call the persona store with it.
@@ -818,6 +840,15 @@ describe('the console in Chromium against `npm run serve`', () => {
 
     await page.getByRole('button', { name: 'I have saved it: hide it' }).click();
     await expect.poll(() => page.content(), PAGE_WAIT).not.toContain(secret);
+    // Hidden, the block says a credential exists rather than asking to make one; the page says the hub called.
+    expect(await block.innerText()).toContain(
+      'HUB_SESSION_CREDENTIAL=<the secret of \u201ckitchen hub\u201d, shown once when it was made>',
+    );
+    await tab('Overview').click();
+    await tab('Connect a hub').click();
+    await page
+      .getByText(/^A hub has connected with \u201ckitchen hub\u201d: last call (just now|\d+ min ago)\.$/)
+      .waitFor();
     const row = page.locator('table.credentials tr', { hasText: 'kitchen hub' });
     await row.waitFor();
     // Each credential says what it may do: the hub's mints tokens only; the app's own manages.
@@ -842,26 +873,38 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(refused.status).toBe(401);
   });
 
-  it('acts on a persona: pin, forget with the mode shown first, edit the card, export; each logged', async () => {
+  it('acts on a persona: pin, forget with the mode shown first, destroy a kept entry, edit the card, export; each answer beside its action, the row never moving, each logged', async () => {
     await tab('Personas').click();
     await page.getByRole('button', { name: seeded.displayName }).click();
     await page.getByRole('heading', { name: seeded.displayName }).waitFor();
-    const outcome = page.locator('p.outcome');
+    // A long page, scrolled to the row acted on, in a small window: the answer appears in the row, which stays put.
+    await page.setViewportSize({ width: 800, height: 600 });
+    const row = (key: string) => page.locator(`table.entries tr[data-field="${key}"]`);
+    const answerOf = (key: string) => row(key).locator('.action-answer');
+    const top = async (key: string) => (await row(key).boundingBox())!.y;
 
+    await row('kids_names').scrollIntoViewIfNeeded();
+    const before = await top('kids_names');
     await page.getByRole('button', { name: 'Pin field kids_names' }).click();
     await expect
-      .poll(() => outcome.innerText(), PAGE_WAIT)
-      .toBe('Pinned the field kids_names: it is now in the identity block the hub reads first.');
+      .poll(() => answerOf('kids_names').innerText(), PAGE_WAIT)
+      .toBe('Pinned: now in the identity block the hub reads first.');
+    expect(await answerOf('kids_names').getAttribute('aria-live')).toBe('polite');
     await page.getByRole('button', { name: 'Unpin field kids_names' }).waitFor();
+    expect(await top('kids_names')).toBe(before);
 
+    await row('chore_1').scrollIntoViewIfNeeded();
+    const forgetAt = await top('chore_1');
     await page.getByRole('button', { name: 'Forget field chore_1' }).click();
     const dialog = page.getByRole('dialog', { name: 'Forget this field?' });
     await dialog.locator('[data-mode="keep"]').waitFor();
     expect(await dialog.locator('.forget-mode').innerText()).toBe(
       'What will happen: Kept: the field leaves every answer, recall and export, but stays in the database file; writing the same key again brings it back.',
     );
+    expect(await dialog.innerText()).toContain('change it on the Settings page');
     // The focus starts on the safe choice: Enter keeps the field.
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep it');
+    await page.setViewportSize({ width: 1280, height: 900 });
     await checkPage('the forget dialog');
     // Escape cancels, and the focus goes back to the button that asked.
     await page.keyboard.press('Escape');
@@ -869,23 +912,44 @@ describe('the console in Chromium against `npm run serve`', () => {
     await expect
       .poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), PAGE_WAIT)
       .toBe('Forget field chore_1');
+    await page.setViewportSize({ width: 800, height: 600 });
+    await row('chore_1').scrollIntoViewIfNeeded();
+    const forgetFrom = await top('chore_1');
     await page.getByRole('button', { name: 'Forget field chore_1' }).click();
     await page
       .getByRole('dialog', { name: 'Forget this field?' })
       .getByRole('button', { name: 'Forget', exact: true })
       .click();
     await expect
-      .poll(() => outcome.innerText(), PAGE_WAIT)
-      .toMatch(/^Forgot the field chore_1: kept: it is out of every answer/);
+      .poll(() => answerOf('chore_1').innerText(), PAGE_WAIT)
+      .toMatch(/^Forgot it: kept: it is out of every answer/);
+    // Still in place, marked forgotten, until the page is read anew.
+    expect(await row('chore_1').getAttribute('class')).toContain('forgotten');
+    expect(await top('chore_1')).toBe(forgetFrom);
+    expect(forgetAt).toBeGreaterThan(0);
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Kept: listed under Forgotten, and destroyed on the person's word.
+    const kept = page.locator('section.forgotten tr', { hasText: 'chore_1' });
+    await kept.waitFor();
+    expect(await kept.innerText()).toContain('kept');
+    await checkPage('a persona with a forgotten entry');
+    await kept.getByRole('button', { name: 'Destroy now: the field chore_1' }).click();
+    const destroy = page.getByRole('dialog', { name: 'Destroy this field now?' });
+    await destroy.waitFor();
+    // The question starts on the safe choice.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_WAIT).toBe('Keep it');
+    await destroy.getByRole('button', { name: 'Destroy now', exact: true }).click();
     await expect
-      .poll(() => page.locator('figure.claim[data-kind="field"]', { hasText: 'chore_1' }).count(), PAGE_WAIT)
-      .toBe(0);
+      .poll(() => kept.locator('.action-answer').innerText(), PAGE_WAIT)
+      .toBe('Destroyed: nothing of it is left on disk.');
 
     await page.getByRole('button', { name: 'Edit the card' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit the card' });
     await edit.locator('input[name="tone"]').fill('calm and plain');
     await checkPage('the card editor');
     await edit.getByRole('button', { name: 'Save' }).click();
+    const outcome = page.locator('header.card .action-answer');
     await expect.poll(() => outcome.innerText(), PAGE_WAIT).toBe('Saved the card: tone changed.');
     await page.locator('dl.card-members').getByText('calm and plain').waitFor();
 
@@ -905,18 +969,57 @@ describe('the console in Chromium against `npm run serve`', () => {
       .poll(() => outcome.innerText(), PAGE_WAIT)
       .toMatch(/^Exported 8 fields and 2 notes as household-persona-export\.json/);
 
-    // Each action is in the persona store's own change log.
+    // Each action is in the persona store's own change log, said in words: who did it, the person here.
     const actions = async (action: string) =>
       (
         await consoleCall<{ events: { target: string }[] }>('personas.events', { profile: seeded.profile, action })
       ).events.map((e) => e.target);
     expect(await actions('field_pinned')).toContain('kids_names');
-    expect(await actions('field_forgotten')).toContain('chore_1');
+    expect(await actions('field_destroyed')).toEqual(['(destroyed field)']);
     expect(await actions('persona_updated')).toEqual([seeded.profile]);
-    await page.locator('select[name="action"]').selectOption('field_forgotten');
-    await page.locator('form.filters').getByRole('button', { name: 'Filter' }).click();
+    // Reachable from the top of the page, and filtered there.
+    await page
+      .getByRole('navigation', { name: 'On this persona\u2019s page' })
+      .getByRole('button', { name: 'Change log' })
+      .click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), PAGE_WAIT).toBe('changelog-title');
+    await page.locator('select[name="action"]').selectOption('field_pinned');
+    await page.locator('section.changelog form.filters').getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => page.locator('table.events tbody tr').count(), PAGE_WAIT).toBe(1);
-    expect(await page.locator('table.events tbody tr').innerText()).toContain('chore_1');
+    expect(await page.locator('table.events tbody tr').innerText()).toMatch(
+      /Pinned the field kids_names\s+You, in this app/,
+    );
+    await checkPage('a persona\u2019s filtered change log');
+  });
+
+  it('a Settings page: forgetting chosen there reaches the persona store, and each choice says so beside it', async () => {
+    await tab('Settings').click();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
+    await page.getByRole('radio', { name: /^Keep it/ }).waitFor();
+    expect(await page.getByRole('radio', { name: /^Keep it/ }).isChecked()).toBe(true);
+    await checkPage('the settings page');
+    await page.getByRole('radio', { name: 'Destroy it after a grace period' }).check();
+    await expect
+      .poll(
+        () => page.locator('section.settings-group', { hasText: 'Forgetting' }).locator('.action-answer').innerText(),
+        PAGE_WAIT,
+      )
+      .toMatch(/^Saved: forgetting now destroys entries after 7 days/);
+    expect((await consoleCall<{ mode: string }>('personas.forgetPolicy', { profile: seeded.profile })).mode).toBe(
+      'destroy_after_grace',
+    );
+    // The streaming choice shows the mode in force, checked; the browser console has no desktop settings.
+    expect(
+      await page.getByRole('radio', { name: 'the whole reply at once, when the CLI has finished' }).isChecked(),
+    ).toBe(true);
+    await page.getByText('Launch at login and notifications belong to the desktop app').waitFor();
+    await page.getByRole('radio', { name: /^Keep it/ }).check();
+    await expect
+      .poll(
+        async () => (await consoleCall<{ mode: string }>('personas.forgetPolicy', { profile: seeded.profile })).mode,
+        PAGE_WAIT,
+      )
+      .toBe('keep');
   });
 
   it('deletes a persona only when its profile is typed', async () => {
@@ -938,7 +1041,7 @@ describe('the console in Chromium against `npm run serve`', () => {
       body: JSON.stringify({ profile: 'scratch', display_name: 'Scratch pad' }),
     });
     expect(made.status).toBe(201);
-    await page.getByRole('button', { name: '← All personas' }).click();
+    await tab('Personas').click();
     await page.getByRole('button', { name: 'Scratch pad' }).click();
     await page.getByRole('button', { name: 'Delete persona…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete this persona?' });

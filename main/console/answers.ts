@@ -7,7 +7,7 @@
 import type { HubService, ProviderStreamView } from '../../common/contract.ts';
 import type { NewSessionCredential, SessionCredential } from '../../services/identity/shapes.ts';
 import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
-import type { Export } from '../../services/persona-store/shapes.ts';
+import type { Event, Export, IdentityBlock } from '../../services/persona-store/shapes.ts';
 import type { Subscription } from '../../services/repohost-gateway/shapes.ts';
 
 /** A subscription as the console shows it: the gateway's, without its `signal_url` (a hub may put its own secret there). */
@@ -27,6 +27,19 @@ export interface ProviderStatus {
   stream: ProviderStreamView;
 }
 
+/** `personas.get`: the identity block, with the card's ETag (sent back with `personas.update`). */
+export type PersonaView = IdentityBlock & { etag?: string };
+
+/**
+ * One entry of `personas.events`: the store's, with `label` (a note's first words; "a destroyed note") and,
+ * when the person keeps replaced values, `after`: what the change left of each member it replaced.
+ */
+export type ChangeLogEntryView = Event & { label?: string; after?: Record<string, unknown> };
+export interface ChangeLogPageView {
+  events: ChangeLogEntryView[];
+  next_after: number | null;
+}
+
 /** `personas.export`: the persona store's export, every page joined (both cursors null). */
 export type WholeExport = Export & { fields_next_after: null; notes_next_after: null };
 
@@ -38,6 +51,8 @@ export type NewHubCredential = NewSessionCredential & { may: string };
 
 /** `hub.get`: how a hub connects, and the local account's session credentials. */
 export interface HubView {
+  /** Days a new hub credential lives unless the person picks another (Settings); null: never. */
+  defaultDays: number | null;
   services: HubService[];
   credentials: SessionCredentialView[];
   /** Where the credentials could not be listed (identity down), the sentence saying so. */

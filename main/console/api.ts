@@ -12,6 +12,7 @@ import { ActivityHistory } from './activity.ts';
 import { rememberCrashes } from './crashes.ts';
 import type { FirstRunSettings, OpenTerminal } from './method-spec.ts';
 import { consoleSettingsFile } from './settings-file.ts';
+import type { ConsolePreferences, DesktopSettings } from './settings.ts';
 import { METHOD_NAMES, METHODS, type MethodContext, type MethodName } from './methods.ts';
 import { ConsoleError, ServiceClient } from './service-client.ts';
 
@@ -27,6 +28,10 @@ export interface ConsoleApiParts {
   firstRun?: FirstRunSettings;
   /** Opens a terminal running a program (the desktop app passes one; without it the console says what to run). */
   openTerminal?: OpenTerminal;
+  /** The console's preferences (default: the console's settings file; the desktop app passes its settings). */
+  preferences?: ConsolePreferences;
+  /** The desktop app's own settings and its log folder (the desktop app only). */
+  desktop?: DesktopSettings;
 }
 
 export function createConsoleApi(parts: ConsoleApiParts): ConsoleApi {
@@ -44,6 +49,8 @@ export function createConsoleApi(parts: ConsoleApiParts): ConsoleApi {
     env: parts.env ?? process.env,
     firstRun: parts.firstRun ?? consoleSettingsFile(parts.supervisor.dataDir),
     ...(parts.openTerminal ? { openTerminal: parts.openTerminal } : {}),
+    preferences: parts.preferences ?? consoleSettingsFile(parts.supervisor.dataDir),
+    ...(parts.desktop ? { desktop: parts.desktop } : {}),
   };
   return {
     async call(request: ConsoleRequest): Promise<ConsoleResult> {

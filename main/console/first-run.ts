@@ -3,8 +3,11 @@
  * service that confirms it (the provider's /ready, the gateway acting under the connection, identity's
  * credentials), never from what the page did; whether the person finished the guide is a setting.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { urlPath } from '../../common/url-path.ts';
 import type {
+  ConnectionSaved,
   ConnectionTest,
   CliSignInStep,
   FirstRunView,
@@ -105,16 +108,59 @@ async function connectionProfiles(ctx: MethodContext): Promise<string[]> {
 }
 
 /** `GET /v1/me` through the gateway under a profile: the connection works end to end (identity, gateway, platform). */
-export async function testConnection(ctx: MethodContext, profile: string): Promise<ConnectionTest> {
+export async function testConnection(ctx: MethodContext, profile: string, as = profile): Promise<ConnectionTest> {
+  const at = () => new Date().toISOString();
+  let result: ConnectionTest;
   try {
     const me = (
       await ctx.services.call<Me>('repohost-gateway', { path: '/v1/me', headers: { 'x-identity-profile': profile } })
     ).body;
-    return { ok: true, profile, login: me.login, kind: me.kind, repositories: me.repositories };
+    result = { ok: true, profile: as, login: me.login, kind: me.kind, repositories: me.repositories, at: at() };
   } catch (err) {
-    if (err instanceof ConsoleError) return { ok: false, profile, message: err.message };
-    throw err;
+    if (!(err instanceof ConsoleError)) throw err;
+    result = { ok: false, profile: as, message: err.message, at: at() };
   }
+  TESTED.set(ctx.supervisor, new Map([...(TESTED.get(ctx.supervisor) ?? []), [as, result]]));
+  return result;
+}
+
+/** The last test of each connection, per running app (the guide opens with it; "Test" asks again). */
+const TESTED = new WeakMap<object, Map<string, ConnectionTest>>();
+
+/**
+ * Saves a token only once it works: under a profile of its own first, tested through the gateway, then
+ * under the person's profile. A token whose test fails is not kept (nor does it replace one that works)
+ * unless the person says so (`keepIfFails`).
+ */
+async function saveConnection(
+  ctx: MethodContext,
+  profile: string,
+  token: string,
+  keepIfFails: boolean,
+): Promise<ConnectionSaved> {
+  const put = (name: string) =>
+    ctx.services.call('identity', {
+      method: 'PUT',
+      path: urlPath`/v1/connections/${name}`,
+      body: { kind: 'token', token },
+    });
+  const trial = `trial-${randomBytes(6).toString('hex')}`;
+  await put(trial);
+  let tested: ConnectionTest;
+  try {
+    tested = await testConnection(ctx, trial, profile);
+  } finally {
+    await ctx.services
+      .call('identity', { method: 'DELETE', path: urlPath`/v1/connections/${trial}`, acceptStatus: [404] })
+      .catch(() => undefined);
+  }
+  const kept = tested.ok || keepIfFails;
+  if (kept) {
+    await put(profile);
+    // A connection that works answers the gateway's waiting on the platform too.
+    await ctx.supervisor.recheck('repohost-gateway').catch(() => undefined);
+  }
+  return { ...tested, kept };
 }
 
 async function githubStep(ctx: MethodContext): Promise<GithubConnectionStep> {
@@ -138,7 +184,16 @@ async function githubStep(ctx: MethodContext): Promise<GithubConnectionStep> {
       done: false,
       text: 'No GitHub connection yet: make a fine-grained token with the permissions below and add it.',
     };
-  const tested = await testConnection(ctx, profiles[0]!);
+  // The last test, when there was one: reading the guide never waits on GitHub (the page tests when it has none).
+  const tested = TESTED.get(ctx.supervisor)?.get(profiles[0]!);
+  if (!tested)
+    return {
+      ...base,
+      connections: profiles,
+      done: false,
+      untested: true,
+      text: `The connection \u201c${profiles[0]}\u201d has not been tested since the app started.`,
+    };
   if (!tested.ok)
     return {
       ...base,
@@ -146,11 +201,13 @@ async function githubStep(ctx: MethodContext): Promise<GithubConnectionStep> {
       done: false,
       text: `The connection \u201c${profiles[0]}\u201d does not work through the gateway.`,
       error: tested.message,
+      lastTest: tested,
     };
   return {
     ...base,
     connections: profiles,
     login: tested.login,
+    lastTest: tested,
     done: true,
     text: `Connected: the gateway acts as ${tested.login} (connection \u201c${profiles[0]}\u201d).`,
   };
@@ -229,6 +286,17 @@ export const FIRST_RUN_METHODS = {
       if (result.ok) await ctx.supervisor.recheck('repohost-gateway').catch(() => undefined);
       return result;
     },
+  ),
+  'firstRun.saveConnection': method(
+    z
+      .object({
+        profile: Profile,
+        token: z.string().trim().min(20, 'a personal access token is at least 20 characters').max(500),
+        keepIfFails: z.boolean().optional(),
+      })
+      .strict(),
+    async ({ profile, token, keepIfFails }, ctx): Promise<ConnectionSaved> =>
+      saveConnection(ctx, profile, token, keepIfFails ?? false),
   ),
   'firstRun.setDone': method(z.object({ done: z.boolean() }).strict(), async ({ done }, ctx): Promise<FirstRunView> => {
     ctx.firstRun.setFirstRunDone(done);

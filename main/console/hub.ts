@@ -86,6 +86,7 @@ export const HUB_METHODS = {
     ]);
     const profile = connections.status === 'fulfilled' ? connections.value[0]?.profile : undefined;
     return {
+      defaultDays: ctx.preferences.hubCredentialDays(),
       services: hubServices(ctx, profile),
       credentials: credentials.status === 'fulfilled' ? credentials.value : [],
       ...(credentials.status === 'rejected' ? { credentialsError: (credentials.reason as Error).message } : {}),
@@ -100,10 +101,12 @@ export const HUB_METHODS = {
           .min(1, 'name the credential, e.g. "hub"')
           .max(100)
           .refine((l) => ![...l].some((c) => c < ' ' || c === '\u007f'), 'a label is text without control characters'),
-        expiresInDays: z.number().int().min(1).max(3650).nullable(),
+        // Absent: the default of Settings (90 days unless the person chose another, or never).
+        expiresInDays: z.number().int().min(1).max(3650).nullable().optional(),
       })
       .strict(),
-    async ({ label, expiresInDays }, ctx): Promise<NewHubCredential> => {
+    async ({ label, expiresInDays: asked }, ctx): Promise<NewHubCredential> => {
+      const expiresInDays = asked === undefined ? ctx.preferences.hubCredentialDays() : asked;
       const body = (
         await ctx.services.call('identity', {
           method: 'POST',

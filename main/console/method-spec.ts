@@ -9,6 +9,7 @@ import type { ActivityHistory } from './activity.ts';
 import type { CrashMemory } from './crashes.ts';
 import type { TerminalOpened } from '../../common/contract.ts';
 import type { ServiceClient } from './service-client.ts';
+import type { ConsolePreferences, DesktopSettings } from './settings.ts';
 
 export interface MethodContext {
   supervisor: Supervisor;
@@ -21,6 +22,10 @@ export interface MethodContext {
   firstRun: FirstRunSettings;
   /** Opens a terminal running a program: the desktop app only. */
   openTerminal?: OpenTerminal;
+  /** The console's own preferences (a hub credential's default lifetime). */
+  preferences: ConsolePreferences;
+  /** The desktop app's settings (launch at login, notifications, the log folder): the desktop app only. */
+  desktop?: DesktopSettings;
 }
 
 export interface MethodSpec<S extends z.ZodType> {

@@ -5,12 +5,18 @@
 import { z } from 'zod';
 import { SERVICE_NAMES } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
-import { PROVIDER_STREAM_MODES, type ProviderStreamView, type ServiceView } from '../../common/contract.ts';
+import {
+  PROVIDER_STREAM_MODES,
+  type LogLine,
+  type LogPage,
+  type ProviderStreamView,
+  type ServiceView,
+} from '../../common/contract.ts';
 import type { ConnectionList, ConnectionSummary } from '../../services/identity/shapes.ts';
 import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
-import type { IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
+import type { EventPage, IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
 import type { Subscription, SubscriptionList } from '../../services/repohost-gateway/shapes.ts';
-import type { ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
+import type { PersonaView, ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
 import {
   Cursor,
   Limit,
@@ -21,8 +27,10 @@ import {
   type MethodContext,
   type MethodSpec,
 } from './method-spec.ts';
+import { readableChangeLog } from './change-log.ts';
 import { FIRST_RUN_METHODS } from './first-run.ts';
 import { HUB_METHODS } from './hub.ts';
+import { SETTINGS_METHODS } from './settings.ts';
 import { OVERVIEW_METHODS } from './overview.ts';
 import { PERSONA_ACTIONS } from './persona-actions.ts';
 import { ConsoleError, reasonOf, type ServiceClient } from './service-client.ts';
@@ -88,14 +96,42 @@ type Query = Record<string, string | number | undefined> & { limit?: number };
  * which a person or PERSONA_PAGE_SIZE may have lowered under the console's own; the console then asks
  * again at the store's page size (next_after still pages on) rather than showing the refusal.
  */
-async function personaPage(services: ServiceClient, path: string, query: Query): Promise<unknown> {
-  const answer = await services.call('persona-store', { path, query, acceptStatus: [422] });
+async function personaPage<T = unknown>(services: ServiceClient, path: string, query: Query): Promise<T> {
+  const answer = await services.call<T>('persona-store', { path, query, acceptStatus: [422] });
   if (answer.status !== 422) return answer.body;
   const pageSize = (answer.body as { page_size?: unknown } | undefined)?.page_size;
   if (typeof pageSize === 'number' && pageSize >= 1 && query.limit !== undefined && pageSize < query.limit) {
-    return (await services.call('persona-store', { path, query: { ...query, limit: pageSize } })).body;
+    return (await services.call<T>('persona-store', { path, query: { ...query, limit: pageSize } })).body;
   }
-  throw new ConsoleError(`The persona store answered 422: ${reasonOf(answer.body)}`, 422);
+  throw new ConsoleError(`The persona store refused it: ${reasonOf(answer.body)}`, 422);
+}
+
+/** pino's numeric levels; a line that is not JSON on stderr counts as a warning (Node's own warnings, a crash). */
+const LEVEL_AT_LEAST = { warn: 40, error: 50 } as const;
+function levelOf(line: LogLine): number {
+  try {
+    const level = (JSON.parse(line.text) as { level?: unknown }).level;
+    if (typeof level === 'number') return level;
+  } catch {
+    /* not JSON */
+  }
+  return line.stream === 'stderr' ? 40 : 30;
+}
+
+/** Pages back through the log (at most 20 pages of the supervisor's) until `limit` lines of the level are found. */
+function logPageAtLevel(
+  read: (page: { before?: number; after?: number }) => LogPage,
+  level: 'warn' | 'error',
+  limit: number,
+): LogPage {
+  const lines: LogLine[] = [];
+  let page = read({});
+  for (let round = 0; ; round++) {
+    lines.push(...page.lines.filter((l) => levelOf(l) >= LEVEL_AT_LEAST[level]));
+    if (lines.length >= limit || page.next_before === null || round >= 20) break;
+    page = read({ before: page.next_before, after: undefined });
+  }
+  return { ...page, lines: lines.slice(0, limit) };
 }
 
 /** Members that carry secrets are dropped from platform answers, whatever a service sends. */
@@ -155,14 +191,19 @@ export const METHODS = {
         before: z.number().int().min(0).optional(),
         after: z.number().int().min(0).optional(),
         probes: z.boolean().optional(),
+        /** Only lines of this level or worse: warn (warnings and errors) or error. */
+        level: z.enum(['warn', 'error']).optional(),
       })
       .strict()
       .refine(
         (p) => p.before === undefined || p.after === undefined,
         'ask for older lines (before) or newer ones (after), not both',
       ),
-    async ({ name, filter, ...page }, { supervisor }) =>
-      supervisor.logPage(name, { ...page, ...(filter ? { filter } : {}) }),
+    async ({ name, filter, level, ...page }, { supervisor }) => {
+      const ask = { ...page, ...(filter ? { filter } : {}) };
+      if (!level) return supervisor.logPage(name, ask);
+      return logPageAtLevel((p) => supervisor.logPage(name, { ...ask, ...p }), level, page.limit ?? 100);
+    },
   ),
 
   // Personas of the local account (persona store, audience `persona`).
@@ -171,8 +212,11 @@ export const METHODS = {
   ),
   'personas.get': method(
     z.object({ profile: Profile }).strict(),
-    async ({ profile }, { services }) =>
-      (await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) })).body,
+    async ({ profile }, { services }): Promise<PersonaView> => {
+      const answer = await services.call<IdentityBlock>('persona-store', { path: personaPath(profile) });
+      // The card's ETag, for an edit made only if the card is still as read.
+      return { ...answer.body, ...(answer.etag ? { etag: answer.etag } : {}) };
+    },
   ),
   'personas.fields': method(
     z.object({ profile: Profile, after: Cursor, limit: Limit }).strict(),
@@ -212,7 +256,14 @@ export const METHODS = {
       .strict(),
     // Newest first unless asked: the action just taken is on the first page.
     async ({ profile, order, ...query }, { services }) =>
-      personaPage(services, urlPath`/v1/personas/${profile}/events`, { ...query, order: order ?? 'newest' }),
+      readableChangeLog(
+        services,
+        profile,
+        await personaPage<EventPage>(services, urlPath`/v1/personas/${profile}/events`, {
+          ...query,
+          order: order ?? 'newest',
+        }),
+      ),
   ),
   'personas.recall': method(
     z
@@ -327,6 +378,7 @@ export const METHODS = {
   ...HUB_METHODS,
   ...OVERVIEW_METHODS,
   ...FIRST_RUN_METHODS,
+  ...SETTINGS_METHODS,
 } satisfies Record<string, MethodSpec<z.ZodType>>;
 
 export type MethodName = keyof typeof METHODS;

@@ -7,7 +7,7 @@
 import type { ActivityView } from '../../common/activity.ts';
 import type { Attention, Count, OverviewView, ServiceView } from '../../common/contract.ts';
 import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../../common/needs.ts';
-import { SERVICE_CATALOGUE } from '../../common/services.ts';
+import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../../common/states.ts';
 import { z } from 'zod';
 import { MINUTES_KEPT } from './activity.ts';
@@ -114,6 +114,9 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
         })
       ).body,
   );
+  const credentials = services
+    .call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })
+    .then((a) => a.body.credentials);
   const [personaCount, fields, notes, openSubscriptions, connections, hubCredentials, signals, ready] =
     await Promise.all([
       count(async () => {
@@ -140,9 +143,8 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       }),
       count(async () => (await subscriptions).length),
       count(async () => {
-        const body = (await services.call<SessionCredentialList>('identity', { path: '/v1/session-credentials' })).body;
         const now = Date.now();
-        return body.credentials.filter(
+        return (await credentials).filter(
           (c) => !c.current && c.purpose !== 'owner' && (!c.expires_at || Date.parse(c.expires_at) > now),
         ).length;
       }),
@@ -180,18 +182,69 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       place: 'platform',
     });
   }
+  // Every error a chart draws in red is named here too (the last hour, as the chart shows it by default).
+  const hour = ctx.activity.view(60);
+  for (const [name, service] of Object.entries(hour.services)) {
+    const errors = (service?.minutes ?? []).reduce((n, m) => n + m.errors, 0);
+    if (errors === 0) continue;
+    attention.push({
+      severity: 'warning',
+      text: `The ${SERVICE_CATALOGUE[name as ServiceName].label} failed ${errors === 1 ? 'one request' : `${errors} requests`} in the last hour (the red in its chart); its log says why.`,
+      place: 'services',
+    });
+  }
+  // A hub credential about to expire, a week ahead, so the person makes the next one before the hub is cut off.
+  for (const c of expiringSoon(await credentials.catch(() => []), new Date())) {
+    attention.push({
+      severity: 'warning',
+      text: `The hub credential \u201c${c.label ?? c.id}\u201d expires on ${new Date(c.expires_at!).toLocaleString()}: make a new one on Connect a hub, give it to the hub, then revoke this one.`,
+      place: 'hub',
+    });
+  }
   // A provider that waits says so as its need (card and headline), not a second time here.
   if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
-    headline: headline(
-      statuses.map((s) => s.state),
-      needs,
+    headline: stoppedHeadline(
+      headline(
+        statuses.map((s) => s.state),
+        needs,
+      ),
+      statuses,
     ),
     services: statuses,
     needs,
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
     attention,
   };
+}
+
+/** A headline that names the services stopped while others run, and where to start them. */
+function stoppedHeadline(
+  said: { state: OverviewView['headline']['state']; text: string },
+  statuses: readonly ServiceView[],
+): OverviewView['headline'] {
+  const stopped = statuses.filter((s) => s.state === 'stopped' || s.state === 'stopping');
+  if (stopped.length === 0 || stopped.length === statuses.length || said.state !== 'degraded') return said;
+  const names = stopped.map((s) => SERVICE_CATALOGUE[s.name].label).join(', ');
+  return {
+    state: 'degraded',
+    text: `Stopped: ${names}. Start ${stopped.length === 1 ? 'it' : 'them'} on the Services page.`,
+  };
+}
+
+/** How long before a hub credential expires the app says so. */
+export const EXPIRY_NOTICE_MS = 7 * 86_400_000;
+
+/** The hub credentials that expire within a week from `now` (and have not yet). */
+export function expiringSoon<C extends { purpose: string; expires_at: string | null; current?: boolean }>(
+  credentials: C[],
+  now: Date,
+): C[] {
+  return credentials.filter((c) => {
+    if (c.purpose !== 'hub' || !c.expires_at) return false;
+    const left = Date.parse(c.expires_at) - now.getTime();
+    return left > 0 && left <= EXPIRY_NOTICE_MS;
+  });
 }
 
 export const OVERVIEW_METHODS = {

@@ -13,7 +13,16 @@ import {
 } from '../../common/change-log.ts';
 import type { ForgetPolicy } from '../../common/contract.ts';
 import { urlPath } from '../../common/url-path.ts';
-import type { Card, Export, Field, ForgetResult, IdentityBlock, Note } from '../../services/persona-store/shapes.ts';
+import type {
+  Card,
+  Export,
+  Field,
+  FieldPage,
+  ForgetResult,
+  IdentityBlock,
+  Note,
+  NotePage,
+} from '../../services/persona-store/shapes.ts';
 import type { WholeExport } from './answers.ts';
 import { method, Profile, personaPath, type MethodContext } from './method-spec.ts';
 import { ConsoleError, type ServiceClient } from './service-client.ts';
@@ -50,11 +59,53 @@ export function forgetPolicy(block: Partial<IdentityBlock> | undefined, env: Met
   return { mode, gracePeriodSeconds, decidedBy: 'installation' };
 }
 
-async function forget(services: ServiceClient, path: string): Promise<ForgetResult> {
+/** The revision of an entry as the page showed it: a write then goes through only if it is still that one. */
+const Revision = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional();
+/** The card's ETag as the page read it (`personas.get`'s `etag`). */
+const CardTag = z
+  .string()
+  .regex(/^"[\x21\x23-\x7e]{1,120}"$/, 'an ETag as personas.get answered it')
+  .optional();
+
+const ifMatch = (tag: string | undefined): Record<string, string> => (tag ? { 'if-match': tag } : {});
+const revisionTag = (revision: number | undefined) => (revision === undefined ? undefined : `"${revision}"`);
+
+/**
+ * A write made only if the entry is still as the page showed it (If-Match). When it moved, the person is
+ * told in words what changed, from the store's 412, and that nothing was written (412 kept as the status,
+ * so the page reads the entry again).
+ */
+async function conditional<T>(
+  services: ServiceClient,
+  what: string,
+  request: Parameters<ServiceClient['call']>[1],
+): Promise<T> {
+  const answer = await services.call<T>('persona-store', { ...request, acceptStatus: [412] });
+  if (answer.status !== 412) return answer.body;
+  const changed = (answer.body as { changed?: unknown }).changed;
+  const members = Array.isArray(changed) && changed.length > 0 ? `: ${changed.map(String).join(', ')} changed` : '';
+  throw new ConsoleError(
+    `${what} changed since this page showed it${members}. Nothing was written; the page now shows it as it is, so look again and try once more if you still want to.`,
+    412,
+  );
+}
+
+async function forget(
+  services: ServiceClient,
+  path: string,
+  what: string,
+  revision: number | undefined,
+  query: Record<string, string> = {},
+): Promise<ForgetResult> {
   // Checked, not trusted: the person is told what happened only as the store said it.
   const outcome: unknown = (
-    await services.call<Partial<ForgetResult> | undefined>('persona-store', { method: 'DELETE', path })
-  ).body?.outcome;
+    await conditional<Partial<ForgetResult> | undefined>(services, what, {
+      method: 'DELETE',
+      path,
+      query,
+      headers: ifMatch(revisionTag(revision)),
+    })
+  )?.outcome;
   if (outcome !== 'kept' && outcome !== 'pending' && outcome !== 'destroyed') {
     throw new ConsoleError('The persona store forgot the entry but did not say how; see its change log.', 502);
   }
@@ -109,12 +160,34 @@ export const PERSONA_ACTIONS = {
     wholeExport(services, profile),
   ),
   'personas.forgetField': method(
-    z.object({ profile: Profile, key: FieldKey }).strict(),
-    async ({ profile, key }, { services }) => forget(services, fieldPath(profile, key)),
+    z.object({ profile: Profile, key: FieldKey, revision: Revision }).strict(),
+    async ({ profile, key, revision }, { services }) =>
+      forget(services, fieldPath(profile, key), `The field ${key}`, revision),
   ),
   'personas.forgetNote': method(
+    z.object({ profile: Profile, id: NoteId, revision: Revision }).strict(),
+    async ({ profile, id, revision }, { services }) => forget(services, notePath(profile, id), 'The note', revision),
+  ),
+  // Forgotten entries (kept, or pending destruction), and destroying one at once on the person's word.
+  'personas.forgotten': method(
+    z.object({ profile: Profile, kind: z.enum(['field', 'note']), after: z.string().max(300).optional() }).strict(),
+    async ({ profile, kind, after }, { services }) =>
+      (
+        await services.call<FieldPage | NotePage>('persona-store', {
+          path: kind === 'field' ? urlPath`/v1/personas/${profile}/fields` : urlPath`/v1/personas/${profile}/notes`,
+          query: { state: 'forgotten', after },
+        })
+      ).body,
+  ),
+  'personas.destroyField': method(
+    z.object({ profile: Profile, key: FieldKey }).strict(),
+    async ({ profile, key }, { services }) =>
+      forget(services, fieldPath(profile, key), `The field ${key}`, undefined, { destroy: 'now' }),
+  ),
+  'personas.destroyNote': method(
     z.object({ profile: Profile, id: NoteId }).strict(),
-    async ({ profile, id }, { services }) => forget(services, notePath(profile, id)),
+    async ({ profile, id }, { services }) =>
+      forget(services, notePath(profile, id), 'The note', undefined, { destroy: 'now' }),
   ),
   // The profile typed again is checked here too, so a script cannot delete a persona by a slip either.
   'personas.delete': method(
@@ -129,32 +202,46 @@ export const PERSONA_ACTIONS = {
       return { deleted: profile };
     },
   ),
-  // A field is written whole: the stored description, value and source (the writer's claim stays theirs), with the pin changed.
+  /*
+   * A field is written whole: the stored description, value and source (the writer's claim stays theirs), with the
+   * pin changed, and only if it is still the revision the page showed (else the one just read): a hub's write in
+   * between is never reverted.
+   */
   'personas.pinField': method(
-    z.object({ profile: Profile, key: FieldKey, pinned: z.boolean() }).strict(),
-    async ({ profile, key, pinned }, { services }) => {
-      const field = (await services.call<Field>('persona-store', { path: fieldPath(profile, key) })).body;
-      return (
-        await services.call<Field>('persona-store', {
-          method: 'PUT',
-          path: fieldPath(profile, field.key),
-          body: { description: field.description, value: field.value, source: field.source, pinned },
-        })
-      ).body;
+    z.object({ profile: Profile, key: FieldKey, pinned: z.boolean(), revision: Revision }).strict(),
+    async ({ profile, key, pinned, revision }, { services }) => {
+      const read = await services.call<Field>('persona-store', { path: fieldPath(profile, key) });
+      const field = read.body;
+      return conditional<Field>(services, `The field ${key}`, {
+        method: 'PUT',
+        path: fieldPath(profile, field.key),
+        headers: ifMatch(revisionTag(revision) ?? read.etag ?? revisionTag(field.revision)),
+        body: { description: field.description, value: field.value, source: field.source, pinned },
+      });
     },
   ),
   'personas.pinNote': method(
-    z.object({ profile: Profile, id: NoteId, pinned: z.boolean() }).strict(),
-    async ({ profile, id, pinned }, { services }) =>
-      (await services.call<Note>('persona-store', { method: 'PATCH', path: notePath(profile, id), body: { pinned } }))
-        .body,
+    z.object({ profile: Profile, id: NoteId, pinned: z.boolean(), revision: Revision }).strict(),
+    async ({ profile, id, pinned, revision }, { services }) =>
+      conditional<Note>(services, 'The note', {
+        method: 'PATCH',
+        path: notePath(profile, id),
+        headers: ifMatch(revisionTag(revision)),
+        body: { pinned },
+      }),
   ),
+  // Only if the card is still as the edit dialog showed it (`etag`, from personas.get).
   'personas.update': method(
-    z.object({ profile: Profile, card: CardEdit }).strict(),
-    async ({ profile, card }, { services }) => {
+    z.object({ profile: Profile, card: CardEdit, etag: CardTag }).strict(),
+    async ({ profile, card, etag }, { services }) => {
       // An emptied optional member is cleared (null), as the store's PATCH takes it.
       const body = Object.fromEntries(Object.entries(card).map(([k, v]) => [k, v === '' ? null : v]));
-      return (await services.call<Card>('persona-store', { method: 'PATCH', path: personaPath(profile), body })).body;
+      return conditional<Card>(services, 'The card', {
+        method: 'PATCH',
+        path: personaPath(profile),
+        headers: ifMatch(etag),
+        body,
+      });
     },
   ),
 };

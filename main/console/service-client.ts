@@ -43,6 +43,8 @@ export interface ServiceRequest {
 export interface ServiceAnswer<T = unknown> {
   status: number;
   body: T;
+  /** The answer's ETag, when it sent one (the persona store's entries and card): what a conditional write sends back. */
+  etag?: string;
 }
 
 /** Why a service does not answer, by its state, and what the person can do about it. */
@@ -85,7 +87,7 @@ export class ServiceClient {
     if ((answer.status >= 200 && answer.status < 300) || request.acceptStatus?.includes(answer.status))
       return answer as ServiceAnswer<T>;
     throw new ConsoleError(
-      `The ${labelOf(service)} answered ${answer.status}: ${reasonOf(answer.body)}`,
+      `The ${labelOf(service)} ${refusalWords(answer.status)}: ${reasonOf(answer.body)}`,
       answer.status,
     );
   }
@@ -206,7 +208,8 @@ export class ServiceClient {
         body = undefined;
       }
     }
-    return { status: res.status, body };
+    const etag = res.headers.get('etag');
+    return { status: res.status, body, ...(etag ? { etag } : {}) };
   }
 
   /** Whether a process of the service listens on its port now (the supervisor answers for it otherwise). */
@@ -226,6 +229,14 @@ export class ServiceClient {
     }
     return new ConsoleError(`The ${label} is not answering${UNREACHABLE[state ?? 'ready']}`, 503);
   }
+}
+
+/** How a sentence says a service did not do what was asked, in words (the status stays in ConsoleError.status). */
+function refusalWords(status: number): string {
+  if (status === 412) return 'did not write it, because it changed since it was read';
+  if (status === 404) return 'did not find it';
+  if (status >= 500) return 'could not do it';
+  return 'refused it';
 }
 
 /** The sentence a service gave: a problem's detail, the provider envelope's message, or a generic hint. */

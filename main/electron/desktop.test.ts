@@ -507,7 +507,7 @@ describe('notification decisions', () => {
     expect(
       wanted(
         { kind: 'signalFailed', title: '', body: '' },
-        { notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true } },
+        { notifications: { serviceGaveUp: true, signalFailed: false, cliSignedOut: true, credentialExpiring: true } },
       ),
     ).toBe(false);
   });
@@ -714,9 +714,15 @@ describe('the desktop lifecycle, with Electron mocked', () => {
       ['When a service gives up', true],
       ['When a signal fails for good', true],
       ['When the CLI signs out', true],
+      ['A week before a hub credential expires', true],
     ]);
     submenu.find((i) => i.id === 'notify:serviceGaveUp')!.click!({ checked: false } as never, undefined, {} as never);
-    expect(settings.get().notifications).toEqual({ serviceGaveUp: false, signalFailed: true, cliSignedOut: true });
+    expect(settings.get().notifications).toEqual({
+      serviceGaveUp: false,
+      signalFailed: true,
+      cliSignedOut: true,
+      credentialExpiring: true,
+    });
     expect((trayItem('notifications').submenu as MenuItemConstructorOptions[])[0]!.checked).toBe(false);
     supervisor.emit('status', status('persona-store', 'starting'));
     supervisor.emit('status', status('persona-store', 'gave-up', { lastError: 'Gave up after 5 crashes.' }));

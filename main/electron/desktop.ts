@@ -5,11 +5,14 @@
 import { join } from 'node:path';
 import type * as Electron from 'electron';
 import { PRELOAD_FILE, targetDir } from '../supervisor/build-outputs.ts';
+import type { DesktopSettingsView } from '../../common/contract.ts';
 import { createConsoleApi } from '../console/api.ts';
+import type { SessionCredentialView } from '../console/answers.ts';
+import { expiringSoon } from '../console/overview.ts';
 import { PROJECT_ROOT } from '../supervisor/launcher.ts';
 import type { ServiceStatus, Supervisor } from '../supervisor/types.ts';
 import { registerConsoleIpc } from './ipc.ts';
-import { signalNotices, statusNotice, wanted, type Notice } from './notifications.ts';
+import { expiryNotices, signalNotices, statusNotice, wanted, type Notice } from './notifications.ts';
 import { openTerminal } from './terminal.ts';
 import { currentLaunchTarget, loginCommand, setLaunchAtLogin } from './login-item.ts';
 import { PRIVILEGED_SCHEME, loadRendererFiles, serveRenderer } from './renderer-protocol.ts';
@@ -23,7 +26,7 @@ export type ElectronParts = Pick<
   typeof Electron,
   'app' | 'BrowserWindow' | 'Tray' | 'Menu' | 'nativeImage' | 'ipcMain' | 'protocol' | 'session'
 > &
-  Partial<Pick<typeof Electron, 'Notification'>>;
+  Partial<Pick<typeof Electron, 'Notification' | 'shell'>>;
 
 /** How often the app looks for signals that failed for good (the gateway's own retries take minutes). */
 export const SIGNAL_WATCH_MS = 60_000;
@@ -145,11 +148,41 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   await app.whenReady();
   applySecurityRestrictions(app, e.session.defaultSession);
   serveRenderer(e.protocol, loadRendererFiles());
+  const logFolder = join(supervisor.dataDir, 'logs');
+  const desktopSettings = (): DesktopSettingsView => ({
+    launchAtLogin: settings.get().launchAtLogin,
+    ...(loginRefused ? { launchAtLoginRefused: loginRefused } : {}),
+    notifications: settings.get().notifications,
+    logFolder,
+  });
   const api = createConsoleApi({
     supervisor,
     firstRun: {
       firstRunDone: () => settings.get().firstRunDone,
       setFirstRunDone: (done) => void settings.set({ firstRunDone: done }),
+    },
+    preferences: {
+      hubCredentialDays: () => settings.get().hubCredentialDays,
+      setHubCredentialDays: (days) => void settings.set({ hubCredentialDays: days }),
+    },
+    // The Settings page changes what the tray's shortcuts change, the same way, and the tray follows.
+    desktop: {
+      get: desktopSettings,
+      set: (patch) => {
+        if (patch.launchAtLogin !== undefined && setLaunchAtLogin(app, patch.launchAtLogin, launchTarget).ok)
+          settings.set({ launchAtLogin: patch.launchAtLogin });
+        if (patch.notifications)
+          settings.set({ notifications: { ...settings.get().notifications, ...patch.notifications } });
+        refreshTray();
+        return desktopSettings();
+      },
+      openLogFolder: async () => {
+        if (!e.shell) return { opened: false, message: `The log files are in ${logFolder}.` };
+        const failed = await e.shell.openPath(logFolder);
+        return failed
+          ? { opened: false, message: `The log folder ${logFolder} could not be opened: ${failed}` }
+          : { opened: true, message: `Opened ${logFolder} in your file manager.` };
+      },
     },
     openTerminal: (program) => openTerminal(program),
   });
@@ -180,7 +213,18 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
       ))
         notify(notice);
   };
-  const signalTimer = setInterval(() => void watchSignals(), parts.signalWatchMs ?? SIGNAL_WATCH_MS);
+  // A week before a hub credential expires, once per credential (the overview says it too).
+  const expiryTold = new Set<string>();
+  const watchExpiry = async () => {
+    const hub = await api.call({ method: 'hub.get' });
+    if (!hub.ok) return;
+    const { credentials } = hub.data as { credentials: SessionCredentialView[] };
+    for (const notice of expiryNotices(expiryTold, expiringSoon(credentials, new Date()))) notify(notice);
+  };
+  const signalTimer = setInterval(() => {
+    void watchSignals();
+    void watchExpiry();
+  }, parts.signalWatchMs ?? SIGNAL_WATCH_MS);
   signalTimer.unref();
   app.on('will-quit', () => clearInterval(signalTimer));
   const launchTarget = currentLaunchTarget(app);

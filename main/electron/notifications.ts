@@ -1,6 +1,7 @@
 /**
  * When the desktop app shows a native notification, as pure functions of what changed (desktop.ts shows
- * them with Electron's Notification): a service gave up, a signal failed for good, the CLI signed out.
+ * them with Electron's Notification): a service gave up, a signal failed for good, the CLI signed out, a
+ * hub credential expires within a week.
  * Each kind can be turned off from the tray (settings `notifications`).
  */
 import type { ServiceStatus } from '../../common/contract.ts';
@@ -64,6 +65,26 @@ export function signalNotices(
   ];
 }
 
+/**
+ * Hub credentials that expire within a week, each told once (`told` is updated in place): the hub is cut off
+ * when one expires, so the person makes the next one before.
+ */
+export function expiryNotices(
+  told: Set<string>,
+  expiring: readonly { id: string; label: string | null; expires_at: string | null }[],
+): Notice[] {
+  return expiring
+    .filter((c) => !told.has(c.id))
+    .map((c) => {
+      told.add(c.id);
+      return {
+        kind: 'credentialExpiring' as const,
+        title: `The hub credential \u201c${c.label ?? c.id}\u201d expires soon`,
+        body: `It stops working on ${new Date(c.expires_at!).toLocaleString()}: make a new one on the console\u2019s Connect a hub page and give it to the hub.`,
+      };
+    });
+}
+
 /** Whether the person wants this kind shown. */
 export function wanted(notice: Notice, settings: Pick<Settings, 'notifications'>): boolean {
   return settings.notifications[notice.kind];
@@ -73,4 +94,5 @@ export const NOTICE_LABELS: Readonly<Record<NoticeKind, string>> = {
   serviceGaveUp: 'When a service gives up',
   signalFailed: 'When a signal fails for good',
   cliSignedOut: 'When the CLI signs out',
+  credentialExpiring: 'A week before a hub credential expires',
 };

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { PROVIDER_STREAM_MODES } from '../../common/contract.ts';
+import { DEFAULT_HUB_CREDENTIAL_DAYS } from '../console/settings.ts';
 
 export const settingsSchema = z.object({
   /** Start the app when the user signs in (login items on macOS and Windows, XDG autostart on Linux). Off by default. */
@@ -26,8 +27,11 @@ export const settingsSchema = z.object({
       serviceGaveUp: z.boolean().default(true),
       signalFailed: z.boolean().default(true),
       cliSignedOut: z.boolean().default(true),
+      credentialExpiring: z.boolean().default(true),
     })
-    .default({ serviceGaveUp: true, signalFailed: true, cliSignedOut: true }),
+    .default({ serviceGaveUp: true, signalFailed: true, cliSignedOut: true, credentialExpiring: true }),
+  /** Days a hub credential made in the console lives unless the person picks another; null: never (chosen on the Settings page). */
+  hubCredentialDays: z.number().int().min(1).max(3650).nullable().default(DEFAULT_HUB_CREDENTIAL_DAYS),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

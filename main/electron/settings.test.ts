@@ -31,7 +31,8 @@ function openWithConf(userData: string): SettingsStore {
 const NEW = {
   providerStream: 'whole',
   firstRunDone: false,
-  notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true },
+  notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true, credentialExpiring: true },
+  hubCredentialDays: 90,
 };
 
 function fileOf(userData: string): unknown {

@@ -28,6 +28,7 @@ import {
   baseUrl,
   gatewayServiceToken,
   identityPlaces,
+  personaSettingsToken,
   placement,
   serviceEnv,
   settingsFile,
@@ -120,6 +121,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   private readonly livenessFailures: number;
   private readonly probeTimeoutMs: number;
   private gatewayToken?: string;
+  private settingsToken?: string;
   private prepared?: Promise<void>;
   /** Ports this app listens on besides the services' (the headless console's): no signal goes there. */
   private readonly appPorts = new Set<number>();
@@ -373,6 +375,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   /** The environment a service starts with: the user's variables and the wiring (wiring.ts). */
   private environmentOf(name: ServiceName): Record<string, string> {
     this.gatewayToken ??= gatewayServiceToken(this.dataDir);
+    this.settingsToken ??= personaSettingsToken(this.dataDir);
     const places = identityPlaces(this.dataDir, this.env);
     return serviceEnv(name, this.env, {
       dataDir: this.dataDir,
@@ -380,6 +383,7 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
       identityKeysFile: places.keysFile,
       identitySocket: places.socket,
       gatewayToken: this.gatewayToken,
+      settingsToken: this.settingsToken,
       appPorts: this.appPorts,
       providerStream: this.settings.get().providerStream,
     });

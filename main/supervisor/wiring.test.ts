@@ -138,6 +138,26 @@ describe('each service\u2019s environment', () => {
     ]);
   });
 
+  it('makes identity the persona store\u2019s settings service, unless the user named another one or another identity', () => {
+    const withToken = { ...wiring, settingsToken: 's'.repeat(43) };
+    expect(serviceEnv('identity', {}, withToken).IDENTITY_SERVICE_TOKENS).toBe(
+      `repohost-api=${wiring.gatewayToken},persona=${withToken.settingsToken}`,
+    );
+    expect(serviceEnv('persona-store', {}, withToken)).toMatchObject({
+      PERSONA_SETTINGS_API_BASE_URL: wiring.identityUrl,
+      PERSONA_SETTINGS_API_TOKEN: withToken.settingsToken,
+      PERSONA_IDENTITY_URL: wiring.identityUrl,
+    });
+    for (const own of [
+      { PERSONA_SETTINGS_API_BASE_URL: 'http://127.0.0.1:9999', PERSONA_SETTINGS_API_TOKEN: 'theirs' },
+      { PERSONA_IDENTITY_URL: 'http://127.0.0.1:9001' },
+    ]) {
+      const env = serviceEnv('persona-store', own, withToken);
+      expect(env.PERSONA_SETTINGS_API_TOKEN).toBe(own.PERSONA_SETTINGS_API_TOKEN);
+      expect(env.PERSONA_SETTINGS_API_BASE_URL).toBe(own.PERSONA_SETTINGS_API_BASE_URL);
+    }
+  });
+
   it('wires the gateway\u2019s service token into identity and the gateway', () => {
     expect(serviceEnv('identity', {}, wiring).IDENTITY_SERVICE_TOKENS).toBe(`repohost-api=${wiring.gatewayToken}`);
     expect(

@@ -109,9 +109,21 @@ export function newGatewayServiceToken(): string {
   return `${prefix}${randomBytes(bytes).toString(encoding)}`;
 }
 
+/** The persona store's service token towards identity (to read a person's settings there): made once per install, like the gateway's. */
+export const PERSONA_SETTINGS_TOKEN_FILE = 'persona-settings-token';
+
 export function gatewayServiceToken(dataDir: string): string {
+  return serviceTokenIn(dataDir, GATEWAY_TOKEN_FILE);
+}
+
+export function personaSettingsToken(dataDir: string): string {
+  return serviceTokenIn(dataDir, PERSONA_SETTINGS_TOKEN_FILE);
+}
+
+/** A service token kept in `<dataDir>/<name>`, owner-only: made the first time, read after. */
+function serviceTokenIn(dataDir: string, name: string): string {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = join(dataDir, GATEWAY_TOKEN_FILE);
+  const file = join(dataDir, name);
   if (!existsSync(file)) {
     try {
       const fd = openSync(file, 'wx', 0o600);
@@ -187,6 +199,8 @@ export interface Wiring {
   identityKeysFile: string;
   identitySocket: string;
   gatewayToken: string;
+  /** The persona store's token at identity's settings service (PERSONA_SETTINGS_API_TOKEN); absent: not wired. */
+  settingsToken?: string;
   /** The other ports this app listens on (the headless console's). */
   appPorts?: Iterable<number>;
   providerStream?: ProviderStreamMode;
@@ -205,7 +219,9 @@ interface WiredContext {
 }
 
 /** The name the gateway's service token is registered under at identity: the gateway's audience. */
-const GATEWAY_REGISTRATION = SERVICE_CATALOGUE['repohost-gateway'].audience;
+const GATEWAY_REGISTRATION = SERVICE_CATALOGUE['repohost-gateway'].audience!;
+/** The name the persona store's settings token is registered under at identity: its audience. */
+const PERSONA_REGISTRATION = SERVICE_CATALOGUE['persona-store'].audience!;
 
 /** How each wired setting is filled; which service gets which is the catalogue's `wired`. */
 const WIRED: Readonly<Record<WiredSetting, (c: WiredContext) => void>> = {
@@ -219,12 +235,28 @@ const WIRED: Readonly<Record<WiredSetting, (c: WiredContext) => void>> = {
   },
   IDENTITY_SERVICE_TOKEN: ({ set, wiring }) => set('IDENTITY_SERVICE_TOKEN', wiring.gatewayToken),
   // Identity's register gets the gateway's token beside the user's own, unless the user registered the gateway already.
+  // So does the persona store's settings token (identity is its settings service).
   SERVICE_TOKENS: ({ own, put, wiring }) => {
     const pairs = own('SERVICE_TOKENS') ?? '';
-    const registered = pairs.split(',').some((pair) => pair.split('=')[0]?.trim() === GATEWAY_REGISTRATION);
-    if (!registered)
-      put('SERVICE_TOKENS', [pairs, `${GATEWAY_REGISTRATION}=${wiring.gatewayToken}`].filter(Boolean).join(','));
+    const names = new Set(pairs.split(',').map((pair) => pair.split('=')[0]?.trim()));
+    const added = [
+      ...(names.has(GATEWAY_REGISTRATION) ? [] : [`${GATEWAY_REGISTRATION}=${wiring.gatewayToken}`]),
+      ...(names.has(PERSONA_REGISTRATION) || !wiring.settingsToken
+        ? []
+        : [`${PERSONA_REGISTRATION}=${wiring.settingsToken}`]),
+    ];
+    if (added.length > 0) put('SERVICE_TOKENS', [pairs, ...added].filter(Boolean).join(','));
   },
+  // The person's own choices (forgetting, replaced values) are kept at identity, which the persona store reads as its
+  // settings service; not where the user named a settings service or another identity themselves.
+  // Both at once, with the base URL (one without the other would stop the persona store).
+  SETTINGS_API_BASE_URL: ({ own, put, wiring }) => {
+    if (!wiring.settingsToken || own('SETTINGS_API_BASE_URL') || own('SETTINGS_API_TOKEN') || own('IDENTITY_URL'))
+      return;
+    put('SETTINGS_API_BASE_URL', wiring.identityUrl);
+    put('SETTINGS_API_TOKEN', wiring.settingsToken);
+  },
+  SETTINGS_API_TOKEN: () => undefined,
   // Signals never go to a port of this app (its services wherever the user moved them, the console); the user's own list is kept beside.
   SIGNAL_REFUSED_PORTS: ({ own, put, wiring, placements }) => {
     const theirs = (own('SIGNAL_REFUSED_PORTS') ?? '')

@@ -18,6 +18,7 @@ import { PersonaDetail, PersonaList } from './personas.ts';
 import { Provider } from './provider.ts';
 import { Recall } from './recall.ts';
 import { Services } from './services.ts';
+import { Settings } from './settings.ts';
 import { useCall } from './states.ts';
 import { call } from './transport.ts';
 import { transportName } from './transport.ts';
@@ -31,6 +32,7 @@ const TABS = [
   ['hub', 'Connect a hub'],
   ['provider', 'Provider'],
   ['services', 'Services'],
+  ['settings', 'Settings'],
 ] as const;
 type Tab = (typeof TABS)[number][0];
 
@@ -157,6 +159,7 @@ export function App() {
       ${place.tab === 'recall' ? html`<${Recall} />` : null}
       ${place.tab === 'platform' ? html`<${Subscriptions} /><${Connections} />` : null}
       ${place.tab === 'hub' ? html`<${Hub} />` : null} ${place.tab === 'provider' ? html`<${Provider} />` : null}
+      ${place.tab === 'settings' ? html`<${Settings} />` : null}
       ${place.tab === 'services' ? html`<${Services} logService=${place.service} showLog=${(service: ServiceName) => navigate({ tab: 'services', service })} />` : null}
     </main>
   </div>`;

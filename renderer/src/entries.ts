@@ -33,6 +33,12 @@ export function noteText(note: NoteEntry): string {
   return note.content;
 }
 
+/** A note named by its first words ("The family walked the dog by the…"). */
+export function firstWords(text: string, words = 8): string {
+  const all = text.trim().split(/\s+/);
+  return all.length <= words ? all.join(' ') : `${all.slice(0, words).join(' ')}\u2026`;
+}
+
 export type ValueKind = 'text' | 'number' | 'boolean' | 'null' | 'json';
 
 export function valueKind(value: unknown): ValueKind {
@@ -74,8 +80,6 @@ export function writtenVia(assertedBy: string): { via: string; verified: boolean
   return { via: assertedBy, verified: true };
 }
 
-/** The change log's "Via" cell: the verified audience, or "an import". */
-export const viaCell = (assertedBy: string) => writtenVia(assertedBy).via;
 
 const VERIFIED = 'the audience of the token that made the write, checked by the persona store';
 const IMPORTED = 'an import brought it in from an export file: the persona store checked no token for it';
@@ -91,8 +95,12 @@ function Provenance({
 }) {
   const written = writtenVia(assertedBy);
   const via = written.verified
-    ? html`<dt title=${VERIFIED}>Via (verified)</dt>
-        <dd>${written.via}</dd>`
+    ? html`<dt title=${VERIFIED}>Checked</dt>
+        <dd>
+          ${`written with a token for \u201c${written.via}\u201d, verified by the persona store `}<span class="muted"
+            >(the change log says who)</span
+          >
+        </dd>`
     : html`<dt title=${IMPORTED}>Via</dt>
         <dd>${written.via} <span class="muted">(not verified by this store)</span></dd>`;
   const claimed =
@@ -141,6 +149,8 @@ interface TableOptions<T> {
   inPersona?: boolean;
   /** The person's actions on an entry (pin, forget), when the page offers them. */
   actions?: (entry: T) => unknown;
+  /** A class for an entry's row (one forgotten a moment ago stays in place, marked so). */
+  rowClass?: (entry: T) => string | undefined;
 }
 
 function PersonaCell({ profile }: { profile: string | undefined }) {
@@ -181,6 +191,7 @@ export function EntryTable<T extends FieldEntry | NoteEntry>({
   rows,
   inPersona = false,
   actions,
+  rowClass,
 }: { entries: T[]; rows: EntryRows<T> } & TableOptions<T>) {
   const [open, setOpen] = useState<string | undefined>();
   const span = 3 + (inPersona ? 1 : 0) + (actions ? 1 : 0);
@@ -196,7 +207,7 @@ export function EntryTable<T extends FieldEntry | NoteEntry>({
             key=${key}
             ...${{ [`data-${rows.kind}`]: rows.id(entry) }}
             data-profile=${inPersona ? entry.profile : undefined}
-            class=${entry.pinned ? 'pinned' : undefined}
+            class=${[entry.pinned ? 'pinned' : '', rowClass?.(entry) ?? ''].join(' ').trim() || undefined}
           >
             <td class="narrow">
               <${DetailsButton}

@@ -4,8 +4,9 @@
  * credential), each ticked only when the service confirms it, each with the one thing to do next.
  */
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type {
+  ConnectionSaved,
   CliSignInStep,
   ConnectionTest,
   FirstRunView,
@@ -15,7 +16,8 @@ import type {
 } from '../../common/contract.ts';
 import { OutcomeLine, useOutcome, type Outcome } from './outcome.ts';
 import { TokenFields, useTokenDraft } from './platform.ts';
-import { Loaded, useCall } from './states.ts';
+import { CopyButton } from './copy.ts';
+import { Loaded, formatTime, useCall } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 import { plural } from './words.ts';
@@ -114,7 +116,8 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
       step.done
         ? null
         : html`<p>The chat-model provider answers through the CLI, which signs in on its own. In a terminal, run</p>
-            <pre class="command" tabindex="0" aria-label="The command to run">${step.command}</pre>
+            <pre class="command" tabindex="0" id="cli-command" aria-label="The command to run">${step.command}</pre>
+            <${CopyButton} text=${step.command} target="cli-command" label="Copy the command" />
             <p>then type <code>${step.then}</code> inside it and follow what it asks. Come back and check again.</p>
             <div class="toolbar">
               ${step.canOpenTerminal ? html`<button type="button" onClick=${openTerminal}>Open a terminal</button>` : null}
@@ -124,36 +127,58 @@ function SignInStep({ step, changed }: { step: CliSignInStep; changed: () => voi
     <${OutcomeLine} said=${said} />`;
 }
 
+/** How a test's result reads, with when it was made. */
+function testWords(r: ConnectionTest): Outcome {
+  const when = `(tested ${formatTime(r.at)})`;
+  return r.ok
+    ? {
+        kind: 'ok',
+        text: `Connected as ${r.login}${r.repositories === null ? '' : `, with access to ${plural(r.repositories, 'repository', 'repositories')}`}: the gateway reached GitHub with it ${when}.`,
+      }
+    : { kind: 'error', text: `${r.message} ${when}` };
+}
+
 function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; changed: () => void }) {
   const draft = useTokenDraft(step.connections[0] ?? 'default');
   const { profile } = draft;
-  const [said, setSaid] = useState<Outcome>();
-  const test = async (name: string) => {
+  const [said, setSaid] = useState<Outcome>(step.lastTest ? testWords(step.lastTest) : undefined);
+  // What is being done now, said while it runs (a test through the gateway can take seconds offline).
+  const [working, setWorking] = useState<string | undefined>();
+  const [keepIfFails, setKeepIfFails] = useState(false);
+  const run = async (doing: string, action: () => Promise<Outcome>) => {
+    setWorking(doing);
+    setSaid(undefined);
     try {
-      const r = await call<ConnectionTest>('firstRun.testConnection', { profile: name });
-      setSaid(
-        r.ok
-          ? {
-              kind: 'ok',
-              text: `Connected as ${r.login}${r.repositories === null ? '' : `, with access to ${plural(r.repositories, 'repository', 'repositories')}`}: the gateway reached GitHub with it.`,
-            }
-          : { kind: 'error', text: r.message },
-      );
+      setSaid(await action());
     } catch (err) {
       setSaid({ kind: 'error', text: (err as Error).message });
     }
+    setWorking(undefined);
     changed();
   };
-  const save = async (e: Event) => {
+  const test = (name: string) =>
+    run(`Testing \u201c${name}\u201d with GitHub through the gateway\u2026`, async () =>
+      testWords(await call<ConnectionTest>('firstRun.testConnection', { profile: name })),
+    );
+  // Opened without a test of the first connection since the app started: test it now, saying so.
+  useEffect(() => {
+    if (step.untested && step.connections[0] && !working) void test(step.connections[0]);
+  }, [step.untested]);
+  const save = (e: Event) => {
     e.preventDefault();
     const secret = draft.takeToken();
-    try {
-      await call('connections.put', { profile: profile.trim(), token: secret });
-    } catch (err) {
-      setSaid({ kind: 'error', text: (err as Error).message });
-      return;
-    }
-    await test(profile.trim());
+    const name = profile.trim();
+    return run('Testing the token with GitHub through the gateway before keeping it\u2026', async () => {
+      const r = await call<ConnectionSaved>('firstRun.saveConnection', { profile: name, token: secret, keepIfFails });
+      const words = testWords(r)!;
+      if (r.ok) return { kind: 'ok', text: `Saved \u201c${name}\u201d. ${words.text}` };
+      return {
+        kind: 'error',
+        text: r.kept
+          ? `Saved \u201c${name}\u201d as you asked, although its test failed: ${words.text}`
+          : `Not saved, because its test failed: ${words.text} Check the token and paste it again, or tick \u201cKeep it even if the test fails\u201d.`,
+      };
+    });
   };
   const tokenHelp = html` <p>
       The repository gateway acts on GitHub with a fine-grained personal access token of yours. Make one on GitHub with
@@ -175,9 +200,20 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
     <p>
       <a class="button" href=${step.tokenUrl} target="_blank" rel="noopener noreferrer">Open GitHub’s token page</a>
     </p>
-    <form class="add-connection" onSubmit=${save}>
+    <form class="add-connection" onSubmit=${save} aria-busy=${working ? 'true' : 'false'}>
       <${TokenFields} names=${['first-run-profile', 'first-run-token']} draft=${draft} />
-      <button type="submit" class=${step.done ? undefined : 'primary'}>Save and test</button>
+      <label class="choice"
+        ><input
+          type="checkbox"
+          name="keep-if-fails"
+          checked=${keepIfFails}
+          onChange=${(e: Event) => setKeepIfFails((e.target as HTMLInputElement).checked)}
+        />
+        Keep it even if the test fails (GitHub cannot be reached from here now)</label
+      >
+      <button type="submit" class=${step.done ? undefined : 'primary'} disabled=${working !== undefined}>
+        Test and save
+      </button>
     </form>`;
   return html`<${StepHead} n=${2} title="Connect GitHub" done=${step.done} text=${step.error ?? step.text} />
     ${
@@ -192,10 +228,13 @@ function GithubConnectionStep({ step, changed }: { step: GithubConnectionStep; c
       step.connections.length > 0
         ? html`<p class="muted">
             Saved connections: ${step.connections.join(', ')}.
-            ${step.connections.map((c) => html`<button key=${c} type="button" onClick=${() => test(c)}>Test ${c}</button> `)}
+            ${step.connections.map((c) => html`<button key=${c} type="button" disabled=${working !== undefined} onClick=${() => test(c)}>Test ${c}</button> `)}
           </p>`
         : null
     }
+    <p class="working" role="status" aria-live="polite">
+      ${working ? html`<span class="spinner" aria-hidden="true"></span> ${working}` : null}
+    </p>
     <${OutcomeLine} said=${said} />`;
 }
 

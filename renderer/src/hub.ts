@@ -9,41 +9,30 @@ import type { HubService } from '../../common/contract.ts';
 import type { HubView, NewHubCredential, SessionCredentialView } from '../../main/console/answers.ts';
 import { Dialog } from './dialog.ts';
 import { OutcomeLine, useOutcome } from './outcome.ts';
-import { Empty, Failed, Loaded, formatTime, useCall, type Call } from './states.ts';
+import { CopyButton } from './copy.ts';
+import { Empty, Failed, Loaded, formatTime, timeAgo, useCall, type Call } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
 
 /** The console's stand-in for the credential in the settings, until one is made on this page. */
 const PLACEHOLDER = /^<[^<>]*hub credential[^<>]*>$/;
 
-function envText(service: HubService, credential: string | undefined): string {
-  return service.env
-    .map(([name, value]) => `${name}=${credential && PLACEHOLDER.test(value) ? credential : value}`)
-    .join('\n');
-}
-
-/** Copies with the Clipboard API where the page may (loopback is a secure context), else selects the text for Ctrl-C. */
-function CopyButton({ text, target, label }: { text: string; target: string; label: string }) {
-  const [said, setSaid] = useState('');
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setSaid('Copied.');
-    } catch {
-      const pre = document.getElementById(target);
-      if (pre) window.getSelection()?.selectAllChildren(pre);
-      setSaid('Selected: press Ctrl-C (⌘-C) to copy.');
-    }
-  };
-  return html`<button type="button" onClick=${copy} aria-label=${label}>Copy</button
-    ><span class="muted copy-said" role="status">${said}</span>`;
+/**
+ * A service's lines for the hub's environment: the new credential while it is shown; else, where a hub
+ * credential exists, a reminder that its secret was shown once (never the placeholder that asks to make one).
+ */
+function envText(service: HubService, credential: string | undefined, existing: string | undefined): string {
+  const stand = (value: string) =>
+    credential ?? (existing ? `<the secret of \u201c${existing}\u201d, shown once when it was made>` : value);
+  return service.env.map(([name, value]) => `${name}=${PLACEHOLDER.test(value) ? stand(value) : value}`).join('\n');
 }
 
 export function Hub() {
   const hub = useCall<HubView>('hub.get', undefined, 'hub');
   const [fresh, setFresh] = useState<NewHubCredential | undefined>();
   const [label, setLabel] = useState('hub');
-  const [days, setDays] = useState('never');
+  // Unset: the default of Settings (the answer's defaultDays).
+  const [days, setDays] = useState<string | undefined>();
   const { outcome, setOutcome, attempt } = useOutcome();
   const [revoking, setRevoking] = useState<SessionCredentialView | undefined>();
 
@@ -52,7 +41,10 @@ export function Hub() {
     setOutcome(undefined);
     // The new credential shows in its own box, so the outcome stays empty unless the call fails.
     return attempt(async () => {
-      const made = { label: label.trim(), expiresInDays: days === 'never' ? null : Number(days) };
+      const made = {
+        label: label.trim(),
+        ...(days === undefined ? {} : { expiresInDays: days === 'never' ? null : Number(days) }),
+      };
       setFresh(await call<NewHubCredential>('hub.createCredential', made));
       hub.reload();
       return undefined;
@@ -96,13 +88,13 @@ export function Hub() {
             >Expires
             <select
               name="expires"
-              value=${days}
+              value=${days ?? defaultChoice(hub)}
               onChange=${(e: Event) => setDays((e.target as HTMLSelectElement).value)}
             >
-              <option value="never">never</option>
               <option value="30">in 30 days</option>
               <option value="90">in 90 days</option>
               <option value="365">in a year</option>
+              <option value="never">never</option>
             </select>
           </label>
           <button type="submit">Create hub credential</button>
@@ -148,39 +140,49 @@ export function Hub() {
   </section>`;
 }
 
-/** Step 2: each service's address, token audience and settings, the new credential filled in while it is shown. */
+/** Step 2: every service's settings in one block with one Copy, the new credential filled in while it is shown. */
 function HubSettings({ hub, credential }: { hub: Call<HubView>; credential: string | undefined }) {
   return html`<${Loaded}
     call=${hub}
     what="the services’ addresses"
-    render=${(view: HubView) =>
-      html`<div class="hub-services">
-        ${view.services.map(
-          (s) =>
-            html`<article
-              key=${s.name}
-              class="hub-service card"
-              data-service=${s.name}
-              aria-labelledby=${`hub-${s.name}`}
-            >
-              <h4 id=${`hub-${s.name}`}>${s.title}</h4>
-              <dl class="card-members">
-                <dt>Base URL</dt>
-                <dd><code>${s.baseUrl}</code></dd>
-                <dt>Token audience</dt>
-                <dd>${s.audience ? html`<code>${s.audience}</code>` : 'none (it takes no token)'}</dd>
-              </dl>
-              <pre class="env" id=${`env-${s.name}`}>${envText(s, credential)}</pre>
-              <${CopyButton}
-                text=${envText(s, credential)}
-                target=${`env-${s.name}`}
-                label=${`Copy the settings for ${s.title}`}
-              />
-              <p class="muted">${s.note}</p>
-            </article>`,
-        )}
-      </div>`}
+    render=${(view: HubView) => {
+      const existing = view.credentials.find(
+        (c) => c.purpose === 'hub' && (!c.expires_at || Date.parse(c.expires_at) > Date.now()),
+      );
+      const text = view.services
+        .map((s) => `# ${s.title}\n${envText(s, credential, existing ? (existing.label ?? existing.id) : undefined)}`)
+        .join('\n\n');
+      return html`<pre class="env" id="hub-env">${text}</pre>
+        <${CopyButton} text=${text} target="hub-env" label="Copy the hub’s settings" />
+        <ul class="hub-notes">
+          ${view.services.map(
+            (s) =>
+              html`<li key=${s.name} data-service=${s.name}>
+                <strong>${s.title}</strong> (<code>${s.baseUrl}</code>): ${s.note}
+              </li>`,
+          )}
+        </ul>`;
+    }}
   />`;
+}
+
+/** What the default lifetime reads as in the form's choice. */
+function defaultChoice(hub: Call<HubView>): string {
+  if (hub.load.state !== 'done') return '90';
+  const d = hub.load.data.defaultDays;
+  return d === null ? 'never' : String(d);
+}
+
+/** Whether a hub has connected: the latest use of a hub credential, in words. */
+function HubConnected({ view }: { view: HubView }) {
+  const used = view.credentials
+    .filter((c) => c.purpose === 'hub' && c.last_used_at)
+    .sort((a, b) => Date.parse(b.last_used_at!) - Date.parse(a.last_used_at!))[0];
+  return used
+    ? html`<p class="state ok hub-connected">
+        A hub has connected with “${used.label ?? used.id}”: last call ${timeAgo(used.last_used_at)}.
+      </p>`
+    : html`<p class="muted hub-connected">No hub has used a hub credential yet.</p>`;
 }
 
 /** Step 3's list: the account's session credentials, the hub's with a Revoke each. */
@@ -191,9 +193,11 @@ function SessionCredentials({ hub, askRevoke }: { hub: Call<HubView>; askRevoke:
     render=${(view: HubView) => {
       if (view.credentialsError) return html`<${Failed} message=${view.credentialsError} retry=${hub.reload} />`;
       const others = view.credentials.filter((c) => c.purpose === 'hub');
-      return html`${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
+      return html`<${HubConnected}
+          view=${view}
+        />${others.length === 0 ? html`<${Empty}><p>No hub credentials yet. Make one above; it appears here, where you can revoke it.</p><//>` : null}
         <table class="credentials">
-          <${ColumnHeads} names=${['Name', 'May', 'Made', 'Last used', 'Expires']} hidden="Actions" />
+          <${ColumnHeads} names=${['Name', 'May', 'Made', 'Last call', 'Expires']} hidden="Actions" />
           <tbody>
             ${view.credentials.map(
               (c) =>
@@ -201,7 +205,7 @@ function SessionCredentials({ hub, askRevoke }: { hub: Call<HubView>; askRevoke:
                   <td>${c.current ? 'this app (the console and the tray use it)' : (c.label ?? c.id)}</td>
                   <td class="may" data-purpose=${c.purpose}>${c.may}</td>
                   <td>${formatTime(c.created_at)}</td>
-                  <td>${c.last_used_at ? formatTime(c.last_used_at) : 'never'}</td>
+                  <td>${c.last_used_at ? `${timeAgo(c.last_used_at)} (${formatTime(c.last_used_at)})` : 'never'}</td>
                   <td>${c.expires_at ? formatTime(c.expires_at) : 'never'}</td>
                   <td class="actions">
                     ${c.purpose === 'owner' ? (c.current ? null : html`<span class="muted">revoked at the command line</span>`) : html`<button type="button" onClick=${() => askRevoke(c)} aria-label=${`Revoke ${c.label ?? c.id}`}>Revoke…</button>`}

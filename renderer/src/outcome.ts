@@ -28,3 +28,13 @@ export function OutcomeLine({ said }: { said: Outcome }) {
     ? html`<p class="state ok" role="status">${said.text}</p>`
     : html`<${Failed} message=${said.text} />`;
 }
+
+/**
+ * The answer to an action where the action is (beside its button, in its row): a live region that is
+ * always in place, so screen readers hear what appears in it, and the row above it never moves.
+ */
+export function ActionAnswer({ said }: { said: Outcome }) {
+  return html`<span class="action-answer" role="status" aria-live="polite"
+    >${said ? html`<span class=${`said ${said.kind}`}>${said.text}</span>` : null}</span
+  >`;
+}

@@ -76,7 +76,10 @@ export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) 
           </dl>`;
       }}
     />
-    <${Activity} />
+    ${
+      // No charts under an overview that cannot be read (the app quit, the console is gone): they would be stale.
+      overview.load.state === 'done' ? html`<${Activity} />` : null
+    }
   </section>`;
 }
 

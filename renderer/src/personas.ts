@@ -2,28 +2,24 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 // The change log's list of actions (pinned to the persona store's own by a test), so the filter offers exactly what it records.
-import { CHANGE_ACTIONS as ACTIONS } from '../../common/change-log.ts';
+import { CHANGE_ACTIONS as ACTIONS, ACTION_WORDS, VIA_WORDS } from '../../common/change-log.ts';
 import type { ForgetPolicy } from '../../common/contract.ts';
-import type { WholeExport } from '../../main/console/answers.ts';
-import type {
-  Card,
-  Event as ChangeLogEntry,
-  ForgetResult,
-  IdentityBlock,
-} from '../../services/persona-store/shapes.ts';
+import type { ChangeLogEntryView, PersonaView, WholeExport } from '../../main/console/answers.ts';
+import type { Card, ForgetResult } from '../../services/persona-store/shapes.ts';
 import { Dialog } from './dialog.ts';
 import {
   EntryTable,
   FIELD_ROWS,
   NOTE_ROWS,
   entryMatches,
+  firstWords,
   noteText,
-  viaCell,
+  writtenVia,
   type EntryRows,
   type FieldEntry,
   type NoteEntry,
 } from './entries.ts';
-import { useOutcome } from './outcome.ts';
+import { ActionAnswer, useOutcome, type Outcome } from './outcome.ts';
 import { Empty, Failed, Loaded, formatTime, itemsOf, useCall, type Load } from './states.ts';
 import { ColumnHeads } from './table.ts';
 import { call } from './transport.ts';
@@ -68,10 +64,10 @@ function matchWords(matched: number, of: number, one: string): string {
 }
 
 type Asking =
-  | { kind: 'forget-field'; key: string }
-  | { kind: 'forget-note'; id: string; preview: string }
+  | { kind: 'forget-field'; key: string; revision: number }
+  | { kind: 'forget-note'; id: string; preview: string; revision: number }
   | { kind: 'delete' }
-  | { kind: 'edit'; persona: Card }
+  | { kind: 'edit'; persona: Card; etag?: string }
   | undefined;
 
 const FORGOTTEN: Record<ForgetResult['outcome'], string> = {
@@ -80,18 +76,47 @@ const FORGOTTEN: Record<ForgetResult['outcome'], string> = {
   destroyed: 'destroyed: erased from the database file, its search index and the change log\u2019s replaced values',
 };
 
+/** An entry's name on the page: `field:<key>` or `note:<id>`. */
+const entryId = (kind: 'field' | 'note', target: string) => `${kind}:${target}`;
+
+/** Moves to a part of the page and puts the focus there (the address's hash is the app's location, not an anchor). */
+function jumpTo(id: string): void {
+  const target = document.getElementById(id);
+  target?.scrollIntoView({ block: 'start' });
+  target?.focus();
+}
+
 export function PersonaDetail({ profile, back }: { profile: string; back: (notice?: string) => void }) {
+  // Two versions: the card, the forgotten list and the change log follow every action at once; the lists of
+  // entries are read again only where that moves no row (a pin, or an entry that changed under the person).
   const [version, setVersion] = useState(0);
+  const [listVersion, setListVersion] = useState(0);
   const { outcome, setOutcome, attempt } = useOutcome();
   const [asking, setAsking] = useState<Asking>();
   const [filter, setFilter] = useState('');
-  const card = useCall<IdentityBlock>('personas.get', { profile }, `card:${profile}:${version}`);
+  // What each entry's last action did, shown in its row; entries forgotten here stay in place, marked so.
+  const [rowSaid, setRowSaid] = useState<Record<string, Outcome>>({});
+  const [forgottenHere, setForgottenHere] = useState<Record<string, true>>({});
+  const card = useCall<PersonaView>('personas.get', { profile }, `card:${profile}`, undefined, version);
   const { load: policy } = useCall<ForgetPolicy>('personas.forgetPolicy', { profile }, `policy:${profile}:${version}`);
 
-  /** Every action: through the console API, then its outcome in words and everything on the page read again. */
-  const act = async <T>(method: string, params: unknown, said: (data: T) => string) => {
+  /** An action on one entry: its answer in the entry's row; an entry that changed under the person is read again. */
+  const actOnEntry = async <T>(
+    id: string,
+    method: string,
+    params: unknown,
+    said: (data: T) => string,
+    after?: (data: T) => void,
+  ) => {
     setAsking(undefined);
-    await attempt(async () => said(await call<T>(method, params)));
+    try {
+      const data = await call<T>(method, params);
+      setRowSaid((r) => ({ ...r, [id]: { kind: 'ok', text: said(data) } }));
+      after?.(data);
+    } catch (err) {
+      setRowSaid((r) => ({ ...r, [id]: { kind: 'error', text: (err as Error).message } }));
+      if ((err as { status?: number }).status === 412) setListVersion((v) => v + 1);
+    }
     setVersion((v) => v + 1);
   };
   const exportNow = () =>
@@ -109,15 +134,25 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
   const askForget = (entry: FieldEntry | NoteEntry) =>
     setAsking(
       'key' in entry
-        ? { kind: 'forget-field', key: entry.key }
-        : { kind: 'forget-note', id: entry.id, preview: noteText(entry).slice(0, 80) },
+        ? { kind: 'forget-field', key: entry.key, revision: entry.revision }
+        : { kind: 'forget-note', id: entry.id, preview: noteText(entry).slice(0, 80), revision: entry.revision },
     );
-  const pin = (kind: 'field' | 'note', target: string, pinned: boolean) =>
-    act(
+  const pin = (kind: 'field' | 'note', target: string, pinned: boolean, revision: number) =>
+    actOnEntry(
+      entryId(kind, target),
       kind === 'field' ? 'personas.pinField' : 'personas.pinNote',
-      kind === 'field' ? { profile, key: target, pinned } : { profile, id: target, pinned },
+      kind === 'field' ? { profile, key: target, pinned, revision } : { profile, id: target, pinned, revision },
       () =>
-        `${pinned ? 'Pinned' : 'Unpinned'} the ${kind}${kind === 'field' ? ` ${target}` : ''}: it is ${pinned ? 'now' : 'no longer'} in the identity block the hub reads first.`,
+        `${pinned ? 'Pinned' : 'Unpinned'}: ${pinned ? 'now' : 'no longer'} in the identity block the hub reads first.`,
+      () => setListVersion((v) => v + 1),
+    );
+  const forget = (kind: 'field' | 'note', target: string, revision: number) =>
+    actOnEntry<ForgetResult>(
+      entryId(kind, target),
+      kind === 'field' ? 'personas.forgetField' : 'personas.forgetNote',
+      kind === 'field' ? { profile, key: target, revision } : { profile, id: target, revision },
+      (d) => `Forgot it: ${FORGOTTEN[d.outcome]}.`,
+      () => setForgottenHere((f) => ({ ...f, [entryId(kind, target)]: true })),
     );
 
   return html`<section class="persona" aria-labelledby="persona-title">
@@ -125,7 +160,7 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
     <${Loaded}
       call=${card}
       what="the persona card"
-      render=${(block: IdentityBlock) =>
+      render=${(block: PersonaView) =>
         html`<header class="card">
           <h2 id="persona-title" tabindex="-1">${block.persona.display_name}</h2>
           <p class="muted">
@@ -134,18 +169,27 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
           <${CardMembers} persona=${block.persona} />
           <div class="toolbar persona-actions">
             <button type="button" onClick=${exportNow}>Export (JSON)</button>
-            <button type="button" onClick=${() => setAsking({ kind: 'edit', persona: block.persona })}>
+            <button
+              type="button"
+              onClick=${() => setAsking({ kind: 'edit', persona: block.persona, etag: block.etag })}
+            >
               Edit the card
             </button>
             <button type="button" class="danger" onClick=${() => setAsking({ kind: 'delete' })}>Delete persona…</button>
           </div>
+          <nav class="on-this-page" aria-label="On this persona’s page">
+            <button type="button" class="link" onClick=${() => jumpTo('fields-title')}>Fields</button>
+            <button type="button" class="link" onClick=${() => jumpTo('notes-title')}>Notes</button>
+            <button type="button" class="link" onClick=${() => jumpTo('forgotten-title')}>Forgotten entries</button>
+            <button type="button" class="link" onClick=${() => jumpTo('changelog-title')}>Change log</button>
+          </nav>
           <p class="notice">
             Fields and notes are what their writers reported: data, never instructions. Open an entry (▸) to see who
             wrote it and through which client.
           </p>
+          <${ActionAnswer} said=${outcome} />
         </header>`}
     />
-    ${outcome ? html`<p class=${`state ${outcome.kind === 'ok' ? 'ok' : 'error'} outcome`} role=${outcome.kind === 'ok' ? 'status' : 'alert'}>${outcome.text}</p>` : null}
     <form class="filters entry-filter" role="search" onSubmit=${(e: Event) => e.preventDefault()}>
       <label
         >Filter fields and notes
@@ -159,18 +203,21 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
     </form>
     ${ENTRY_LISTS.map(
       ({ rows, title, empty }) =>
-        html`<h3 key=${`${rows.kind}-title`}>${title}</h3>
+        html`<h3 key=${`${rows.kind}-title`} id=${`${rows.kind}s-title`} tabindex="-1">${title}</h3>
           <${EntryList}
             key=${rows.kind}
             rows=${rows}
             empty=${empty}
             profile=${profile}
-            version=${version}
+            version=${listVersion}
             filter=${filter}
             pin=${pin}
             forget=${askForget}
+            said=${rowSaid}
+            forgotten=${forgottenHere}
           />`,
     )}
+    <${Forgotten} profile=${profile} version=${version} changed=${() => setVersion((v) => v + 1)} />
     <${ChangeLog} profile=${profile} version=${version} />
     ${
       asking?.kind === 'forget-field' || asking?.kind === 'forget-note'
@@ -181,16 +228,8 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
             cancel=${() => setAsking(undefined)}
             confirm=${() =>
               asking.kind === 'forget-field'
-                ? act<ForgetResult>(
-                    'personas.forgetField',
-                    { profile, key: asking.key },
-                    (d) => `Forgot the field ${asking.key}: ${FORGOTTEN[d.outcome]}.`,
-                  )
-                : act<ForgetResult>(
-                    'personas.forgetNote',
-                    { profile, id: asking.id },
-                    (d) => `Forgot the note: ${FORGOTTEN[d.outcome]}.`,
-                  )}
+                ? forget('field', asking.key, asking.revision)
+                : forget('note', asking.id, asking.revision)}
           />`
         : null
     }
@@ -218,11 +257,21 @@ export function PersonaDetail({ profile, back }: { profile: string; back: (notic
         ? html`<${EditCard}
             persona=${asking.persona}
             cancel=${() => setAsking(undefined)}
-            save=${async (card: Record<string, string>) => {
-              // A refusal stays in the dialog with what was typed, so the person corrects it there.
-              await call('personas.update', { profile, card });
+            save=${async (changes: Record<string, string>) => {
+              // A refusal stays in the dialog with what was typed, so the person corrects it there; a card that
+              // changed meanwhile is said there too, and the page shows it as it is now.
+              try {
+                await call('personas.update', {
+                  profile,
+                  card: changes,
+                  ...(asking.etag ? { etag: asking.etag } : {}),
+                });
+              } catch (err) {
+                if ((err as { status?: number }).status === 412) setVersion((v) => v + 1);
+                throw err;
+              }
               setAsking(undefined);
-              setOutcome({ kind: 'ok', text: `Saved the card: ${Object.keys(card).join(', ')} changed.` });
+              setOutcome({ kind: 'ok', text: `Saved the card: ${Object.keys(changes).join(', ')} changed.` });
               setVersion((v) => v + 1);
             }}
           />`
@@ -247,15 +296,17 @@ const ENTRY_LISTS = [
   },
 ];
 
-/** A persona's fields or notes: a page of them, the filter's matches, Pin and Forget on each line. */
+/** A persona's fields or notes: a page of them, the filter's matches, Pin and Forget on each line, each line's answer in it. */
 function EntryList<T extends FieldEntry | NoteEntry>(props: {
   rows: EntryRows<T>;
   profile: string;
   version: number;
   filter: string;
   empty: string;
-  pin: (kind: 'field' | 'note', target: string, pinned: boolean) => void;
+  pin: (kind: 'field' | 'note', target: string, pinned: boolean, revision: number) => void;
   forget: (entry: T) => void;
+  said: Record<string, Outcome>;
+  forgotten: Record<string, true>;
 }) {
   const { rows, filter } = props;
   return html`<${Paged}
@@ -266,6 +317,7 @@ function EntryList<T extends FieldEntry | NoteEntry>(props: {
     member=${`${rows.kind}s`}
     empty=${props.empty}
     renderList=${(all: T[]) => {
+      // An entry forgotten on this page stays where it was, marked, until the page is read anew.
       const list = all.filter((e) => entryMatches(filter, e));
       return html`${filter.trim() ? html`<p class="muted filter-count" role="status">${matchWords(list.length, all.length, rows.kind)}</p>` : null}
       ${
@@ -273,22 +325,123 @@ function EntryList<T extends FieldEntry | NoteEntry>(props: {
           ? html`<${EntryTable}
               entries=${list}
               rows=${rows}
-              actions=${(e: T) =>
-                html`<button
-                    type="button"
-                    onClick=${() => props.pin(rows.kind, rows.id(e), !e.pinned)}
-                    aria-label=${`${e.pinned ? 'Unpin' : 'Pin'} ${rows.name(e)}`}
-                  >
-                    ${e.pinned ? 'Unpin' : 'Pin'}
-                  </button>
-                  <button type="button" onClick=${() => props.forget(e)} aria-label=${`Forget ${rows.name(e)}`}>
-                    Forget…
-                  </button>`}
+              rowClass=${(e: T) => (props.forgotten[entryId(rows.kind, rows.id(e))] ? 'forgotten' : undefined)}
+              actions=${(e: T) => {
+                const id = entryId(rows.kind, rows.id(e));
+                return html`${
+                    props.forgotten[id]
+                      ? null
+                      : html`<button
+                            type="button"
+                            onClick=${() => props.pin(rows.kind, rows.id(e), !e.pinned, e.revision)}
+                            aria-label=${`${e.pinned ? 'Unpin' : 'Pin'} ${rows.name(e)}`}
+                          >
+                            ${e.pinned ? 'Unpin' : 'Pin'}
+                          </button>
+                          <button type="button" onClick=${() => props.forget(e)} aria-label=${`Forget ${rows.name(e)}`}>
+                            Forget…
+                          </button>`
+                  }<${ActionAnswer} said=${props.said[id]} />`;
+              }}
             />`
           : null
       }`;
     }}
   />`;
+}
+
+/** Entries forgotten but not destroyed (kept, or waiting for their grace period), each with "Destroy now". */
+function Forgotten({ profile, version, changed }: { profile: string; version: number; changed: () => void }) {
+  const [asking, setAsking] = useState<{ kind: 'field' | 'note'; target: string; name: string } | undefined>();
+  const [said, setSaid] = useState<Record<string, Outcome>>({});
+  const [gone, setGone] = useState<Record<string, true>>({});
+  const destroy = async () => {
+    if (!asking) return;
+    const { kind, target } = asking;
+    const id = entryId(kind, target);
+    setAsking(undefined);
+    try {
+      await call(kind === 'field' ? 'personas.destroyField' : 'personas.destroyNote', {
+        profile,
+        ...(kind === 'field' ? { key: target } : { id: target }),
+      });
+      setSaid((s) => ({ ...s, [id]: { kind: 'ok', text: 'Destroyed: nothing of it is left on disk.' } }));
+      setGone((g) => ({ ...g, [id]: true }));
+    } catch (err) {
+      setSaid((s) => ({ ...s, [id]: { kind: 'error', text: (err as Error).message } }));
+    }
+    changed();
+  };
+  const state = (e: FieldEntry | NoteEntry) =>
+    e.forgotten?.state === 'pending' && e.forgotten.destroy_at
+      ? `destroyed on ${formatTime(e.forgotten.destroy_at)}`
+      : 'kept';
+  const list = (kind: 'field' | 'note') =>
+    html`<${Paged}
+      key=${kind}
+      method="personas.forgotten"
+      params=${{ profile, kind }}
+      version=${version}
+      what=${`forgotten ${kind}s`}
+      member=${`${kind}s`}
+      empty=${`No forgotten ${kind}s are kept.`}
+      renderList=${(entries: (FieldEntry | NoteEntry)[]) =>
+        html`<table class="forgotten-entries">
+          <${ColumnHeads} names=${[kind === 'field' ? 'Key' : 'Note', 'Now']} />
+          <tbody>
+            ${entries.map((e) => {
+              const target = 'key' in e ? e.key : e.id;
+              const name = 'key' in e ? e.key : firstWords(noteText(e));
+              const id = entryId(kind, target);
+              return html`<tr key=${id} class=${gone[id] ? 'forgotten' : undefined}>
+                <td class="name">${'key' in e ? html`<code>${name}</code>` : name}</td>
+                <td>${gone[id] ? 'destroyed' : state(e)}</td>
+                <td class="actions">
+                  ${
+                    gone[id]
+                      ? null
+                      : html`<button
+                          type="button"
+                          class="danger"
+                          aria-label=${`Destroy now: the ${kind} ${name}`}
+                          onClick=${() => setAsking({ kind, target, name })}
+                        >
+                          Destroy now…
+                        </button>`
+                  }
+                  <${ActionAnswer} said=${said[id]} />
+                </td>
+              </tr>`;
+            })}
+          </tbody>
+        </table>`}
+    />`;
+  return html`<section class="forgotten" aria-labelledby="forgotten-title">
+    <h3 id="forgotten-title" tabindex="-1">Forgotten, not destroyed</h3>
+    <p class="muted">
+      What your forget setting kept (or keeps until its grace period ends). Destroying one erases it from the database
+      file, its search index and the change log’s replaced values.
+    </p>
+    ${list('field')} ${list('note')}
+    ${
+      asking
+        ? html`<${Dialog}
+            id="destroy"
+            title=${`Destroy this ${asking.kind} now?`}
+            onClose=${() => setAsking(undefined)}
+          >
+            <p>
+              ${asking.kind === 'field' ? html`The field <code>${asking.name}</code>` : html`The note “${asking.name}”`}
+              is erased for good, whatever your forget setting. This cannot be undone.
+            </p>
+            <div class="toolbar">
+              <button type="button" class="danger" onClick=${destroy}>Destroy now</button>
+              <button type="button" data-safe onClick=${() => setAsking(undefined)}>Keep it</button>
+            </div>
+          <//>`
+        : null
+    }
+  </section>`;
 }
 
 function modeText(policy: ForgetPolicy, kind: 'field' | 'note'): string {
@@ -323,10 +476,10 @@ function ForgetDialog(props: {
             <p class="muted">
               ${
                 policy.data.decidedBy === 'settings-service'
-                  ? 'Your settings service decides the mode per person; this is this installation\u2019s default, and the persona store applies your own setting when you confirm.'
+                  ? 'A settings service decides the mode per person; this is this installation\u2019s default, and the persona store applies your own setting when you confirm.'
                   : policy.data.decidedBy === 'installation'
-                    ? 'This is the forget mode of this installation (PERSONA_FORGET_MODE).'
-                    : 'This is your forget mode, as the persona store reports it.'
+                    ? 'This is the forget mode of this installation.'
+                    : 'This is your forget setting, as the persona store applies it; change it on the Settings page. Forgotten entries that are kept are listed on this page, where you can destroy them.'
               }
             </p>`
         : policy.state === 'error'
@@ -548,8 +701,46 @@ interface LogFilters {
   since?: string;
 }
 
+/** A replaced or new value, short: text as it is, anything else as compact JSON. */
+function shortValue(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null');
+  return text.length > 80 ? `${text.slice(0, 80)}\u2026` : text;
+}
+
+/** What a change was about, in words: the card, a field by its key, a note by its first words. */
+function AboutCell({ entry }: { entry: ChangeLogEntryView }) {
+  if (entry.target_kind === 'persona') return html`the card`;
+  if (entry.target_kind === 'field') return html`the field <code>${entry.target}</code>`;
+  return html`the note “${entry.label ?? entry.target}”`;
+}
+
+/** Who made a change: the store's own record of how it came in, the writer's claim beside it. */
+function whoOf(entry: ChangeLogEntryView): string {
+  if (entry.via) return VIA_WORDS[entry.via];
+  const written = writtenVia(entry.asserted_by);
+  return written.verified ? `A client with a \u201c${written.via}\u201d token` : VIA_WORDS.import;
+}
+
+/** What changed: the members, and before \u2192 after where the person keeps replaced values. */
+function ChangedCell({ entry }: { entry: ChangeLogEntryView }) {
+  const replaced = entry.replaced ?? {};
+  const pairs = Object.keys(replaced);
+  if (pairs.length === 0) return html`${entry.changes.join(', ') || '\u2014'}`;
+  return html`<ul class="before-after">
+    ${pairs.map(
+      (m) =>
+        html`<li key=${m}>
+          ${m}: <del>${shortValue(replaced[m])}</del> →
+          ${entry.after && m in entry.after ? html`<ins>${shortValue(entry.after[m])}</ins>` : html`<span class="muted">no longer kept</span>`}
+        </li>`,
+    )}
+    ${entry.changes.filter((m) => !pairs.includes(m)).length > 0 ? html`<li>also ${entry.changes.filter((m) => !pairs.includes(m)).join(', ')}</li>` : null}
+  </ul>`;
+}
+
 /**
- * The change log, newest first, with filters, a page size and paging; entries name what changed, never values.
+ * The change log, newest first, with filters, a page size and paging; each entry in words: when, what was done
+ * to what (a note by its first words), who did it (from the store's record), and what changed.
  * Filter (even with the filters unchanged) or a new page size starts again from the first page (a new Paged).
  */
 // Newest first: the action just taken is on the first page.
@@ -576,7 +767,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
   const filtered = Object.keys(filters).length > 0;
 
   return html`<section class="changelog" aria-labelledby="changelog-title">
-    <h3 id="changelog-title">Change log</h3>
+    <h3 id="changelog-title" tabindex="-1">Change log</h3>
     <form class="filters" onSubmit=${apply}>
       <label
         >About
@@ -594,7 +785,7 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
           ${ACTIONS.map((a) => html`<option key=${a} value=${a}>${a.replace('_', ' ')}</option>`)}
         </select>
       </label>
-      <label>Key or note id <input name="target" value=${draft.target ?? ''} onInput=${set('target')} /></label>
+      <label>Field key or note id <input name="target" value=${draft.target ?? ''} onInput=${set('target')} /></label>
       <label
         >Since <input name="since" type="datetime-local" value=${draft.since ?? ''} onInput=${set('since')}
       /></label>
@@ -619,21 +810,19 @@ export function ChangeLog({ profile, version }: { profile: string; version?: num
       member="events"
       empty=${filtered ? 'No changes match these filters. Choose "everything" and "any" and clear the other boxes to see all.' : 'No changes recorded yet. Every change to this persona\u2019s card, fields and notes is logged here, with who made it.'}
       pagesLabel="Change log pages"
-      renderList=${(list: ChangeLogEntry[]) =>
+      renderList=${(list: ChangeLogEntryView[]) =>
         html`<table class="events">
-          <${ColumnHeads}
-            names=${['When', 'Change', 'About', 'Members changed', 'Via (verified)', 'Source (claimed)']}
-          />
+          <${ColumnHeads} names=${['When', 'What', 'Who', 'Changed']} />
           <tbody>
             ${list.map(
               (ev) =>
-                html`<tr key=${ev.id}>
-                  <td>${formatTime(ev.at)}</td>
-                  <td>${ev.action.replace('_', ' ')}</td>
-                  <td>${ev.target_kind} <code>${ev.target}</code></td>
-                  <td>${ev.changes.join(', ') || '—'}</td>
-                  <td>${viaCell(ev.asserted_by)}</td>
-                  <td>${ev.source ?? '—'}</td>
+                html`<tr key=${ev.id} data-action=${ev.action}>
+                  <td class="when">${formatTime(ev.at)}</td>
+                  <td>
+                    ${`${ACTION_WORDS[ev.action]} `}${ev.target_kind === 'persona' && ev.action !== 'persona_updated' ? null : html`<${AboutCell} entry=${ev} />`}
+                  </td>
+                  <td>${whoOf(ev)}${ev.source ? html`<span class="muted"> (said: ${ev.source})</span>` : null}</td>
+                  <td><${ChangedCell} entry=${ev} /></td>
                 </tr>`,
             )}
           </tbody>

@@ -4,7 +4,8 @@ import { useState } from 'preact/hooks';
 import type { ProviderStreamMode, ProviderStreamView } from '../../common/contract.ts';
 import type { ProviderStatus } from '../../main/console/answers.ts';
 import type { LockdownCheck, LoginCheck } from '../../services/model-provider/shapes.ts';
-import { Empty, Failed, Loaded, formatTime, useCall } from './states.ts';
+import { Empty, Loaded, formatTime, useCall } from './states.ts';
+import { ActionAnswer, type Outcome } from './outcome.ts';
 import { call } from './transport.ts';
 
 const PROBE_RUNNING =
@@ -40,49 +41,77 @@ const STREAM_TEXT: Record<ProviderStreamMode, string> = {
   deltas: 'the words as the CLI writes them',
 };
 
-/** The stream mode: what the provider runs with, the setting, and the way to change it (applied when the provider restarts). */
-function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () => void }) {
+/**
+ * The stream mode as a choice of two, the one in force checked (never a button named after the mode it is
+ * not in): the setting, what the running provider uses, and the restart that applies a new choice.
+ */
+export function StreamMode({ view, changed }: { view: ProviderStreamView; changed: () => void }) {
   const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<string | undefined>();
-  const act = async (method: string, params: unknown) => {
+  const [said, setSaid] = useState<Outcome>();
+  // The choice just made shows at once, before the saved setting is read back.
+  const [picked, setPicked] = useState<ProviderStreamMode | undefined>();
+  const setting = picked ?? view.setting;
+  const act = async (method: string, params: unknown, done: string) => {
     setBusy(true);
-    setFailure(undefined);
+    setSaid(undefined);
     try {
       await call(method, params);
+      setSaid({ kind: 'ok', text: done });
     } catch (err) {
-      setFailure((err as Error).message);
+      setSaid({ kind: 'error', text: (err as Error).message });
     } finally {
       setBusy(false);
       changed();
     }
   };
-  const other: ProviderStreamMode = view.setting === 'whole' ? 'deltas' : 'whole';
-  const pending = view.running !== null && view.running !== view.setting && !view.fromEnvironment;
-  return html`<dd data-check="stream">
-    <p>Sends ${STREAM_TEXT[view.running ?? view.setting]}${view.running === null ? ' (once it runs)' : ''}.</p>
-    ${
-      view.fromEnvironment
-        ? html`<p>Set by MODELPROV_STREAM in the environment the app started from; change it there.</p>`
-        : html`<p>
-            <button type="button" disabled=${busy} onClick=${() => act('provider.setStream', { mode: other })}>
-              Send ${STREAM_TEXT[other]}
-            </button>
-            ${
-              pending
-                ? html` Chosen: ${STREAM_TEXT[view.setting]}; it applies when the provider restarts.
-                    <button
-                      type="button"
-                      disabled=${busy}
-                      onClick=${() => act('services.restart', { name: 'model-provider' })}
-                    >
-                      Restart the provider now
-                    </button>`
-                : null
-            }
-          </p>`
-    }
-    ${failure ? html`<${Failed} message=${failure} />` : null}
-  </dd>`;
+  const pending = view.running !== null && view.running !== setting && !view.fromEnvironment;
+  return html`<div data-check="stream" class="stream-mode">
+    <fieldset disabled=${busy || view.fromEnvironment}>
+      <legend>Streamed replies send</legend>
+      ${(['whole', 'deltas'] as const).map(
+        (mode) =>
+          html`<label key=${mode} class="choice"
+            ><input
+              type="radio"
+              name="provider-stream"
+              value=${mode}
+              checked=${setting === mode}
+              onChange=${() => {
+                setPicked(mode);
+                void act(
+                  'provider.setStream',
+                  { mode },
+                  `Chosen: ${STREAM_TEXT[mode]}. It applies when the provider restarts.`,
+                );
+              }}
+            />
+            ${STREAM_TEXT[mode]}</label
+          >`,
+      )}
+    </fieldset>
+    <p class="muted">
+      ${
+        view.fromEnvironment
+          ? 'Fixed by the environment the app started from (its MODELPROV_STREAM); change it there.'
+          : view.running === null
+            ? 'The provider uses it once it runs.'
+            : `The running provider sends ${STREAM_TEXT[view.running]}.`
+      }
+      ${
+        pending
+          ? html` <button
+              type="button"
+              disabled=${busy}
+              onClick=${() =>
+                act('services.restart', { name: 'model-provider' }, 'Restarted the provider with your choice.')}
+            >
+              Restart the provider now
+            </button>`
+          : null
+      }
+    </p>
+    <${ActionAnswer} said=${said} />
+  </div>`;
 }
 
 export function Provider() {
@@ -115,7 +144,7 @@ export function Provider() {
             <dt>Probed</dt>
             <dd>${lockdown.probed_at ? formatTime(lockdown.probed_at) : 'not yet'}</dd>
             <dt>Streamed replies</dt>
-            <${StreamMode} view=${stream} changed=${status.reload} />
+            <dd><${StreamMode} view=${stream} changed=${status.reload} /></dd>
           </dl>
           <h3>Models</h3>
           ${

@@ -7,8 +7,11 @@ import { useState } from 'preact/hooks';
 import type { LogLine, LogPage, ServiceView } from '../../common/contract.ts';
 import { SERVICE_TITLES, type ServiceName } from '../../common/services.ts';
 import { RUNNING_STATES as RUNNING, STATE_WORDS } from '../../common/states.ts';
+import { CopyButton } from './copy.ts';
+import { ActionAnswer, type Outcome } from './outcome.ts';
 import { ServiceActions, useServiceControl } from './service-actions.ts';
 import { ColumnHeads } from './table.ts';
+import { call } from './transport.ts';
 import { Empty, Failed, Loaded, formatBytes, formatDuration, formatTime, itemsOf, useCall } from './states.ts';
 
 /**
@@ -87,6 +90,8 @@ function LogTail({ service }: { service: ServiceName }) {
   const [size, setSize] = useState<number>(200);
   const [follow, setFollow] = useState(true);
   const [probes, setProbes] = useState(false);
+  const [level, setLevel] = useState<'' | 'warn' | 'error'>('');
+  const [folder, setFolder] = useState<Outcome>();
   // Older pages: a stack of `before` cursors; following applies to the newest page only.
   const [befores, setBefores] = useState<number[]>([]);
   const before = befores[befores.length - 1];
@@ -95,6 +100,7 @@ function LogTail({ service }: { service: ServiceName }) {
     limit: size,
     probes,
     ...(filter ? { filter } : {}),
+    ...(level ? { level } : {}),
     ...(before === undefined ? {} : { before }),
   };
   const log = useCall<LogPage>(
@@ -121,6 +127,18 @@ function LogTail({ service }: { service: ServiceName }) {
           onChange=${(e: Event) => (setSize(Number((e.target as HTMLSelectElement).value)), restart())}
         >
           ${LOG_SIZES.map((n) => html`<option key=${n} value=${String(n)}>${n}</option>`)}
+        </select>
+      </label>
+      <label
+        >Level
+        <select
+          name="log-level"
+          value=${level}
+          onChange=${(e: Event) => (setLevel((e.target as HTMLSelectElement).value as '' | 'warn' | 'error'), restart())}
+        >
+          <option value="">every line</option>
+          <option value="warn">warnings and errors</option>
+          <option value="error">errors only</option>
         </select>
       </label>
       <label class="check"
@@ -155,8 +173,28 @@ function LogTail({ service }: { service: ServiceName }) {
             </p><//
           >`;
         }
-        return html`<pre class="log" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>
-${shown.map((l) => `${l.time} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`).join('')}</pre>
+        const text = shown
+          .map((l) => `${formatTime(l.time, true)} ${l.stream === 'stderr' ? '!' : ' '} ${readable(l.text)}\n`)
+          .join('');
+        return html`<pre class="log" id="log-lines" tabindex="0" aria-label=${`Log of ${title}, newest line first`}>
+${text}</pre>
+          <div class="toolbar">
+            <${CopyButton} text=${text} target="log-lines" label="Copy these log lines" />
+            <button
+              type="button"
+              onClick=${async () => {
+                try {
+                  const r = await call<{ opened: boolean; message: string }>('services.openLogFolder');
+                  setFolder({ kind: r.opened ? 'ok' : 'error', text: r.message });
+                } catch (err) {
+                  setFolder({ kind: 'error', text: (err as Error).message });
+                }
+              }}
+            >
+              Open the log folder
+            </button>
+            <${ActionAnswer} said=${folder} />
+          </div>
           <nav class="paging" aria-label="Log pages">
             <button type="button" disabled=${before === undefined} onClick=${() => setBefores(befores.slice(0, -1))}>
               Newer

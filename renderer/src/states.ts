@@ -93,10 +93,26 @@ export function formatBytes(bytes: number | undefined): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-export function formatTime(iso: unknown): string {
-  if (typeof iso !== 'string') return '—';
+/** One way the console writes a time, everywhere (entries, change log, logs, credentials): local, day and minute. */
+const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/** The same with seconds, where lines a second apart must read apart (a service's log). */
+const SECONDS_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+export function formatTime(iso: unknown, seconds = false): string {
+  if (typeof iso !== 'string' && typeof iso !== 'number') return '—';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return (seconds ? SECONDS_FORMAT : TIME_FORMAT).format(d);
+}
+
+/** "2 min ago", "3 h ago", "just now": how long since a time, for a person (the hub's last call). */
+export function timeAgo(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'never';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86_400)} days ago`;
 }
 
 /** The list inside an answer: the answer itself, or its `member` (or `items`/`data`) array. */

@@ -213,6 +213,7 @@ export class Accounts {
       const sessions = Number(
         (await trx.deleteFrom('sessions').where('account_id', '=', id).executeTakeFirst()).numDeletedRows,
       );
+      await trx.deleteFrom('person_settings').where('account_id', '=', id).execute();
       await trx.deleteFrom('accounts').where('id', '=', id).execute();
       return { sessions, connections };
     });

@@ -80,10 +80,11 @@ export class SigningKeys {
 
   /**
    * `sid`: the public id of the session credential the token was minted with, so holders can ask whether
-   * it still stands. `notAfter`: that credential's expiry; the token never outlives it.
+   * it still stands. `purpose`: that credential's kind (owner or hub), so a service can record who acted.
+   * `notAfter`: that credential's expiry; the token never outlives it.
    */
   async sign(
-    claims: { sub: string; aud: string; iss: string; sid?: string },
+    claims: { sub: string; aud: string; iss: string; sid?: string; purpose?: 'owner' | 'hub' },
     now = new Date(),
     notAfter?: Date,
   ): Promise<{ token: string; expiresAt: Date }> {
@@ -100,7 +101,10 @@ export class SigningKeys {
       iat + this.tokenTtlSeconds,
       notAfter === undefined ? Infinity : Math.floor(notAfter.getTime() / 1000),
     );
-    const token = await new SignJWT(claims.sid ? { sid: claims.sid } : {})
+    const token = await new SignJWT({
+      ...(claims.sid ? { sid: claims.sid } : {}),
+      ...(claims.purpose ? { purpose: claims.purpose } : {}),
+    })
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .setIssuer(claims.iss)
       .setSubject(claims.sub)

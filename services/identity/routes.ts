@@ -7,6 +7,7 @@ import { problem } from '../kit/problem.ts';
 import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
 import { AUDIENCE_NAME } from './config.ts';
 import { ConnectionInput, type Connections } from './connections.ts';
+import { PersonaSettings, type PersonSettings } from './person-settings.ts';
 import type { SigningKeys } from './keys.ts';
 import {
   ConnectionList,
@@ -27,6 +28,8 @@ export interface IdentityParts {
   keys: SigningKeys;
   accounts: Accounts;
   connections: Connections;
+  /** Each person's own settings for the persona store (its settings service). */
+  settings: PersonSettings;
   /** Registered services by name, with their service tokens. */
   services: Map<string, string>;
   tokenTtlSeconds: number;
@@ -40,6 +43,9 @@ type AnyObject = z.ZodObject<z.ZodRawShape>;
 
 /** The path of one platform connection: `/v1/connections/{profile}`. */
 const ConnectionParams = z.object({ profile: Profile });
+
+/** The registered name of the persona store, the one service that reads a person's persona settings. */
+const PERSONA_AUDIENCE = 'persona';
 
 /** The session credential the caller presented (identity's own routes authenticate with session credentials). */
 const callerOf = (principal: unknown) => principal as SessionPrincipal;
@@ -136,7 +142,13 @@ export function identityApi(parts: IdentityParts): Api {
       const notAfter = caller.expiresAt === null ? undefined : new Date(caller.expiresAt);
       const now = new Date();
       const { token, expiresAt } = await parts.keys.sign(
-        { sub: principal.account, aud: body.audience, iss: parts.issuer(), sid: caller.session },
+        {
+          sub: principal.account,
+          aud: body.audience,
+          iss: parts.issuer(),
+          sid: caller.session,
+          purpose: caller.purpose,
+        },
         now,
         notAfter,
       );
@@ -354,6 +366,51 @@ export function identityApi(parts: IdentityParts): Api {
         throw problem.notFound(`You have no connection for profile "${params.profile}".`);
       }
       return { status: 204 };
+    },
+  });
+
+  ownerRoute('Choosing settings', {
+    method: 'get',
+    path: '/v1/account/settings/persona',
+    operationId: 'get_persona_settings',
+    summary: 'Your own settings for the persona store (forgetting, replaced values); {} when you chose none',
+    responses: { 200: { description: 'What you chose.', schema: PersonaSettings } },
+    handler: async ({ principal }) => ({ body: (await parts.settings.get(principal.account)) ?? {} }),
+  });
+
+  ownerRoute('Choosing settings', {
+    method: 'put',
+    path: '/v1/account/settings/persona',
+    operationId: 'put_persona_settings',
+    summary: 'Replace your own settings for the persona store; a member left out is the deployment\u2019s again',
+    description:
+      'The persona store reads them at every request (its settings service, PERSONA_SETTINGS_API_BASE_URL pointing here), so a choice applies to the next request.',
+    body: PersonaSettings,
+    responses: { 200: { description: 'What you chose now.', schema: PersonaSettings } },
+    handler: async ({ principal, body }) => ({ body: await parts.settings.put(principal.account, body) }),
+  });
+
+  serviceRoute({
+    method: 'get',
+    path: '/v1/settings/persona',
+    operationId: 'read_persona_settings',
+    summary: 'For the persona store: a person\u2019s own settings (the settings service it reads)',
+    description:
+      'Authorization carries the persona store\u2019s service token, registered in IDENTITY_SERVICE_TOKENS under "persona". 404: the person chose nothing.',
+    query: z.object({
+      account: z.string().min(1).max(200).meta({ description: 'The sub of the caller\u2019s token.' }),
+    }),
+    responses: { 200: { description: 'What the person chose.', schema: PersonaSettings } },
+    problems: [403, 404],
+    handler: async ({ query }, service) => {
+      if (service !== PERSONA_AUDIENCE) {
+        throw problem.forbidden(
+          `Only the persona store (registered as "${PERSONA_AUDIENCE}") reads a person\u2019s persona settings, not "${service}".`,
+        );
+      }
+      const chosen = await parts.settings.get((query as { account: string }).account);
+      if (!chosen) throw problem.notFound('This person chose no persona settings: the deployment\u2019s apply.');
+      return { body: chosen, headers: { 'Cache-Control': 'no-store' } };
     },
   });
 

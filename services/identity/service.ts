@@ -9,6 +9,7 @@ import { Accounts, LOCAL_ACCOUNT } from './accounts.ts';
 import { createIdentityApp } from './app.ts';
 import { loadIdentityConfig } from './config.ts';
 import { Connections } from './connections.ts';
+import { PersonSettings } from './person-settings.ts';
 import { IDENTITY_PLACES, LOCAL_SESSION_FILE } from '../../common/services.ts';
 import { writeOwnerOnly } from '../kit/owner-only-file.ts';
 import { SigningKeys } from './keys.ts';
@@ -41,7 +42,7 @@ export function openIdentityStore(
     config.platformUrl,
     eraseTraces,
   );
-  return { database, keys, accounts, connections };
+  return { database, keys, accounts, connections, settings: new PersonSettings(database.db) };
 }
 
 /** Starts the identity service from its environment; the same call serves tests, headless and the desktop app. */
@@ -51,7 +52,7 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
   // What the other services trust is in this folder (the public keys, the socket): it is this user's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (process.platform !== 'win32') chmodSync(config.dataDir, 0o700);
-  const { database, keys, accounts, connections } = openIdentityStore(config.dataDir, config);
+  const { database, keys, accounts, connections, settings } = openIdentityStore(config.dataDir, config);
   await keys.prepare();
   const hasLocal = (await accounts.list()).some((a) => a.name === LOCAL_ACCOUNT);
   const sessionFile = join(config.dataDir, LOCAL_SESSION_FILE);
@@ -80,6 +81,7 @@ export async function startIdentity(env: NodeJS.ProcessEnv = process.env, logger
     keys,
     accounts,
     connections,
+    settings,
     services: config.services,
     tokenTtlSeconds: config.tokenTtlSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,

@@ -18,6 +18,14 @@ export interface IdentityDatabase {
     /** JSON array of the audiences a hub credential mints for; null for an owner credential (any audience). */
     audiences: string | null;
   };
+  /** A person's own settings for another service, by namespace (person-settings.ts). */
+  person_settings: {
+    account_id: string;
+    namespace: string;
+    /** JSON of the settings chosen. */
+    settings: string;
+    updated_at: string;
+  };
   connections: {
     account_id: string;
     profile: string;
@@ -90,6 +98,18 @@ export const identityMigrations: Migration[] = [
       ALTER TABLE sessions ADD COLUMN audiences TEXT;
       UPDATE sessions SET purpose = 'hub', audiences = '["persona","repohost-api"]'
         WHERE account_id IN (SELECT id FROM accounts WHERE name = 'local');
+    `);
+  },
+  // A person's own settings for the persona store (the settings service it reads, person-settings.ts).
+  (db) => {
+    db.exec(`
+      CREATE TABLE person_settings (
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        namespace TEXT NOT NULL,
+        settings TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (account_id, namespace)
+      ) STRICT;
     `);
   },
 ];

@@ -37,6 +37,8 @@ export interface ScreenContext {
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** Response headers worth documenting (the ETag of a conditional write), by name. */
+  headers?: Record<string, { description: string }>;
   /** With `stream: true` the route answers server-sent events instead; each event's `data` is one of these (documented as text/event-stream). */
   events?: z.ZodType;
 }
@@ -112,6 +114,7 @@ const PROBLEM_TEXT: Record<number, string> = {
   403: 'Refused.',
   404: 'No such resource for this caller.',
   409: 'Conflicts with the current state.',
+  412: 'If-Match no longer matches: the resource changed since it was read; the detail says what changed.',
   413: 'Body or value over a size limit.',
   415: 'Body is not JSON.',
   422: 'A member is missing or invalid; the detail names it.',
@@ -144,6 +147,8 @@ export class Api {
    */
   readonly callers: Router = express.Router();
   private readonly operationIds = new Set<string>();
+  /** Each route's path as declared, with a pattern of its own: what the request log names instead of the path sent. */
+  private readonly templates: { method: string; pattern: RegExp; path: string }[] = [];
   private readonly screened = new WeakMap<Request, Screened>();
   /** Requests whose route's screen has run (or found the caller refused). */
   private readonly screenRan = new WeakSet<Request>();
@@ -183,8 +188,20 @@ export class Api {
         ...(r.schema ? { 'application/json': { schema: r.schema } } : {}),
         ...(r.events ? { 'text/event-stream': { schema: r.events } } : {}),
       };
+      const headers = r.headers
+        ? {
+            headers: Object.fromEntries(
+              Object.entries(r.headers).map(([name, h]) => [
+                name,
+                { description: h.description, schema: { type: 'string' } },
+              ]),
+            ),
+          }
+        : {};
       responses[status] =
-        Object.keys(content).length > 0 ? { description: r.description, content } : { description: r.description };
+        Object.keys(content).length > 0
+          ? { description: r.description, ...headers, content }
+          : { description: r.description, ...headers };
     }
     const checkBody = spec.checkBody ?? true;
     const described = spec.problemText ?? {};
@@ -218,6 +235,11 @@ export class Api {
     });
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    this.templates.push({
+      method: spec.method.toUpperCase(),
+      pattern: new RegExp(`^${spec.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}/?$`),
+      path: spec.path,
+    });
     const screen = async (req: Request): Promise<void> => {
       this.screenRan.add(req);
       let principal: Principal;
@@ -296,6 +318,15 @@ export class Api {
       if (!spec.screen) return next('router');
       screen(req).then(() => next('router'), next);
     });
+  }
+
+  /**
+   * The declared path of the route that answers `method path` (`/v1/personas/{profile}/fields/{key}`), first
+   * match as the router matches; undefined when none does. The request log names this, never the path sent,
+   * whose segments are a caller's data (a field's key, a profile, a note's id).
+   */
+  templateOf(method: string, path: string): string | undefined {
+    return this.templates.find((t) => t.method === method && t.pattern.test(path))?.path;
   }
 
   /** Whether its routes need a token (an Api without a verifier has none that does). */

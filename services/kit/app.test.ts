@@ -321,6 +321,60 @@ describe('request logging and stopping', () => {
     }
   });
 
+  it('names the declared route, never the path sent: a key in the path (a field, a profile) stays out of the log', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger('log-test', 'info', {
+      write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
+    const api = new Api({ title: 'log test', version: '1', description: 'log test' });
+    api.route({
+      method: 'put',
+      path: '/v1/personas/{profile}/fields/{key}',
+      operationId: 'put_field',
+      summary: 'set a field',
+      auth: false,
+      body: z.object({ value: z.string() }),
+      responses: { 200: { description: 'ok', schema: z.object({ ok: z.boolean() }) } },
+      handler: () => ({ body: { ok: true } }),
+    });
+    const running = await listen({
+      app: createApp({
+        logger,
+        api,
+        bodyLimit: '1kb',
+        extraRoutes: (a) => mountProbes(a, { ok: () => true }, { ok: 'never' }),
+      }),
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger('log-test', 'silent'),
+    });
+    try {
+      const put = (path: string, body: string) =>
+        fetch(running.url + path, { method: 'PUT', headers: { 'content-type': 'application/json' }, body });
+      const statuses = [
+        (await put('/v1/personas/ada-profile-key/fields/diagnosis_secretive_key', '{"value":"x"}')).status,
+        (await put('/v1/personas/ada-profile-key/fields/diagnosis_secretive_key', '{"value":1}')).status,
+        (await put('/v1/personas/ada-profile-key/fields/diagnosis_secretive_key', `{"value":"${'x'.repeat(2000)}"}`))
+          .status,
+        (await fetch(`${running.url}/v1/personas/ada-profile-key/fieldz/diagnosis_secretive_key`)).status,
+        (await fetch(`${running.url}/healthy`)).status,
+      ];
+      expect(statuses).toEqual([200, 422, 413, 404, 200]);
+      const requests = lines.filter((l) => l.msg === 'request' || l.msg === 'request refused');
+      expect(requests.map((l) => l.path)).toEqual([
+        '/v1/personas/{profile}/fields/{key}',
+        '/v1/personas/{profile}/fields/{key}',
+        '/v1/personas/{profile}/fields/{key}',
+        '/v1/\u2026',
+        '/healthy',
+      ]);
+      const all = JSON.stringify(lines);
+      for (const leak of ['diagnosis_secretive_key', 'ada-profile-key']) expect(all).not.toContain(leak);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('on close, stops accepting, lets an in-flight request finish, then runs the service cleanup', async () => {
     const events: string[] = [];
     let entered!: () => void;

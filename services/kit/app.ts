@@ -5,7 +5,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { PROBLEM_ENVELOPE, type Api } from './api.ts';
 import { hostCheck } from './host-check.ts';
 import { errorSummary, type Logger } from './logger.ts';
-import { METRICS_PATH, ServiceMetrics } from './metrics.ts';
+import { METRICS_PATH, routeTemplate, ServiceMetrics, UNMATCHED_ROUTE } from './metrics.ts';
 import { Problem, problem } from './problem.ts';
 import { documentProbes, mountProbes, type Probes } from './probes.ts';
 import { ERROR_ENVELOPE, LISTEN_URL } from './server.ts';
@@ -79,7 +79,7 @@ export function createApp(parts: AppParts): Express {
       const line = {
         req_id: id,
         method: req.method,
-        path: req.originalUrl.split('?')[0],
+        path: routeOf(req, parts.api),
         status: res.statusCode,
         ms: Math.round(ms * 100) / 100,
       };
@@ -158,7 +158,7 @@ export function createApp(parts: AppParts): Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const p = toProblem(err);
     if (p.status >= 500 && !(err instanceof Problem))
-      logger.error({ err: errorSummary(err), path: req.path }, 'unexpected error');
+      logger.error({ err: errorSummary(err), path: routeOf(req, parts.api) }, 'unexpected error');
     res.locals.refusal = p.title;
     if (res.headersSent) {
       res.destroy();
@@ -176,6 +176,23 @@ function bodyStillArriving(req: Request): boolean {
   if (req.complete) return false;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * What a log line names for a request: the declared path of the route that answers it
+ * (`/v1/personas/{profile}/fields/{key}`), or the app's own fixed route (`/healthy`); else only the first
+ * segment (`/v1/…`). Never the path as sent: its segments are a caller's data (a field's key names what
+ * it holds, and a destroyed field must leave no trace, in the log files included).
+ */
+export function routeOf(req: Request, api: Api | undefined): string {
+  // The route that answered, as the metrics name it; else the Api's route the path would reach (a refusal before routing).
+  const matched = routeTemplate(req);
+  if (matched !== UNMATCHED_ROUTE) return matched;
+  const path = req.originalUrl.split('?')[0]!;
+  const declared = api?.templateOf(req.method, path);
+  if (declared) return declared;
+  const first = /^\/[^/]*/.exec(path)?.[0] ?? '/';
+  return first === path ? first : `${first}/\u2026`;
 }
 
 export function renderProblem(res: Response, p: Problem): void {

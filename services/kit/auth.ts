@@ -6,6 +6,11 @@ import { problem } from './problem.ts';
 export interface Principal {
   readonly account: string;
   readonly audience: string;
+  /**
+   * The kind of session credential the token was minted with, as identity says in its `purpose` claim:
+   * `owner` (the person's own: the app, the command line) or `hub`; undefined when the token does not say.
+   */
+  readonly purpose?: 'owner' | 'hub';
   /** The verified bearer token itself, for services that must present it onward (the gateway). */
   readonly token: string;
 }
@@ -74,7 +79,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
       throw problem.unauthorized('The token names no account (sub); ask the identity service for a new one.');
     }
-    return { account: payload.sub, audience: options.audience, token };
+    const purpose = payload.purpose === 'owner' || payload.purpose === 'hub' ? payload.purpose : undefined;
+    return { account: payload.sub, audience: options.audience, token, ...(purpose ? { purpose } : {}) };
   }
 
   return {

@@ -43,6 +43,9 @@ export const problem = {
   forbidden: (detail: string) => new Problem(403, 'Forbidden', detail),
   notFound: (detail: string) => new Problem(404, 'Not Found', detail),
   conflict: (detail: string, members?: Record<string, unknown>) => new Problem(409, 'Conflict', detail, { members }),
+  /** RFC 9110 §13.1.1: an If-Match the resource no longer matches; `headers` carries its ETag now, when it has one. */
+  preconditionFailed: (detail: string, members?: Record<string, unknown>, headers?: Record<string, string>) =>
+    new Problem(412, 'Precondition Failed', detail, { members, headers }),
   tooLarge: (detail: string) => new Problem(413, 'Content Too Large', detail),
   unsupportedMedia: (detail: string) => new Problem(415, 'Unsupported Media Type', detail),
   unprocessable: (detail: string, members?: Record<string, unknown>) =>

@@ -1,4 +1,5 @@
 import { CHANGE_ACTIONS, type ChangeAction, type ChangeTargetKind } from '../../common/change-log.ts';
+import type { Principal } from '../kit/auth.ts';
 import type { PersonaSql } from './store.ts';
 import type { EventRow, LogEntry } from './tables.ts';
 
@@ -11,6 +12,23 @@ export type TargetKind = ChangeTargetKind;
 export const DESTROYED_FIELD = '(destroyed field)';
 /** asserted_by of changes the service makes by itself (the sweeper). */
 export const SERVICE_ACTOR = 'persona-store';
+/** The store itself as the actor of a change (the sweeper). */
+export const STORE_ACTOR: Actor = { assertedBy: SERVICE_ACTOR, via: 'store' };
+
+/** How a change came in (the log's `via`, see tables.ts): a fact the store records, beside asserted_by. */
+export type Via = 'owner' | 'hub' | 'import' | 'store';
+
+/** Who made a change: the verified token's audience (asserted_by, the spec's) and how it came in. */
+export interface Actor {
+  assertedBy: string;
+  via: Via | null;
+}
+
+/** The actor of a request: its token's audience, and the kind of credential identity says minted it. */
+export const actorOf = (principal: Principal): Actor => ({
+  assertedBy: principal.audience,
+  via: principal.purpose ?? null,
+});
 
 export interface Change {
   account: string;
@@ -19,6 +37,7 @@ export interface Change {
   targetKind: TargetKind;
   target: string;
   assertedBy: string;
+  via: Via | null;
   source: string | null;
   /** Names of the members that changed, never their values. */
   changes: string[];
@@ -39,6 +58,7 @@ export function logEntry(change: Change, at: string): LogEntry {
     source: change.source,
     changes: JSON.stringify(change.changes),
     replaced: change.replaced ? JSON.stringify(change.replaced) : null,
+    via: change.via,
   };
 }
 
@@ -60,6 +80,7 @@ export function eventView(row: EventRow) {
     asserted_by: row.asserted_by,
     source: row.source,
     changes: JSON.parse(row.changes) as string[],
+    via: row.via as Via | null,
     ...(row.replaced ? { replaced: JSON.parse(row.replaced) as Record<string, unknown> } : {}),
   };
 }

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { DEFAULT_FORGET_MODE, DEFAULT_GRACE_PERIOD_SECONDS, FORGET_MODES } from '../../common/change-log.ts';
+import {
+  DEFAULT_FORGET_MODE,
+  DEFAULT_GRACE_PERIOD_SECONDS,
+  FORGET_MODES,
+  MAX_GRACE_PERIOD_SECONDS,
+} from '../../common/change-log.ts';
 import { IDENTITY_PLACES, SERVICE_CATALOGUE, tokenAudience } from '../../common/services.ts';
 import { ConfigError, commonSettings, integerSetting, loadConfig, parse, setting } from '../kit/config.ts';
 import { identityTrustSettings, trustIdentity } from '../kit/identity-trust.ts';
@@ -73,7 +78,7 @@ export const personaSettings = {
   ),
   gracePeriodSeconds: integerSetting(
     'GRACE_PERIOD_SECONDS',
-    { min: 1, max: 31_536_000, fallback: DEFAULT_GRACE_PERIOD_SECONDS },
+    { min: 1, max: MAX_GRACE_PERIOD_SECONDS, fallback: DEFAULT_GRACE_PERIOD_SECONDS },
     'Grace period before destruction, in seconds (default 7 days).',
   ),
   sweepIntervalSeconds: integerSetting(

@@ -243,6 +243,7 @@ function watchedLogger() {
   });
   return {
     logger: createLogger('persona-store', 'info', sink),
+    text: () => lines,
     /** Resolves once a line matching `pattern` has been logged (the test's own timeout is the backstop). */
     line: (pattern: RegExp) =>
       new Promise<void>((resolve) => (pattern.test(lines) ? resolve() : waiting.push({ pattern, resolve }))),
@@ -252,13 +253,21 @@ function watchedLogger() {
 // Every test on both engines: the byte checks are each engine's own (PLACES).
 forEachEngine(() => {
   describe('destroyed means gone', () => {
-    it('destroy at once leaves no trace in the database file, its WAL, the full-text index, the change log or exports', async () => {
-      bed = await startTestbed({ PERSONA_FORGET_MODE: 'destroy_now', PERSONA_KEEP_REPLACED_VALUES: 'true' });
+    it('destroy at once leaves no trace in the database file, its WAL, the full-text index, the change log, exports or the log lines', async () => {
+      const lines = watchedLogger();
+      bed = await startTestbed(
+        { PERSONA_FORGET_MODE: 'destroy_now', PERSONA_KEEP_REPLACED_VALUES: 'true' },
+        undefined,
+        lines.logger,
+      );
       const marker = newMarker();
       const written = await writeMarker(bed.owner, 'ada', marker);
       await expectEverywhere(bed, marker);
       await forgetAll(bed.owner, 'ada', written, 'destroyed');
       await expectGone(bed, 'ada', [marker]);
+      // Every request was logged (its route named), and no line names the keys that held the marker.
+      await lines.line(/"path":"\/v1\/personas\/\{profile\}\/fields\/\{key\}"/);
+      expect(lines.text()).not.toContain(tailOf(marker));
       const exported = await bed.owner.call<{ fields: unknown[]; notes: unknown[] }>('GET', '/v1/personas/ada/export');
       expect([exported.body.fields.length, exported.body.notes.length]).toEqual([1, 1]);
       const log = await bed.owner.call<{ events: { action: string }[] }>(

@@ -1,6 +1,6 @@
 import type { Logger } from '../kit/logger.ts';
 import { errorSummary } from '../kit/logger.ts';
-import { DESTROYED_FIELD, record, SERVICE_ACTOR, type Change } from './change-log.ts';
+import { DESTROYED_FIELD, record, STORE_ACTOR, type Actor, type Change } from './change-log.ts';
 import type { ForgetMode } from './config.ts';
 import { rowIdOf, type EntryRow, type EntryState, type EntryTable, type PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
@@ -79,19 +79,19 @@ export async function forget<T extends EntryTable>(
   table: T,
   row: EntryRow<T>,
   policy: Policy,
-  assertedBy: string,
+  actor: Actor,
   now: Date,
 ): Promise<ForgetOutcome | undefined> {
   const outcome = forgetStep(row.state, policy.forgetMode);
   const at = now.toISOString();
-  if (outcome === 'destroyed') await destroy(sql, persona, table, row, assertedBy, at);
+  if (outcome === 'destroyed') await destroy(sql, persona, table, row, actor, at);
   if (outcome === undefined || outcome === 'destroyed') return outcome;
   const how = FORGETTABLE[table];
   if (row.state === 'live') await how.unindex(sql, row);
   const pending = outcome === 'pending';
   await how.update(sql, { ...row, state: outcome, destroy_at: pending ? destroyAt(policy, now) : null }, at);
   const changes = [pending ? 'pending_destruction' : 'kept'];
-  await record(sql, entryChange(persona, how.kind, 'forgotten', how.name(row), assertedBy, changes), at);
+  await record(sql, entryChange(persona, how.kind, 'forgotten', how.name(row), actor, changes), at);
   return outcome;
 }
 
@@ -101,7 +101,7 @@ function entryChange(
   kind: 'field' | 'note',
   what: 'forgotten' | 'destroyed',
   target: string,
-  assertedBy: string,
+  actor: Actor,
   changes: string[],
 ): Change {
   return {
@@ -110,7 +110,7 @@ function entryChange(
     action: `${kind}_${what}`,
     targetKind: kind,
     target,
-    assertedBy,
+    ...actor,
     source: null,
     changes,
   };
@@ -125,14 +125,14 @@ export async function destroy<T extends EntryTable>(
   persona: PersonaRow,
   table: T,
   row: EntryRow<T>,
-  assertedBy: string,
+  actor: Actor,
   at: string,
 ): Promise<void> {
   const how = FORGETTABLE[table];
   if (row.state === 'live') await how.unindex(sql, row);
   await sql.deleteEntry(table, rowIdOf(row));
   await sql.scrubEvents(persona.account, persona.profile, how.kind, how.name(row), how.shownAs(row));
-  await record(sql, entryChange(persona, how.kind, 'destroyed', how.shownAs(row), assertedBy, ['destroyed']), at);
+  await record(sql, entryChange(persona, how.kind, 'destroyed', how.shownAs(row), actor, ['destroyed']), at);
 }
 
 /**
@@ -159,7 +159,7 @@ async function sweepDue(sql: PersonaSql, table: EntryTable, iso: string): Promis
       const persona = await tx.personaByIdForWrite(due.persona_id);
       const row = persona && (await tx.entryByRowId(table, rowIdOf(due)));
       if (!persona || row?.state !== 'pending' || row.destroy_at === null || row.destroy_at > iso) return false;
-      await destroy(tx, persona, table, row, SERVICE_ACTOR, iso);
+      await destroy(tx, persona, table, row, STORE_ACTOR, iso);
       return true;
     });
     if (done) destroyed++;

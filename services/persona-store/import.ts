@@ -585,6 +585,7 @@ export async function importExport(
     source: target_kind === 'persona' ? null : 'owner',
     changes,
     replaced: null,
+    via: 'import',
   });
   const card = { ...doc.persona, profile };
   const account = storedAccount(target, options.account);

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import type { Principal } from '../kit/auth.ts';
-import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
+import { actorOf, logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroy, forget, type ForgetOutcome } from './forgetting.ts';
+import { requireCardMatch, requireEntryMatch, type Expected } from './preconditions.ts';
 import { queryWords } from './recall.ts';
 import type { EntryRow, EntryTable, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
@@ -221,7 +222,7 @@ export class Personas {
             action: 'persona_created',
             targetKind: 'persona',
             target: profile,
-            assertedBy: principal.audience,
+            ...actorOf(principal),
             source: null,
             changes: CARD_MEMBERS.filter((m) => card[m] !== undefined && card[m] !== null),
           },
@@ -234,9 +235,10 @@ export class Personas {
       });
   }
 
-  async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput) {
+  async updatePersona(principal: Principal, policy: Policy, profile: string, patch: CardInput, expected?: Expected) {
     return this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
+      await requireCardMatch(sql, cardView(p), p.account, expected);
       const changed = CARD_MEMBERS.filter((m) => patch[m] !== undefined && patch[m] !== p[m]);
       if (changed.length === 0) return cardView(p);
       const now = this.clock().toISOString();
@@ -251,7 +253,7 @@ export class Personas {
           action: 'persona_updated',
           targetKind: 'persona',
           target: profile,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: null,
           changes: changed,
           replaced: policy.keepReplacedValues ? Object.fromEntries(changed.map((m) => [m, p[m]])) : undefined,
@@ -276,7 +278,7 @@ export class Personas {
           action: 'persona_deleted',
           targetKind: 'persona',
           target: profile,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: null,
           changes: ['deleted'],
         },
@@ -302,7 +304,14 @@ export class Personas {
 
   // Fields
 
-  async putField(principal: Principal, policy: Policy, profile: string, rawKey: string, input: FieldInput) {
+  async putField(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    rawKey: string,
+    input: FieldInput,
+    expected?: Expected,
+  ) {
     const key = fieldKey(rawKey, this.limits.maxKeyLength);
     const value = JSON.stringify(input.value);
     if (Buffer.byteLength(value) > this.limits.maxValueBytes) {
@@ -318,10 +327,11 @@ export class Personas {
     const result = await this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
       let existing = await sql.field(p.id, key);
+      await requireEntryMatch(sql, p, 'field', key, existing?.state === 'live' ? existing : undefined, expected);
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
-        await destroy(sql, p, 'fields', existing, principal.audience, now);
+        await destroy(sql, p, 'fields', existing, actorOf(principal), now);
         await sql.destroyedInTransaction();
         destroyedPending = true;
         existing = undefined;
@@ -342,7 +352,7 @@ export class Personas {
         profile,
         targetKind: 'field' as const,
         target: key,
-        assertedBy: principal.audience,
+        ...actorOf(principal),
         source: input.source,
       };
       if (!existing) {
@@ -415,6 +425,27 @@ export class Personas {
     return { fields: page.items.map((f) => fieldView(f)), next_after: page.next_after };
   }
 
+  /** A page of the persona's forgotten entries of one kind (kept or pending), each saying where it is in its forgetting. */
+  async listForgotten(account: string, profile: string, table: EntryTable, after: string, limit: number) {
+    const p = await this.requirePersona(this.account(account), profile);
+    const afterSeq = table === 'notes' ? Number(after || 0) : after;
+    const page = await readPage(
+      limit,
+      (count) => this.sql.forgotten(table, p.id, afterSeq, count),
+      (row) => ('seq' in row ? String(row.seq) : row.key),
+    );
+    const forgotten = (row: EntryRow<EntryTable>) => ({
+      state: row.state as 'kept' | 'pending',
+      destroy_at: row.destroy_at,
+    });
+    const items = page.items.map((row) =>
+      'seq' in row ? { ...noteView(row), forgotten: forgotten(row) } : { ...fieldView(row), forgotten: forgotten(row) },
+    );
+    return table === 'notes'
+      ? { notes: items, next_after: page.next_after }
+      : { fields: items, next_after: page.next_after };
+  }
+
   async describeSchema(account: string, profile: string, after: string, limit: number) {
     const page = await this.fieldPage(account, profile, limit, (personaId, count) =>
       this.sql.schema(personaId, after, count),
@@ -438,9 +469,15 @@ export class Personas {
   }
 
   /** Forgets a live field per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string) {
+  async forgetField(principal: Principal, policy: Policy, profile: string, rawKey: string, expected?: Expected) {
+    const key = fieldKey(rawKey, this.limits.maxKeyLength);
     return this.forgetEntry(principal, policy, profile, 'fields', {
-      find: (sql, p) => sql.field(p.id, fieldKey(rawKey, this.limits.maxKeyLength)),
+      find: async (sql, p) => {
+        const row = await sql.field(p.id, key);
+        // No row at all answers 404 as always; a kept one fails the condition.
+        if (row) await requireEntryMatch(sql, p, 'field', key, row.state === 'live' ? row : undefined, expected);
+        return row;
+      },
       missing: (sql, p) => this.liveField(p, rawKey, sql),
     });
   }
@@ -462,7 +499,7 @@ export class Personas {
     const outcome = await this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
       const row = await entry.find(sql, p);
-      const outcome = row && (await forget(sql, p, table, row, policy, principal.audience, this.clock()));
+      const outcome = row && (await forget(sql, p, table, row, policy, actorOf(principal), this.clock()));
       if (!outcome) await entry.missing(sql, p);
       if (outcome === 'destroyed') await sql.destroyedInTransaction();
       return outcome!;
@@ -513,7 +550,7 @@ export class Personas {
           action: 'note_added',
           targetKind: 'note',
           target: id,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: input.source,
           changes: ['content', 'kind', 'source', 'pinned'],
         },
@@ -559,10 +596,19 @@ export class Personas {
   }
 
   /** Only the named parts change; written_at never moves. A kept note cannot be revived (see README). */
-  async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
+  async reviseNote(
+    principal: Principal,
+    policy: Policy,
+    profile: string,
+    id: string,
+    patch: NotePatch,
+    expected?: Expected,
+  ) {
     if (patch.content !== undefined) this.checkNoteSize(patch.content);
     return this.sql.transaction(async (sql) => {
       const p = await this.holdPersona(sql, this.account(principal.account), profile);
+      const asIs = expected === undefined ? undefined : await sql.note(p.id, id);
+      if (asIs) await requireEntryMatch(sql, p, 'note', id, asIs.state === 'live' ? asIs : undefined, expected);
       const n = await this.liveNote(p, id, sql);
       const next = {
         content: patch.content ?? n.content,
@@ -588,7 +634,7 @@ export class Personas {
           action,
           targetKind: 'note',
           target: n.id,
-          assertedBy: principal.audience,
+          ...actorOf(principal),
           source: next.source,
           changes: changed,
           replaced: policy.keepReplacedValues && changed.includes('content') ? { content: n.content } : undefined,
@@ -605,9 +651,13 @@ export class Personas {
   }
 
   /** Forgets a live note per the person's setting, or applies the current setting to one already forgotten (see forgetting.ts). */
-  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string) {
+  async forgetNote(principal: Principal, policy: Policy, profile: string, id: string, expected?: Expected) {
     return this.forgetEntry(principal, policy, profile, 'notes', {
-      find: (sql, p) => sql.note(p.id, id),
+      find: async (sql, p) => {
+        const row = await sql.note(p.id, id);
+        if (row) await requireEntryMatch(sql, p, 'note', id, row.state === 'live' ? row : undefined, expected);
+        return row;
+      },
       missing: (sql, p) => this.liveNote(p, id, sql),
     });
   }

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
-import type { TokenVerifier } from '../kit/auth.ts';
+import type { Principal, TokenVerifier } from '../kit/auth.ts';
 import { readPage } from '../kit/paging.ts';
 import { problem } from '../kit/problem.ts';
 import { eventView } from './change-log.ts';
 import type { PersonaCounters } from './metrics.ts';
 import type { Personas } from './personas.ts';
 import type { Policy, PolicySource } from './settings.ts';
+import { cardTag, ETAG_HEADER, IfMatch, parseIfMatch, revisionTag } from './preconditions.ts';
 import { screenWrite } from './write-gate.ts';
 import {
   AddNote,
@@ -14,6 +15,8 @@ import {
   CreatePersona,
   EventPage,
   EventsQuery,
+  FieldsQuery,
+  ForgetQuery,
   Export,
   ExportQuery,
   Field,
@@ -67,6 +70,20 @@ export function pageOf(policy: Policy, asked: number | undefined, member = 'limi
     `query member ${member} is ${asked}, over the page size ${policy.pageSize} (${whose}); ask for at most ${policy.pageSize} and fetch the rest page by page with the answer's next_after.`,
     { page_size: policy.pageSize },
   );
+}
+
+/**
+ * The policy a forget applies: the person's setting, or destroy at once when asked with `destroy=now`, which
+ * only the person's own credential may ask (a hub's forget follows the setting the person chose).
+ */
+function forgetPolicyOf(principal: Principal, policy: Policy, destroy: 'now' | undefined): Policy {
+  if (destroy === undefined) return policy;
+  if (principal.purpose !== 'owner') {
+    throw problem.forbidden(
+      'destroy=now is for the person\u2019s own credential (the console, the command line): a hub\u2019s forget follows the forget setting the person chose. Forget without destroy=now.',
+    );
+  }
+  return { ...policy, forgetMode: 'destroy_now' };
 }
 
 type Shape = z.ZodObject<z.ZodRawShape>;
@@ -129,11 +146,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Create a persona',
     tags: ['personas'],
     body: CreatePersona,
-    responses: { 201: { description: 'The created persona.', schema: Card } },
+    responses: { 201: { description: 'The created persona.', schema: Card, headers: ETAG_HEADER } },
     problems: [409],
     handler: async ({ principal, body }) => {
       const { profile, ...card } = body;
-      return { status: 201, body: await personas.createPersona(principal, profile, card) };
+      const created = await personas.createPersona(principal, profile, card);
+      return { status: 201, body: created, headers: { ETag: cardTag(created) } };
     },
   });
 
@@ -144,13 +162,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'The identity block: card, pinned fields, pinned notes, live counts',
     tags: ['personas'],
     params: ProfileParams,
-    responses: { 200: { description: 'The identity block.', schema: IdentityBlock } },
+    responses: {
+      200: {
+        description: 'The identity block; its ETag is the card\u2019s (send it in If-Match to update the card).',
+        schema: IdentityBlock,
+        headers: ETAG_HEADER,
+      },
+    },
     problems: [404, 503],
     handler: async ({ principal, policy, params }) => {
       const block = await personas.identityBlock(principal.account, policy, params.profile);
       // What forgetting will do for this person, so a client can say it before asking to forget.
       return {
         body: { ...block, forget: { mode: policy.forgetMode, grace_period_seconds: policy.gracePeriodSeconds } },
+        headers: { ETag: cardTag(block.persona) },
       };
     },
   });
@@ -162,11 +187,19 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Change members of the card; only the members sent change',
     tags: ['personas'],
     params: ProfileParams,
+    headers: IfMatch,
     body: UpdatePersona,
-    responses: { 200: { description: 'The updated persona.', schema: Card } },
-    problems: [404, 503],
-    handler: async ({ principal, policy, params, body }) => {
-      return { body: await personas.updatePersona(principal, policy, params.profile, body) };
+    responses: { 200: { description: 'The updated persona.', schema: Card, headers: ETAG_HEADER } },
+    problems: [404, 412, 503],
+    handler: async ({ principal, policy, params, body, headers }) => {
+      const card = await personas.updatePersona(
+        principal,
+        policy,
+        params.profile,
+        body,
+        parseIfMatch(headers['if-match']),
+      );
+      return { body: card, headers: { ETag: cardTag(card) } };
     },
   });
 
@@ -216,11 +249,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Set a field (create, replace or revive); an identical retry changes nothing',
     tags: ['fields'],
     params: FieldParams,
+    headers: IfMatch,
     body: PutField,
-    responses: { 200: { description: 'The field.', schema: Field } },
-    problems: [404, 409, 503],
-    handler: async ({ principal, policy, params, body }) => {
-      return { body: await personas.putField(principal, policy, params.profile, params.key, body) };
+    responses: { 200: { description: 'The field.', schema: Field, headers: ETAG_HEADER } },
+    problems: [404, 409, 412, 503],
+    handler: async ({ principal, policy, params, body, headers }) => {
+      const field = await personas.putField(
+        principal,
+        policy,
+        params.profile,
+        params.key,
+        body,
+        parseIfMatch(headers['if-match']),
+      );
+      return { body: field, headers: { ETag: revisionTag(field.revision) } };
     },
   });
 
@@ -231,11 +273,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'One live field',
     tags: ['fields'],
     params: FieldParams,
-    responses: { 200: { description: 'The field.', schema: Field } },
+    responses: { 200: { description: 'The field.', schema: Field, headers: ETAG_HEADER } },
     problems: [404],
-    handler: async ({ principal, params }) => ({
-      body: await personas.getField(principal.account, params.profile, params.key),
-    }),
+    handler: async ({ principal, params }) => {
+      const field = await personas.getField(principal.account, params.profile, params.key);
+      return { body: field, headers: { ETag: revisionTag(field.revision) } };
+    },
   });
 
   route({
@@ -245,10 +288,16 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'The persona\u2019s live fields, by key',
     tags: ['fields'],
     params: ProfileParams,
-    query: PageQuery,
+    query: FieldsQuery,
     responses: { 200: { description: 'A page of fields.', schema: FieldPage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
+      if (query.state === 'forgotten') {
+        const limit = pageOf(policy, query.limit);
+        return {
+          body: await personas.listForgotten(principal.account, params.profile, 'fields', query.after ?? '', limit),
+        };
+      }
       return {
         body: await personas.listFields(
           principal.account,
@@ -267,10 +316,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Forget a field, per the person\u2019s forget setting',
     tags: ['fields'],
     params: FieldParams,
+    query: ForgetQuery,
+    headers: IfMatch,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
-    problems: [404, 503],
-    handler: async ({ principal, policy, params }) => {
-      return { body: await personas.forgetField(principal, policy, params.profile, params.key) };
+    problems: [403, 404, 412, 503],
+    handler: async ({ principal, policy, params, headers, query }) => {
+      return {
+        body: await personas.forgetField(
+          principal,
+          forgetPolicyOf(principal, policy, query.destroy),
+          params.profile,
+          params.key,
+          parseIfMatch(headers['if-match']),
+        ),
+      };
     },
   });
 
@@ -291,8 +350,8 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     }),
     body: AddNote,
     responses: {
-      201: { description: 'The created note.', schema: Note },
-      200: { description: 'The note first written with this Idempotency-Key.', schema: Note },
+      201: { description: 'The created note.', schema: Note, headers: ETAG_HEADER },
+      200: { description: 'The note first written with this Idempotency-Key.', schema: Note, headers: ETAG_HEADER },
     },
     problems: [404, 409, 503],
     handler: async ({ principal, policy, params, body, headers }) => {
@@ -303,7 +362,7 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
         body,
         headers['idempotency-key'],
       );
-      return { status: replayed ? 200 : 201, body: note };
+      return { status: replayed ? 200 : 201, body: note, headers: { ETag: revisionTag(note.revision) } };
     },
   });
 
@@ -318,6 +377,11 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     responses: { 200: { description: 'A page of notes.', schema: NotePage } },
     problems: [404, 503],
     handler: async ({ principal, policy, params, query }) => {
+      if (query.state === 'forgotten') {
+        const limit = pageOf(policy, query.limit);
+        const after = query.after === undefined ? '' : String(query.after);
+        return { body: await personas.listForgotten(principal.account, params.profile, 'notes', after, limit) };
+      }
       return {
         body: await personas.listNotes(
           principal.account,
@@ -337,11 +401,12 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'One live note',
     tags: ['notes'],
     params: NoteParams,
-    responses: { 200: { description: 'The note.', schema: Note } },
+    responses: { 200: { description: 'The note.', schema: Note, headers: ETAG_HEADER } },
     problems: [404],
-    handler: async ({ principal, params }) => ({
-      body: await personas.getNote(principal.account, params.profile, params.note_id),
-    }),
+    handler: async ({ principal, params }) => {
+      const note = await personas.getNote(principal.account, params.profile, params.note_id);
+      return { body: note, headers: { ETag: revisionTag(note.revision) } };
+    },
   });
 
   route({
@@ -351,11 +416,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Revise a live note; only the parts sent change and it keeps its time of writing',
     tags: ['notes'],
     params: NoteParams,
+    headers: IfMatch,
     body: ReviseNote,
-    responses: { 200: { description: 'The revised note.', schema: Note } },
-    problems: [404, 409, 503],
-    handler: async ({ principal, policy, params, body }) => {
-      return { body: await personas.reviseNote(principal, policy, params.profile, params.note_id, body) };
+    responses: { 200: { description: 'The revised note.', schema: Note, headers: ETAG_HEADER } },
+    problems: [404, 409, 412, 503],
+    handler: async ({ principal, policy, params, body, headers }) => {
+      const note = await personas.reviseNote(
+        principal,
+        policy,
+        params.profile,
+        params.note_id,
+        body,
+        parseIfMatch(headers['if-match']),
+      );
+      return { body: note, headers: { ETag: revisionTag(note.revision) } };
     },
   });
 
@@ -366,10 +440,20 @@ export function personaApi({ personas, policies, verifier, counters }: PersonaRo
     summary: 'Forget a note, per the person\u2019s forget setting',
     tags: ['notes'],
     params: NoteParams,
+    query: ForgetQuery,
+    headers: IfMatch,
     responses: { 200: { description: 'What forgetting did.', schema: ForgetResult } },
-    problems: [404, 503],
-    handler: async ({ principal, policy, params }) => {
-      return { body: await personas.forgetNote(principal, policy, params.profile, params.note_id) };
+    problems: [403, 404, 412, 503],
+    handler: async ({ principal, policy, params, headers, query }) => {
+      return {
+        body: await personas.forgetNote(
+          principal,
+          forgetPolicyOf(principal, policy, query.destroy),
+          params.profile,
+          params.note_id,
+          parseIfMatch(headers['if-match']),
+        ),
+      };
     },
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_GRACE_PERIOD_SECONDS } from '../../common/change-log.ts';
 import { urlPath } from '../../common/url-path.ts';
 import { problem } from '../kit/problem.ts';
 import { FORGET_MODES, type ForgetMode, type PersonaConfig } from './config.ts';
@@ -21,7 +22,7 @@ export interface Policy {
  */
 export const PersonSettings = z.object({
   forget_mode: z.enum(FORGET_MODES).optional(),
-  grace_period_seconds: z.number().int().min(1).max(31_536_000).optional(),
+  grace_period_seconds: z.number().int().min(1).max(MAX_GRACE_PERIOD_SECONDS).optional(),
   keep_replaced_values: z.boolean().optional(),
   page_size: z.number().int().min(1).optional(),
   pin_cap_fields: z.number().int().min(0).optional(),
@@ -69,33 +70,54 @@ export function createPolicySource(config: PersonaConfig): PolicySource {
       `The settings service ${why}, so this person's forget mode and caps are unknown; nothing was done, so that no other policy than theirs is applied. ` +
         'Try again when the settings service answers.',
     );
+  // The app's own settings service is identity: asked on the channel that proves it is identity (its socket),
+  // never on whatever answers at its URL, since the question carries this store's token.
+  const identity = config.identity.channel;
+  const viaIdentity = sameOrigin(baseUrl, identity.url);
+  const ask = async (account: string): Promise<{ status: number; body: unknown }> => {
+    const path = `${urlPath`/v1/settings/persona`}?${new URLSearchParams({ account })}`;
+    const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    if (viaIdentity) {
+      try {
+        const answer = await identity.call({ path, headers, timeoutMs: config.settingsTimeoutMs });
+        return { status: answer.status, body: answer.body };
+      } catch {
+        throw unavailable(`(the identity service, on ${identity.where}) could not be reached`);
+      }
+    }
+    let res: Response;
+    try {
+      res = await fetch(`${baseUrl}${path}`, { headers, signal: AbortSignal.timeout(config.settingsTimeoutMs) });
+    } catch {
+      throw unavailable(`at ${baseUrl} could not be reached within ${config.settingsTimeoutMs} ms`);
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      return { status: res.status, body: undefined };
+    }
+    try {
+      return { status: res.status, body: await res.json() };
+    } catch {
+      throw unavailable('answered with something that is not JSON');
+    }
+  };
   return {
     async policyFor(account) {
-      let res: Response;
-      try {
-        res = await fetch(`${baseUrl}${urlPath`/v1/settings/persona`}?${new URLSearchParams({ account })}`, {
-          headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-          signal: AbortSignal.timeout(config.settingsTimeoutMs),
-        });
-      } catch {
-        throw unavailable(`at ${baseUrl} could not be reached within ${config.settingsTimeoutMs} ms`);
-      }
-      if (res.status === 404) {
-        await res.body?.cancel();
-        return base;
-      }
-      if (!res.ok) {
-        await res.body?.cancel();
-        throw unavailable(`answered ${res.status}`);
-      }
-      let parsed;
-      try {
-        parsed = PersonSettings.safeParse(await res.json());
-      } catch {
-        throw unavailable('answered with something that is not JSON');
-      }
+      const answer = await ask(account);
+      if (answer.status === 404) return base;
+      if (answer.status !== 200) throw unavailable(`answered ${answer.status}`);
+      const parsed = PersonSettings.safeParse(answer.body);
       if (!parsed.success) throw unavailable('answered with settings that do not have the expected shape');
       return applyPersonSettings(base, parsed.data);
     },
   };
+}
+
+/** Whether two URLs name the same scheme, host and port (the settings service is identity itself). */
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }

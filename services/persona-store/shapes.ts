@@ -19,6 +19,26 @@ const AssertedBy = z.string().meta({
 });
 const Timestamp = z.string().meta({ description: 'ISO 8601 time (UTC).' });
 
+/** Where a forgotten entry is in its forgetting: only in a listing of forgotten entries (`state=forgotten`). */
+const Forgotten = z
+  .object({
+    state: z
+      .enum(['kept', 'pending'])
+      .meta({ description: 'kept (stays, out of every answer) or pending destruction.' }),
+    destroy_at: Timestamp.nullable().meta({ description: 'When a pending entry is destroyed; null for a kept one.' }),
+  })
+  .optional()
+  .meta({
+    description:
+      'Present only when the list asked for forgotten entries (state=forgotten): what forgetting did to it. DELETE it with destroy=now, with your own credential, to destroy it at once.',
+  });
+
+/** Which entries a list answers: the live ones (default), or those forgotten but not destroyed. */
+const ListState = z.enum(['live', 'forgotten']).optional().meta({
+  description:
+    'live (the default) or forgotten: the entries forgotten and not yet destroyed (kept, or pending destruction), each with its forgotten member.',
+});
+
 const cardMembers = {
   pronouns: z
     .string()
@@ -103,6 +123,7 @@ export const Field = z
     pinned: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    forgotten: Forgotten,
   })
   .meta({ id: 'Field' });
 
@@ -145,6 +166,7 @@ export const Note = z
     revision: z.number().int(),
     written_at: Timestamp.meta({ description: 'When the note was written; revising never moves it.' }),
     revised_at: Timestamp,
+    forgotten: Forgotten,
   })
   .meta({ id: 'Note' });
 
@@ -214,6 +236,10 @@ export const Event = z
       .string()
       .meta({ description: 'Profile, field key or note id; "(destroyed field)" once a field was destroyed.' }),
     asserted_by: z.string(),
+    via: z.enum(['owner', 'hub', 'import', 'store']).nullable().meta({
+      description:
+        'How the change came in, recorded by the store: owner (a token of the person\u2019s own credential: the app, the command line), hub (a hub credential\u2019s), import (an export file imported), store (the store itself: the grace period ended); null when the token did not say.',
+    }),
     source: z.string().nullable(),
     changes: z.array(z.string()).meta({ description: 'Names of the members that changed; never their values.' }),
     replaced: z
@@ -250,10 +276,19 @@ const Limit = (member = 'limit') =>
       'Page size: at most PERSONA_PAGE_SIZE (100 by default; a person may lower it); asking for more is refused with 422 naming the limit.',
   });
 export const PageQuery = z.object({ after: z.string().max(300).optional(), limit: Limit() });
+export const FieldsQuery = PageQuery.extend({ state: ListState });
 export const NotesQuery = z.object({
   after: z.coerce.number().int().min(0).optional(),
   limit: Limit(),
   kind: z.enum(NOTE_KINDS).optional(),
+  state: ListState,
+});
+/** `destroy=now`: destroy at once whatever the forget setting; the person's own credential only. */
+export const ForgetQuery = z.object({
+  destroy: z.enum(['now']).optional().meta({
+    description:
+      'now: destroy at once whatever the person\u2019s forget setting, also an entry already kept or pending. Only with a token of the person\u2019s own credential (identity\u2019s purpose claim owner); a hub\u2019s forget follows the setting (403 otherwise).',
+  }),
 });
 export const RecallQuery = z.object({
   q: z

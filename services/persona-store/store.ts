@@ -141,6 +141,17 @@ export class PersonaSql {
       .where('state', '=', 'live')
       .execute()) as EntryRow<T>[];
   }
+  /** The persona's forgotten entries not yet destroyed (kept or pending), a page in the kind's order after `after`. */
+  async forgotten<T extends EntryTable>(table: T, personaId: number, after: string | number, limit: number) {
+    const order = ENTRIES[table].order;
+    return (await this.selectEntries(table)
+      .where('persona_id', '=', personaId)
+      .where('state', '!=', 'live')
+      .where(order, '>', after as never)
+      .orderBy(order)
+      .limit(limit)
+      .execute()) as EntryRow<T>[];
+  }
   async pinned<T extends EntryTable>(table: T, personaId: number, limit: number): Promise<EntryRow<T>[]> {
     const rows = await this.selectEntries(table)
       .where('persona_id', '=', personaId)

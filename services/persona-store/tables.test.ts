@@ -18,7 +18,7 @@ const columns = (table: keyof typeof TABLES) => Object.keys(TABLES[table].column
 const indexes = (table: keyof typeof TABLES) => TABLES[table].indexes.map((index) => index.split(' ')[0]!);
 
 describe('the tables on SQLite', () => {
-  it('has every column of the definition in order, its indexes, and schema version 2', async () => {
+  it('has every column of the definition in order, its indexes, and schema version 3', async () => {
     const engine = openSqliteEngine(join(tempDir('tables'), 'persona-store.db'));
     try {
       for (const table of names) {
@@ -32,7 +32,7 @@ describe('the tables on SQLite', () => {
           .map((i) => i.name);
         expect(made.sort(), table).toEqual(indexes(table).sort());
       }
-      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(2);
+      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(MIGRATIONS.sqlite.length);
     } finally {
       await engine.close();
     }
@@ -66,7 +66,33 @@ describe('the tables on SQLite', () => {
       expect((await engine.db.selectFrom('personas').select('live_fields').executeTakeFirstOrThrow()).live_fields).toBe(
         1,
       );
-      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(2);
+      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(MIGRATIONS.sqlite.length);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('the change log\u2019s via (the third migration)', () => {
+  it('a file of schema 2 keeps its entries, each with via null (not known), and takes new ones with it', async () => {
+    const file = join(tempDir('tables'), 'persona-store.db');
+    const old = new Database(file);
+    old.exec(MIGRATIONS.sqlite[0]!);
+    old.exec(MIGRATIONS.sqlite[1]!);
+    old.pragma('user_version = 2');
+    old
+      .prepare(
+        `INSERT INTO events (account, profile, at, action, target_kind, target, asserted_by, source, changes) VALUES ('a', 'p', 't', 'field_set', 'field', 'k', 'persona', 'owner', '[]')`,
+      )
+      .run();
+    old.close();
+    const engine = openSqliteEngine(file);
+    try {
+      expect(await engine.db.selectFrom('events').select(['target', 'via']).execute()).toEqual([
+        { target: 'k', via: null },
+      ]);
+      expect(MIGRATIONS.sqlite).toHaveLength(3);
+      expect(engine.sqlite.pragma('user_version', { simple: true })).toBe(3);
     } finally {
       await engine.close();
     }
@@ -80,7 +106,7 @@ describe.skipIf(unavailable !== undefined)('the tables on PostgreSQL', () => {
   let server: PostgresServer | undefined;
   afterAll(async () => server?.stop());
 
-  it('has every column of the definition in order (and the tsvector of searched tables), its indexes, and schema version 2', async () => {
+  it('has every column of the definition in order (and the tsvector of searched tables), its indexes, and schema version 3', async () => {
     server = await startPostgres();
     const engine = await openPostgresEngine({
       url: await server.createDatabase(),
@@ -105,7 +131,7 @@ describe.skipIf(unavailable !== undefined)('the tables on PostgreSQL', () => {
         );
       }
       const { rows } = await sql<{ version: number }>`SELECT version FROM persona_schema`.execute(engine.db);
-      expect(rows).toEqual([{ version: 2 }]);
+      expect(rows).toEqual([{ version: MIGRATIONS.postgres.length }]);
     } finally {
       await engine.close();
     }

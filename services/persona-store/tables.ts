@@ -65,6 +65,13 @@ export interface EventRow {
   source: string | null;
   changes: string;
   replaced: string | null;
+  /**
+   * How the change came in, a fact the store records (never the writer's claim): `owner` (a token of
+   * the person's own credential: this app's console, the command line), `hub` (a hub credential's),
+   * `import` (an export file imported), `store` (the store itself: the sweeper); null when the token did
+   * not say (an identity service that does not send the `purpose` claim) or the entry predates it.
+   */
+  via: string | null;
 }
 
 /** A field or a note: the two kinds of entry, alike in state, pinning and forgetting (see tables.ts). */
@@ -245,6 +252,7 @@ export const TABLES: {
       source: 'text?',
       changes: 'text',
       replaced: ['text?', 'content'],
+      via: 'text?',
     },
     unique: [],
     indexes: ['events_by_persona ON events (account, profile, id)'],
@@ -261,6 +269,8 @@ const typeOf = (column: Column): ColumnType => (typeof column === 'string' ? col
 
 /** Columns SQLite's files got by its second migration; PostgreSQL's tables had them from the first. */
 const ADDED_BY_SQLITE_SECOND = new Set<string>(['live_fields', 'live_notes']);
+/** Columns both engines got by their third migration (the change log's `via`): the first leaves them out. */
+const ADDED_BY_THIRD = new Set<string>(['via']);
 
 /** CREATE TABLE and its indexes on `engine`; PostgreSQL's searched tables carry their tsvector. */
 function createTable(engine: EngineName, name: TableName, skip: ReadonlySet<string> = new Set()): string {
@@ -351,7 +361,10 @@ CREATE TRIGGER notes_live AFTER INSERT OR DELETE OR UPDATE OF state ON notes FOR
  */
 export const MIGRATIONS: Record<EngineName, string[]> = {
   sqlite: [
-    [...NAMES.map((name) => createTable('sqlite', name, ADDED_BY_SQLITE_SECOND)), FULL_TEXT.sqlite].join('\n'),
+    [
+      ...NAMES.map((name) => createTable('sqlite', name, new Set([...ADDED_BY_SQLITE_SECOND, ...ADDED_BY_THIRD]))),
+      FULL_TEXT.sqlite,
+    ].join('\n'),
     [
       ...[...ADDED_BY_SQLITE_SECOND].map((column) => `ALTER TABLE personas ADD COLUMN ${column} ${SQL_OF.count};`),
       `UPDATE personas SET
@@ -359,11 +372,12 @@ export const MIGRATIONS: Record<EngineName, string[]> = {
   live_notes = (SELECT count(*) FROM notes WHERE persona_id = personas.id AND state = 'live');`,
       LIVE_COUNTS.sqlite,
     ].join('\n'),
+    'ALTER TABLE events ADD COLUMN via TEXT;',
   ],
   postgres: [
     [
       FULL_TEXT.postgres,
-      ...NAMES.map((name) => createTable('postgres', name)),
+      ...NAMES.map((name) => createTable('postgres', name, ADDED_BY_THIRD)),
       ...NAMES.map(postgresStatistics),
       LIVE_COUNTS.postgres,
     ].join('\n'),
@@ -375,5 +389,6 @@ export const MIGRATIONS: Record<EngineName, string[]> = {
     `ALTER INDEX fields_search SET (gin_pending_list_limit = 64);
 ALTER INDEX notes_search SET (gin_pending_list_limit = 64);
 SELECT gin_clean_pending_list('fields_search'::regclass), gin_clean_pending_list('notes_search'::regclass);`,
+    'ALTER TABLE events ADD COLUMN via TEXT;',
   ],
 };
