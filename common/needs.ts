@@ -149,8 +149,9 @@ export function portTakenNeed(name: ServiceName, taken: PortTaken): Need {
   return {
     kind: 'port-taken',
     service: name,
-    text,
-    action: `Stop ${stop} (or set ${owner.prefix}PORT to a free port), then start the ${owner.label}`,
+    // The button names no variable; the sentence beside it says how to move the service instead.
+    text: `${text} To move the ${owner.label} instead, set ${owner.prefix}PORT to a free port.`,
+    action: `Stop ${stop}, then start the ${owner.label}`,
     place: 'services',
   };
 }

@@ -95,9 +95,12 @@ describe('a service whose port another program holds', () => {
     expect(said).toMatch(/^Chat-model provider: gave up\. Port \d+ on 127\.0\.0\.1 is already in use/);
     expect(said).not.toMatch(/crash/i);
     const card = page.locator('li.service-card[data-service="model-provider"]');
-    expect(await card.locator('.advice').innerText()).toBe(
-      'It was left stopped, and its last problem says why: fix that, then start it.',
+    // What holds the port, and what to do, in words; the button names no variable.
+    expect(await card.locator('.service-need').innerText()).toMatch(
+      /^Port \d+ of the chat-model provider is held by .+, not by this app, so the chat-model provider was not started\. To move the chat-model provider instead, set MODELPROV_PORT to a free port\.$/,
     );
+    expect(await card.locator('a.button.primary').innerText()).toMatch(/^Stop .+, then start the chat-model provider$/);
+    expect(await card.locator('a.button.primary').innerText()).not.toMatch(/[A-Z]+_[A-Z]+/);
     // Its charts say why they are empty, in words; the footnote's figures keep their spaces.
     await page.locator('figure.chart[data-chart="provider-runs"] .chart-summary').getByText('Not counted').waitFor();
     expect(await page.locator('figure.chart[data-chart="provider-runs"] .chart-summary').innerText()).toBe(

@@ -210,7 +210,7 @@ describe('npm run serve (headless)', () => {
         void exited.then(() => resolve());
       });
       await done;
-      const todo = `What to do: Stop node (process ${other.pid}) (or set IDENTITY_PORT to a free port), then start the identity service`;
+      const todo = `What to do: Stop node (process ${other.pid}), then start the identity service`;
       expect(out).toMatch(
         new RegExp(
           `identity\\s+gave-up .*\\n.*Port ${identityPort} on 127\\.0\\.0\\.1 is already in use by .*\\(process ${other.pid}, node\\)`,

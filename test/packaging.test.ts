@@ -308,7 +308,8 @@ describe('the packaged app (electron-builder --linux dir, stand-in Electron)', (
           startServicesOnLaunch: true,
           providerStream: 'whole',
           firstRunDone: false,
-          notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true },
+          notifications: { serviceGaveUp: true, signalFailed: true, cliSignedOut: true, credentialExpiring: true },
+          hubCredentialDays: 90,
         });
 
         const ports = ['IDENTITY_PORT', 'PERSONA_PORT', 'REPOHOST_PORT', 'MODELPROV_PORT'].map((k) => Number(env[k]));
@@ -419,8 +420,19 @@ function writeStandInElectron(root: string): void {
     JSON.stringify({ name: 'electron', version: '0.0.0-stand-in', type: 'module', main: 'index.js' }),
   );
   writeFileSync(join(dir, 'index.js'), STAND_IN_ELECTRON);
+  writeFileSync(join(dir, 'parent-port.mjs'), STAND_IN_PARENT_PORT);
   expect(relative(root, dir)).toBe(join('node_modules', 'electron'));
 }
+
+/** In the stand-in's utility processes: \`process.parentPort\` as Electron gives it, and no \`process.send\` (which carries sockets). */
+const STAND_IN_PARENT_PORT = `
+import { EventEmitter } from 'node:events';
+const send = process.send.bind(process);
+const messages = new EventEmitter();
+process.on('message', (data) => messages.emit('message', { data }));
+process.parentPort = { postMessage: (message) => send(message), on: (event, listener) => void messages.on(event, listener) };
+process.send = undefined;
+`;
 
 const STAND_IN_ELECTRON = `
 import { EventEmitter } from 'node:events';
@@ -500,8 +512,17 @@ export const shell = { openPath: async () => '' };
 export const utilityProcess = {
   fork(modulePath, args, options) {
     log('fork', { modulePath, execArgv: options.execArgv ?? [], serviceName: options.serviceName });
-    const child = spawn(process.execPath, [...(options.execArgv ?? []), modulePath, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const proc = Object.assign(new EventEmitter(), { pid: child.pid, stdout: child.stdout, stderr: child.stderr, kill: () => child.kill('SIGTERM') });
+    // Electron's parentPort (messages, no sockets), made from an IPC channel by a module loaded first.
+    const parentPort = join(import.meta.dirname, 'parent-port.mjs');
+    const child = spawn(process.execPath, ['--import', parentPort, ...(options.execArgv ?? []), modulePath, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const proc = Object.assign(new EventEmitter(), {
+      pid: child.pid,
+      stdout: child.stdout,
+      stderr: child.stderr,
+      kill: () => child.kill('SIGTERM'),
+      postMessage: (message) => child.connected && child.send(message),
+    });
+    child.on('message', (message) => proc.emit('message', message));
     child.once('exit', (code, signal) => {
       log('child-exit', { serviceName: options.serviceName, code, signal });
       proc.emit('exit', code ?? 1);

@@ -71,7 +71,11 @@ describe('a service’s request lines reach the console’s log view', { timeout
       body: JSON.stringify({ profile: mark, display_name: 'Juniper' }),
     });
     expect(created.status).toBe(201);
-    const written = nextLine((l) => l.text.includes(`"path":"${field}"`) && l.text.includes('"status":200'));
+    // The line names the route as declared, never the path sent (a key names what a field holds).
+    const route = '"path":"/v1/personas/{profile}/fields/{key}"';
+    const written = nextLine(
+      (l) => l.text.includes(route) && l.text.includes('"method":"PUT"') && l.text.includes('"status":200'),
+    );
     const put = await fetch(`${supervisor.url('persona-store')}${field}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -81,16 +85,18 @@ describe('a service’s request lines reach the console’s log view', { timeout
     const first = await written;
     expect(first.top).toEqual(first.line);
 
-    const refusedLine = nextLine((l) => l.text.includes(`"path":"${field}"`) && l.text.includes('"status":401'));
+    const refusedLine = nextLine((l) => l.text.includes(route) && l.text.includes('"status":401'));
     expect((await fetch(`${supervisor.url('persona-store')}${field}`)).status).toBe(401);
     const second = await refusedLine;
     expect(second.top).toEqual(second.line);
     expect(second.line.seq).toBeGreaterThan(first.line.seq);
 
-    // Read back as the console reads it: newest first, probes left out, the filter on the path.
-    const page = supervisor.logPage('persona-store', { filter: field });
+    expect(first.line.text).not.toContain(mark);
+    // Read back as the console reads it: newest first, probes left out, the filter on the route.
+    const page = supervisor.logPage('persona-store', { filter: '/fields/{key}' });
     expect(page.lines.map((l) => l.seq)).toEqual([second.line.seq, first.line.seq]);
-    expect(supervisor.logs('persona-store', { filter: field }).map((l) => l.seq)).toEqual([
+    expect(supervisor.logPage('persona-store', { filter: mark }).lines).toEqual([]);
+    expect(supervisor.logs('persona-store', { filter: '/fields/{key}' }).map((l) => l.seq)).toEqual([
       first.line.seq,
       second.line.seq,
     ]);
@@ -98,17 +104,19 @@ describe('a service’s request lines reach the console’s log view', { timeout
     expect(following.lines.map((l) => l.seq)).toContain(second.line.seq);
   });
 
-  it('a path segment the persona store takes for a credential is in the line as [redacted], so a filter for it finds nothing', async () => {
-    // A mark with a timestamp (16+ characters, digits in a run) is what secretlint would read: the store never writes it to its log.
+  it('a path segment the persona store takes for a credential never reaches the line, so a filter for it finds nothing', async () => {
+    // A segment with a timestamp (16+ characters, digits in a run) is what secretlint would read.
     const mark = plainMark();
     const secretShaped = `follow-${Date.now()}`;
+    const arrived = nextLine(
+      (l) => l.text.includes('"path":"/v1/personas/{profile}/fields/{key}"') && l.text.includes('"method":"DELETE"'),
+    );
     const path = `/v1/personas/${mark}/fields/${secretShaped}`;
-    const arrived = nextLine((l) => l.text.includes(`"path":"/v1/personas/${mark}/fields/[redacted]"`));
-    expect((await fetch(`${supervisor.url('persona-store')}${path}`)).status).toBe(401);
+    expect((await fetch(`${supervisor.url('persona-store')}${path}`, { method: 'DELETE' })).status).toBe(401);
     const { line, top } = await arrived;
     expect(top).toEqual(line);
     expect(line.text).not.toContain(secretShaped);
+    expect(line.text).not.toContain(mark);
     expect(supervisor.logPage('persona-store', { filter: secretShaped }).lines).toEqual([]);
-    expect(supervisor.logPage('persona-store', { filter: mark }).lines[0]).toEqual(line);
   });
 });

@@ -309,22 +309,14 @@ describe('a port already held by another program when the app starts', { timeout
     const statuses = supervisor.status();
     const needs = statuses.flatMap((s) => serviceNeed(s) ?? []);
     expect(needs.map((n) => [n.service, n.kind, n.action])).toEqual([
-      [
-        'identity',
-        'port-taken',
-        `Stop node (process ${impostor.pid}) (or set IDENTITY_PORT to a free port), then start the identity service`,
-      ],
-      [
-        'persona-store',
-        'port-taken',
-        `Stop node (process ${impostor.pid}) (or set IDENTITY_PORT to a free port), then start the identity service`,
-      ],
+      ['identity', 'port-taken', `Stop node (process ${impostor.pid}), then start the identity service`],
+      ['persona-store', 'port-taken', `Stop node (process ${impostor.pid}), then start the identity service`],
     ]);
     expect(needs[0]!.text).toBe(
-      `Port ${identityPort} of the identity service is held by node (process ${impostor.pid}), not by this app, so the identity service was not started.`,
+      `Port ${identityPort} of the identity service is held by node (process ${impostor.pid}), not by this app, so the identity service was not started. To move the identity service instead, set IDENTITY_PORT to a free port.`,
     );
     expect(needs[1]!.text).toBe(
-      `The persona store was not started: it trusts the identity service, whose port ${identityPort} is held by node (process ${impostor.pid}), not by this app.`,
+      `The persona store was not started: it trusts the identity service, whose port ${identityPort} is held by node (process ${impostor.pid}), not by this app. To move the identity service instead, set IDENTITY_PORT to a free port.`,
     );
     expect(
       headline(
@@ -333,7 +325,7 @@ describe('a port already held by another program when the app starts', { timeout
       ),
     ).toEqual({
       state: 'error',
-      text: `A port of this app is held by another program: Stop node (process ${impostor.pid}) (or set IDENTITY_PORT to a free port), then start the identity service.`,
+      text: `A port of this app is held by another program: Stop node (process ${impostor.pid}), then start the identity service.`,
     });
     expect(trayTooltip(statuses)).toContain(`held by another program: Stop node (process ${impostor.pid})`);
     const noop = () => undefined;
@@ -355,7 +347,7 @@ describe('a port already held by another program when the app starts', { timeout
       (i) => i.id === 'service:identity:need',
     );
     expect(need).toMatchObject({
-      label: `Stop node (process ${impostor.pid}) (or set IDENTITY_PORT to a free port), then start the identity service\u2026`,
+      label: `Stop node (process ${impostor.pid}), then start the identity service\u2026`,
     });
 
     // The program goes; the person starts identity; the persona store starts with it.
