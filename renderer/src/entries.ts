@@ -80,7 +80,6 @@ export function writtenVia(assertedBy: string): { via: string; verified: boolean
   return { via: assertedBy, verified: true };
 }
 
-
 const VERIFIED = 'the audience of the token that made the write, checked by the persona store';
 const IMPORTED = 'an import brought it in from an export file: the persona store checked no token for it';
 
