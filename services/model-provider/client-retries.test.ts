@@ -21,9 +21,14 @@ afterEach(async () => {
   p = undefined;
 });
 
-/** A provider whose failure memory cannot lapse during a test (the window is a setting; the rule is what is tested). */
+/**
+ * A provider whose failure memory cannot lapse during a test (the window is a setting; the rule is what is
+ * tested), and whose runs stop as soon as their last client leaves unless a test gives a retry window.
+ */
 async function provider(env: Record<string, string> = {}): Promise<StartedProvider> {
-  p = await startProvider({ env: { MODELPROV_FAILURE_MEMORY_SECONDS: '3600', ...env } });
+  p = await startProvider({
+    env: { MODELPROV_FAILURE_MEMORY_SECONDS: '3600', MODELPROV_RETRY_GRACE_SECONDS: '0', ...env },
+  });
   await p.service.lockdownProbed();
   return p;
 }

@@ -11,9 +11,16 @@ function clock(start = 1_000_000) {
 const key = (n: number) => requestKey('Bearer k', '/bin/claude', ['-p', '--model', 'sonnet'], `prompt ${n}`);
 
 describe('the identity of a request', () => {
-  it('is the same for the same caller, binary, argv and prompt, and differs when any of them differs', () => {
+  it('is the same for the same caller, binary, argv, prompt and run variables, and differs when any of them differs', () => {
     const base = requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello');
     expect(requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello')).toBe(base);
+    expect(requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello', {})).toBe(base);
+    // An output limit or stop sequences change the run: another request.
+    expect(
+      requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello', {
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '3',
+      }),
+    ).not.toBe(base);
     expect(requestKey('Bearer b', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello')).not.toBe(base);
     expect(requestKey('Bearer a', '/usr/bin/claude', ['-p', '--model', 'sonnet'], 'hello')).not.toBe(base);
     expect(requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'opus'], 'hello')).not.toBe(base);
@@ -33,12 +40,13 @@ describe('the identity of a request', () => {
 });
 
 describe('the failure memory', () => {
-  it('keeps timeout, tool_call_reply, cli_not_found and not_logged_in, and nothing a retry could change', () => {
+  it('keeps timeout, tool_call_reply, cli_not_found, not_logged_in and context_length_exceeded, and nothing a retry could change', () => {
     const kept: ProviderError[] = [
       providerError.timeout(300),
       providerError.toolCallReply(),
       providerError.cliNotFound('The CLI binary could not be started (not found).'),
       providerError.notLoggedIn(),
+      providerError.contextLengthExceeded('Prompt is too long'),
     ];
     const notKept: ProviderError[] = [
       providerError.queueFull(2, 16),

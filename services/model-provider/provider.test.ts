@@ -24,6 +24,8 @@ beforeAll(async () => {
     env: {
       MODELPROV_MAX_CONCURRENT: '2',
       MODELPROV_MAX_QUEUE: '20',
+      // A run is stopped as soon as its client leaves (client-retries.test.ts covers the window for retries).
+      MODELPROV_RETRY_GRACE_SECONDS: '0',
       ...MUST_NOT_INHERIT,
       [NOT_LISTED]: '1',
       LANG: 'C.UTF-8',
@@ -575,7 +577,7 @@ describe('process discipline', () => {
     expect(Math.max(...runs.map((r) => r.concurrentAtStart))).toBeLessThanOrEqual(2);
   });
 
-  it('kills the whole process group of a run whose client disconnects', async () => {
+  it('kills the whole process group of a run whose client disconnects (no retry grace window)', async () => {
     const controller = new AbortController();
     const pending = fetch(`${p.url}/v1/chat/completions`, {
       method: 'POST',

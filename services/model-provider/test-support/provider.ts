@@ -23,6 +23,7 @@ export async function startProvider(
     mcp?: string[];
     hook?: boolean;
     skills?: string[];
+    apiKeySource?: string;
     binary?: string | null;
   } = {},
 ) {
@@ -32,6 +33,7 @@ export async function startProvider(
     mcp: options.mcp,
     hook: options.hook,
     skills: options.skills,
+    apiKeySource: options.apiKeySource,
   });
   const logLines: string[] = [];
   const logger = createLogger('model-provider', 'info', { write: (line: string) => void logLines.push(line) });
