@@ -410,6 +410,21 @@ describe('errors in the envelope, as the openai client sees them', () => {
     expect((await fetch(`${p.url}/ready`)).status).toBe(200);
   });
 
+  it('answers a prompt over the context window with 400 context_length_exceeded, in the CLI’s own words, not retried', async () => {
+    // A client at its default retries: a 400 is not retried, so one run.
+    const client = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'not-used' });
+    const err = await apiError(
+      client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'A very long conversation [stand-in:prompt-too-long]' }],
+      }),
+    );
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect([err.status, err.code, err.param]).toEqual([400, 'context_length_exceeded', 'messages']);
+    expect(err.message).toMatch(/context window.*Prompt is too long/);
+    expect(runsWith('A very long conversation')).toHaveLength(1);
+  });
+
   it('answers a usage-limited account with 429 rate_limited', async () => {
     const err = await apiError(say('limit [stand-in:rate-limit]'));
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);

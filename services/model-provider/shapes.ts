@@ -100,13 +100,9 @@ export const ChatCompletionRequest = z
       .number()
       .nullish()
       .meta({ description: 'As temperature (0 to 1 for haiku; not both with a temperature).' }),
-    reasoning_effort: z
-      .string()
-      .nullish()
-      .meta({
-        description:
-          'low, medium, high or xhigh: the CLI\u2019s effort level (sonnet, opus, fable); refused for haiku.',
-      }),
+    reasoning_effort: z.string().nullish().meta({
+      description: 'low, medium, high or xhigh: the CLI\u2019s effort level (sonnet, opus, fable); refused for haiku.',
+    }),
     logprobs: refusedUnless(z.boolean(), 'false: the CLI reports no token probabilities'),
     top_logprobs: refusedUnless(z.number().int(), '0'),
     frequency_penalty: refusedUnless(z.number(), '0 (the model takes no penalties)'),

@@ -24,6 +24,7 @@ export async function startProvider(
     hook?: boolean;
     skills?: string[];
     apiKeySource?: string;
+    memory?: boolean;
     binary?: string | null;
   } = {},
 ) {
@@ -34,6 +35,7 @@ export async function startProvider(
     hook: options.hook,
     skills: options.skills,
     apiKeySource: options.apiKeySource,
+    memory: options.memory,
   });
   const logLines: string[] = [];
   const logger = createLogger('model-provider', 'info', { write: (line: string) => void logLines.push(line) });

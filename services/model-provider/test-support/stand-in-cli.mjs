@@ -22,6 +22,7 @@
  *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
  *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
  *   [stand-in:no-init]         answers as usual without printing its init event
+ *   [stand-in:api-key]         its init event reports apiKeySource ANTHROPIC_API_KEY (an API key reached it), then it answers
  *   [stand-in:stop-hook]       answers as usual, a Stop hook's events after its reply (with --include-hook-events)
  *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
  *   [stand-in:prompt-too-long] the 2.1.197 CLI's answer to a prompt over the context window (recorded against a
@@ -40,7 +41,8 @@
  * a result whose text is the last message's only, as the CLI's), CLAUDE_CODE_EXTRA_BODY (its stop_sequences
  * as the model applies them: the text ends before the first, which is left out, stop_reason stop_sequence).
  * The record keeps the values of those and CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_DISABLE_THINKING
- * (`cliVars`). STANDIN_API_KEY_SOURCE sets the init event's apiKeySource (default none, a subscription login).
+ * (`cliVars`). STANDIN_API_KEY_SOURCE sets the init event's apiKeySource (default none, a subscription login);
+ * STANDIN_MEMORY=on makes a CLI whose auto memory stays on whatever CLAUDE_CODE_DISABLE_AUTO_MEMORY says.
  * With --include-partial-messages it also prints the `stream_event` lines of the 2.1.197 CLI (read from its
  * binary: message_start with ttft_ms, content_block_start, content_block_delta text_delta ..., then the
  * block's whole `assistant` message, content_block_stop, message_delta, message_stop; a `system/status`
@@ -285,7 +287,9 @@ if (!stdin.includes('[stand-in:no-init]'))
     permissionMode: 'default',
     // A CLI that loads the user's skills lists each as a skill and a slash command.
     slash_commands: skills,
-    apiKeySource: process.env.STANDIN_API_KEY_SOURCE || 'none',
+    apiKeySource: stdin.includes('[stand-in:api-key]')
+      ? 'ANTHROPIC_API_KEY'
+      : process.env.STANDIN_API_KEY_SOURCE || 'none',
     claude_code_version: '2.1.197',
     output_style: 'default',
     agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
@@ -293,7 +297,7 @@ if (!stdin.includes('[stand-in:no-init]'))
     plugins: [],
     uuid: randomUUID(),
     // The binary lists the auto memory folder only while auto memory is on (its au(): off for a true CLAUDE_CODE_DISABLE_AUTO_MEMORY).
-    ...(truthy(process.env.CLAUDE_CODE_DISABLE_AUTO_MEMORY)
+    ...(truthy(process.env.CLAUDE_CODE_DISABLE_AUTO_MEMORY) && process.env.STANDIN_MEMORY !== 'on'
       ? {}
       : {
           memory_paths: {

@@ -42,6 +42,8 @@ export function standInBinary(
     pace?: string;
     /** The init event's apiKeySource (default none, a subscription login). */
     apiKeySource?: string;
+    /** A CLI whose auto memory stays on whatever the service's switch says. */
+    memory?: boolean;
   } = {},
 ): { binary: string; recordDir: string; runs(): StandInRun[]; started(): number[] } {
   const recordDir = options.recordDir ?? join(dir, 'runs');
@@ -54,6 +56,7 @@ export function standInBinary(
     options.skills ? `STANDIN_SKILLS='${options.skills.join(',')}'` : '',
     options.pace ? `STANDIN_PACE='${options.pace}'` : '',
     options.apiKeySource ? `STANDIN_API_KEY_SOURCE='${options.apiKeySource}'` : '',
+    options.memory ? 'STANDIN_MEMORY=on' : '',
   ].filter(Boolean);
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, options.name ?? 'claude');
