@@ -8,6 +8,8 @@ import type { RunSettings } from './members.ts';
  * `--tools`/`--mcp-config` are variadic and swallow a following prompt, and argv over 128 KiB fails).
  */
 export const EMPTY_MCP_CONFIG = '{"mcpServers":{}}';
+/** The display name of every run's session (`--name`), which spares it the CLI's own title request. */
+export const SESSION_NAME = 'model-provider';
 
 export interface Invocation {
   model: string;
@@ -35,6 +37,10 @@ export function cliArgs(inv: Invocation): string[] {
     EMPTY_MCP_CONFIG,
     '--strict-mcp-config',
     '--no-session-persistence',
+    // A session with a name gets no title: without one the CLI asks the model for a title of every prompt of
+    // 10 characters or more, a second model call per completion that sends the prompt again.
+    '--name',
+    SESSION_NAME,
     // A structured answer costs the model turns (it calls the StructuredOutput tool), so a schema run gets four.
     '--max-turns',
     inv.jsonSchema ? '4' : '1',

@@ -238,7 +238,7 @@ describe('completions through the official openai client', () => {
 });
 
 describe('the CLI invocation, asserted literally', () => {
-  it('passes exactly the lockdown flags, the alias and the system prompt on argv, and the message on stdin', async () => {
+  it('passes exactly the lockdown flags, the session name, the alias and the system prompt on argv, the message on stdin, and the CLAUDE.md and auto memory switches in the environment', async () => {
     await p.client.chat.completions.create({
       model: 'opus',
       messages: [
@@ -260,6 +260,8 @@ describe('the CLI invocation, asserted literally', () => {
       '{"mcpServers":{}}',
       '--strict-mcp-config',
       '--no-session-persistence',
+      '--name',
+      'model-provider',
       '--max-turns',
       '1',
       '--model',
@@ -275,6 +277,8 @@ describe('the CLI invocation, asserted literally', () => {
     expect(run.argv[run.argv.indexOf('--max-turns') + 1]).toBe('1');
     expect(run.stdin).toBe('literal flags check');
     expect(run.argv.join(' ')).not.toContain('literal flags check');
+    // No limit, stop or sampling asked for: the two switches every run has, nothing else.
+    expect(run.cliVars).toEqual({ CLAUDE_CODE_DISABLE_CLAUDE_MDS: '1', CLAUDE_CODE_DISABLE_AUTO_MEMORY: '1' });
   });
 
   it('runs the CLI in one fixed, empty working directory, in its own process group', async () => {

@@ -184,6 +184,8 @@ function parseArgv() {
     '--mcp-config',
     '--tools',
     '--session-id',
+    '--name',
+    '--effort',
   ]);
   const given = new Set();
   let prompt = '';
