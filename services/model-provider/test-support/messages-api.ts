@@ -91,7 +91,7 @@ function stream(res: ServerResponse, body: ModelRequest['body']): void {
     text = text.slice(0, first.at);
     stop = { reason: 'stop_sequence', sequence: first.seq };
   }
-  let words = text.match(/\S+\s*/g) ?? [];
+  let words: string[] = text.match(/\S+\s*/g) ?? [];
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
     stop = { reason: 'max_tokens', sequence: null };
