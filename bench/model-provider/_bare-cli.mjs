@@ -7,8 +7,9 @@
  * parent holds) and its times hold no message passing. Not a benchmark of its own (run.ts skips `_` files).
  *
  * Messages: `{ id, run: { binary, args, cwd, env }, prompts, concurrency? }`. Without `concurrency`, every
- * prompt runs at once and the answer is `{ id, ms: [per run], first: [per run] }`, `first` being the time
- * from the spawn to the first stdout chunk holding a text delta (NaN when there was none); with it, the
+ * prompt runs at once and the answer is `{ id, ms: [per run], first: [per run], spawnedAt: [per run] }`,
+ * `first` being the time from the spawn to the first stdout chunk holding a text delta (NaN when there was
+ * none), `spawnedAt` when the spawn began (ms since the epoch); with it, the
  * prompts run that many at a time and the answer is `{ id, ms: [the whole batch] }`. A run that fails
  * answers `{ id, error }`.
  */
@@ -18,6 +19,7 @@ import { spawn } from 'node:child_process';
 function timed(run, prompt) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
+    const spawnedAt = performance.timeOrigin + started;
     let first = Number.NaN;
     const child = spawn(run.binary, run.args, {
       cwd: run.cwd,
@@ -31,7 +33,7 @@ function timed(run, prompt) {
     });
     child.stdin.on('error', () => {});
     child.on('error', reject);
-    child.on('close', () => resolve({ ms: performance.now() - started, first }));
+    child.on('close', () => resolve({ ms: performance.now() - started, first, spawnedAt }));
     child.stdin.end(prompt);
   });
 }
@@ -56,6 +58,7 @@ process.on('message', (message) => {
       ? Promise.all(prompts.map((p) => timed(run, p))).then((t) => ({
           ms: t.map((x) => x.ms),
           first: t.map((x) => x.first),
+          spawnedAt: t.map((x) => x.spawnedAt),
         }))
       : batch(run, prompts, concurrency).then((ms) => ({ ms: [ms] }));
   work.then(

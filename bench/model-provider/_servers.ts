@@ -63,7 +63,10 @@ export class BareCli {
   private next = 0;
   private readonly waiting = new Map<
     number,
-    { resolve: (answer: { ms: number[]; first?: number[] }) => void; reject: (err: Error) => void }
+    {
+      resolve: (answer: { ms: number[]; first?: number[]; spawnedAt?: number[] }) => void;
+      reject: (err: Error) => void;
+    }
   >();
 
   constructor(private readonly run: { binary: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv }) {
@@ -74,15 +77,21 @@ export class BareCli {
       detached: true,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    this.child.on('message', (m: { id: number; ms?: number[]; first?: number[]; error?: string }) => {
-      const w = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
-      if (m.error !== undefined || m.ms === undefined) w?.reject(new Error(`bare CLI run failed: ${m.error}`));
-      else w?.resolve({ ms: m.ms, ...(m.first ? { first: m.first } : {}) });
-    });
+    this.child.on(
+      'message',
+      (m: { id: number; ms?: number[]; first?: number[]; spawnedAt?: number[]; error?: string }) => {
+        const w = this.waiting.get(m.id);
+        this.waiting.delete(m.id);
+        if (m.error !== undefined || m.ms === undefined) w?.reject(new Error(`bare CLI run failed: ${m.error}`));
+        else w?.resolve({ ms: m.ms, ...(m.first ? { first: m.first, spawnedAt: m.spawnedAt ?? [] } : {}) });
+      },
+    );
   }
 
-  private ask(prompts: string[], concurrency?: number): Promise<{ ms: number[]; first?: number[] }> {
+  private ask(
+    prompts: string[],
+    concurrency?: number,
+  ): Promise<{ ms: number[]; first?: number[]; spawnedAt?: number[] }> {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
@@ -95,10 +104,14 @@ export class BareCli {
     return (await this.ask(prompts)).ms;
   }
 
-  /** Every prompt at once: each run's time from the spawn to its first text delta, and to the close of its pipes. */
-  async streamed(prompts: string[]): Promise<{ first: number; total: number }[]> {
-    const { ms, first } = await this.ask(prompts);
-    return ms.map((total, i) => ({ first: first?.[i] ?? Number.NaN, total }));
+  /** Every prompt at once: each run's time from the spawn to its first text delta, and to the close of its pipes; when it was spawned (ms since the epoch). */
+  async streamed(prompts: string[]): Promise<{ first: number; total: number; spawnedAt: number }[]> {
+    const { ms, first, spawnedAt } = await this.ask(prompts);
+    return ms.map((total, i) => ({
+      first: first?.[i] ?? Number.NaN,
+      total,
+      spawnedAt: spawnedAt?.[i] ?? Number.NaN,
+    }));
   }
 
   /** The prompts `concurrency` at a time: the whole batch's time. */

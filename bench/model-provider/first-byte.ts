@@ -55,6 +55,8 @@ interface Timing {
   /** When the bytes of the first text reached the client's socket, before node:http parsed them (ms since the epoch; the bare CLI: firstAt). */
   socketAt: number;
   status: number;
+  /** When the request was sent (the bare CLI: when it was spawned), ms since the epoch. */
+  sentAt: number;
 }
 
 /** One streamed completion through node:http: when its first reply text arrived and when it ended. */
@@ -82,6 +84,7 @@ function streamed(url: string, prompt: string): Promise<Timing> {
       res.on('end', () => {
         req.socket?.off('data', onBytes);
         resolve({
+          sentAt: started,
           first: firstAt - started,
           total: now() - started,
           firstAt,
@@ -157,7 +160,15 @@ const date = `${new Date().toISOString().slice(0, 16)}Z`;
     const sides = {
       bare: async (prompt: string): Promise<Timing> => {
         const [t] = await runBare.streamed([prompt]);
-        return { first: t!.first, total: t!.total, firstAt: Number.NaN, afterHead: 0, socketAt: Number.NaN, status: 0 };
+        return {
+          first: t!.first,
+          total: t!.total,
+          firstAt: t!.spawnedAt + t!.first,
+          afterHead: 0,
+          socketAt: Number.NaN,
+          status: 0,
+          sentAt: t!.spawnedAt,
+        };
       },
       peer: (prompt: string) => streamed(urls.peer, prompt),
       deltas: (prompt: string) => streamed(urls.deltas, prompt),
@@ -187,11 +198,21 @@ const date = `${new Date().toISOString().slice(0, 16)}Z`;
     // When each run printed its first delta, by its tag (the peer puts the system message into the prompt, so the tag is searched for).
     // The whole mode asks for no partial messages: its first text is compared with the run's exit instead.
     const firstDelta = new Map<string, number>();
+    const cliStart = new Map<string, number>();
     for (const run of standIn.runs()) {
       const tag = /\[bench:([^\]]+)\]/.exec(run.stdin)?.[1];
       const at = run.firstDeltaAt ?? run.endedAt;
       if (tag !== undefined && at !== undefined) firstDelta.set(tag, at);
+      if (tag !== undefined) cliStart.set(tag, run.startedAt);
     }
+    /** p50 of one leg of each side's path to the first words: the request (or spawn) to the CLI's start, that start to its first delta. */
+    const leg = (c: number, side: Side, which: 'toStart' | 'toDelta') =>
+      summarize(
+        results[c]![side].map((t) => {
+          const start = cliStart.get(t.tag)!;
+          return which === 'toStart' ? start - t.sentAt : firstDelta.get(t.tag)! - start;
+        }),
+      ).p50;
     const after = (c: number, side: Side, at: 'firstAt' | 'socketAt' = 'firstAt') =>
       summarize(
         results[c]![side].map((t) => {
@@ -234,6 +255,9 @@ const date = `${new Date().toISOString().slice(0, 16)}Z`;
           `    ${label[side]} first content p50 ${ms(first.p50)}${over}  p95 ${ms(first.p95)}  whole reply p50 ${ms(total.p50)}  p95 ${ms(total.p95)}${behind}${head}`,
         );
       }
+      console.log(
+        `    where the time goes, p50: ${(['bare', 'peer', 'deltas'] as const).map((side) => `${label[side].trim()}: request (bare: spawn) to the CLI's start ${ms(leg(c, side, 'toStart'))}, then to its first delta ${ms(leg(c, side, 'toDelta'))}${side === 'bare' ? '' : `, then to the client ${ms(after(c, side).p50)}`}`).join('; ')}`,
+      );
       const overBare = p50('deltas', 'first') - p50('bare', 'first');
       const overPeer = p50('deltas', 'first') - p50('peer', 'first');
       verdicts.push(

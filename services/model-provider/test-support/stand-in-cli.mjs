@@ -50,7 +50,7 @@
  * marker `[stand-in-pace:COUNTxMS]` in the prompt or STANDIN_PACE=COUNTxMS (COUNT deltas, MS ms apart;
  * by default one delta per word, none apart; without partial messages a paced reply comes as late as its
  * last delta would). The record then holds when the first delta was printed (`firstDeltaAt`).
- * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
+ * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>-<session>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
  * names), STANDIN_HOOK (a SessionStart hook event before init), STANDIN_SKILLS (skills the init event lists, each also
@@ -135,7 +135,8 @@ if (alive) {
 // Written beside, then renamed: a test may read the record while the run is still writing it.
 const save = () => {
   if (!recordDir) return;
-  const file = join(recordDir, `run-${process.pid}.json`);
+  // The session id too: on a busy machine the system hands a pid out again within one benchmark.
+  const file = join(recordDir, `run-${process.pid}-${session.slice(0, 8)}.json`);
   writeFileSync(`${file}.tmp`, JSON.stringify(record));
   renameSync(`${file}.tmp`, file);
 };

@@ -71,7 +71,7 @@ export function standInBinary(
     recordDir,
     runs: () =>
       readdirSync(recordDir)
-        .filter((f) => /^run-\d+\.json$/.test(f))
+        .filter((f) => /^run-\d+-[0-9a-f]{8}\.json$/.test(f))
         .map((f) => JSON.parse(readFileSync(join(recordDir, f), 'utf8')) as StandInRun),
     started: () => (existsSync(started) ? readFileSync(started, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
