@@ -5,6 +5,9 @@
 # line to the socket write, all threads; the optimizing compiler's share is printed apart.
 #   bench/model-provider/_callgrind-deltas.sh provider out/services/model-provider.mjs   (after a build)
 #   bench/model-provider/_callgrind-deltas.sh peer node_modules/claude-max-api-proxy/dist/server/standalone.js
+# PHASES (default 10x20,60x20,60x20; `plain` for whole completions), WARMUP (default 4) and STREAM (default
+# deltas, the provider's MODELPROV_STREAM) change what is measured: PHASES=plain,plain WARMUP=30 gives the
+# instructions of one whole completion.
 set -euo pipefail
 kind=$1; entry=$(realpath "$2"); rounds=${3:-6}
 root=$(cd "$(dirname "$0")/../.." && pwd); work=$(mktemp -d); port=$((20000 + RANDOM % 20000))
@@ -14,11 +17,11 @@ chmod +x "$work/bin/claude"
 args=("$entry"); probe=/ready
 if [ "$kind" = peer ]; then args+=("$port"); probe=/health; fi
 cd "$work/cwd"
-PATH="$work/bin:$PATH" MODELPROV_PORT=$port MODELPROV_DATA_DIR="$work/data" MODELPROV_STREAM=deltas MODELPROV_LOG_LEVEL=info \
+PATH="$work/bin:$PATH" MODELPROV_PORT=$port MODELPROV_DATA_DIR="$work/data" MODELPROV_STREAM=${STREAM:-deltas} MODELPROV_LOG_LEVEL=info \
   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file="$work/cg.%p" node "${args[@]}" > "$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 600); do [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$probe")" = 200 ] && break; sleep 1; done
-node "$root/bench/model-provider/_callgrind-driver.ts" "http://127.0.0.1:$port" "$server" "$rounds"
+node "$root/bench/model-provider/_callgrind-driver.ts" "http://127.0.0.1:$port" "$server" "$rounds" "${PHASES:-10x20,60x20,60x20}"
 kill "$server"; wait "$server" || true
 for f in "$work"/cg.*.[0-9]; do
   total=$(grep '^summary:' "$f" | awk '{print $2}')

@@ -51,6 +51,7 @@ export function readiness(parts: Pick<ProviderAppParts, 'lockdown' | 'locate' | 
     tools: lockdown.loaded.tools,
     mcp_servers: lockdown.loaded.mcp_servers,
     hooks: lockdown.loaded.hooks,
+    api_key_source: lockdown.loaded.api_key_source ?? null,
     probed_at: lockdown.probedAt ?? null,
     detail: lockdown.detail,
   };

@@ -76,7 +76,8 @@ export function locateCli(configured: string | undefined, env: NodeJS.ProcessEnv
  */
 export function binaryIdentity(path: string): string | undefined {
   try {
-    const real = realpathSync(path);
+    // The system's realpath, one call: Node's own walks the path a component at a time (this runs for every completion).
+    const real = realpathSync.native(path);
     const st = statSync(real);
     return `${real}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   } catch {

@@ -9,7 +9,14 @@ export interface Loaded {
   /** Both empty under --disable-slash-commands; a CLI that lists any has not applied it (a command can run shell lines). */
   slash_commands?: string[];
   skills?: string[];
+  /** The init event names an auto memory folder (`memory_paths`) only while the CLI's auto memory is on. */
+  auto_memory?: boolean;
+  /** Where the CLI's API key comes from (`apiKeySource`): `none` for a subscription login. */
+  api_key_source?: string;
 }
+
+/** A subscription login (or none at all) has no API key: anything else is billed to an API account. */
+export const SUBSCRIPTION_KEY_SOURCE = 'none';
 
 export function loadedBy(init: Record<string, unknown>): Loaded {
   const names = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
@@ -22,7 +29,21 @@ export function loadedBy(init: Record<string, unknown>): Loaded {
     hooks: [],
     slash_commands: names(init.slash_commands),
     skills: names(init.skills),
+    auto_memory: typeof init.memory_paths === 'object' && init.memory_paths !== null,
+    ...(typeof init.apiKeySource === 'string' ? { api_key_source: init.apiKeySource } : {}),
   };
+}
+
+/** What to change, by the API key source the CLI reports (the values its 2.1.197 binary gives). */
+export function billingFix(source: string): string {
+  const where = `the CLI reports its API key source as "${source.slice(0, 60)}", so runs would be billed to an API account instead of your subscription login`;
+  if (source === 'apiKeyHelper')
+    return `${where}: remove "apiKeyHelper" from the CLI's settings (~/.claude/settings.json, or a managed settings file), then restart the service`;
+  if (source === 'ANTHROPIC_API_KEY')
+    return `${where}: remove ANTHROPIC_API_KEY from the "env" of the CLI's settings files (~/.claude/settings.json), then restart the service`;
+  if (source === '/login managed key')
+    return `${where}: the CLI is signed in with an Anthropic Console account; run the CLI in a terminal, /logout, then /login with your Claude subscription, then restart the service`;
+  return `${where}: sign the CLI in with your Claude subscription and remove any API key from its settings, then restart the service`;
 }
 
 export const isInit = (e: Record<string, unknown>) => e.type === 'system' && e.subtype === 'init';
@@ -43,6 +64,9 @@ export function lockdownBreach(loaded: Loaded, structured: boolean): string | un
   if (loaded.hooks.length > 0) parts.push(`hooks ${loaded.hooks.join(', ')}`);
   if (loaded.slash_commands?.length) parts.push(`slash commands ${loaded.slash_commands.join(', ')}`);
   if (loaded.skills?.length) parts.push(`skills ${loaded.skills.join(', ')}`);
+  if (loaded.auto_memory) parts.push('auto memory (the person\u2019s own notes)');
+  if (loaded.api_key_source !== undefined && loaded.api_key_source !== SUBSCRIPTION_KEY_SOURCE)
+    parts.push(`an API key (${billingFix(loaded.api_key_source)})`);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
@@ -74,12 +98,18 @@ export interface CliAnswer {
   usage: Usage;
   /** The model answered with tool-call syntax (or tried to use a tool) instead of text. */
   toolCall: boolean;
+  /** `length`: cut at the output limit (max_tokens); `stop`: finished, or ended at a stop sequence. */
+  finish: 'stop' | 'length';
+  /** The reply ended at one of the caller's stop sequences. */
+  stopped?: boolean;
 }
 
 const AUTH_ERRORS = new Set(['authentication_failed', 'oauth_org_not_allowed']);
 const AUTH_TEXT =
   /^(Not logged in|Invalid API key|Please run \/login|Failed to authenticate|OAuth token expired|OAuth session expired)/i;
 const LIMIT_ERRORS = new Set(['rate_limit', 'billing_error']);
+/** How the CLI words a prompt over the model's context window: "Prompt is too long", alone or followed by " · " and the sizes. */
+const PROMPT_TOO_LONG = /^Prompt is too long\b/;
 
 /**
  * Markup a model emits when it believes it can call tools; with no tools it is never a real answer.
@@ -171,6 +201,10 @@ export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: 
   if (assistantErrors.some((e) => AUTH_ERRORS.has(e)) || (result?.is_error === true && AUTH_TEXT.test(resultText))) {
     throw providerError.notLoggedIn();
   }
+  // The CLI's own words for a prompt over the context window (its result says terminal_reason prompt_too_long).
+  if (result?.is_error === true && (result.terminal_reason === 'prompt_too_long' || PROMPT_TOO_LONG.test(resultText))) {
+    throw providerError.contextLengthExceeded(resultText || 'Prompt is too long');
+  }
   if (!result) {
     const how = run.signal ? `it was ended by ${run.signal}` : `it exited with code ${run.exitCode ?? 'unknown'}`;
     throw providerError.cliFailed(`${how} without a result.`);
@@ -197,7 +231,7 @@ export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: 
     }
     // A plain run that ran out of its single turn was trying to use a tool.
     if (!structured && result.subtype === 'error_max_turns')
-      return { text: '', structured: undefined, usage: usageOf(result.usage), toolCall: true };
+      return { text: '', structured: undefined, usage: usageOf(result.usage), toolCall: true, finish: 'stop' };
     throw providerError.cliFailed(`${why}.`);
   }
   const text = resultText;
@@ -206,5 +240,6 @@ export function readAnswer(run: RunResult, structured: boolean, timeoutSeconds: 
     structured: result.structured_output,
     usage: usageOf(result.usage),
     toolCall: toolUseBlocks || (!structured && looksLikeToolCall(text)),
+    finish: 'stop',
   };
 }

@@ -6,7 +6,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
  * exiting; exitCode and signal are then null.
  */
 export type RunEnd =
-  'exited' | 'answered' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
+  'exited' | 'answered' | 'cut' | 'timeout' | 'aborted' | 'stopped' | 'spawn_failed' | 'shutdown' | 'output_too_large';
 
 /** How a run's process ended (after its answer, for a run that was `answered`). */
 export interface RunExit {
@@ -42,9 +42,13 @@ export interface RunOptions {
    * exited (the CLI takes about 40 ms to exit after its result, all of it added to the answer otherwise),
    * later events are not kept, and a client that goes away after it no longer stops the process. The
    * process is then given EXIT_GRACE_MS (or what is left of the timeout, if less) to exit on its own
-   * before its group is stopped as at a timeout (`exited` then says 'timeout').
+   * before its group is stopped as at a timeout (`exited` then says 'timeout'). 'enough' reads the run
+   * at once as 'answered' does, and stops its process group (the service has what it asked for: a stop
+   * sequence or the output limit was reached; `exited` then says 'cut').
    */
-  onEvent?: (event: Record<string, unknown>) => 'stop' | 'answered' | void;
+  onEvent?: (event: Record<string, unknown>) => 'stop' | 'answered' | 'enough' | void;
+  /** Variables of this run on top of the environment every run gets (its settings: output limit, stop sequences, sampling). */
+  variables?: Record<string, string>;
 }
 
 const MAX_STDOUT_BYTES = 32 * 1024 * 1024;
@@ -98,7 +102,7 @@ export class CliProcesses {
       try {
         child = spawn(binary, args, {
           cwd: this.options.cwd,
-          env: this.options.env,
+          env: opts.variables ? { ...this.options.env, ...opts.variables } : this.options.env,
           detached: true,
           stdio: ['pipe', 'pipe', 'pipe'],
         });
@@ -149,11 +153,12 @@ export class CliProcesses {
         if (event.type !== 'stream_event') events.push(event);
         const verdict = opts.onEvent?.(event);
         if (verdict === 'stop') stop('stopped');
-        else if (verdict === 'answered' && end === undefined) {
+        else if ((verdict === 'answered' || verdict === 'enough') && end === undefined) {
           answered = true;
           opts.signal?.removeEventListener('abort', onAbort);
           clearTimeout(timer);
-          timer = setTimeout(() => stop('timeout'), Math.max(0, Math.min(EXIT_GRACE_MS, deadline - Date.now())));
+          if (verdict === 'enough') stop('cut');
+          else timer = setTimeout(() => stop('timeout'), Math.max(0, Math.min(EXIT_GRACE_MS, deadline - Date.now())));
           resolveRun(read('answered', null, null));
         }
       };

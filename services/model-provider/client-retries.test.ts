@@ -6,6 +6,7 @@ import { APICallError, generateText, RetryError, streamText } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from './test-support/stand-in.ts';
 import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { llamaIndexChat, llamaIndexClient } from './test-support/llama-index.ts';
 import { RETRY_WAIT_CODE, withoutRetryWaits } from './test-support/retry-waits.ts';
 
 /*
@@ -21,9 +22,14 @@ afterEach(async () => {
   p = undefined;
 });
 
-/** A provider whose failure memory cannot lapse during a test (the window is a setting; the rule is what is tested). */
+/**
+ * A provider whose failure memory cannot lapse during a test (the window is a setting; the rule is what is
+ * tested), and whose runs stop as soon as their last client leaves unless a test gives a retry window.
+ */
 async function provider(env: Record<string, string> = {}): Promise<StartedProvider> {
-  p = await startProvider({ env: { MODELPROV_FAILURE_MEMORY_SECONDS: '3600', ...env } });
+  p = await startProvider({
+    env: { MODELPROV_FAILURE_MEMORY_SECONDS: '3600', MODELPROV_RETRY_GRACE_SECONDS: '0', ...env },
+  });
   await p.service.lockdownProbed();
   return p;
 }
@@ -276,5 +282,97 @@ describe('identical requests in flight share one run', () => {
       'the run nobody waits for to be stopped with its child',
       () => !processAlive(run.pid) && !processAlive(run.grandchildPid!),
     );
+  });
+});
+
+describe('a retry of a slow request joins the run its earlier attempt left (MODELPROV_RETRY_GRACE_SECONDS)', () => {
+  it('llama-index at its defaults with a client timeout shorter than the reply: one call, up to twelve attempts, one run, and the answer', async () => {
+    const prov = await provider({ MODELPROV_RETRY_GRACE_SECONDS: '30' });
+    const prompt = 'A slow answer [stand-in:hold]';
+    // Its own waits and the client's are skipped (the window is what is tested, not their length); its client timeout is kept, short.
+    const call = withoutRetryWaits(RETRY_WAIT_CODE.openai, () =>
+      llamaIndexChat(
+        llamaIndexClient(`${prov.url}/v1`, 300),
+        {
+          model: 'sonnet',
+          messages: [{ role: 'user', content: prompt }],
+        },
+        async () => {},
+      ),
+    );
+    await waitFor(
+      'three later attempts to join the run',
+      () => logLines(prov, 'identical request in flight; sharing its run') >= 3,
+      30_000,
+    );
+    writeFileSync(join(prov.dir, 'runs', 'release'), '');
+    const { outcome } = await call;
+    expect(outcome.status).toBe('fulfilled');
+    if (outcome.status === 'fulfilled') expect(outcome.value.choices[0]!.message.content).toContain('Stand-in reply');
+    expect(runsOf(prov, prompt)).toHaveLength(1);
+    expect(prov.started()).toHaveLength(1);
+    // Attempts that timed out (each a request whose client went away), all on the one run.
+    expect(logLines(prov, 'client went away before the answer')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('gives the answer of a run that ended while nobody waited to the next identical request, once, with its completion id', async () => {
+    const prov = await provider({ MODELPROV_RETRY_GRACE_SECONDS: '120' });
+    const prompt = 'Answered to nobody [stand-in:hold]';
+    const body = JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: prompt }] });
+    const send = (signal?: AbortSignal) =>
+      fetch(`${prov.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        ...(signal ? { signal } : {}),
+      });
+    const gone = new AbortController();
+    const first = send(gone.signal).catch((e: unknown) => e);
+    await waitFor('the run to start', () => runsOf(prov, prompt).length === 1);
+    gone.abort();
+    await first;
+    await waitFor(
+      'the run to be left alone',
+      () => logLines(prov, 'every client of a run went away; it goes on for an identical retry to join') === 1,
+    );
+    writeFileSync(join(prov.dir, 'runs', 'release'), '');
+    await waitFor('the run to answer', () => runsOf(prov, prompt)[0]?.endedAt !== undefined);
+
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    const answer = (await retry.json()) as { id: string; choices: { message: { content: string } }[] };
+    expect(answer.choices[0]!.message.content).toContain('Stand-in reply');
+    expect(logLines(prov, 'identical request; answered from the run its earlier attempt left behind')).toBe(1);
+    expect(runsOf(prov, prompt)).toHaveLength(1);
+    // Given once: the same request sent again is a new request, with a run of its own.
+    const again = (await (await send()).json()) as { id: string };
+    expect(again.id).not.toBe(answer.id);
+    expect(runsOf(prov, prompt)).toHaveLength(2);
+  });
+
+  it('stops a run nobody came back for once the window has passed, with its whole group', async () => {
+    const prov = await provider({ MODELPROV_RETRY_GRACE_SECONDS: '1' });
+    const prompt = 'Nobody comes back [stand-in:hang]';
+    const gone = new AbortController();
+    const sent = fetch(`${prov.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: prompt }] }),
+      signal: gone.signal,
+    }).catch((e: unknown) => e);
+    const run = await waitFor('the run to start its child', () =>
+      prov.runs().find((r) => r.stdin === prompt && r.grandchildPid),
+    );
+    gone.abort();
+    await sent;
+    await waitFor(
+      'the run to be left alone',
+      () => logLines(prov, 'every client of a run went away; it goes on for an identical retry to join') === 1,
+    );
+    await waitFor(
+      'the run and its child to be stopped',
+      () => !processAlive(run.pid) && !processAlive(run.grandchildPid!),
+    );
+    expect(prov.started()).toHaveLength(1);
   });
 });

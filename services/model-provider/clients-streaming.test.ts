@@ -1,34 +1,16 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { ChatOpenAI } from '@langchain/openai';
 import { streamText } from 'ai';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../test/support/process.ts';
 import { startProvider, type StartedProvider } from './test-support/provider.ts';
+import { findPython, PYTHON_CLIENT } from './test-support/python.ts';
 
 /*
  * The clients people use, streaming from MODELPROV_STREAM=deltas, end with the same text and usage as
  * the whole reply (MODELPROV_STREAM=whole) gives them, having received it in pieces.
  */
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const PYTHON_CLIENT = join(HERE, 'test-support', 'python-client.py');
-
-/** A Python with the pinned openai package (test-support/requirements.txt): the project's .venv (which .ci/run makes), else python3. */
-function findPython(): { python?: string; reason?: string } {
-  for (const python of [join(ROOT, '.venv', 'bin', 'python'), 'python3']) {
-    if (python.includes('/') && !existsSync(python)) continue;
-    const probe = spawnSync(python, ['-c', 'import openai'], { encoding: 'utf8' });
-    if (probe.status === 0) return { python };
-  }
-  return {
-    reason: `no Python with the openai package (tried ${join(ROOT, '.venv', 'bin', 'python')} and python3); make it with: python3 -m venv .venv && .venv/bin/pip install -r services/model-provider/test-support/requirements.txt`,
-  };
-}
 const { python, reason } = findPython();
 if (!python && process.env.CI !== 'true')
   console.log(`clients-streaming.test.ts: the Python client test is skipped: ${reason}`);

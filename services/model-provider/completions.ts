@@ -7,7 +7,9 @@ import {
   isInit,
   loadedBy,
   lockdownBreach,
+  looksLikeToolCall,
   readAnswer,
+  usageOf,
   type CliAnswer,
   type Loaded,
   type Usage,
@@ -15,8 +17,9 @@ import {
 import type { CliProcesses, RunResult } from './cli-process.ts';
 import { ProviderError, providerError } from './errors.ts';
 import { requestKey, type FailureMemory, type SharedRuns } from './identical-requests.ts';
-import { cliArgs } from './invocation.ts';
-import { PartialReply } from './partial-reply.ts';
+import { cliArgs, runVariables } from './invocation.ts';
+import { runSettings } from './members.ts';
+import { PartialReply, firstStop } from './partial-reply.ts';
 import type { StreamMode } from './config.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES } from './models.ts';
@@ -29,7 +32,12 @@ export interface Completion {
   created: number;
   model: string;
   choices: [
-    { index: 0; message: { role: 'assistant'; content: string; refusal: null }; logprobs: null; finish_reason: 'stop' },
+    {
+      index: 0;
+      message: { role: 'assistant'; content: string; refusal: null };
+      logprobs: null;
+      finish_reason: 'stop' | 'length';
+    },
   ];
   usage: Usage;
 }
@@ -126,13 +134,31 @@ export async function complete(
   const model = request.model === undefined || request.model === '' ? parts.defaultModel : request.model;
   if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
   const { systemPrompt, prompt, jsonSchema } = translate(request, parts.systemPrompt);
+  const settings = runSettings(request, model, jsonSchema !== undefined);
   const binary = gate(parts);
-  // Where deltas cannot apply (a schema's answer comes whole, at the end) the run is asked for none.
-  const partialMessages = parts.stream === 'deltas' && jsonSchema === undefined;
-  const args = cliArgs({ model, systemPrompt, partialMessages, ...(jsonSchema ? { jsonSchema } : {}) });
-  const run: PreparedRun = { model, binary, args, prompt, structured: jsonSchema !== undefined };
+  // Where deltas cannot apply (a schema's answer comes whole, at the end) the run is asked for none, unless
+  // a stop sequence or an output limit must be watched for as the text comes.
+  const watched = settings.stop !== undefined || settings.maxTokens !== undefined;
+  const partialMessages = watched || (parts.stream === 'deltas' && jsonSchema === undefined);
+  const args = cliArgs({
+    model,
+    systemPrompt,
+    partialMessages,
+    ...(jsonSchema ? { jsonSchema } : {}),
+    ...(settings.effort ? { effort: settings.effort } : {}),
+  });
+  const variables = runVariables(settings);
+  const run: PreparedRun = {
+    model,
+    binary,
+    args,
+    prompt,
+    structured: jsonSchema !== undefined,
+    variables,
+    stop: settings.stop ?? [],
+  };
 
-  const key = requestKey(caller, binary, args, prompt);
+  const key = requestKey(caller, binary, args, prompt, variables);
   const remembered = parts.failures.recall(key);
   // A sign-in since then changes what a run would answer.
   if (remembered?.code === 'not_logged_in' && parts.lockdown.login === 'signed_in') parts.failures.forget(key);
@@ -156,8 +182,14 @@ export async function complete(
       }
     },
     {
-      progress: () => new PartialReply(model),
-      onJoin: () => parts.logger.info({ model }, 'identical request in flight; sharing its run'),
+      progress: () => new PartialReply(model, run.stop),
+      onJoin: (kept) =>
+        parts.logger.info(
+          { model },
+          kept
+            ? 'identical request; answered from the run its earlier attempt left behind'
+            : 'identical request in flight; sharing its run',
+        ),
       ...(follow ? { follow } : {}),
     },
   );
@@ -169,6 +201,10 @@ interface PreparedRun {
   args: string[];
   prompt: string;
   structured: boolean;
+  /** The run's own variables (output limit, stop sequences, sampling), beside the environment of every run. */
+  variables: Record<string, string>;
+  /** Stop sequences: the reply ends before the first one written. */
+  stop: readonly string[];
 }
 
 /**
@@ -201,13 +237,18 @@ async function runCompletion(
   parts.lockdown.login = 'signed_in';
 
   let content: string;
-  if (structured) {
+  if (structured && answer.finish === 'length') {
+    // Cut at the output limit before the structured answer was complete: there is none to give.
+    content = '';
+  } else if (structured) {
     if (answer.structured === undefined || answer.structured === null) {
       throw providerError.cliFailed('it finished without a structured answer for the JSON schema.');
     }
     content = JSON.stringify(answer.structured);
   } else {
-    if (answer.text.trim() === '') throw providerError.emptyReply();
+    // Empty because the caller's own stop sequence or limit came first is an answer; empty of itself is not.
+    const cut = answer.finish === 'length' || answer.stopped === true;
+    if (answer.text.trim() === '' && !cut) throw providerError.emptyReply();
     content = answer.text;
   }
   return {
@@ -216,19 +257,28 @@ async function runCompletion(
     created: reply.created,
     model,
     choices: [
-      { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+      {
+        index: 0,
+        message: { role: 'assistant', content, refusal: null },
+        logprobs: null,
+        finish_reason: answer.finish,
+      },
     ],
     usage: answer.usage,
   };
 }
 
+/** One stream event of a partial message, as far as a run reads it. */
+type StreamEvent = {
+  type?: unknown;
+  delta?: { type?: unknown; text?: unknown; stop_reason?: unknown };
+  content_block?: { type?: unknown };
+  message?: { usage?: unknown };
+  usage?: unknown;
+} | null;
+
 /** A partial message's text delta goes to the reply; a tool block that starts ends what is shown. */
-function showPartial(event: unknown, reply: PartialReply): void {
-  const e = event as {
-    type?: unknown;
-    delta?: { type?: unknown; text?: unknown };
-    content_block?: { type?: unknown };
-  } | null;
+function showPartial(e: StreamEvent, reply: PartialReply): void {
   if (e?.type === 'content_block_delta' && e.delta?.type === 'text_delta' && typeof e.delta.text === 'string')
     reply.write(e.delta.text);
   else if (
@@ -240,21 +290,69 @@ function showPartial(event: unknown, reply: PartialReply): void {
     reply.close();
 }
 
-/** One CLI run; its text deltas (partial messages) go to `reply` once its init event has passed the lockdown check. */
+/**
+ * The usage of the message being written, from its partial-message events: `message_start` carries the
+ * prompt's (input, cache reads and writes), `message_delta` the output's at the end. What a run cut short
+ * answers with (it prints no result event).
+ */
+class MessageUsage {
+  private start: Record<string, unknown> = {};
+  private end: Record<string, unknown> = {};
+
+  see(e: StreamEvent): void {
+    if (e?.type === 'message_start' && typeof e.message?.usage === 'object' && e.message.usage !== null) {
+      this.start = e.message.usage as Record<string, unknown>;
+      this.end = {};
+    } else if (e?.type === 'message_delta' && typeof e.usage === 'object' && e.usage !== null)
+      this.end = e.usage as Record<string, unknown>;
+  }
+
+  get usage(): Usage {
+    return usageOf({ ...this.start, ...this.end });
+  }
+}
+
+/**
+ * One CLI run; its text deltas (partial messages) go to `reply` once its init event has passed the
+ * lockdown check. A run is cut short (its process stopped, its answer read at once) when its text reaches
+ * a stop sequence, or its message ends at the output limit: the CLI would otherwise ask the model to go on
+ * (up to three times), past the limit.
+ */
 async function runOnce(
   parts: CompletionParts,
   prepared: PreparedRun,
   signal: AbortSignal,
   reply: PartialReply,
 ): Promise<CliAnswer> {
-  const { binary, args, prompt, structured } = prepared;
+  const { binary, args, prompt, structured, variables } = prepared;
   const hooks: string[] = [];
   let breach: { loaded: Loaded; what: string } | undefined;
   let lockedDown = false;
+  let cut: CliAnswer['finish'] | undefined;
+  const usage = new MessageUsage();
   const run: RunResult = await parts.processes.run(binary, args, prompt, {
     timeoutMs: parts.timeoutSeconds * 1000,
     signal,
+    ...(Object.keys(variables).length > 0 ? { variables } : {}),
     onEvent: (event) => {
+      if (event.type === 'stream_event') {
+        if (!lockedDown || breach) return;
+        const e = event.event as StreamEvent;
+        usage.see(e);
+        // A schema's answer is its structured output: text written on the way is not the reply.
+        if (!structured) {
+          showPartial(e, reply);
+          if (reply.stopped) {
+            cut = 'stop';
+            return 'enough';
+          }
+        }
+        if (e?.type === 'message_delta' && e.delta?.stop_reason === 'max_tokens') {
+          cut = 'length';
+          return 'enough';
+        }
+        return;
+      }
       if (isHook(event)) {
         hooks.push(hookName(event));
         // A hook reported after init (UserPromptSubmit, Stop) breaks lockdown as one before it does.
@@ -274,10 +372,6 @@ async function runOnce(
           return 'stop';
         }
         lockedDown = true;
-      }
-      if (event.type === 'stream_event') {
-        if (lockedDown && !breach) showPartial(event.event, reply);
-        return;
       }
       // The result is the last event of a print-mode run: the answer is complete, whenever the process exits.
       if (event.type === 'result') return 'answered';
@@ -304,6 +398,19 @@ async function runOnce(
     parts.counters?.run('aborted');
     throw new ClientGone('client went away during the run');
   }
+  if (cut !== undefined) {
+    // Stopped by the service at a stop sequence or the output limit: the text so far is the answer.
+    const answer: CliAnswer = {
+      text: reply.text,
+      structured: undefined,
+      usage: usage.usage,
+      toolCall: !structured && looksLikeToolCall(reply.text),
+      finish: cut,
+      stopped: cut === 'stop',
+    };
+    parts.counters?.run('ok', answer.usage);
+    return answer;
+  }
   if (!lockedDown && run.events.some((e) => e.type === 'result')) {
     // Its lockdown was never checked: whatever it answered is not used.
     parts.counters?.run('failed');
@@ -315,6 +422,13 @@ async function runOnce(
   }
   try {
     const answer = readAnswer(run, structured, parts.timeoutSeconds);
+    // A stop sequence the model itself stopped at is not in the text; one that was (blanks only) ends it.
+    if (prepared.stop.length > 0 && !structured) {
+      const at = firstStop(answer.text, prepared.stop);
+      if (at !== undefined) answer.text = answer.text.slice(0, at);
+      const result = run.events.findLast((e) => e.type === 'result');
+      answer.stopped = at !== undefined || result?.stop_reason === 'stop_sequence';
+    }
     parts.counters?.run('ok', answer.usage);
     return answer;
   } catch (err) {

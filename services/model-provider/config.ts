@@ -47,6 +47,11 @@ export const modelProviderSettings = {
     { min: 0, max: 3600, fallback: 60 },
     'Seconds for which an identical request that just failed with timeout, tool_call_reply, cli_not_found or not_logged_in is answered from that failure without a new run; 0 turns this off.',
   ),
+  retryGraceSeconds: integerSetting(
+    'RETRY_GRACE_SECONDS',
+    { min: 0, max: 120, fallback: 10 },
+    'Seconds for which a run whose every client went away goes on (and its answer is kept), so that an identical retry joins it instead of starting another run; 0 stops a run as soon as its last client leaves.',
+  ),
   stream: setting(
     'STREAM',
     parse.oneOf(STREAM_MODES),

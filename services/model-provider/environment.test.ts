@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ENVIRONMENT_NAMES, cliEnvironment } from './invocation.ts';
+import { CLI_ENVIRONMENT_NAMES, CLI_SWITCHES, cliEnvironment } from './invocation.ts';
 import { startProvider, type StartedProvider } from './test-support/provider.ts';
 
 /**
@@ -93,8 +93,10 @@ describe('the environment of every CLI run', () => {
       const received = run.envKeys.filter(
         (k) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(k) && !k.startsWith('STANDIN_'),
       );
-      expect(received.sort()).toEqual(['PATH', ...Object.keys(ALLOWED)].sort());
+      expect(received.sort()).toEqual(['PATH', ...Object.keys(ALLOWED), ...Object.keys(CLI_SWITCHES)].sort());
       expect(received.filter((k) => k in REFUSED || k.startsWith('MODELPROV_'))).toEqual([]);
+      // The service's own: the person's CLAUDE.md and auto memory stay out of every run, the probe's too.
+      expect(run.cliVars).toEqual({ CLAUDE_CODE_DISABLE_CLAUDE_MDS: '1', CLAUDE_CODE_DISABLE_AUTO_MEMORY: '1' });
     }
   });
 
@@ -124,6 +126,7 @@ describe('the environment of every CLI run', () => {
   it('lists every allowed name in the README beside why', async () => {
     const { readFileSync } = await import('node:fs');
     const readme = readFileSync(join(import.meta.dirname, 'README.md'), 'utf8');
-    for (const name of CLI_ENVIRONMENT_NAMES) expect(readme).toContain(`\`${name}\``);
+    for (const name of [...CLI_ENVIRONMENT_NAMES, ...Object.keys(CLI_SWITCHES)])
+      expect(readme).toContain(`\`${name}\``);
   });
 });

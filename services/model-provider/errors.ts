@@ -116,6 +116,17 @@ export const providerEnvelope: ErrorEnvelope = {
 export const providerError = {
   invalidRequest: (message: string, param: string | null) =>
     new ProviderError(400, 'invalid_request', message, { param }),
+  /** A member this provider cannot honour, given a value that asks for something: `message` says what to send instead. */
+  unsupportedParameter: (param: string, message: string) =>
+    new ProviderError(400, 'unsupported_parameter', message, { param }),
+  /** The CLI's own words: "Prompt is too long" (its result's terminal_reason prompt_too_long). */
+  contextLengthExceeded: (detail: string) =>
+    new ProviderError(
+      400,
+      'context_length_exceeded',
+      `The conversation is longer than the model's context window (the CLI: "${detail.slice(0, 200)}"). Send fewer or shorter messages.`,
+      { param: 'messages' },
+    ),
   toolsUnsupported: (param: string) =>
     new ProviderError(
       400,

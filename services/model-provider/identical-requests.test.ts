@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { providerError, type ProviderError } from './errors.ts';
-import { FailureMemory, REMEMBERED_CODES, requestKey } from './identical-requests.ts';
+import { FailureMemory, REMEMBERED_CODES, requestKey, SharedRuns } from './identical-requests.ts';
+import { ClientGone } from './run-slots.ts';
 
 /** The memory's clock, moved by the test: no real time passes. */
 function clock(start = 1_000_000) {
@@ -11,9 +12,16 @@ function clock(start = 1_000_000) {
 const key = (n: number) => requestKey('Bearer k', '/bin/claude', ['-p', '--model', 'sonnet'], `prompt ${n}`);
 
 describe('the identity of a request', () => {
-  it('is the same for the same caller, binary, argv and prompt, and differs when any of them differs', () => {
+  it('is the same for the same caller, binary, argv, prompt and run variables, and differs when any of them differs', () => {
     const base = requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello');
     expect(requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello')).toBe(base);
+    expect(requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello', {})).toBe(base);
+    // An output limit or stop sequences change the run: another request.
+    expect(
+      requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello', {
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '3',
+      }),
+    ).not.toBe(base);
     expect(requestKey('Bearer b', '/bin/claude', ['-p', '--model', 'sonnet'], 'hello')).not.toBe(base);
     expect(requestKey('Bearer a', '/usr/bin/claude', ['-p', '--model', 'sonnet'], 'hello')).not.toBe(base);
     expect(requestKey('Bearer a', '/bin/claude', ['-p', '--model', 'opus'], 'hello')).not.toBe(base);
@@ -33,12 +41,13 @@ describe('the identity of a request', () => {
 });
 
 describe('the failure memory', () => {
-  it('keeps timeout, tool_call_reply, cli_not_found and not_logged_in, and nothing a retry could change', () => {
+  it('keeps timeout, tool_call_reply, cli_not_found, not_logged_in and context_length_exceeded, and nothing a retry could change', () => {
     const kept: ProviderError[] = [
       providerError.timeout(300),
       providerError.toolCallReply(),
       providerError.cliNotFound('The CLI binary could not be started (not found).'),
       providerError.notLoggedIn(),
+      providerError.contextLengthExceeded('Prompt is too long'),
     ];
     const notKept: ProviderError[] = [
       providerError.queueFull(2, 16),
@@ -128,5 +137,93 @@ describe('the failure memory', () => {
     expect(memory.bytes).toBe(bytes);
     c.advance(8_000);
     expect(memory.recall(key(1))).toBeDefined();
+  });
+});
+
+describe('identical requests in flight, and the window for a retry', () => {
+  /** A run the test ends: `end` answers it, `fail` fails it; `stopped` says whether the run was told to stop. */
+  function work() {
+    let end: (v: string) => void = () => {};
+    let fail: (e: Error) => void = () => {};
+    const state = { stopped: false, started: 0 };
+    const start = (signal: AbortSignal) => {
+      state.started++;
+      signal.addEventListener('abort', () => (state.stopped = true));
+      return new Promise<string>((resolve, reject) => {
+        end = resolve;
+        fail = reject;
+      });
+    };
+    return { start, end: (v: string) => end(v), fail: (e: Error) => fail(e), state };
+  }
+  const opts = { progress: () => undefined };
+
+  it('keeps a run its last request left for the window; a retry within it joins; after it the run is stopped', async () => {
+    vi.useFakeTimers();
+    try {
+      const runs = new SharedRuns<string>({ graceMs: 10_000 });
+      const w = work();
+      const first = new AbortController();
+      const a = runs.run('k', first.signal, w.start, opts).catch((e: unknown) => e);
+      first.abort();
+      expect(await a).toBeInstanceOf(ClientGone);
+      expect([w.state.stopped, runs.alone]).toEqual([false, 1]);
+      await vi.advanceTimersByTimeAsync(9_000);
+      const b = runs.run('k', new AbortController().signal, w.start, opts);
+      w.end('answer');
+      expect(await b).toBe('answer');
+      expect(w.state.started).toBe(1);
+
+      const w2 = work();
+      const gone = new AbortController();
+      const c = runs.run('k2', gone.signal, w2.start, opts).catch(() => undefined);
+      gone.abort();
+      await c;
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect([w2.state.stopped, runs.alone]).toEqual([true, 0]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives an answer that came while nobody waited to one retry; keeps no failure; with 0 stops at once', async () => {
+    vi.useFakeTimers();
+    try {
+      const runs = new SharedRuns<string>({ graceMs: 10_000 });
+      const w = work();
+      const gone = new AbortController();
+      const a = runs.run('k', gone.signal, w.start, opts).catch(() => undefined);
+      gone.abort();
+      await a;
+      w.end('kept');
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await runs.run('k', new AbortController().signal, w.start, opts)).toBe('kept');
+      // Given once: the next identical request starts its own run.
+      const next = work();
+      void runs.run('k', new AbortController().signal, next.start, opts);
+      expect(next.state.started).toBe(1);
+
+      const f = work();
+      const left = new AbortController();
+      const b = runs.run('f', left.signal, f.start, opts).catch(() => undefined);
+      left.abort();
+      await b;
+      f.fail(new Error('crashed'));
+      await vi.advanceTimersByTimeAsync(1);
+      expect(runs.alone).toBe(0);
+      const again = work();
+      void runs.run('f', new AbortController().signal, again.start, opts);
+      expect(again.state.started).toBe(1);
+
+      const none = new SharedRuns<string>({ graceMs: 0 });
+      const z = work();
+      const quit = new AbortController();
+      const c = none.run('z', quit.signal, z.start, opts).catch(() => undefined);
+      quit.abort();
+      await c;
+      expect([z.state.stopped, none.alone]).toEqual([true, 0]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

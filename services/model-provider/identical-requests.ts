@@ -10,11 +10,18 @@ import { ClientGone } from './run-slots.ts';
  *
  * A request's identity is the SHA-256 of the canonical JSON of its caller (the `Authorization` it
  * presents) and of everything its run depends on: the binary, the argv (model, system prompt, schema)
- * and the prompt on stdin. Only that digest is kept, never the request's text or its key.
+ * the prompt on stdin and the run's own variables (output limit, stop sequences, sampling). Only that digest
+ * is kept, never the request's text or its key.
  */
-export function requestKey(caller: string, binary: string, args: readonly string[], prompt: string): string {
+export function requestKey(
+  caller: string,
+  binary: string,
+  args: readonly string[],
+  prompt: string,
+  variables: Readonly<Record<string, string>> = {},
+): string {
   return createHash('sha256')
-    .update(JSON.stringify([caller, binary, args, prompt]))
+    .update(JSON.stringify([caller, binary, args, prompt, variables]))
     .digest('hex');
 }
 
@@ -28,6 +35,7 @@ export const REMEMBERED_CODES: ReadonlySet<string> = new Set([
   'tool_call_reply',
   'cli_not_found',
   'not_logged_in',
+  'context_length_exceeded',
 ]);
 
 interface Remembered {
@@ -133,47 +141,110 @@ interface InFlight<T, P> {
   result: Promise<T>;
   /** What the run shows while it runs (its partial reply), the same for every request sharing it. */
   progress: P;
-  /** Requests waiting for this run; when the last one leaves, the run is stopped. */
+  /** Requests waiting for this run; when the last one leaves, the run is stopped (after the grace window). */
   waiting: number;
   stop: AbortController;
+  /** The run answered while nobody waited: its answer is kept for the next identical request, once. */
+  answered: boolean;
+  /** Running while nobody waits: the run (or its answer) is dropped when it fires. */
+  grace?: NodeJS.Timeout;
 }
 
 /**
  * Identical requests in flight share one run: the first starts it, the others wait for its answer.
- * A request whose client goes away leaves; the run is stopped only when no request waits for it any
- * more (and a request arriving after that starts a run of its own). Entries live only while their run
- * does, so the table is as small as the runs in flight and the queue.
+ * A request whose client goes away leaves; when no request waits any more, the run goes on for
+ * `graceMs` (MODELPROV_RETRY_GRACE_SECONDS), so that a client's retry of the same request joins it
+ * instead of starting another: a client whose timeout is shorter than the run gets its answer at the
+ * attempt after the run has ended. A run that answers while nobody waits keeps that answer for the
+ * rest of the window, for the next identical request, once (a failure is not kept: the failure memory
+ * keeps those another run would repeat). When the window ends with nobody back, the run is stopped and
+ * forgotten; with 0 that happens as soon as the last request leaves. Entries live only while their run
+ * or window does, so the table is as small as the runs in flight, the queue and the recent windows.
  */
 export class SharedRuns<T, P = undefined> {
   private readonly inFlight = new Map<string, InFlight<T, P>>();
 
+  constructor(
+    private readonly options: {
+      graceMs?: number;
+      /** Told when the last request of a run left and the run goes on for the window. */
+      onLeftAlone?: () => void;
+    } = {},
+  ) {}
+
+  /** Runs (or kept answers) waiting for an identical retry, for the readiness body and tests. */
+  get alone(): number {
+    let n = 0;
+    for (const entry of this.inFlight.values()) if (entry.waiting === 0) n++;
+    return n;
+  }
+
   /**
-   * Answers with the run for `key` in flight, or starts `work` for it with a fresh `progress()`; `onJoin` is
-   * told when the run was already there, `follow` (at once) the progress of the run this request waits for.
+   * Answers with the run for `key` in flight (or its answer kept for a retry), or starts `work` for it with
+   * a fresh `progress()`; `onJoin` is told when the run was already there, `follow` (at once) the progress
+   * of the run this request waits for.
    */
   run(
     key: string,
     signal: AbortSignal,
     work: (signal: AbortSignal, progress: P) => Promise<T>,
-    options: { progress: () => P; onJoin?: () => void; follow?: (progress: P) => void },
+    options: { progress: () => P; onJoin?: (kept: boolean) => void; follow?: (progress: P) => void },
   ): Promise<T> {
     let entry = this.inFlight.get(key);
-    if (entry) options.onJoin?.();
-    else {
+    if (entry) {
+      clearTimeout(entry.grace);
+      entry.grace = undefined;
+      options.onJoin?.(entry.answered);
+      // A kept answer goes to one retry (and whoever joins at the same moment), not to every later request.
+      if (entry.answered) this.inFlight.delete(key);
+    } else {
       const stop = new AbortController();
       const progress = options.progress();
-      const started: InFlight<T, P> = { result: work(stop.signal, progress), progress, waiting: 0, stop };
-      started.result
-        .finally(() => {
-          if (this.inFlight.get(key) === started) this.inFlight.delete(key);
-        })
+      const started: InFlight<T, P> = {
+        result: work(stop.signal, progress),
+        progress,
+        waiting: 0,
+        stop,
+        answered: false,
+      };
+      started.result.then(
+        () => {
+          if (this.inFlight.get(key) !== started) return;
+          // Answered with nobody waiting: kept until the window that is running ends.
+          if (started.waiting === 0 && started.grace !== undefined) started.answered = true;
+          else this.inFlight.delete(key);
+        },
         // A run every request left ends with nobody to tell.
-        .catch(() => {});
+        () => {
+          if (this.inFlight.get(key) === started) this.inFlight.delete(key);
+          clearTimeout(started.grace);
+        },
+      );
       this.inFlight.set(key, started);
       entry = started;
     }
     options.follow?.(entry.progress);
     return this.follow(key, entry, signal);
+  }
+
+  /** The last request of `entry` left: the run goes on for the window, or stops now. */
+  private leftAlone(key: string, entry: InFlight<T, P>): void {
+    const end = () => {
+      // Nobody may join a run that is being stopped.
+      if (this.inFlight.get(key) === entry) this.inFlight.delete(key);
+      entry.stop.abort();
+    };
+    const graceMs = this.options.graceMs ?? 0;
+    if (graceMs <= 0 || this.inFlight.get(key) !== entry) {
+      end();
+      return;
+    }
+    this.options.onLeftAlone?.();
+    entry.grace = setTimeout(() => {
+      entry.grace = undefined;
+      if (entry.waiting === 0) end();
+    }, graceMs);
+    entry.grace.unref();
   }
 
   private follow(key: string, entry: InFlight<T, P>, signal: AbortSignal): Promise<T> {
@@ -190,11 +261,7 @@ export class SharedRuns<T, P = undefined> {
       const leave = () => {
         if (!settle()) return;
         reject(new ClientGone('client went away while its run was in flight'));
-        if (entry.waiting === 0) {
-          // Nobody may join a run that is being stopped.
-          if (this.inFlight.get(key) === entry) this.inFlight.delete(key);
-          entry.stop.abort();
-        }
+        if (entry.waiting === 0) this.leftAlone(key, entry);
       };
       if (signal.aborted) {
         leave();
@@ -210,5 +277,15 @@ export class SharedRuns<T, P = undefined> {
         },
       );
     });
+  }
+
+  /** Stops every run kept for a retry (the service is stopping). */
+  close(): void {
+    for (const [key, entry] of this.inFlight) {
+      if (entry.waiting > 0) continue;
+      clearTimeout(entry.grace);
+      this.inFlight.delete(key);
+      entry.stop.abort();
+    }
   }
 }

@@ -11,7 +11,15 @@ interface ReadyBody {
   status: string;
   checks: {
     cli: { ok: boolean; path?: string | null; detail?: string };
-    lockdown: { ok: boolean; state: string; tools: string[]; mcp_servers: string[]; hooks: string[]; detail: string };
+    lockdown: {
+      ok: boolean;
+      state: string;
+      tools: string[];
+      mcp_servers: string[];
+      hooks: string[];
+      api_key_source?: string | null;
+      detail: string;
+    };
   };
 }
 
@@ -83,6 +91,71 @@ describe('the startup lockdown probe', () => {
       await p.service.lockdownProbed();
       const r = await ready(p.url);
       expect(r.body.checks.lockdown).toMatchObject({ ok: false, hooks: ['SessionStart:startup'] });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('finds lockdown not ok when the CLI reports an API key source (apiKeyHelper): readiness names it and what to change', async () => {
+    const p = await startProvider({ apiKeySource: 'apiKeyHelper' });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', api_key_source: 'apiKeyHelper' });
+      expect(r.body.checks.lockdown.detail).toMatch(/apiKeyHelper/);
+      expect(r.body.checks.lockdown.detail).toMatch(/remove "apiKeyHelper" from the CLI's settings/);
+      const err = await completionError(p.client);
+      expect([err.status, err.code]).toEqual([503, 'not_locked_down']);
+      expect(p.runs()).toHaveLength(0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('names what to change for a Console login’s managed key too, and reports none for a subscription login', async () => {
+    const p = await startProvider({ apiKeySource: '/login managed key' });
+    const q = await startProvider();
+    try {
+      await Promise.all([p.service.lockdownProbed(), q.service.lockdownProbed()]);
+      const r = await ready(p.url);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, api_key_source: '/login managed key' });
+      expect(r.body.checks.lockdown.detail).toMatch(/Anthropic Console account.*\/login with your Claude subscription/);
+      expect((await ready(q.url)).body.checks.lockdown).toMatchObject({ ok: true, api_key_source: 'none' });
+    } finally {
+      await Promise.all([p.close(), q.close()]);
+    }
+  });
+
+  it('refuses a run whose own init reports an API key (stopped at its init, which comes before the model is asked) and every completion after it', async () => {
+    const p = await startProvider();
+    try {
+      await p.service.lockdownProbed();
+      const err = await p.client.chat.completions
+        .create({ model: 'sonnet', messages: [{ role: 'user', content: 'bill me [stand-in:api-key]' }] })
+        .then(
+          () => undefined,
+          (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+        );
+      expect([err?.status, err?.code]).toEqual([503, 'not_locked_down']);
+      expect(err?.message).toMatch(/ANTHROPIC_API_KEY/);
+      const r = await ready(p.url);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok', api_key_source: 'ANTHROPIC_API_KEY' });
+      expect((await completionError(p.client)).code).toBe('not_locked_down');
+      expect(p.runs()).toHaveLength(1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('finds lockdown not ok when the CLI keeps its auto memory on although every run turns it off', async () => {
+    const p = await startProvider({ memory: true });
+    try {
+      await p.service.lockdownProbed();
+      const r = await ready(p.url);
+      expect(r.status).toBe(503);
+      expect(r.body.checks.lockdown).toMatchObject({ ok: false, state: 'not_ok' });
+      expect(r.body.checks.lockdown.detail).toMatch(/auto memory/);
     } finally {
       await p.close();
     }

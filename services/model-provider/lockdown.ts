@@ -11,9 +11,10 @@ export type LoginState = 'signed_in' | 'not_signed_in' | 'unknown';
 export const PROBE_PROMPT = 'Reply with the single word: ready';
 
 /**
- * The startup probe: the CLI runs once under exactly the flags of every call, and lockdown is ok only
- * when its init event lists no tools, no MCP servers, no slash commands and no skills (and no hook ran). Until the probe has
- * finished, and whenever it is not ok, completions are refused.
+ * The startup probe: the CLI runs once under exactly the flags and switches of every call, and lockdown is
+ * ok only when its init event lists no tools, no MCP servers, no slash commands and no skills, no auto
+ * memory folder, and no API key source (a subscription login has none: anything else bills an API
+ * account), and no hook ran. Until the probe has finished, and whenever it is not ok, completions are refused.
  */
 export class Lockdown {
   state: LockdownState = 'pending';
@@ -112,7 +113,7 @@ export class Lockdown {
   breached(loaded: Loaded, breach: string): void {
     this.state = 'not_ok';
     this.loaded = loaded;
-    this.detail = `A CLI run loaded ${breach}; every completion is refused until that is removed from the CLI's configuration and the service restarted.`;
+    this.detail = `A CLI run loaded ${breach}; every completion is refused until that is fixed in the CLI's configuration and the service restarted.`;
     this.parts.logger.error({ lockdown: this.state, ...loaded }, 'lockdown breached');
   }
 
@@ -181,12 +182,13 @@ export class Lockdown {
     const breach = lockdownBreach(this.loaded, false);
     if (breach) {
       this.state = 'not_ok';
-      this.detail = `The CLI loaded ${breach} although every call disables them; remove them from the CLI's configuration, then restart the service.`;
+      this.detail = `The CLI loaded ${breach}, although every call turns these off; fix that in the CLI's configuration, then restart the service.`;
       logger.error({ lockdown: this.state, ...this.loaded }, 'lockdown not ok');
       return;
     }
     this.state = 'ok';
-    this.detail = 'The probe run loaded no tools, no MCP servers, no slash commands or skills and no hooks.';
+    this.detail =
+      'The probe run loaded no tools, no MCP servers, no slash commands or skills, no hooks and no auto memory, and uses no API key (billing stays on the login).';
     try {
       readAnswer(run, false, this.parts.timeoutSeconds);
       this.login = 'signed_in';

@@ -7,6 +7,15 @@
 export const MODEL_ALIASES = ['sonnet', 'opus', 'haiku', 'fable'] as const;
 export type ModelAlias = (typeof MODEL_ALIASES)[number];
 
+/**
+ * The aliases whose model takes sampling settings (temperature, top_p). As the pinned CLI resolves them,
+ * `haiku` is claude-haiku-4-5, which takes them; the models behind sonnet, opus and fable (claude-sonnet-5,
+ * claude-opus-4-8, claude-fable-5) refuse them, and the CLI sends none for them (its model table in the binary).
+ */
+export const SAMPLING_ALIASES: readonly ModelAlias[] = ['haiku'];
+/** The aliases whose model takes an effort level (the CLI's --effort, sent as output_config.effort); the CLI drops it for haiku. */
+export const EFFORT_ALIASES: readonly ModelAlias[] = ['sonnet', 'opus', 'fable'];
+
 export function isModelAlias(name: string): name is ModelAlias {
   return (MODEL_ALIASES as readonly string[]).includes(name);
 }

@@ -24,6 +24,8 @@ beforeAll(async () => {
     env: {
       MODELPROV_MAX_CONCURRENT: '2',
       MODELPROV_MAX_QUEUE: '20',
+      // A run is stopped as soon as its client leaves (client-retries.test.ts covers the window for retries).
+      MODELPROV_RETRY_GRACE_SECONDS: '0',
       ...MUST_NOT_INHERIT,
       [NOT_LISTED]: '1',
       LANG: 'C.UTF-8',
@@ -236,7 +238,7 @@ describe('completions through the official openai client', () => {
 });
 
 describe('the CLI invocation, asserted literally', () => {
-  it('passes exactly the lockdown flags, the alias and the system prompt on argv, and the message on stdin', async () => {
+  it('passes exactly the lockdown flags, the session name, the alias and the system prompt on argv, the message on stdin, and the CLAUDE.md and auto memory switches in the environment', async () => {
     await p.client.chat.completions.create({
       model: 'opus',
       messages: [
@@ -258,6 +260,8 @@ describe('the CLI invocation, asserted literally', () => {
       '{"mcpServers":{}}',
       '--strict-mcp-config',
       '--no-session-persistence',
+      '--name',
+      'model-provider',
       '--max-turns',
       '1',
       '--model',
@@ -273,6 +277,8 @@ describe('the CLI invocation, asserted literally', () => {
     expect(run.argv[run.argv.indexOf('--max-turns') + 1]).toBe('1');
     expect(run.stdin).toBe('literal flags check');
     expect(run.argv.join(' ')).not.toContain('literal flags check');
+    // No limit, stop or sampling asked for: the two switches every run has, nothing else.
+    expect(run.cliVars).toEqual({ CLAUDE_CODE_DISABLE_CLAUDE_MDS: '1', CLAUDE_CODE_DISABLE_AUTO_MEMORY: '1' });
   });
 
   it('runs the CLI in one fixed, empty working directory, in its own process group', async () => {
@@ -406,6 +412,21 @@ describe('errors in the envelope, as the openai client sees them', () => {
     });
     await say('signed in again');
     expect((await fetch(`${p.url}/ready`)).status).toBe(200);
+  });
+
+  it('answers a prompt over the context window with 400 context_length_exceeded, in the CLI’s own words, not retried', async () => {
+    // A client at its default retries: a 400 is not retried, so one run.
+    const client = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'not-used' });
+    const err = await apiError(
+      client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'A very long conversation [stand-in:prompt-too-long]' }],
+      }),
+    );
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect([err.status, err.code, err.param]).toEqual([400, 'context_length_exceeded', 'messages']);
+    expect(err.message).toMatch(/context window.*Prompt is too long/);
+    expect(runsWith('A very long conversation')).toHaveLength(1);
   });
 
   it('answers a usage-limited account with 429 rate_limited', async () => {
@@ -575,7 +596,7 @@ describe('process discipline', () => {
     expect(Math.max(...runs.map((r) => r.concurrentAtStart))).toBeLessThanOrEqual(2);
   });
 
-  it('kills the whole process group of a run whose client disconnects', async () => {
+  it('kills the whole process group of a run whose client disconnects (no retry grace window)', async () => {
     const controller = new AbortController();
     const pending = fetch(`${p.url}/v1/chat/completions`, {
       method: 'POST',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { looksLikeToolCall, showableLength, usageOf } from './cli-output.ts';
 import { escapeTurnText } from './translate.ts';
+import { firstStop, PartialReply, stopPrefixAtEnd } from './partial-reply.ts';
 
 describe('rules the provider applies to text', () => {
   it('treats a reply that opens with tool-call markup, or carries a call block, as tool-call syntax', () => {
@@ -60,5 +61,35 @@ describe('rules the provider applies to text', () => {
       prompt_tokens_details: { cached_tokens: 0 },
     });
     expect(usageOf(undefined).total_tokens).toBe(0);
+  });
+});
+
+describe('stop sequences in a reply being written', () => {
+  it('finds a stop sequence that spans two pieces of text, cuts the text before it and shows nothing from it on', () => {
+    const reply = new PartialReply('sonnet', ['END']);
+    const shown: string[] = [];
+    reply.follow((t) => shown.push(t));
+    reply.write('first part E');
+    // "E" could begin the stop sequence: held back.
+    expect(shown).toEqual(['first part ']);
+    reply.write('ND and more');
+    expect([reply.text, reply.stopped]).toEqual(['first part ', true]);
+    reply.write(' ignored');
+    expect(shown.join('')).toBe('first part ');
+  });
+
+  it('holds back only the longest tail that could still begin a sequence, and lets it go once it cannot', () => {
+    expect(stopPrefixAtEnd('abc wor', ['world', 'x'])).toBe(3);
+    expect(stopPrefixAtEnd('abc wox', ['world'])).toBe(0);
+    expect(stopPrefixAtEnd('aaaa', ['aab'])).toBe(2);
+    expect(firstStop('one two three', ['three', 'two'])).toBe(4);
+    expect(firstStop('one two three', ['four'])).toBeUndefined();
+    const reply = new PartialReply('sonnet', ['wor ld']);
+    const shown: string[] = [];
+    reply.follow((t) => shown.push(t));
+    reply.write('hello wor');
+    reply.write('k');
+    expect(shown.join('')).toBe('hello work');
+    expect(reply.stopped).toBe(false);
   });
 });

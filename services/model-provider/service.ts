@@ -12,7 +12,7 @@ import { loadModelProviderConfig } from './config.ts';
 import { runCounters, type Completion } from './completions.ts';
 import type { PartialReply } from './partial-reply.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
-import { cliEnvironment } from './invocation.ts';
+import { runEnvironment } from './invocation.ts';
 import { Lockdown } from './lockdown.ts';
 import { RunSlots } from './run-slots.ts';
 
@@ -44,7 +44,7 @@ export async function startModelProvider(
   const config = loadModelProviderConfig(env);
   const log = logger ?? createLogger('model-provider', config.logLevel, undefined, { secretPrefixes: SECRET_PREFIXES });
   const workDir = prepareWorkDir(config.dataDir);
-  const processes = new CliProcesses({ cwd: workDir, env: cliEnvironment(env) });
+  const processes = new CliProcesses({ cwd: workDir, env: runEnvironment(env) });
   const locate = () => locateCli(config.cliBinary, env);
   const lockdown = new Lockdown({
     processes,
@@ -56,6 +56,14 @@ export async function startModelProvider(
     partialMessages: config.stream === 'deltas',
   });
   const slots = new RunSlots(config.maxConcurrent, config.maxQueue);
+  const sharedRuns = new SharedRuns<Completion, PartialReply>({
+    graceMs: config.retryGraceSeconds * 1000,
+    onLeftAlone: () =>
+      log.info(
+        { grace_seconds: config.retryGraceSeconds },
+        'every client of a run went away; it goes on for an identical retry to join',
+      ),
+  });
   const metrics = new ServiceMetrics('model-provider');
   const app = createProviderApp({
     metrics,
@@ -68,7 +76,7 @@ export async function startModelProvider(
     systemPrompt: config.systemPrompt,
     timeoutSeconds: config.timeoutSeconds,
     logger: log,
-    sharedRuns: new SharedRuns<Completion, PartialReply>(),
+    sharedRuns,
     stream: config.stream,
     failures: new FailureMemory({ seconds: config.failureMemorySeconds }),
     version: VERSION,
@@ -86,6 +94,7 @@ export async function startModelProvider(
       if (!stopping) {
         stopping = true;
         // Runs in flight die with the service: kill their groups first so their requests finish at once.
+        sharedRuns.close();
         await processes.killAll();
       }
       await running.close();

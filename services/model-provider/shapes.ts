@@ -29,7 +29,18 @@ const message = z
 /** The `text` part of a message's content array (the only part type accepted). */
 export const TextPart = textPart;
 
-/** The members of a chat-completions request this service reads; others (temperature, seed, ...) are accepted and ignored. */
+/** A member this service does not honour, accepted only at the value that asks for nothing (`allowed` says which). */
+const refusedUnless = <T extends z.ZodType>(schema: T, allowed: string) =>
+  schema.nullish().meta({ description: `Refused (400 unsupported_parameter) unless ${allowed}.` });
+/** A member that does not change the answer: accepted, and nothing is done with it. */
+const noEffect = <T extends z.ZodType>(schema: T, why: string) =>
+  schema.nullish().meta({ description: `Accepted; it changes nothing here: ${why}` });
+
+/**
+ * Every member of a chat-completions request this service accepts, each with what it does here (the
+ * README's "Request members" lists the same). A member not listed is refused (400 unsupported_parameter
+ * naming it), as OpenAI refuses an unrecognized one: nothing that could change the answer is ignored.
+ */
 export const ChatCompletionRequest = z
   .object({
     model: z
@@ -41,7 +52,15 @@ export const ChatCompletionRequest = z
       .boolean()
       .nullish()
       .meta({ description: 'true: server-sent events of chat.completion.chunk, as MODELPROV_STREAM says.' }),
-    n: z.number().int().nullish().meta({ description: 'Must be 1.' }),
+    stream_options: z
+      .object({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() })
+      .loose()
+      .nullish()
+      .meta({
+        description:
+          'Accepted; a stream always ends with its usage chunk (`choices: []`), as if include_usage were true.',
+      }),
+    n: z.number().int().nullish().meta({ description: 'Must be 1 (one choice per request).' }),
     response_format: z
       .object({
         type: z.enum(['text', 'json_object', 'json_schema'], { message: 'must be text, json_object or json_schema' }),
@@ -51,17 +70,74 @@ export const ChatCompletionRequest = z
           .optional(),
       })
       .loose()
-      .nullish(),
+      .nullish()
+      .meta({
+        description:
+          'json_schema (with a schema) or json_object: the answer is the structured output, as a JSON string.',
+      }),
+    stop: z
+      .union([z.string(), z.array(z.string())])
+      .nullish()
+      .meta({
+        description:
+          'A string or up to 4: the reply ends before the first occurrence of any (finish_reason stop) and the run is stopped there.',
+      }),
+    max_completion_tokens: z
+      .number()
+      .int()
+      .nullish()
+      .meta({ description: 'At least 1: the reply is at most that many tokens; cut there, finish_reason is length.' }),
+    max_tokens: z
+      .number()
+      .int()
+      .nullish()
+      .meta({ description: 'As max_completion_tokens (the smaller of the two applies).' }),
+    temperature: z.number().nullish().meta({
+      description:
+        'haiku: 0 to 1, passed to the model. sonnet, opus, fable take no sampling setting: only 1 (the default) is accepted.',
+    }),
+    top_p: z
+      .number()
+      .nullish()
+      .meta({ description: 'As temperature (0 to 1 for haiku; not both with a temperature).' }),
+    reasoning_effort: z.string().nullish().meta({
+      description: 'low, medium, high or xhigh: the CLI\u2019s effort level (sonnet, opus, fable); refused for haiku.',
+    }),
+    logprobs: refusedUnless(z.boolean(), 'false: the CLI reports no token probabilities'),
+    top_logprobs: refusedUnless(z.number().int(), '0'),
+    frequency_penalty: refusedUnless(z.number(), '0 (the model takes no penalties)'),
+    presence_penalty: refusedUnless(z.number(), '0 (the model takes no penalties)'),
+    logit_bias: refusedUnless(z.record(z.string(), z.number()), 'empty'),
+    seed: refusedUnless(z.number().int(), 'absent: the model cannot be asked to sample deterministically'),
+    modalities: refusedUnless(z.array(z.string()), '["text"]'),
+    audio: refusedUnless(z.unknown(), 'absent (text only)'),
+    verbosity: refusedUnless(z.string(), 'absent'),
+    web_search_options: refusedUnless(z.unknown(), 'absent (the model has no tools)'),
+    moderation: refusedUnless(z.unknown(), 'absent'),
     tools: z.unknown().optional().meta({ description: 'Refused unless empty: the model runs with no tools.' }),
     tool_choice: z.unknown().optional().meta({ description: 'Refused unless "none".' }),
     functions: z.unknown().optional().meta({ description: 'Refused unless empty.' }),
     function_call: z.unknown().optional().meta({ description: 'Refused unless "none".' }),
+    parallel_tool_calls: noEffect(z.boolean(), 'there are no tools to call.'),
+    prediction: noEffect(z.unknown(), 'a latency hint; the answer is the same.'),
+    service_tier: noEffect(z.string(), 'every run goes through the CLI\u2019s own login.'),
+    store: noEffect(z.boolean(), 'nothing is stored.'),
+    metadata: noEffect(z.record(z.string(), z.string()), 'nothing is stored.'),
+    user: noEffect(z.string(), 'an end-user id for abuse monitoring; nothing here uses it.'),
+    safety_identifier: noEffect(z.string(), 'as user.'),
+    prompt_cache_key: noEffect(z.string(), 'the CLI caches its prompts by itself.'),
+    prompt_cache_retention: noEffect(z.string(), 'the CLI caches its prompts by itself.'),
+    prompt_cache_options: noEffect(z.unknown(), 'the CLI caches its prompts by itself.'),
   })
   .loose()
   .meta({
     id: 'ChatCompletionRequest',
-    description: 'OpenAI chat-completions request; members not listed are accepted and ignored.',
+    description:
+      'OpenAI chat-completions request. Every member listed is honoured, accepted where it changes nothing, or refused in words; any other member is refused (400 unsupported_parameter).',
   });
+
+/** The request members this service knows (any other is refused). */
+export const REQUEST_MEMBERS: ReadonlySet<string> = new Set(Object.keys(ChatCompletionRequest.shape));
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
@@ -87,7 +163,7 @@ export const ChatCompletion = completionOf('chat.completion')
           index: z.literal(0),
           message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
           logprobs: z.null(),
-          finish_reason: z.literal('stop'),
+          finish_reason: z.enum(['stop', 'length']).meta({ description: 'length: cut at max_tokens.' }),
         }),
       )
       .length(1),
@@ -106,7 +182,7 @@ export const ChatCompletionChunk = completionOf('chat.completion.chunk')
         index: z.literal(0),
         delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
         logprobs: z.null(),
-        finish_reason: z.literal('stop').nullable(),
+        finish_reason: z.enum(['stop', 'length']).nullable(),
       }),
     ),
     usage: Usage.optional(),
@@ -151,6 +227,8 @@ export const LockdownCheck = z.object({
   tools: Names,
   mcp_servers: Names,
   hooks: Names,
+  /** Where the CLI's API key comes from, as its init reported it: `none` for a subscription login; anything else is not ok. */
+  api_key_source: z.string().nullable().optional(),
   probed_at: z.string().nullable(),
   detail: z.string(),
 });

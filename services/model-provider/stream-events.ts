@@ -31,12 +31,16 @@ const textChunk = (r: ReplyId, delta: Record<string, string>): Chunk => ({
   choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
 });
 
-/** The end of every finished reply: the finish-reason chunk, the usage chunk (always sent, `choices: []`), [DONE]. */
+/** The end of every finished reply: the finish-reason chunk (`stop`, or `length` when cut at max_tokens), the usage chunk (always sent, `choices: []`), [DONE]. */
 function ending(c: Completion): string {
-  return `${event({ ...base(c), choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] })}${event({ ...base(c), choices: [], usage: c.usage })}data: [DONE]\n\n`;
+  const finish = c.choices[0].finish_reason;
+  return `${event({ ...base(c), choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] })}${event({ ...base(c), choices: [], usage: c.usage })}data: [DONE]\n\n`;
 }
 
-/** MODELPROV_STREAM=whole: the whole reply as server-sent events, at once: text chunk, finish-reason chunk, usage chunk, [DONE]. */
+/**
+ * MODELPROV_STREAM=whole: the whole reply as server-sent events, at once: text chunk, finish-reason chunk,
+ * usage chunk, [DONE]. The text is empty only when the caller's own stop sequence or limit came first.
+ */
 export function sendWhole(res: Response, c: Completion): void {
   res.status(200).set(HEADERS);
   res.end(`${event(textChunk(c, { role: 'assistant', content: c.choices[0].message.content }))}${ending(c)}`);

@@ -17,7 +17,13 @@ let whole: StartedProvider;
 beforeAll(async () => {
   [deltas, whole] = await Promise.all([
     startProvider({
-      env: { MODELPROV_STREAM: 'deltas', MODELPROV_MAX_QUEUE: '20', MODELPROV_FAILURE_MEMORY_SECONDS: '0' },
+      env: {
+        MODELPROV_STREAM: 'deltas',
+        MODELPROV_MAX_QUEUE: '20',
+        MODELPROV_FAILURE_MEMORY_SECONDS: '0',
+        // A client that leaves stops its run at once here (client-retries.test.ts covers the retry window).
+        MODELPROV_RETRY_GRACE_SECONDS: '0',
+      },
     }),
     startProvider({ env: { MODELPROV_FAILURE_MEMORY_SECONDS: '0' } }),
   ]);

@@ -1,4 +1,5 @@
 import { providerError } from './errors.ts';
+import { refuseUnhonoured } from './members.ts';
 import { ChatCompletionRequest, TextPart } from './shapes.ts';
 
 export type CompletionRequest = ChatCompletionRequest;
@@ -27,9 +28,7 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
       param,
     );
   }
-  if (parsed.data.n !== undefined && parsed.data.n !== null && parsed.data.n !== 1) {
-    throw providerError.invalidRequest('n must be 1: this provider returns one choice per request.', 'n');
-  }
+  refuseUnhonoured(body as Record<string, unknown>, parsed.data);
   return parsed.data;
 }
 

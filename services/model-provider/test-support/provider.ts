@@ -23,6 +23,8 @@ export async function startProvider(
     mcp?: string[];
     hook?: boolean;
     skills?: string[];
+    apiKeySource?: string;
+    memory?: boolean;
     binary?: string | null;
   } = {},
 ) {
@@ -32,6 +34,8 @@ export async function startProvider(
     mcp: options.mcp,
     hook: options.hook,
     skills: options.skills,
+    apiKeySource: options.apiKeySource,
+    memory: options.memory,
   });
   const logLines: string[] = [];
   const logger = createLogger('model-provider', 'info', { write: (line: string) => void logLines.push(line) });

@@ -1,6 +1,7 @@
 /** Where each client library sets the timer it waits on between two attempts (each library sets no other timer there). */
 export const RETRY_WAIT_CODE = {
   aiSdk: /[\\/]@ai-sdk[\\/]provider-utils[\\/]/,
+  openai: /[\\/]openai[\\/]internal[\\/]utils[\\/]sleep/,
   langChain: /[\\/]@langchain[\\/]core[\\/]dist[\\/]utils[\\/]p-retry[\\/]/,
 } as const;
 

@@ -22,11 +22,27 @@
  *   [stand-in:hold-after-text] prints its first text delta, then the rest once the file `release` exists
  *   [stand-in:loads-tool]      its init event lists the tool Bash, then it answers as usual
  *   [stand-in:no-init]         answers as usual without printing its init event
+ *   [stand-in:api-key]         its init event reports apiKeySource ANTHROPIC_API_KEY (an API key reached it), then it answers
  *   [stand-in:stop-hook]       answers as usual, a Stop hook's events after its reply (with --include-hook-events)
  *   [stand-in:text=WORDS]      a reply of WORDS words (with --include-partial-messages, one delta per word unless paced)
+ *   [stand-in:prompt-too-long] the 2.1.197 CLI's answer to a prompt over the context window (recorded against a
+ *                              Messages API double: assistant error invalid_request, "Prompt is too long · ...",
+ *                              result is_error with terminal_reason prompt_too_long)
  * While the file `signed-out` exists in STANDIN_RECORD_DIR, every run (the lockdown probe too) answers as
  * [stand-in:not-logged-in] does: a CLI signed out, and signed in again once the file is gone.
  * With --json-schema it answers in structured_output, an object built from the schema.
+ * Variables it reads as the 2.1.197 binary does: CLAUDE_CODE_DISABLE_AUTO_MEMORY (a true value: no
+ * `memory_paths` in init; otherwise the auto memory folder under HOME, as the signed-out CLI reports it),
+ * CLAUDE_CODE_MAX_OUTPUT_TOKENS (a whole number above 0: each message is at most that many "tokens", a token
+ * here being one piece of text, a word unless paced; a message cut there ends with stop_reason max_tokens,
+ * and then, as the CLI does on its own, it asks again to go on, up to three times: the first time once the
+ * file `release` exists in STANDIN_RECORD_DIR, as if that request took the model a while; still cut after
+ * three, an error result "API Error: Claude's response exceeded the N output token maximum..."; finished,
+ * a result whose text is the last message's only, as the CLI's), CLAUDE_CODE_EXTRA_BODY (its stop_sequences
+ * as the model applies them: the text ends before the first, which is left out, stop_reason stop_sequence).
+ * The record keeps the values of those and CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_DISABLE_THINKING
+ * (`cliVars`). STANDIN_API_KEY_SOURCE sets the init event's apiKeySource (default none, a subscription login);
+ * STANDIN_MEMORY=on makes a CLI whose auto memory stays on whatever CLAUDE_CODE_DISABLE_AUTO_MEMORY says.
  * With --include-partial-messages it also prints the `stream_event` lines of the 2.1.197 CLI (read from its
  * binary: message_start with ttft_ms, content_block_start, content_block_delta text_delta ..., then the
  * block's whole `assistant` message, content_block_stop, message_delta, message_stop; a `system/status`
@@ -34,7 +50,7 @@
  * marker `[stand-in-pace:COUNTxMS]` in the prompt or STANDIN_PACE=COUNTxMS (COUNT deltas, MS ms apart;
  * by default one delta per word, none apart; without partial messages a paced reply comes as late as its
  * last delta would). The record then holds when the first delta was printed (`firstDeltaAt`).
- * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>.json there: argv, cwd, stdin, pgid,
+ * Environment: STANDIN_RECORD_DIR (each run writes run-<pid>-<session>.json there: argv, cwd, stdin, pgid,
  * the names but not the values of its environment variables, how many runs were alive when it
  * started, counted from alive/<pid> entries whose process still lives), STANDIN_LOADS (comma-separated tools the init event reports), STANDIN_MCP (MCP server
  * names), STANDIN_HOOK (a SessionStart hook event before init), STANDIN_SKILLS (skills the init event lists, each also
@@ -89,6 +105,18 @@ const record = {
   pgid: pgid(),
   concurrentAtStart: 0,
   envKeys: Object.keys(process.env),
+  // Values only of the variables the service sets for the CLI (never of the rest: a token may be among them).
+  cliVars: Object.fromEntries(
+    [
+      'CLAUDE_CODE_DISABLE_CLAUDE_MDS',
+      'CLAUDE_CODE_DISABLE_AUTO_MEMORY',
+      'CLAUDE_CODE_MAX_OUTPUT_TOKENS',
+      'CLAUDE_CODE_DISABLE_THINKING',
+      'CLAUDE_CODE_EXTRA_BODY',
+    ]
+      .filter((k) => process.env[k] !== undefined)
+      .map((k) => [k, process.env[k]]),
+  ),
   startedAt: performance.timeOrigin,
 };
 if (alive) {
@@ -107,7 +135,8 @@ if (alive) {
 // Written beside, then renamed: a test may read the record while the run is still writing it.
 const save = () => {
   if (!recordDir) return;
-  const file = join(recordDir, `run-${process.pid}.json`);
+  // The session id too: on a busy machine the system hands a pid out again within one benchmark.
+  const file = join(recordDir, `run-${process.pid}-${session.slice(0, 8)}.json`);
   writeFileSync(`${file}.tmp`, JSON.stringify(record));
   renameSync(`${file}.tmp`, file);
 };
@@ -118,6 +147,31 @@ const done = (code) => {
   process.exit(code);
 };
 save();
+
+/** A variable the CLI reads as true (its ct(): 1, true, yes, on). */
+function truthy(value) {
+  return ['1', 'true', 'yes', 'on'].includes(
+    String(value ?? '')
+      .toLowerCase()
+      .trim(),
+  );
+}
+
+/** The CLI's output limit (its _de(): a whole number above 0, else its default, here none). */
+function outputLimit() {
+  const n = parseInt(process.env.CLAUDE_CODE_MAX_OUTPUT_TOKENS ?? '', 10);
+  return Number.isNaN(n) || n <= 0 ? undefined : n;
+}
+
+/** CLAUDE_CODE_EXTRA_BODY, which the CLI adds to its request body (a JSON object, else nothing). */
+function extraBody() {
+  try {
+    const body = JSON.parse(process.env.CLAUDE_CODE_EXTRA_BODY ?? '{}');
+    return body && typeof body === 'object' && !Array.isArray(body) ? body : {};
+  } catch {
+    return {};
+  }
+}
 
 /** The flags given, and the last argument that is neither a flag nor a flag's value (the prompt; '' when there is none). */
 function parseArgv() {
@@ -131,6 +185,8 @@ function parseArgv() {
     '--mcp-config',
     '--tools',
     '--session-id',
+    '--name',
+    '--effort',
   ]);
   const given = new Set();
   let prompt = '';
@@ -234,13 +290,29 @@ if (!stdin.includes('[stand-in:no-init]'))
     permissionMode: 'default',
     // A CLI that loads the user's skills lists each as a skill and a slash command.
     slash_commands: skills,
-    apiKeySource: 'none',
+    apiKeySource: stdin.includes('[stand-in:api-key]')
+      ? 'ANTHROPIC_API_KEY'
+      : process.env.STANDIN_API_KEY_SOURCE || 'none',
     claude_code_version: '2.1.197',
     output_style: 'default',
     agents: ['claude', 'Explore', 'general-purpose', 'Plan', 'statusline-setup'],
     skills,
     plugins: [],
     uuid: randomUUID(),
+    // The binary lists the auto memory folder only while auto memory is on (its au(): off for a true CLAUDE_CODE_DISABLE_AUTO_MEMORY).
+    ...(truthy(process.env.CLAUDE_CODE_DISABLE_AUTO_MEMORY) && process.env.STANDIN_MEMORY !== 'on'
+      ? {}
+      : {
+          memory_paths: {
+            auto: join(
+              process.env.HOME ?? '/',
+              '.claude',
+              'projects',
+              process.cwd().replace(/[^A-Za-z0-9]/g, '-'),
+              'memory/',
+            ),
+          },
+        }),
     fast_mode_state: 'off',
   });
 // A Stop hook of the user's settings runs after the reply; the CLI reports it only with --include-hook-events.
@@ -353,7 +425,7 @@ function pieces(text, count) {
  * the pace asked for (`afterFirst` runs after the first delta; `stopAfter` prints only that many, then returns
  * false: the run is cut off). Blocks: `{ text }` or `{ tool: { name, input } }`.
  */
-async function message(blocks, { afterFirst, stopAfter } = {}) {
+async function message(blocks, { afterFirst, stopAfter, stopReason, stopSequence = null, outputTokens } = {}) {
   const content = blocks.map((b) =>
     b.tool
       ? { type: 'tool_use', id: `toolu_${session.slice(0, 8)}`, name: b.tool.name, input: b.tool.input }
@@ -407,8 +479,12 @@ async function message(blocks, { afterFirst, stopAfter } = {}) {
     assistant([block]);
     streamEvent({ type: 'content_block_stop', index });
   }
-  const stop = content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
-  streamEvent({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { ...usage } });
+  const stop = stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  streamEvent({
+    type: 'message_delta',
+    delta: { stop_reason: stop, stop_sequence: stopSequence },
+    usage: { ...usage, ...(outputTokens === undefined ? {} : { output_tokens: outputTokens }) },
+  });
   streamEvent({ type: 'message_stop' });
   return true;
 }
@@ -423,14 +499,78 @@ async function answer(finish = () => done(0), options = {}) {
     await message([{ tool: { name: 'StructuredOutput', input: structured } }]);
     result({ num_turns: 2, structured_output: structured });
   } else {
-    const text =
+    let text =
       options.text ??
       `Stand-in reply to ${Buffer.byteLength(stdin)} bytes (sha256 ${createHash('sha256').update(stdin).digest('hex').slice(0, 16)}).`;
-    await message([{ text }], options);
+    // The model stops at the first of the request's stop sequences, which it leaves out.
+    let stopSequence = null;
+    for (const seq of extraBody().stop_sequences ?? []) {
+      const at = text.indexOf(seq);
+      if (at >= 0 && (stopSequence === null || at < text.indexOf(stopSequence))) stopSequence = seq;
+    }
+    if (stopSequence !== null) text = text.slice(0, text.indexOf(stopSequence));
+    const limit = outputLimit();
+    const tokens = pieces(text, pace?.deltas);
+    if (limit !== undefined && tokens.length > limit) {
+      await limited(tokens, limit, options);
+      return finish();
+    }
+    await message([{ text }], {
+      ...options,
+      ...(stopSequence === null ? {} : { stopReason: 'stop_sequence', stopSequence }),
+    });
     if (stopHook) hookEvents('Stop', 'Stop');
-    result({ result: text });
+    result({ result: text, ...(stopSequence === null ? {} : { stop_reason: 'stop_sequence' }) });
   }
   finish();
+}
+
+/**
+ * A reply longer than the output limit, as the 2.1.197 CLI runs it (recorded against a Messages API double):
+ * the message is cut at `limit` tokens (stop_reason max_tokens); the CLI then asks the model to go on by
+ * itself, up to three times ("Output token limit hit. Resume directly..."), each message cut again at the
+ * limit; still cut after three, an error result; finished, a result with the last message's text only.
+ */
+async function limited(tokens, limit, options) {
+  const say = (part, cut) =>
+    message([{ text: part.join('') }], {
+      ...options,
+      stopReason: cut ? 'max_tokens' : 'end_turn',
+      outputTokens: part.length,
+    });
+  await say(tokens.slice(0, limit), true);
+  let rest = tokens.slice(limit);
+  for (let recovery = 1; recovery <= 3; recovery++) {
+    out({ type: 'system', subtype: 'status', status: 'requesting', uuid: randomUUID(), session_id: session });
+    // The continuation is a new request to the model: a test decides when it answers (never, unless the run is left to go on).
+    if (recovery === 1) await released();
+    const part = rest.slice(0, limit);
+    rest = rest.slice(limit);
+    await say(part, rest.length > 0);
+    if (rest.length === 0) {
+      result({ result: part.join(''), usage: { ...usage, output_tokens: part.length } });
+      return;
+    }
+  }
+  const error = `API Error: Claude's response exceeded the ${limit} output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.`;
+  out({
+    type: 'assistant',
+    message: {
+      id: randomUUID(),
+      model: '<synthetic>',
+      role: 'assistant',
+      stop_reason: 'stop_sequence',
+      stop_sequence: '',
+      type: 'message',
+      usage: { input_tokens: 0, output_tokens: 0 },
+      content: [{ type: 'text', text: error }],
+    },
+    parent_tool_use_id: null,
+    session_id: session,
+    uuid: randomUUID(),
+    error: 'max_output_tokens',
+  });
+  result({ is_error: true, result: error, stop_reason: 'stop_sequence' });
 }
 
 switch (mode?.[1]) {
@@ -512,6 +652,40 @@ switch (mode?.[1]) {
   case 'text':
     await answer(undefined, { text: wordsReply(Number(mode[2] ?? 20)) });
     break;
+  case 'prompt-too-long': {
+    // As the 2.1.197 CLI answers the API's 400 "prompt is too long: N tokens > M maximum".
+    const words =
+      'Prompt is too long \u00b7 the request is ~250123 tokens (limit 200000) but this conversation is only ~2 tokens \u2014 the rest is system prompt, tool definitions, and attachment content. A single-exchange conversation cannot be compacted; reduce attached files/tools or start with less context.';
+    out({
+      type: 'assistant',
+      message: {
+        id: randomUUID(),
+        model: '<synthetic>',
+        role: 'assistant',
+        stop_reason: 'stop_sequence',
+        stop_sequence: '',
+        type: 'message',
+        usage: { input_tokens: 0, output_tokens: 0 },
+        content: [{ type: 'text', text: words }],
+      },
+      parent_tool_use_id: null,
+      session_id: session,
+      uuid: randomUUID(),
+      error: 'invalid_request',
+      request_id: 'req_stand_in',
+    });
+    result({
+      is_error: true,
+      api_error_status: 400,
+      result: words,
+      stop_reason: 'stop_sequence',
+      total_cost_usd: 0,
+      modelUsage: {},
+      terminal_reason: 'prompt_too_long',
+    });
+    done(1);
+    break;
+  }
   default:
     await answer();
 }

@@ -15,6 +15,8 @@ export interface StandInRun {
   grandchildPid?: number;
   /** The names (never the values) of every variable in the run's environment. */
   envKeys: string[];
+  /** The values of the variables the service sets for the CLI (CLAUDE_CODE_DISABLE_*, CLAUDE_CODE_MAX_OUTPUT_TOKENS, CLAUDE_CODE_EXTRA_BODY), where set. */
+  cliVars: Record<string, string>;
   /** When the run's process started and, once it answered, when it ended (ms since the epoch). */
   startedAt: number;
   endedAt?: number;
@@ -38,6 +40,10 @@ export function standInBinary(
     name?: string;
     recordDir?: string;
     pace?: string;
+    /** The init event's apiKeySource (default none, a subscription login). */
+    apiKeySource?: string;
+    /** A CLI whose auto memory stays on whatever the service's switch says. */
+    memory?: boolean;
   } = {},
 ): { binary: string; recordDir: string; runs(): StandInRun[]; started(): number[] } {
   const recordDir = options.recordDir ?? join(dir, 'runs');
@@ -49,6 +55,8 @@ export function standInBinary(
     options.hook ? 'STANDIN_HOOK=1' : '',
     options.skills ? `STANDIN_SKILLS='${options.skills.join(',')}'` : '',
     options.pace ? `STANDIN_PACE='${options.pace}'` : '',
+    options.apiKeySource ? `STANDIN_API_KEY_SOURCE='${options.apiKeySource}'` : '',
+    options.memory ? 'STANDIN_MEMORY=on' : '',
   ].filter(Boolean);
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, options.name ?? 'claude');
@@ -63,7 +71,7 @@ export function standInBinary(
     recordDir,
     runs: () =>
       readdirSync(recordDir)
-        .filter((f) => /^run-\d+\.json$/.test(f))
+        .filter((f) => /^run-\d+-[0-9a-f]{8}\.json$/.test(f))
         .map((f) => JSON.parse(readFileSync(join(recordDir, f), 'utf8')) as StandInRun),
     started: () => (existsSync(started) ? readFileSync(started, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
