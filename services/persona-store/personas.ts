@@ -5,7 +5,7 @@ import type { Principal } from '../kit/auth.ts';
 import { logEntry, record, SERVICE_ACTOR, type Action } from './change-log.ts';
 import { fieldKey } from './field-key.ts';
 import { destroy, forget, type ForgetOutcome } from './forgetting.ts';
-import { queryWords } from './recall.ts';
+import { queryWords, RECALL_CANDIDATES } from './recall.ts';
 import type { EntryRow, EntryTable, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { EventFilter, PersonaSql } from './store.ts';
@@ -626,17 +626,20 @@ export class Personas {
     account = this.account(account);
     const words = queryWords(q);
     const personaId = profile === undefined ? null : (await this.requirePersona(account, profile)).id;
+    const fields = await this.sql.recallFields(words, account, personaId, limit, RECALL_CANDIDATES);
+    const notes = await this.sql.recallNotes(words, account, personaId, limit, RECALL_CANDIDATES);
+    const answer = {
+      fields: fields.hits.map((r) => ({ profile: r.profile, score: r.score, ...fieldView(r) })),
+      notes: notes.hits.map((r) => ({ profile: r.profile, score: r.score, ...noteView(r) })),
+    };
+    // Said only when a list stopped early, so that every other answer is what it always was.
+    if (!fields.capped && !notes.capped) return answer;
     return {
-      fields: (await this.sql.recallFields(words, account, personaId, limit)).map((r) => ({
-        profile: r.profile,
-        score: r.score,
-        ...fieldView(r),
-      })),
-      notes: (await this.sql.recallNotes(words, account, personaId, limit)).map((r) => ({
-        profile: r.profile,
-        score: r.score,
-        ...noteView(r),
-      })),
+      ...answer,
+      stopped_early: {
+        ...(fields.capped ? { fields: RECALL_CANDIDATES } : {}),
+        ...(notes.capped ? { notes: RECALL_CANDIDATES } : {}),
+      },
     };
   }
 

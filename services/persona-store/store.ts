@@ -1,5 +1,5 @@
 import { sql, type Insertable, type QueryCreator } from 'kysely';
-import type { Db, IndexColumns, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
+import type { Db, IndexColumns, PersonaEngine, RecallHits } from './engines/engine.ts';
 import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
 import {
@@ -300,11 +300,23 @@ export class PersonaSql {
     await this.engine.fullText.unindexNote(this.db, row);
   }
   // Recall
-  recallFields(words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledField[]> {
-    return this.engine.fullText.recallFields(this.db, words, account, personaId, limit);
+  recallFields(
+    words: string[],
+    account: string,
+    personaId: number | null,
+    limit: number,
+    candidates: number,
+  ): Promise<RecallHits<'fields'>> {
+    return this.engine.fullText.recallFields(this.db, words, account, personaId, limit, candidates);
   }
-  recallNotes(words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledNote[]> {
-    return this.engine.fullText.recallNotes(this.db, words, account, personaId, limit);
+  recallNotes(
+    words: string[],
+    account: string,
+    personaId: number | null,
+    limit: number,
+    candidates: number,
+  ): Promise<RecallHits<'notes'>> {
+    return this.engine.fullText.recallNotes(this.db, words, account, personaId, limit, candidates);
   }
 
   // Change log

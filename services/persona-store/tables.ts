@@ -302,6 +302,13 @@ const NAMES = Object.keys(TABLES) as TableName[];
  * Snowball stemmer and no stop words, so that every word counts as in FTS5 (English's stop list holds
  * "not", "and", "or", which a person may well search for).
  */
+/**
+ * SQLite: an entry's number in its FTS5 index is its persona's id times FTS_PERSONA_SPAN plus its own row id
+ * (a field's id, a note's seq), so that one persona's entries are one range of the index, and recall of a
+ * persona ranks that range alone (FTS5 reads a rowid range without visiting the rest).
+ */
+export const FTS_PERSONA_SPAN = 2 ** 32;
+
 const FULL_TEXT: Record<EngineName, string> = {
   sqlite: `CREATE VIRTUAL TABLE fields_fts USING fts5 (key, description, value, content = '', tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE notes_fts USING fts5 (content, content = '', tokenize = 'porter unicode61');`,
@@ -310,6 +317,15 @@ CREATE TEXT SEARCH CONFIGURATION persona_text (COPY = pg_catalog.english);
 ALTER TEXT SEARCH CONFIGURATION persona_text
   ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH persona_stem;`,
 };
+
+/**
+ * PostgreSQL's full-text indexes as the migrations leave them (the first makes them, the second sets their
+ * pending list), for a bulk write into empty tables that builds them once at its end (move-in.ts).
+ */
+export const POSTGRES_SEARCH_INDEXES = (['fields', 'notes'] as const).map((table) => ({
+  drop: `DROP INDEX ${table}_search`,
+  create: `CREATE INDEX ${table}_search ON ${table} USING GIN (search) WITH (gin_pending_list_limit = 64)`,
+}));
 
 /** The triggers that keep the live counts on the persona row, as each engine writes them. */
 const LIVE_COUNTS: Record<EngineName, string> = {
@@ -358,6 +374,15 @@ export const MIGRATIONS: Record<EngineName, string[]> = {
   live_fields = (SELECT count(*) FROM fields WHERE persona_id = personas.id AND state = 'live'),
   live_notes = (SELECT count(*) FROM notes WHERE persona_id = personas.id AND state = 'live');`,
       LIVE_COUNTS.sqlite,
+    ].join('\n'),
+    // The FTS5 indexes made again, their entries numbered persona first (FTS_PERSONA_SPAN), with the freed pages
+    // zeroed. The notes are indexed here; the fields by the engine (their text comes from their JSON values).
+    [
+      'PRAGMA secure_delete = ON;',
+      'DROP TABLE fields_fts;',
+      'DROP TABLE notes_fts;',
+      FULL_TEXT.sqlite,
+      `INSERT INTO notes_fts (rowid, content) SELECT persona_id * ${FTS_PERSONA_SPAN} + seq, content FROM notes WHERE state = 'live';`,
     ].join('\n'),
   ],
   postgres: [

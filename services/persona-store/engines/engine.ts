@@ -9,14 +9,26 @@ export type Recalled<T extends EntryTable> = EntryRow<T> & { profile: string; sc
 export type RecalledField = Recalled<'fields'>;
 export type RecalledNote = Recalled<'notes'>;
 
-/** What FullText's recall of one kind of entry does: live entries holding every word, of one persona or of all the account's; best first. */
+/** What recall found of one kind of entry: the hits, best first, and whether more matched than were ranked. */
+export interface RecallHits<T extends EntryTable> {
+  hits: Recalled<T>[];
+  /** More than `candidates` entries matched: the newest `candidates` of them were ranked (recall.ts). */
+  capped: boolean;
+}
+
+/**
+ * What FullText's recall of one kind of entry does: of the live entries holding every word, of one persona
+ * or of all the account's, the newest `candidates` (by row id) are ranked, and the best `limit` answered,
+ * best first (ties: the older first).
+ */
 export type Recall<T extends EntryTable> = (
   db: Db,
   words: string[],
   account: string,
   personaId: number | null,
   limit: number,
-) => Promise<Recalled<T>[]>;
+  candidates: number,
+) => Promise<RecallHits<T>>;
 
 /** A field's text as the index takes it: key, description, value. */
 export type FieldText = [key: string, description: string, value: string];
@@ -33,6 +45,8 @@ export type IndexColumns = Record<string, RawBuilder<unknown>>;
  * must be given the row as it was indexed).
  */
 export interface FullText {
+  /** Whether index/unindex do anything (SQLite's FTS5 tables): a bulk write then needs its rows back to index them. */
+  readonly indexesAfterWrite: boolean;
   fieldColumns(state: FieldRow['state'], text: () => FieldText): IndexColumns;
   noteColumns(state: NoteRow['state'], content: string): IndexColumns;
   indexField(db: Db, row: FieldRow, text: FieldText): Promise<void>;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
-import { ENTRIES, MIGRATIONS as ALL_MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
+import { columnsOf, ENTRIES, MIGRATIONS as ALL_MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
 import type { Db, Destruction, FieldText, FullText, PersonaEngine, Recall, Recalled } from './engine.ts';
 
 /** The tables as PostgreSQL has them (tables.ts): in the login's own schema (see migrate). */
@@ -71,17 +71,84 @@ const QUERY = (words: string[]) =>
     sql` && `,
   );
 
-/** Recall of one kind of entry by its tsvector: ts_rank_cd, higher for better matches; ties in row order. */
+/** Entries of a persona a recall of notes looks at first to tell a word in most of them (see recallFrom). */
+const PROBE = 100;
+
+/** The row id of a persona's n-th newest live note, or NULL when it has fewer (an index-only scan of notes_by_persona). */
+const nthNewestNote = (personaId: number, n: number) =>
+  sql<
+    number | null
+  >`(SELECT seq FROM notes WHERE persona_id = ${personaId} AND state = 'live' ORDER BY seq DESC OFFSET ${n - 1} LIMIT 1)`;
+
+/**
+ * The persona's live notes from row id `from` on, as notes_by_persona holds them: the row comparison is one
+ * only that index can read as a range (read by seq alone, the whole table would be walked for an old persona).
+ */
+const newestOf = (personaId: number, from: RawBuilder<unknown>) =>
+  sql`e.persona_id = ${personaId} AND e.state = 'live' AND (e.persona_id, e.state, e.seq) >= (${personaId}::bigint, 'live', ${from})`;
+
+/**
+ * The end of a recall statement: of `matches` (row_id, search; the newest matches first, at most
+ * `candidates + 1`), the newest `candidates` ranked by ts_rank_cd (higher is better), the best `limit`
+ * answered with their rows, best first, ties the older first; `capped` when `matches` holds more.
+ */
+function ranked(table: EntryTable, account: string, limit: number, candidates: number, answer = sql`TRUE`) {
+  const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
+  return sql`, ranked AS (
+      SELECT row_id, ts_rank_cd(search, query.q) AS score
+      FROM (SELECT * FROM matches ORDER BY row_id DESC LIMIT ${candidates}) newest, query
+      ORDER BY score DESC, row_id LIMIT ${limit})
+    SELECT ${sql.join(columnsOf(table).map((c) => sql.ref(`e.${c}`)))}, p.profile AS profile, ranked.score,
+      (SELECT count(*) FROM matches) > ${candidates} AS capped
+    FROM ranked JOIN ${sql.table(table)} e ON ${rowId} = ranked.row_id JOIN personas p ON p.id = e.persona_id
+    WHERE p.account = ${account} AND (${answer})
+    ORDER BY ranked.score DESC, ranked.row_id`;
+}
+
+/**
+ * Recall of one kind of entry by its tsvector: the newest `candidates + 1` matches of the scope, more than
+ * `candidates` capping the ranking at the newest `candidates` (see ranked). The GIN index finds the matches,
+ * but a word in most entries is most of the index and of the rows: so for the notes of one persona, the
+ * newest PROBE notes are read first, and where most of them match, the newest 3 x `candidates` notes are
+ * read through notes_by_persona instead (ts_match_vq, which no index answers): when they hold more than
+ * `candidates` matches (or are all the persona's notes), those are the newest matches, and the GIN index
+ * is not read at all. The answer is the same either way.
+ */
 function recallFrom<T extends EntryTable>(table: T): Recall<T> {
   const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
-  return async (db, words, account, personaId, limit) => {
-    const { rows } = await sql<
-      Recalled<T> & { search?: unknown }
-    >`SELECT e.*, p.profile AS profile, ts_rank_cd(e.search, q) AS score
-      FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, (SELECT ${QUERY(words)} AS q) query
-      WHERE e.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId}) AND e.state = 'live'
-      ORDER BY score DESC, ${rowId} LIMIT ${limit}`.execute(db);
-    return rows.map(({ search: _search, ...row }) => row as Recalled<T>);
+  return async (db, words, account, personaId, limit, candidates) => {
+    type Row = Recalled<T> & { capped: boolean };
+    const answer = (rows: Row[]) => ({
+      hits: rows.map(({ capped: _capped, ...row }) => row as unknown as Recalled<T>),
+      capped: rows[0]?.capped ?? false,
+    });
+    const query = sql`WITH query AS (SELECT ${QUERY(words)} AS q)`;
+    if (table === 'notes' && personaId !== null) {
+      const windowSize = 3 * candidates;
+      const windowFrom = nthNewestNote(personaId, windowSize);
+      const { rows } = await sql<Row>`${query},
+        probe AS (
+          SELECT count(*) > 0 AND 2 * count(*) FILTER (WHERE ts_match_vq(n.search, query.q)) >= count(*) AS dense
+          FROM (SELECT e.search FROM notes e WHERE ${newestOf(personaId, nthNewestNote(personaId, PROBE))}
+            ORDER BY e.seq DESC LIMIT ${PROBE}) n, query),
+        matches AS MATERIALIZED (
+          SELECT e.seq AS row_id, e.search FROM notes e, query
+          WHERE (SELECT dense FROM probe) AND ${newestOf(personaId, sql`coalesce(${windowFrom}, 0)`)}
+            AND ts_match_vq(e.search, query.q)
+          ORDER BY e.seq DESC LIMIT ${candidates + 1})
+        ${ranked(table, account, limit, candidates, sql`(SELECT dense FROM probe) AND ((SELECT count(*) FROM matches) > ${candidates} OR ${windowFrom} IS NULL)`)}`.execute(
+        db,
+      );
+      if (rows.length > 0) return answer(rows);
+    }
+    const { rows } = await sql<Row>`${query},
+      matches AS MATERIALIZED (
+        SELECT ${rowId} AS row_id, e.search FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, query
+        WHERE e.search @@ query.q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId})
+          AND e.state = 'live'
+        ORDER BY ${rowId} DESC LIMIT ${candidates + 1})
+      ${ranked(table, account, limit, candidates)}`.execute(db);
+    return answer(rows);
   };
 }
 
@@ -91,6 +158,7 @@ function recallFrom<T extends EntryTable>(table: T): Recall<T> {
  * both, and each row version is another entry in every index of the table).
  */
 const tsvector: FullText = {
+  indexesAfterWrite: false,
   fieldColumns: (state, text) => ({ search: state === 'live' ? FIELD_VECTOR(text()) : sql`NULL` }),
   noteColumns: (state, content) => ({
     search: state === 'live' ? sql`to_tsvector('persona_text', ${wordsOf(content)})` : sql`NULL`,
