@@ -316,8 +316,16 @@ export class Personas {
     const pinned = input.pinned ? 1 : 0;
     let destroyedPending = false;
     const result = await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      let existing = await sql.field(p.id, key);
+      const [held, found] = await sql.personaAndEntryForWrite(
+        this.account(principal.account),
+        profile,
+        'fields',
+        'key',
+        key,
+      );
+      if (!held) throw notFoundPersona(profile);
+      const p = held;
+      let existing = found;
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
         // It was going to be destroyed: it is, now, and the key starts afresh.
@@ -482,9 +490,14 @@ export class Personas {
   ) {
     this.checkNoteSize(input.content);
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
+      const account = this.account(principal.account);
+      const [held, first] =
+        idempotencyKey === undefined
+          ? [await sql.personaForWrite(account, profile), undefined]
+          : await sql.personaAndEntryForWrite(account, profile, 'notes', 'idempotency_key', idempotencyKey);
+      if (!held) throw notFoundPersona(profile);
+      const p = held;
       if (idempotencyKey !== undefined) {
-        const first = await sql.noteByIdempotencyKey(p.id, idempotencyKey);
         if (first && first.state !== 'live') {
           throw problem.conflict(
             'The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.',
@@ -562,8 +575,16 @@ export class Personas {
   async reviseNote(principal: Principal, policy: Policy, profile: string, id: string, patch: NotePatch) {
     if (patch.content !== undefined) this.checkNoteSize(patch.content);
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      const n = await this.liveNote(p, id, sql);
+      const [held, found] = await sql.personaAndEntryForWrite(
+        this.account(principal.account),
+        profile,
+        'notes',
+        'id',
+        id,
+      );
+      if (!held) throw notFoundPersona(profile);
+      const p = held;
+      const n = found?.state === 'live' ? found : await this.liveNote(p, id, sql);
       const next = {
         content: patch.content ?? n.content,
         kind: patch.kind ?? n.kind,

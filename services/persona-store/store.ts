@@ -98,6 +98,29 @@ export class PersonaSql {
       )
       .executeTakeFirst();
   }
+  /**
+   * The persona row held for this write (as personaForWrite), and its entry of `table` whose `column` is
+   * `name`, read right after the lock: one round trip where the engine sends both at once (see
+   * PersonaEngine.together). Read after the lock, the entry is what a write this one waited for left.
+   */
+  async personaAndEntryForWrite<T extends EntryTable>(
+    account: string,
+    profile: string,
+    table: T,
+    column: 'key' | 'id' | 'idempotency_key',
+    name: string,
+  ): Promise<[PersonaRow | undefined, EntryRow<T> | undefined]> {
+    const lock = this.engine.lockForWrite(
+      this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '=', profile),
+    );
+    const entry = this.selectEntries(table).where(
+      'persona_id',
+      '=',
+      this.db.selectFrom('personas').select('id').where('account', '=', account).where('profile', '=', profile),
+    );
+    const [personas, entries] = await this.engine.together(this.db, [lock, entry.where(column, '=', name)]);
+    return [personas![0] as PersonaRow | undefined, entries![0] as EntryRow<T> | undefined];
+  }
   async personaByIdForWrite(id: number): Promise<PersonaRow | undefined> {
     return this.engine.lockForWrite(this.db.selectFrom('personas').selectAll().where('id', '=', id)).executeTakeFirst();
   }

@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { Compilable, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
 import type { EngineName, EntryRow, EntryTable, FieldRow, NoteRow, PersonaTables } from '../tables.ts';
 
 /** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
@@ -82,6 +82,14 @@ export interface PersonaEngine {
    * then a row's write and its change-log entry go to the database as one statement, one round trip.
    */
   readonly writesInOneStatement: boolean;
+  /**
+   * Sends `statements` (reads) at once inside `write` and answers their rows in order: PostgreSQL takes them
+   * in one round trip and runs each after the one before it (a read after a lock sees what the write it
+   * waited for committed); SQLite runs them one after another.
+   */
+  together(db: Db, statements: Compilable[]): Promise<unknown[][]>;
+  /** Round trips to the database so far (PostgreSQL; statements sent together count once); SQLite has none. */
+  roundTrips(): number;
   /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */
   lockForWrite<O>(
     query: SelectQueryBuilder<PersonaTables, 'personas', O>,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
@@ -264,11 +264,14 @@ function preparedName(text: string): string | undefined {
  * answered as the caller's to fix. PostgreSQL's text cannot hold U+0000, and it refuses such a query
  * (SQLSTATE 22021) rather than answer: 422, never a server error. SQLite stores it.
  */
-function personaClient(everPrepared: Set<string>) {
+function personaClient(everPrepared: Set<string>, sent: { roundTrips: number }) {
   return class PersonaClient extends pg.Client {
     private readonly prepared = new Set<string>();
+    /** Statements sent and not yet answered: one sent behind another goes in the same round trip (pipelined). */
+    private waiting = 0;
 
     override query(...args: unknown[]): never {
+      if (this.waiting++ === 0) sent.roundTrips++;
       const [text, values] = args;
       if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
         const name = preparedName(text);
@@ -280,7 +283,10 @@ function personaClient(everPrepared: Set<string>) {
       }
       const answer = (super.query as (...a: unknown[]) => unknown)(...args);
       if (answer instanceof Promise) {
-        return answer.catch((err: unknown) => {
+        const answered = () => {
+          this.waiting--;
+        };
+        return answer.finally(answered).catch((err: unknown) => {
           if ((err as { code?: string } | undefined)?.code === '22021') {
             throw problem.unprocessable(
               'The request holds the character U+0000 (NUL), which the PostgreSQL database cannot store or compare; remove it and send the request again.',
@@ -289,9 +295,43 @@ function personaClient(everPrepared: Set<string>) {
           throw err;
         }) as never;
       }
+      this.waiting--;
       return answer as never;
     }
   };
+}
+
+/** The connection a Kysely bound to one connection (a transaction's) sends through, to send past Kysely's one-at-a-time. */
+const connectionOf = (db: Db) => db.getExecutor().provideConnection(async (connection) => connection);
+
+/**
+ * One write transaction in which BEGIN travels with the first statement (the client pipelines it): a
+ * round trip fewer per write. COMMIT waits for every answer, as the write's answer depends on it.
+ */
+function pipelinedTransaction<T>(db: Db, fn: (db: Db) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (tx) => {
+    const connection = await connectionOf(tx);
+    const begun = connection.executeQuery(CompiledQuery.raw('begin'));
+    begun.catch(() => undefined);
+    try {
+      const result = await fn(tx);
+      await begun;
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+      return result;
+    } catch (err) {
+      await begun.catch(() => undefined);
+      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+/** Statements sent at once, answered in order (see PersonaEngine.together). */
+async function sentTogether(db: Db, statements: Compilable[]): Promise<unknown[][]> {
+  const connection = await connectionOf(db);
+  const answers = statements.map((s) => connection.executeQuery(s.compile()));
+  for (const a of answers) a.catch(() => undefined);
+  return (await Promise.all(answers)).map((a) => a.rows as unknown[]);
 }
 
 /** PostgreSQL at `url`: shared by every copy of the app that points at it. */
@@ -300,8 +340,11 @@ export async function openPostgresEngine(
 ): Promise<PersonaEngine & { readonly pool: pg.Pool }> {
   // Every statement name any connection prepared: what /metrics and the bounded-memory test count.
   const prepared = new Set<string>();
+  const sent = { roundTrips: 0 };
   const pool = new pg.Pool({
-    Client: personaClient(prepared),
+    Client: personaClient(prepared, sent),
+    // A statement sent before the one ahead of it is answered travels with it (see write and together).
+    pipeline: true,
     connectionString: options.url,
     // The login's own schema only (see migrate); pg_catalog is always searched first.
     options: '-c search_path="$user"',
@@ -324,7 +367,9 @@ export async function openPostgresEngine(
     db,
     fullText: tsvector,
     destruction: vacuumDestruction(db),
-    write: (fn) => db.transaction().execute(fn),
+    write: (fn) => pipelinedTransaction(db, fn),
+    together: (db, statements) => sentTogether(db, statements),
+    roundTrips: () => sent.roundTrips,
     writesInOneStatement: true,
     lockForWrite: (query) => query.forUpdate(),
     accountOf(sub) {

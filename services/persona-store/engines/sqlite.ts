@@ -198,6 +198,12 @@ export function openSqliteEngine(file: string): PersonaEngine & { readonly sqlit
           throw err;
         }
       }),
+    together: async (db, statements) => {
+      const rows: unknown[][] = [];
+      for (const s of statements) rows.push((await db.executeQuery(s.compile())).rows as unknown[]);
+      return rows;
+    },
+    roundTrips: () => 0,
     writesInOneStatement: false,
     lockForWrite: (query) => query,
     accountOf: (sub) => sub,
