@@ -142,9 +142,12 @@ const NO_IDS: KeepIds = { personas: false, fields: false, notes: false, events: 
  */
 const BATCH = 1000;
 
-function batches<T>(rows: T[]): T[][] {
+/** Rows screened between two looks at the writes (see moveIn): the statement on its way is answered and the next one sent. */
+const SCREEN_STEP = 100;
+
+function batches<T>(rows: T[], size = BATCH): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += BATCH) out.push(rows.slice(i, i + BATCH));
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }
 
@@ -511,14 +514,20 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
           }
           for (const table of ['fields', 'notes'] as const) {
             for (const batch of batches<CopiedEntry<typeof table>>(copy[table])) {
-              await (table === 'fields'
-                ? screen.fields(copy, batch as PersonaCopy['fields'])
-                : screen.notes(copy, batch as PersonaCopy['notes']));
+              for (const part of batches(batch, SCREEN_STEP)) {
+                await (table === 'fields'
+                  ? screen.fields(copy, part as PersonaCopy['fields'])
+                  : screen.notes(copy, part as PersonaCopy['notes']));
+                await writes.turn();
+              }
               if (copying) await queue(() => writeEntryBatch(target, db, table, batch, writes.personaId, keep[table]));
             }
           }
           for (const batch of batches(copy.events)) {
-            await screen.events(copy, batch);
+            for (const part of batches(batch, SCREEN_STEP)) {
+              await screen.events(copy, part);
+              await writes.turn();
+            }
             if (copying) await queue(() => writeEvents(db, eventsOf(copy, account, batch), keep.events));
           }
           if (copying) {
