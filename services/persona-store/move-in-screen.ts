@@ -233,6 +233,8 @@ export class RowScreen {
     }
     const strings: WrittenString[] = [];
     for (const [column, value] of Object.entries(row)) {
+      // The same short text was read already, with the same outcome: a kind, a source, a time many rows share.
+      if (typeof value === 'string' && value.length <= REMEMBERED_CHARS && this.read.has(value)) continue;
       let problem: Problem | undefined;
       try {
         // A column's name is the store's, not the row's: only a JSON column's own member names are read, as a body's would be.
