@@ -189,7 +189,10 @@ async function writeEntries<T extends EntryTable>(
   for (const batch of batches(rows)) await writeEntryBatch(engine, db, table, batch, personaId, keepIds);
 }
 
-/** One INSERT of entries (at most BATCH). The rows come back only where the engine indexes them after their own statement (SQLite). */
+/**
+ * One INSERT of entries (at most BATCH): the engine's bulk statement where it has one (PostgreSQL); else
+ * through Kysely, the rows coming back only where the engine indexes them after their own statement (SQLite).
+ */
 async function writeEntryBatch<T extends EntryTable>(
   engine: PersonaEngine,
   db: Db,
@@ -199,13 +202,21 @@ async function writeEntryBatch<T extends EntryTable>(
   keepIds: boolean,
 ): Promise<void> {
   const how = INDEXING[table];
-  const insert = db.insertInto(table as EntryTable).values(
-    batch.map((row) => ({
-      ...without(row as Record<string, unknown>, ENTRIES[table].rowId, keepIds),
-      persona_id: personaId,
-      ...how.columns(engine.fullText, row),
-    })) as Insertable<PersonaTables[EntryTable]>[],
-  );
+  const rows = batch.map((row) => ({
+    ...without(row as Record<string, unknown>, ENTRIES[table].rowId, keepIds),
+    persona_id: personaId,
+  }));
+  if (engine.insertRows) {
+    await engine.insertRows(db, table, rows);
+    return;
+  }
+  const insert = db
+    .insertInto(table as EntryTable)
+    .values(
+      rows.map((row, i) => ({ ...row, ...how.columns(engine.fullText, batch[i]!) })) as Insertable<
+        PersonaTables[EntryTable]
+      >[],
+    );
   if (!engine.fullText.indexesAfterWrite) {
     await insert.execute();
     return;
@@ -233,7 +244,7 @@ export async function writePersona(
   for (const table of ['fields', 'notes'] as const) {
     await writeEntries(engine, db, table, copy[table], personaId, keep[table]);
   }
-  await writeEvents(db, eventsOf(copy, account), keep.events);
+  await writeEvents(engine, db, eventsOf(copy, account), keep.events);
   return personaId;
 }
 
@@ -251,11 +262,20 @@ const eventsOf = (copy: PersonaCopy, account: string, events = copy.events) =>
   events.map((e) => ({ ...e, account, profile: copy.persona.profile }));
 
 async function writeEvents(
+  engine: PersonaEngine,
   db: Db,
   events: (Omit<EventRow, 'id'> & { id?: number })[],
   keepIds: boolean,
 ): Promise<void> {
   for (const rows of batches(events)) {
+    if (engine.insertRows) {
+      await engine.insertRows(
+        db,
+        'events',
+        rows.map((e) => without(e, 'id', keepIds)),
+      );
+      continue;
+    }
     await db
       .insertInto('events')
       .values(rows.map((e) => without(e, 'id', keepIds)))
@@ -528,7 +548,7 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
               await screen.events(copy, part);
               await writes.turn();
             }
-            if (copying) await queue(() => writeEvents(db, eventsOf(copy, account, batch), keep.events));
+            if (copying) await queue(() => writeEvents(target, db, eventsOf(copy, account, batch), keep.events));
           }
           if (copying) {
             report.copied.push({
@@ -543,7 +563,7 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
         for (const batch of batches(deletedLogs)) {
           await screen.events(undefined, batch);
           const copied = batch.flatMap((e) => copyLogs.get(e.id) ?? []);
-          if (copied.length > 0) await queue(() => writeEvents(db, copied, keep.events));
+          if (copied.length > 0) await queue(() => writeEvents(target, db, copied, keep.events));
         }
         await screen.finish();
       } catch (err) {

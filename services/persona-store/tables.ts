@@ -251,7 +251,7 @@ export const TABLES: {
   },
 };
 
-type TableName = keyof typeof TABLES;
+export type TableName = keyof typeof TABLES;
 
 /** The columns of a table's row, in order: what the store selects (never PostgreSQL's `search`). */
 export const columnsOf = <T extends TableName>(table: T) =>
@@ -261,6 +261,20 @@ const typeOf = (column: Column): ColumnType => (typeof column === 'string' ? col
 
 /** Columns SQLite's files got by its second migration; PostgreSQL's tables had them from the first. */
 const ADDED_BY_SQLITE_SECOND = new Set<string>(['live_fields', 'live_notes']);
+
+/** The PostgreSQL type of each column of a table, for a statement that binds a column as an array (move-in's). */
+export function postgresTypes(name: TableName): Record<string, 'bigint' | 'integer' | 'text'> {
+  const columns = TABLES[name].columns as Record<string, Column>;
+  return Object.fromEntries(
+    Object.entries(columns).map(([column, type]) => {
+      const t = typeOf(type);
+      return [
+        column,
+        t === 'key' || t === 'persona' ? 'bigint' : t === 'integer' || t === 'count' ? 'integer' : 'text',
+      ];
+    }),
+  );
+}
 
 /** CREATE TABLE and its indexes on `engine`; PostgreSQL's searched tables carry their tsvector. */
 function createTable(engine: EngineName, name: TableName, skip: ReadonlySet<string> = new Set()): string {

@@ -1,5 +1,5 @@
 import type { Compilable, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
-import type { EngineName, EntryRow, EntryTable, FieldRow, NoteRow, PersonaTables } from '../tables.ts';
+import type { EngineName, EntryRow, EntryTable, FieldRow, NoteRow, PersonaTables, TableName } from '../tables.ts';
 
 /** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
 export type Db = Kysely<PersonaTables>;
@@ -88,6 +88,11 @@ export interface PersonaEngine {
    * waited for committed); SQLite runs them one after another.
    */
   together(db: Db, statements: Compilable[]): Promise<unknown[][]>;
+  /**
+   * Writes many rows of a table in one statement, the searched tables' tsvector set as a write sets it
+   * (PostgreSQL, for a bulk write); absent where rows go in through Kysely and are indexed after (SQLite).
+   */
+  insertRows?(db: Db, table: TableName, rows: Record<string, unknown>[]): Promise<void>;
   /** Round trips to the database so far (PostgreSQL; statements sent together count once); SQLite has none. */
   roundTrips(): number;
   /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */

@@ -3,7 +3,17 @@ import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type RawB
 import pg from 'pg';
 import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
-import { columnsOf, ENTRIES, MIGRATIONS as ALL_MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
+import { fieldIndexText } from '../recall.ts';
+import {
+  columnsOf,
+  ENTRIES,
+  MIGRATIONS as ALL_MIGRATIONS,
+  postgresTypes,
+  type EntryTable,
+  type FieldRow,
+  type PersonaTables,
+  type TableName,
+} from '../tables.ts';
 import type { Db, Destruction, FieldText, FullText, PersonaEngine, Recall, Recalled } from './engine.ts';
 
 /** The tables as PostgreSQL has them (tables.ts): in the login's own schema (see migrate). */
@@ -58,8 +68,11 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
 export const wordsOf = (text: string): string => text.replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ');
 
 /** Stemmed full text in persona_text; the key weighs most, then the description, then the value. */
+const fieldVector = (key: RawBuilder<unknown>, description: RawBuilder<unknown>, value: RawBuilder<unknown>) =>
+  sql`setweight(to_tsvector('persona_text', ${key}), 'A') || setweight(to_tsvector('persona_text', ${description}), 'B') || to_tsvector('persona_text', ${value})`;
 const FIELD_VECTOR = ([key, description, value]: FieldText) =>
-  sql`setweight(to_tsvector('persona_text', ${wordsOf(key)}), 'A') || setweight(to_tsvector('persona_text', ${wordsOf(description)}), 'B') || to_tsvector('persona_text', ${wordsOf(value)})`;
+  fieldVector(sql`${wordsOf(key)}`, sql`${wordsOf(description)}`, sql`${wordsOf(value)}`);
+const noteVector = (content: RawBuilder<unknown>) => sql`to_tsvector('persona_text', ${content})`;
 
 /**
  * The query: every word a phrase of its own pieces (phraseto_tsquery, which reads no operator), all
@@ -161,7 +174,7 @@ const tsvector: FullText = {
   indexesAfterWrite: false,
   fieldColumns: (state, text) => ({ search: state === 'live' ? FIELD_VECTOR(text()) : sql`NULL` }),
   noteColumns: (state, content) => ({
-    search: state === 'live' ? sql`to_tsvector('persona_text', ${wordsOf(content)})` : sql`NULL`,
+    search: state === 'live' ? noteVector(sql`${wordsOf(content)}`) : sql`NULL`,
   }),
   // The row's own statement has set (or cleared) its tsvector already.
   async indexField() {},
@@ -171,6 +184,37 @@ const tsvector: FullText = {
   recallFields: recallFrom('fields'),
   recallNotes: recallFrom('notes'),
 };
+
+/**
+ * Rows of a table in one INSERT, each column bound as one array (unnest): a bulk write's statement costs
+ * the server one parse and the client no statement text per row. A searched table's live rows get their
+ * tsvector from the same text and expression a write's own statement uses (FullText above).
+ */
+async function insertRows(db: Db, table: TableName, rows: Record<string, unknown>[]): Promise<void> {
+  if (rows.length === 0) return;
+  const types = postgresTypes(table);
+  const columns = Object.keys(rows[0]!).filter((c) => c in types);
+  const bound = columns.map((c) => [c, rows.map((r) => r[c] ?? null), types[c]!] as const);
+  const live = (r: Record<string, unknown>) => r.state === 'live';
+  const text: [string, unknown[]][] =
+    table === 'notes'
+      ? [['words', rows.map((r) => (live(r) ? wordsOf(r.content as string) : null))]]
+      : table === 'fields'
+        ? (['k', 'd', 'v'] as const).map((name, i) => [
+            name,
+            rows.map((r) => (live(r) ? wordsOf(fieldIndexText(r as unknown as FieldRow)[i]!) : null)),
+          ])
+        : [];
+  const t = (c: string) => sql.ref(`t.${c}`);
+  const search =
+    table === 'notes' ? [noteVector(t('words'))] : table === 'fields' ? [fieldVector(t('k'), t('d'), t('v'))] : [];
+  await sql`INSERT INTO ${sql.table(table)} (${sql.join([...columns.map((c) => sql.ref(c)), ...(search.length ? [sql.ref('search')] : [])])})
+    SELECT ${sql.join([...columns.map((c) => t(c)), ...search])}
+    FROM unnest(${sql.join([
+      ...bound.map(([, values, type]) => sql`${values}::${sql.raw(type)}[]`),
+      ...text.map(([, values]) => sql`${values}::text[]`),
+    ])}) AS t(${sql.join([...columns, ...text.map(([name]) => name)].map((c) => sql.ref(c)))})`.execute(db);
+}
 
 /** How long a rewrite waits for transactions older than the destruction to end (see vacuumDestruction). */
 const OLDER_TRANSACTIONS_WAIT_MS = 30_000;
@@ -370,6 +414,7 @@ export async function openPostgresEngine(
     write: (fn) => pipelinedTransaction(db, fn),
     together: (db, statements) => sentTogether(db, statements),
     roundTrips: () => sent.roundTrips,
+    insertRows,
     writesInOneStatement: true,
     lockForWrite: (query) => query.forUpdate(),
     accountOf(sub) {
