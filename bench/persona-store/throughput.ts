@@ -432,9 +432,9 @@ try {
   console.log(
     `\nissue 33 figures; load average ${load(loadAtStart)} at the start, ${load(loadavg())} at the end, on ${cpus().length} cores; (Nx) = N times the bare Express p50`,
   );
-  console.log(`${'measure'.padEnd(40)} ${'SQLite'.padEnd(30)} ${'PostgreSQL'.padEnd(30)} target`);
+  console.log(`${'measure'.padEnd(40)} ${'SQLite'.padEnd(36)} ${'PostgreSQL'.padEnd(36)} target`);
   for (const [measure, figure, target] of figures) {
-    console.log(`${measure.padEnd(40)} ${figure('SQLite').padEnd(30)} ${figure('PostgreSQL').padEnd(30)} ${target}`);
+    console.log(`${measure.padEnd(40)} ${figure('SQLite').padEnd(36)} ${figure('PostgreSQL').padEnd(36)} ${target}`);
   }
 } finally {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

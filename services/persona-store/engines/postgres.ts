@@ -100,22 +100,23 @@ const nthNewestNote = (personaId: number, n: number) =>
 const newestOf = (personaId: number, from: RawBuilder<unknown>) =>
   sql`e.persona_id = ${personaId} AND e.state = 'live' AND (e.persona_id, e.state, e.seq) >= (${personaId}::bigint, 'live', ${from})`;
 
+/** What a recall's `matches` hold of each match: the entry's columns, its persona's profile, its tsvector. */
+const matched = (table: EntryTable) =>
+  sql`${sql.join(columnsOf(table).map((c) => sql.ref(`e.${c}`)))}, p.profile AS profile, e.search`;
+
 /**
- * The end of a recall statement: of `matches` (row_id, search; the newest matches first, at most
- * `candidates + 1`), the newest `candidates` ranked by ts_rank_cd (higher is better), the best `limit`
- * answered with their rows, best first, ties the older first; `capped` when `matches` holds more.
+ * The end of a recall statement: of `matches` (see matched; the newest first, at most `candidates + 1`,
+ * all of the caller's account), the newest `candidates` ranked by ts_rank_cd (higher is better), the best
+ * `limit` answered, best first, ties the older first; `capped` when `matches` holds more. Only when
+ * `answer` holds (else no row).
  */
-function ranked(table: EntryTable, account: string, limit: number, candidates: number, answer = sql`TRUE`) {
-  const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
-  return sql`, ranked AS (
-      SELECT row_id, ts_rank_cd(search, query.q) AS score
-      FROM (SELECT * FROM matches ORDER BY row_id DESC LIMIT ${candidates}) newest, query
-      ORDER BY score DESC, row_id LIMIT ${limit})
-    SELECT ${sql.join(columnsOf(table).map((c) => sql.ref(`e.${c}`)))}, p.profile AS profile, ranked.score,
+function ranked(table: EntryTable, limit: number, candidates: number, answer = sql`TRUE`) {
+  const rowId = sql.ref(`m.${ENTRIES[table].rowId}`);
+  return sql`SELECT ${sql.join(columnsOf(table).map((c) => sql.ref(`m.${c}`)))}, m.profile, ts_rank_cd(m.search, query.q) AS score,
       (SELECT count(*) FROM matches) > ${candidates} AS capped
-    FROM ranked JOIN ${sql.table(table)} e ON ${rowId} = ranked.row_id JOIN personas p ON p.id = e.persona_id
-    WHERE p.account = ${account} AND (${answer})
-    ORDER BY ranked.score DESC, ranked.row_id`;
+    FROM (SELECT * FROM matches ORDER BY ${sql.ref(ENTRIES[table].rowId)} DESC LIMIT ${candidates}) m, query
+    WHERE ${answer}
+    ORDER BY score DESC, ${rowId} LIMIT ${limit}`;
 }
 
 /**
@@ -137,30 +138,36 @@ function recallFrom<T extends EntryTable>(table: T): Recall<T> {
     });
     const query = sql`WITH query AS (SELECT ${QUERY(words)} AS q)`;
     if (table === 'notes' && personaId !== null) {
-      const windowSize = 3 * candidates;
-      const windowFrom = nthNewestNote(personaId, windowSize);
-      const { rows } = await sql<Row>`${query},
-        probe AS (
-          SELECT count(*) > 0 AND 2 * count(*) FILTER (WHERE ts_match_vq(n.search, query.q)) >= count(*) AS dense
-          FROM (SELECT e.search FROM notes e WHERE ${newestOf(personaId, nthNewestNote(personaId, PROBE))}
-            ORDER BY e.seq DESC LIMIT ${PROBE}) n, query),
-        matches AS MATERIALIZED (
-          SELECT e.seq AS row_id, e.search FROM notes e, query
-          WHERE (SELECT dense FROM probe) AND ${newestOf(personaId, sql`coalesce(${windowFrom}, 0)`)}
-            AND ts_match_vq(e.search, query.q)
-          ORDER BY e.seq DESC LIMIT ${candidates + 1})
-        ${ranked(table, account, limit, candidates, sql`(SELECT dense FROM probe) AND ((SELECT count(*) FROM matches) > ${candidates} OR ${windowFrom} IS NULL)`)}`.execute(
-        db,
-      );
-      if (rows.length > 0) return answer(rows);
+      // A statement of its own, planned in a moment: most recalls go on to the GIN index.
+      const { rows: probe } = await sql<{ dense: boolean }>`${query}
+        SELECT count(*) > 0 AND 2 * count(*) FILTER (WHERE ts_match_vq(n.search, query.q)) >= count(*) AS dense
+        FROM (SELECT e.search FROM notes e WHERE ${newestOf(personaId, nthNewestNote(personaId, PROBE))}
+          ORDER BY e.seq DESC LIMIT ${PROBE}) n, query`.execute(db);
+      if (probe[0]?.dense) {
+        const windowFrom = nthNewestNote(personaId, 3 * candidates);
+        const { rows } = await sql<Row>`${query},
+          matches AS MATERIALIZED (
+            SELECT ${matched(table)} FROM notes e JOIN personas p ON p.id = e.persona_id, query
+            WHERE ${newestOf(personaId, sql`coalesce(${windowFrom}, 0)`)} AND p.account = ${account}
+              AND ts_match_vq(e.search, query.q)
+            ORDER BY e.seq DESC LIMIT ${candidates + 1})
+          ${ranked(table, limit, candidates, sql`(SELECT count(*) FROM matches) > ${candidates} OR ${windowFrom} IS NULL`)}`.execute(
+          db,
+        );
+        if (rows.length > 0) return answer(rows);
+      }
     }
-    const { rows } = await sql<Row>`${query},
+    // Most words match fewer entries than are ranked: any `candidates + 1` of them tell, unsorted, and then
+    // they are all of them. Only where more match are the matches ordered to rank the newest.
+    const gin = (newest: boolean) => sql<Row>`${query},
       matches AS MATERIALIZED (
-        SELECT ${rowId} AS row_id, e.search FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, query
+        SELECT ${matched(table)} FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, query
         WHERE e.search @@ query.q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId})
           AND e.state = 'live'
-        ORDER BY ${rowId} DESC LIMIT ${candidates + 1})
-      ${ranked(table, account, limit, candidates)}`.execute(db);
+        ${newest ? sql`ORDER BY ${rowId} DESC` : sql``} LIMIT ${candidates + 1})
+      ${ranked(table, limit, candidates)}`;
+    const { rows } = await gin(false).execute(db);
+    if (rows[0]?.capped) return answer((await gin(true).execute(db)).rows);
     return answer(rows);
   };
 }
