@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { copyFileSync, rmSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
@@ -165,6 +165,52 @@ describe.skipIf(skip)('move-in screens every row it copies', () => {
       await engine.close();
     }
     expect(await rowsOn(target)).toBe(0);
+  });
+
+  it('screens a batch of rows before it sends any of them: a credential in a later batch never reaches the server', async () => {
+    const secret = `ghp_${randomBytes(27).toString('base64url').replace(/[-_]/g, 'x')}`;
+    // More notes than move-in writes at once, the credential in a later batch than the first.
+    const source = await readSource(
+      hostile((db) => {
+        const copy = db.prepare(
+          `INSERT INTO notes (id, persona_id, kind, content, revision, source, asserted_by, pinned, state, written_at, revised_at)
+           SELECT ?, persona_id, kind, ?, revision, source, asserted_by, pinned, state, written_at, revised_at FROM notes WHERE id = ?`,
+        );
+        for (let i = 0; i < 1500; i++) copy.run(randomUUID(), i === 1200 ? `keep ${secret}` : `lamp ${i}`, noteId);
+      }),
+    );
+    const engine = await openPostgresEngine({ url: target, poolSize: 2, ssl: false, connectTimeoutMs: 10_000 });
+    try {
+      const refused = await moveIn(source, engine, { limits: LIMITS }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(MoveInRefused);
+      expect((refused as Error).message).toMatch(/note [0-9a-f-]{36}.*GitHub token/);
+    } finally {
+      await engine.close();
+    }
+    // The control: a row a rolled-back transaction sent is in the server's files, where the search below finds it.
+    const marker = `harbourlight${randomBytes(6).toString('hex')}`;
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO events (account, profile, at, action, target_kind, target, asserted_by, changes) VALUES ('a', 'p', 't', 'note_added', 'note', $1, 'x', '[]')`,
+        [marker],
+      );
+      await client.query('ROLLBACK');
+    } finally {
+      await client.end();
+    }
+    expect(await rowsOn(target)).toBe(0);
+    await server.checkpoint();
+    const held = (text: string) => {
+      const bytes = Buffer.from(text);
+      return readdirSync(server.dataDir, { recursive: true, withFileTypes: true })
+        .filter((f) => f.isFile())
+        .some((f) => readFileSync(join(f.parentPath, f.name)).includes(bytes));
+    };
+    expect(held(marker)).toBe(true);
+    expect(held(secret)).toBe(false);
   });
 
   it('the command line refuses a hostile file (exit 1) and moves the file as the store left it; the store there answers', async () => {

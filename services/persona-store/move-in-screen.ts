@@ -104,77 +104,66 @@ function parsedJson(text: string, what: string): unknown {
   }
 }
 
-/**
- * Screens everything `moveIn` would copy from `source`; throws RowRefused naming the first row that no
- * write of the store could have made. Strings longer than any member may hold are refused before
- * anything reads them for credentials.
- */
-export async function screenSource(
-  source: Pick<SourceData, 'personas' | 'deletedLogs'>,
-  limits: Limits,
-): Promise<void> {
-  const shapes = rowShapes(limits);
-  const longest = Math.max(limits.maxNoteChars, limits.maxValueBytes, 2000) + 2000;
-  let batch: WrittenString[] = [];
-  let batchChars = 0;
-  let refusal: { where: string; detail: string } | undefined;
+/** Strings up to this length are read for credentials once per move-in (ids, times, kinds, keys): a repeat is not read again. */
+const REMEMBERED_CHARS = 64;
 
-  const flush = async () => {
-    const found = await findCredential(batch);
-    batch = [];
-    batchChars = 0;
+/**
+ * The screen of a move-in, row by row, in the order the rows are copied: `persona`, `fields`, `notes`,
+ * `events` queue each row's strings and check its rules (a rule that fails throws RowRefused at once);
+ * `flush` reads what is queued for credentials (it also runs by itself each SCREEN_BATCH_CHARS), so rows
+ * are screened before any of them is written; `finish` throws what was deferred (a lone surrogate, a
+ * number JSON cannot keep: a credential anywhere is named first). A short string that was read once is
+ * not read again (the same kind, source, time or key in thousands of rows); every string is still read.
+ */
+export class RowScreen {
+  private readonly shapes: ReturnType<typeof rowShapes>;
+  private readonly longest: number;
+  private batch: WrittenString[] = [];
+  private batchChars = 0;
+  private readonly read = new Set<string>();
+  private deferred: string | undefined;
+
+  constructor(private readonly limits: Limits) {
+    this.shapes = rowShapes(limits);
+    this.longest = Math.max(limits.maxNoteChars, limits.maxValueBytes, 2000) + 2000;
+  }
+
+  /** Whether a row screened so far will refuse the move-in when it finishes. */
+  get refused(): boolean {
+    return this.deferred !== undefined;
+  }
+
+  async flush(): Promise<void> {
+    const found = await findCredential(this.batch);
+    this.batch = [];
+    this.batchChars = 0;
     if (found)
       throw new RowRefused(
         `${found.where} looks like it holds ${found.kind}, and the persona store never keeps secrets`,
       );
-  };
-  /**
-   * Every string of `row` through the write gate, located under `where`; the columns of `randomRow` hold
-   * values meant to be random (a note's Idempotency-Key), screened as the header is.
-   */
-  const gate = async (row: object, where: string, randomRow: object = {}) => {
-    for (const [column, value] of [...Object.entries(row), ...Object.entries(randomRow)]) {
-      if (typeof value === 'string' && value.length > longest) {
-        throw new RowRefused(
-          `${where}: its ${column} is ${value.length.toLocaleString('en-US')} characters long, longer than any member may be ` +
-            `(a note ${limits.maxNoteChars.toLocaleString('en-US')} characters, PERSONA_MAX_NOTE_CHARS; a field value ${limits.maxValueBytes.toLocaleString('en-US')} bytes, PERSONA_MAX_VALUE_BYTES)`,
-        );
-      }
-    }
-    const strings: WrittenString[] = [];
-    try {
-      const problem = readBody(row, strings, where);
-      if (problem && !refusal) refusal = { where, detail: problem.detail ?? problem.title };
-      const random: WrittenString[] = [];
-      const randomProblem = readBody(randomRow, random, where);
-      if (randomProblem && !refusal) refusal = { where, detail: randomProblem.detail ?? randomProblem.title };
-      for (const s of random) strings.push({ ...s, random: true });
-    } catch (err) {
-      if (err instanceof Problem) throw new RowRefused(err.detail ?? err.title);
-      throw err;
-    }
-    for (const s of strings) {
-      batch.push(s);
-      batchChars += s.text.length;
-    }
-    if (batchChars >= SCREEN_BATCH_CHARS) await flush();
-  };
-  const rule = <T>(parsed: z.ZodSafeParseResult<T>, where: string) => {
-    if (!parsed.success) throw new RowRefused(`${where}: ${issuesOf(parsed.error)}`);
-  };
+  }
 
-  for (const copy of source.personas) await screenPersona(copy);
-  for (const e of source.deletedLogs)
-    await screenEvent(e, `the change-log entry ${e.id} of deleted persona "${e.profile}"`);
-  await flush();
-  if (refusal) throw new RowRefused(refusal.detail);
+  /** Flushes, then throws what a row deferred. */
+  async finish(): Promise<void> {
+    await this.flush();
+    if (this.deferred !== undefined) throw new RowRefused(this.deferred);
+  }
 
-  async function screenPersona({ persona, fields, notes, events }: PersonaCopy): Promise<void> {
-    const who = `persona "${persona.profile}" (account ${persona.account})`;
+  /** A persona's card, located as `persona "ada" (account …)`. */
+  async persona({ persona }: PersonaCopy): Promise<void> {
+    const who = whoOf(persona);
     const { id: _id, account: _account, created_at, updated_at, ...card } = persona;
-    await gate({ ...card, created_at, updated_at }, who);
-    rule(CreatePersona.safeParse(card), `${who}, its card`);
-    rule(z.object({ created_at: Time, updated_at: Time }).safeParse({ created_at, updated_at }), `${who}, its card`);
+    await this.gate({ ...card, created_at, updated_at }, who);
+    this.rule(CreatePersona.safeParse(card), `${who}, its card`);
+    this.rule(
+      z.object({ created_at: Time, updated_at: Time }).safeParse({ created_at, updated_at }),
+      `${who}, its card`,
+    );
+  }
+
+  async fields({ persona }: PersonaCopy, fields: PersonaCopy['fields']): Promise<void> {
+    const who = whoOf(persona);
+    const { limits } = this;
     for (const f of fields) {
       const where = `${who}, field "${f.key.length <= 80 ? f.key : `${f.key.slice(0, 80)}…`}"`;
       if (Buffer.byteLength(f.value) > limits.maxValueBytes) {
@@ -184,8 +173,8 @@ export async function screenSource(
       }
       const value = parsedJson(f.value, `${where}: its value`);
       const { id: _fid, value: _text, ...columns } = f;
-      await gate({ ...columns, value }, where);
-      rule(shapes.field.safeParse(f), where);
+      await this.gate({ ...columns, value }, where);
+      this.rule(this.shapes.field.safeParse(f), where);
       let key: string;
       try {
         key = fieldKey(f.key, limits.maxKeyLength);
@@ -201,25 +190,118 @@ export async function screenSource(
           `${where}: its value_type "${f.value_type}" is not its value's type (${valueType(value)})`,
         );
     }
+  }
+
+  async notes({ persona }: PersonaCopy, notes: PersonaCopy['notes']): Promise<void> {
+    const who = whoOf(persona);
     for (const n of notes) {
       const where = `${who}, note ${n.id.length <= 80 ? n.id : `${n.id.slice(0, 80)}…`}`;
       const { seq: _seq, idempotency_key, ...columns } = n;
-      await gate(columns, where, { idempotency_key });
-      rule(shapes.note.safeParse(n), where);
+      await this.gate(columns, where, { idempotency_key });
+      this.rule(this.shapes.note.safeParse(n), where);
     }
-    for (const e of events) await screenEvent(e, `${who}, change-log entry ${e.id}`);
   }
 
-  async function screenEvent(
-    e: Omit<EventRow, 'id' | 'account' | 'profile'> & Partial<EventRow>,
-    where: string,
-  ): Promise<void> {
-    const changes = parsedJson(e.changes, `${where}: its changes`);
-    const replaced = e.replaced === null ? null : parsedJson(e.replaced, `${where}: its replaced values`);
-    if (replaced !== null && (typeof replaced !== 'object' || Array.isArray(replaced)))
-      throw new RowRefused(`${where}: its replaced values are not an object`);
-    const { id: _eid, account: _account, profile: _profile, ...columns } = e;
-    await gate({ ...columns, changes, replaced }, where);
-    rule(shapes.event.safeParse({ ...columns, changes }), where);
+  /** Change-log entries of a persona (`copy`), or of personas deleted in the source (none). */
+  async events(copy: PersonaCopy | undefined, events: (PersonaCopy['events'][number] | EventRow)[]): Promise<void> {
+    for (const e of events) {
+      const where = copy
+        ? `${whoOf(copy.persona)}, change-log entry ${e.id}`
+        : `the change-log entry ${e.id} of deleted persona "${(e as EventRow).profile}"`;
+      const changes = parsedJson(e.changes, `${where}: its changes`);
+      const replaced = e.replaced === null ? null : parsedJson(e.replaced, `${where}: its replaced values`);
+      if (replaced !== null && (typeof replaced !== 'object' || Array.isArray(replaced)))
+        throw new RowRefused(`${where}: its replaced values are not an object`);
+      const { id: _eid, account: _account, profile: _profile, ...columns } = e as Partial<EventRow>;
+      await this.gate({ ...columns, changes, replaced }, where);
+      this.rule(this.shapes.event.safeParse({ ...columns, changes }), where);
+    }
   }
+
+  /**
+   * Every string of a row through the write gate, located under `where`, each column as the member of a
+   * write's body it would be (a value's nesting counted as in a PUT); the strings queued for credentials.
+   * The columns of `randomRow` hold values meant to be random (a note's Idempotency-Key), screened as the
+   * header is.
+   */
+  private async gate(row: object, where: string, randomRow: object = {}): Promise<void> {
+    const { limits, longest } = this;
+    for (const [column, value] of [...Object.entries(row), ...Object.entries(randomRow)]) {
+      if (typeof value === 'string' && value.length > longest) {
+        throw new RowRefused(
+          `${where}: its ${column} is ${value.length.toLocaleString('en-US')} characters long, longer than any member may be ` +
+            `(a note ${limits.maxNoteChars.toLocaleString('en-US')} characters, PERSONA_MAX_NOTE_CHARS; a field value ${limits.maxValueBytes.toLocaleString('en-US')} bytes, PERSONA_MAX_VALUE_BYTES)`,
+        );
+      }
+    }
+    const strings: WrittenString[] = [];
+    for (const [column, value] of Object.entries(row)) {
+      // The same short text was read already, with the same outcome: a kind, a source, a time many rows share.
+      if (typeof value === 'string' && value.length <= REMEMBERED_CHARS && this.read.has(value)) continue;
+      let problem: Problem | undefined;
+      try {
+        // A column's name is the store's, not the row's: only a JSON column's own member names are read, as a body's would be.
+        problem =
+          value !== null && typeof value === 'object'
+            ? readBody({ [column]: value }, strings, where)
+            : readBody(value, strings, `${where}.${column}`);
+      } catch (err) {
+        if (err instanceof Problem) throw new RowRefused(err.detail ?? err.title);
+        throw err;
+      }
+      if (problem && this.deferred === undefined) this.deferred = problem.detail ?? problem.title;
+    }
+    for (const [column, value] of Object.entries(randomRow)) {
+      if (typeof value !== 'string') continue;
+      const random: WrittenString[] = [];
+      let problem: Problem | undefined;
+      try {
+        problem = readBody(value, random, `${where}.${column}`);
+      } catch (err) {
+        if (err instanceof Problem) throw new RowRefused(err.detail ?? err.title);
+        throw err;
+      }
+      if (problem && this.deferred === undefined) this.deferred = problem.detail ?? problem.title;
+      // Not remembered: the same text read as an ordinary string would have another outcome.
+      for (const r of random) {
+        this.batch.push({ ...r, random: true });
+        this.batchChars += r.text.length;
+      }
+    }
+    for (const s of strings) {
+      if (s.text.length <= REMEMBERED_CHARS) {
+        if (this.read.has(s.text)) continue;
+        this.read.add(s.text);
+      }
+      this.batch.push(s);
+      this.batchChars += s.text.length;
+    }
+    if (this.batchChars >= SCREEN_BATCH_CHARS) await this.flush();
+  }
+
+  private rule<T>(parsed: z.ZodSafeParseResult<T>, where: string): void {
+    if (!parsed.success) throw new RowRefused(`${where}: ${issuesOf(parsed.error)}`);
+  }
+}
+
+const whoOf = (persona: PersonaCopy['persona']) => `persona "${persona.profile}" (account ${persona.account})`;
+
+/**
+ * Screens everything `moveIn` would copy from `source`; throws RowRefused naming the first row that no
+ * write of the store could have made. Strings longer than any member may hold are refused before
+ * anything reads them for credentials.
+ */
+export async function screenSource(
+  source: Pick<SourceData, 'personas' | 'deletedLogs'>,
+  limits: Limits,
+): Promise<void> {
+  const screen = new RowScreen(limits);
+  for (const copy of source.personas) {
+    await screen.persona(copy);
+    await screen.fields(copy, copy.fields);
+    await screen.notes(copy, copy.notes);
+    await screen.events(copy, copy.events);
+  }
+  await screen.events(undefined, source.deletedLogs);
+  await screen.finish();
 }

@@ -3,12 +3,14 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Insertable } from 'kysely';
 import type { Db, FullText, IndexColumns, PersonaEngine } from './engines/engine.ts';
-import { RowRefused, screenSource } from './move-in-screen.ts';
+import { RowRefused, RowScreen, screenSource } from './move-in-screen.ts';
 import type { Limits } from './personas.ts';
 import { fieldIndexText } from './recall.ts';
 import {
+  columnsOf,
   ENTRIES,
   MIGRATIONS,
+  POSTGRES_SEARCH_INDEXES,
   type EntryRow,
   type EntryTable,
   type EventRow,
@@ -134,12 +136,18 @@ interface KeepIds {
 }
 
 const NO_IDS: KeepIds = { personas: false, fields: false, notes: false, events: false };
-/** Rows per INSERT: well under both engines' limit on bound values (14 columns and a tsvector's 3 on PostgreSQL, x 500). */
-const BATCH = 500;
+/**
+ * Rows per INSERT (and per move-in screening step): under both engines' limit on bound values (SQLite's
+ * 32,766; PostgreSQL's 65,535 for 15 columns and a tsvector's 3 per row).
+ */
+const BATCH = 1000;
 
-function batches<T>(rows: T[]): T[][] {
+/** Rows screened between two looks at the writes (see moveIn): the statement on its way is answered and the next one sent. */
+const SCREEN_STEP = 100;
+
+function batches<T>(rows: T[], size = BATCH): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += BATCH) out.push(rows.slice(i, i + BATCH));
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }
 
@@ -178,22 +186,44 @@ async function writeEntries<T extends EntryTable>(
   personaId: number,
   keepIds: boolean,
 ): Promise<void> {
+  for (const batch of batches(rows)) await writeEntryBatch(engine, db, table, batch, personaId, keepIds);
+}
+
+/**
+ * One INSERT of entries (at most BATCH): the engine's bulk statement where it has one (PostgreSQL); else
+ * through Kysely, the rows coming back only where the engine indexes them after their own statement (SQLite).
+ */
+async function writeEntryBatch<T extends EntryTable>(
+  engine: PersonaEngine,
+  db: Db,
+  table: T,
+  batch: CopiedEntry<T>[],
+  personaId: number,
+  keepIds: boolean,
+): Promise<void> {
   const how = INDEXING[table];
-  for (const batch of batches(rows)) {
-    const written = await db
-      .insertInto(table as EntryTable)
-      .values(
-        batch.map((row) => ({
-          ...without(row as Record<string, unknown>, ENTRIES[table].rowId, keepIds),
-          persona_id: personaId,
-          ...how.columns(engine.fullText, row),
-        })) as Insertable<PersonaTables[EntryTable]>[],
-      )
-      .returningAll()
-      .execute();
-    for (const { search: _search, ...row } of written as (EntryRow<T> & { search?: unknown })[]) {
-      if (row.state === 'live') await how.index(engine.fullText, db, row as EntryRow<T>);
-    }
+  const rows = batch.map((row) => ({
+    ...without(row as Record<string, unknown>, ENTRIES[table].rowId, keepIds),
+    persona_id: personaId,
+  }));
+  if (engine.insertRows) {
+    await engine.insertRows(db, table, rows);
+    return;
+  }
+  const insert = db
+    .insertInto(table as EntryTable)
+    .values(
+      rows.map((row, i) => ({ ...row, ...how.columns(engine.fullText, batch[i]!) })) as Insertable<
+        PersonaTables[EntryTable]
+      >[],
+    );
+  if (!engine.fullText.indexesAfterWrite) {
+    await insert.execute();
+    return;
+  }
+  const written = await insert.returning(columnsOf(table as EntryTable)).execute();
+  for (const row of written as EntryRow<T>[]) {
+    if (row.state === 'live') await how.index(engine.fullText, db, row);
   }
 }
 
@@ -210,28 +240,42 @@ export async function writePersona(
   account: string,
   keep: KeepIds = NO_IDS,
 ): Promise<number> {
-  const { id: personaId } = await db
+  const personaId = await insertPersonaRow(db, copy, account, keep);
+  for (const table of ['fields', 'notes'] as const) {
+    await writeEntries(engine, db, table, copy[table], personaId, keep[table]);
+  }
+  await writeEvents(engine, db, eventsOf(copy, account), keep.events);
+  return personaId;
+}
+
+async function insertPersonaRow(db: Db, copy: PersonaCopy, account: string, keep: KeepIds): Promise<number> {
+  const { id } = await db
     .insertInto('personas')
     .values({ ...without(copy.persona, 'id', keep.personas), account })
     .returning('id')
     .executeTakeFirstOrThrow();
-  for (const table of ['fields', 'notes'] as const) {
-    await writeEntries(engine, db, table, copy[table], personaId, keep[table]);
-  }
-  await writeEvents(
-    db,
-    copy.events.map((e) => ({ ...e, account, profile: copy.persona.profile })),
-    keep.events,
-  );
-  return personaId;
+  return id;
 }
 
+/** A persona's change-log entries as the target keeps them: under its account and profile there. */
+const eventsOf = (copy: PersonaCopy, account: string, events = copy.events) =>
+  events.map((e) => ({ ...e, account, profile: copy.persona.profile }));
+
 async function writeEvents(
+  engine: PersonaEngine,
   db: Db,
   events: (Omit<EventRow, 'id'> & { id?: number })[],
   keepIds: boolean,
 ): Promise<void> {
   for (const rows of batches(events)) {
+    if (engine.insertRows) {
+      await engine.insertRows(
+        db,
+        'events',
+        rows.map((e) => without(e, 'id', keepIds)),
+      );
+      continue;
+    }
     await db
       .insertInto('events')
       .values(rows.map((e) => without(e, 'id', keepIds)))
@@ -301,7 +345,7 @@ export function storedAccount(target: PersonaEngine, sub: string): string {
 }
 
 /** PostgreSQL's text cannot hold U+0000 (SQLite's can): refused up front, naming where, rather than failing half-way. */
-function refuseNul(personas: PersonaCopy[], deletedLogs: EventRow[]): void {
+function findNul(personas: PersonaCopy[], deletedLogs: EventRow[]): MoveInRefused | undefined {
   const nul = (row: object) => Object.values(row).some((v) => typeof v === 'string' && v.includes('\u0000'));
   for (const { persona, fields, notes, events } of personas) {
     const where = nul(persona)
@@ -314,16 +358,17 @@ function refuseNul(personas: PersonaCopy[], deletedLogs: EventRow[]): void {
             ? 'its change log'
             : undefined;
     if (where) {
-      throw new MoveInRefused(
+      return new MoveInRefused(
         `Nothing was copied: persona "${persona.profile}" (account ${persona.account}) holds the character U+0000 (NUL) in ${where}, which PostgreSQL ` +
           'cannot store. Write that entry again without it on this computer (or forget it), then move in again.',
       );
     }
   }
   if (deletedLogs.some(nul))
-    throw new MoveInRefused(
+    return new MoveInRefused(
       'Nothing was copied: a deleted persona\u2019s change-log entry holds the character U+0000 (NUL), which PostgreSQL cannot store.',
     );
+  return undefined;
 }
 
 export interface MoveInOptions {
@@ -379,8 +424,183 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
     );
   }
   const accountOf = (account: string) => storedAccount(target, options.account ?? account);
-  try {
+  const screen = new RowScreen(options.limits);
+  /** Screens every row (a row's refusal comes before any other), then throws `refusal`. */
+  const refuseAfterScreening = async (refusal: Error): Promise<never> => {
     await screenSource({ personas, deletedLogs }, options.limits);
+    throw refusal;
+  };
+  try {
+    if (target.name === 'postgres') {
+      const nul = findNul(personas, deletedLogs);
+      if (nul) await refuseAfterScreening(nul);
+    }
+    return await target.write(async (db) => {
+      // Nothing else writes while the copy decides and writes: ids checked free stay free, and a profile checked absent stays absent.
+      if (target.name === 'postgres')
+        await sql`LOCK TABLE personas, fields, notes, events IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+      const alreadyThere: MoveInReport['alreadyThere'] = [];
+      const conflicts: MoveInReport['alreadyThere'] = [];
+      const fresh = new Set<PersonaCopy>();
+      for (const copy of personas) {
+        const account = accountOf(copy.persona.account);
+        const there = await db
+          .selectFrom('personas')
+          .select('created_at')
+          .where('account', '=', account)
+          .where('profile', '=', copy.persona.profile)
+          .executeTakeFirst();
+        if (!there) fresh.add(copy);
+        else if (there.created_at === copy.persona.created_at)
+          alreadyThere.push({ account, profile: copy.persona.profile });
+        else conflicts.push({ account, profile: copy.persona.profile });
+      }
+      if (conflicts.length > 0) {
+        await refuseAfterScreening(
+          new MoveInRefused(
+            `Nothing was copied: the target already has ${conflicts.length === 1 ? 'a persona' : 'personas'} ${named(conflicts)} that ${conflicts.length === 1 ? 'is' : 'are'} not ` +
+              'the one in this SQLite file (another computer made it, or it was made there anew). Moving in never overwrites. Either keep the ' +
+              'target\u2019s: delete or rename the profile in this computer\u2019s store (running it on SQLite), then move in again; or keep this one: export the ' +
+              'target\u2019s (GET /v1/personas/{profile}/export), delete it there (DELETE /v1/personas/{profile}), then move in again.',
+          ),
+        );
+      }
+      // A deleted persona's log entry is copied unless the target keeps a log for that profile already (an earlier move-in, or a persona there).
+      const logs: EventRow[] = [];
+      for (const e of deletedLogs) {
+        const there = await db
+          .selectFrom('events')
+          .select('id')
+          .where('account', '=', accountOf(e.account))
+          .where('profile', '=', e.profile)
+          .executeTakeFirst();
+        if (!there) logs.push({ ...e, account: accountOf(e.account) });
+      }
+      const report: MoveInReport = { copied: [], alreadyThere, deletedLogs: logs.length, renumbered: [] };
+      if (fresh.size === 0 && logs.length === 0) {
+        await screenSource({ personas, deletedLogs }, options.limits);
+        return report;
+      }
+
+      const copies = personas.filter((c) => fresh.has(c));
+      const keep: KeepIds = {
+        personas: await idsFree(
+          db,
+          'personas',
+          copies.map((c) => c.persona.id!),
+        ),
+        fields: await idsFree(
+          db,
+          'fields',
+          copies.flatMap((c) => c.fields.map((f) => f.id!)),
+        ),
+        notes: await idsFree(
+          db,
+          'notes',
+          copies.flatMap((c) => c.notes.map((n) => n.seq!)),
+        ),
+        events: await idsFree(db, 'events', [
+          ...copies.flatMap((c) => c.events.map((e) => e.id!)),
+          ...logs.map((e) => e.id),
+        ]),
+      };
+      report.renumbered = (Object.keys(keep) as (keyof KeepIds)[]).filter((t) => !keep[t]);
+      await liveCountTriggers(target, db, 'off');
+      const rebuilt = await searchIndexesOff(target, db);
+
+      // One pass: each batch of rows is screened, then written while the next batch is screened, so that no row
+      // reaches the target before the screen has read it. A refusal stops the writing; the transaction then
+      // rolls back, and nothing was written.
+      const writes = new WriteQueue();
+      const written: number[] = [];
+      const copyLogs = new Map(logs.map((e) => [e.id, e]));
+      /** Queues the write of rows the screen has read, and lets the writes queued so far go on meanwhile. */
+      const queue = async (write: () => Promise<unknown>) => {
+        await screen.flush();
+        if (screen.refused) return;
+        writes.push(write);
+        await writes.turn();
+      };
+      try {
+        for (const copy of personas) {
+          await screen.persona(copy);
+          const copying = fresh.has(copy) && !screen.refused;
+          const account = accountOf(copy.persona.account);
+          if (copying) {
+            await queue(async () => {
+              writes.personaId = await insertPersonaRow(db, copy, account, keep);
+              written.push(writes.personaId);
+            });
+          }
+          for (const table of ['fields', 'notes'] as const) {
+            for (const batch of batches<CopiedEntry<typeof table>>(copy[table])) {
+              for (const part of batches(batch, SCREEN_STEP)) {
+                await (table === 'fields'
+                  ? screen.fields(copy, part as PersonaCopy['fields'])
+                  : screen.notes(copy, part as PersonaCopy['notes']));
+                await writes.turn();
+              }
+              if (copying) await queue(() => writeEntryBatch(target, db, table, batch, writes.personaId, keep[table]));
+            }
+          }
+          for (const batch of batches(copy.events)) {
+            for (const part of batches(batch, SCREEN_STEP)) {
+              await screen.events(copy, part);
+              await writes.turn();
+            }
+            if (copying) await queue(() => writeEvents(target, db, eventsOf(copy, account, batch), keep.events));
+          }
+          if (copying) {
+            report.copied.push({
+              account,
+              profile: copy.persona.profile,
+              fields: copy.fields.length,
+              notes: copy.notes.length,
+              events: copy.events.length,
+            });
+          }
+        }
+        for (const batch of batches(deletedLogs)) {
+          await screen.events(undefined, batch);
+          const copied = batch.flatMap((e) => copyLogs.get(e.id) ?? []);
+          if (copied.length > 0) await queue(() => writeEvents(target, db, copied, keep.events));
+        }
+        await screen.finish();
+      } catch (err) {
+        // Nothing more is sent, and the transaction ends (rolled back) only once nothing is on its way.
+        writes.stop();
+        await writes.settled();
+        throw err;
+      }
+      try {
+        await writes.settled(true);
+      } catch (err) {
+        // Note ids are unique across the database: the same notes under another account means this file was moved in before with another --account.
+        if (target.isUniqueViolation(err)) {
+          throw new MoveInRefused(
+            'Nothing was copied: the target already holds some of these notes (the same note ids) under another account or profile, so this file ' +
+              'was moved in before, probably with another --account. Move in with the account used then, or delete those personas on the target first.',
+          );
+        }
+        throw err;
+      }
+      await liveCountTriggers(target, db, 'on', written);
+      await searchIndexesOn(db, rebuilt);
+      if (target.name === 'postgres') {
+        // Ids written as given leave each table's sequence behind: set it past the largest id, so that new rows never take a copied one.
+        const sequences = [
+          ['personas', 'id'],
+          ['fields', 'id'],
+          ['notes', 'seq'],
+          ['events', 'id'],
+        ] as const;
+        for (const [table, column] of sequences) {
+          await sql`SELECT setval(pg_get_serial_sequence(${table}, ${column}), (SELECT max(${sql.ref(column)}) FROM ${sql.table(table)}))
+            WHERE EXISTS (SELECT 1 FROM ${sql.table(table)})`.execute(db);
+        }
+      }
+      return report;
+    });
   } catch (err) {
     if (!(err instanceof RowRefused)) throw err;
     throw new MoveInRefused(
@@ -388,111 +608,57 @@ export async function moveIn(source: SourceData, target: PersonaEngine, options:
         'computer with forget_mode destroy_now (which also scrubs it from the change log), or delete its persona, then move in again.',
     );
   }
-  if (target.name === 'postgres') refuseNul(personas, deletedLogs);
+}
 
-  return target.write(async (db) => {
-    // Nothing else writes while the copy decides and writes: ids checked free stay free, and a profile checked absent stays absent.
-    if (target.name === 'postgres')
-      await sql`LOCK TABLE personas, fields, notes, events IN SHARE ROW EXCLUSIVE MODE`.execute(db);
-    const alreadyThere: MoveInReport['alreadyThere'] = [];
-    const conflicts: MoveInReport['alreadyThere'] = [];
-    const fresh: PersonaCopy[] = [];
-    for (const copy of personas) {
-      const account = accountOf(copy.persona.account);
-      const there = await db
-        .selectFrom('personas')
-        .select('created_at')
-        .where('account', '=', account)
-        .where('profile', '=', copy.persona.profile)
-        .executeTakeFirst();
-      if (!there) fresh.push(copy);
-      else if (there.created_at === copy.persona.created_at)
-        alreadyThere.push({ account, profile: copy.persona.profile });
-      else conflicts.push({ account, profile: copy.persona.profile });
-    }
-    if (conflicts.length > 0) {
-      throw new MoveInRefused(
-        `Nothing was copied: the target already has ${conflicts.length === 1 ? 'a persona' : 'personas'} ${named(conflicts)} that ${conflicts.length === 1 ? 'is' : 'are'} not ` +
-          'the one in this SQLite file (another computer made it, or it was made there anew). Moving in never overwrites. Either keep the ' +
-          'target\u2019s: delete or rename the profile in this computer\u2019s store (running it on SQLite), then move in again; or keep this one: export the ' +
-          'target\u2019s (GET /v1/personas/{profile}/export), delete it there (DELETE /v1/personas/{profile}), then move in again.',
-      );
-    }
-    // A deleted persona's log entry is copied unless the target keeps a log for that profile already (an earlier move-in, or a persona there).
-    const logs: EventRow[] = [];
-    for (const e of deletedLogs) {
-      const there = await db
-        .selectFrom('events')
-        .select('id')
-        .where('account', '=', accountOf(e.account))
-        .where('profile', '=', e.profile)
-        .executeTakeFirst();
-      if (!there) logs.push({ ...e, account: accountOf(e.account) });
-    }
-    const report: MoveInReport = { copied: [], alreadyThere, deletedLogs: logs.length, renumbered: [] };
-    if (fresh.length === 0 && logs.length === 0) return report;
+/**
+ * The statements of a bulk write, run one after another on the transaction's connection while the caller
+ * goes on (screening the next rows); the first that fails stops the rest, and `settled` then throws it.
+ */
+class WriteQueue {
+  /** The id of the persona the queue wrote last (its entries follow it). */
+  personaId = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+  private stopped = false;
 
-    const keep: KeepIds = {
-      personas: await idsFree(
-        db,
-        'personas',
-        fresh.map((c) => c.persona.id!),
-      ),
-      fields: await idsFree(
-        db,
-        'fields',
-        fresh.flatMap((c) => c.fields.map((f) => f.id!)),
-      ),
-      notes: await idsFree(
-        db,
-        'notes',
-        fresh.flatMap((c) => c.notes.map((n) => n.seq!)),
-      ),
-      events: await idsFree(db, 'events', [
-        ...fresh.flatMap((c) => c.events.map((e) => e.id!)),
-        ...logs.map((e) => e.id),
-      ]),
-    };
-    report.renumbered = (Object.keys(keep) as (keyof KeepIds)[]).filter((t) => !keep[t]);
-    await liveCountTriggers(target, db, 'off');
-    const written: number[] = [];
-    try {
-      for (const copy of fresh) {
-        const account = accountOf(copy.persona.account);
-        written.push(await writePersona(target, db, copy, account, keep));
-        report.copied.push({
-          account,
-          profile: copy.persona.profile,
-          fields: copy.fields.length,
-          notes: copy.notes.length,
-          events: copy.events.length,
-        });
-      }
-      await writeEvents(db, logs, keep.events);
-    } catch (err) {
-      // Note ids are unique across the database: the same notes under another account means this file was moved in before with another --account.
-      if (target.isUniqueViolation(err)) {
-        throw new MoveInRefused(
-          'Nothing was copied: the target already holds some of these notes (the same note ids) under another account or profile, so this file ' +
-            'was moved in before, probably with another --account. Move in with the account used then, or delete those personas on the target first.',
-        );
-      }
-      throw err;
-    }
-    await liveCountTriggers(target, db, 'on', written);
-    if (target.name === 'postgres') {
-      // Ids written as given leave each table's sequence behind: set it past the largest id, so that new rows never take a copied one.
-      const sequences = [
-        ['personas', 'id'],
-        ['fields', 'id'],
-        ['notes', 'seq'],
-        ['events', 'id'],
-      ] as const;
-      for (const [table, column] of sequences) {
-        await sql`SELECT setval(pg_get_serial_sequence(${table}, ${column}), (SELECT max(${sql.ref(column)}) FROM ${sql.table(table)}))
-          WHERE EXISTS (SELECT 1 FROM ${sql.table(table)})`.execute(db);
-      }
-    }
-    return report;
-  });
+  push(write: () => Promise<unknown>): void {
+    this.chain = this.chain.then(() => (this.stopped ? undefined : write()));
+    // Handled when settled() is awaited; until then, a failure must not count as an unhandled rejection.
+    this.chain.catch(() => undefined);
+  }
+
+  /** Lets the statements on their way be answered and the next one sent (the event loop takes a turn). */
+  turn(): Promise<void> {
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Nothing queued and not yet sent will be. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Waits for every statement queued; throws the first failure only when asked to. */
+  async settled(rethrow = false): Promise<void> {
+    if (rethrow) await this.chain;
+    else await this.chain.catch(() => undefined);
+  }
+}
+
+/**
+ * On PostgreSQL, a full-text index into which rows go one at a time costs several times what building it
+ * once costs; so a bulk write into tables without rows drops them first (searchIndexesOn builds them
+ * again at its end, in the same transaction, which also holds the tables meanwhile). Tables that hold
+ * rows already keep their index, and the rows join it as they are written.
+ */
+async function searchIndexesOff(target: PersonaEngine, db: Db): Promise<typeof POSTGRES_SEARCH_INDEXES> {
+  if (target.name !== 'postgres') return [];
+  const { rows } = await sql<{
+    empty: boolean;
+  }>`SELECT NOT EXISTS (SELECT 1 FROM fields) AND NOT EXISTS (SELECT 1 FROM notes) AS empty`.execute(db);
+  if (!rows[0]!.empty) return [];
+  for (const index of POSTGRES_SEARCH_INDEXES) await sql.raw(index.drop).execute(db);
+  return POSTGRES_SEARCH_INDEXES;
+}
+
+async function searchIndexesOn(db: Db, dropped: typeof POSTGRES_SEARCH_INDEXES): Promise<void> {
+  for (const index of dropped) await sql.raw(index.create).execute(db);
 }

@@ -6,7 +6,7 @@ import { actorOf, logEntry, record, SERVICE_ACTOR, type Action } from './change-
 import { fieldKey } from './field-key.ts';
 import { destroy, forget, type ForgetOutcome } from './forgetting.ts';
 import { requireCardMatch, requireEntryMatch, type Expected } from './preconditions.ts';
-import { queryWords } from './recall.ts';
+import { queryWords, RECALL_CANDIDATES } from './recall.ts';
 import type { EntryRow, EntryTable, FieldRow, NoteRow, PersonaRow } from './tables.ts';
 import type { Policy } from './settings.ts';
 import type { EventFilter, PersonaSql } from './store.ts';
@@ -325,8 +325,16 @@ export class Personas {
     const pinned = input.pinned ? 1 : 0;
     let destroyedPending = false;
     const result = await this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      let existing = await sql.field(p.id, key);
+      const [held, found] = await sql.personaAndEntryForWrite(
+        this.account(principal.account),
+        profile,
+        'fields',
+        'key',
+        key,
+      );
+      if (!held) throw notFoundPersona(profile);
+      const p = held;
+      let existing = found;
       await requireEntryMatch(sql, p, 'field', key, existing?.state === 'live' ? existing : undefined, expected);
       const now = this.clock().toISOString();
       if (existing?.state === 'pending') {
@@ -519,9 +527,14 @@ export class Personas {
   ) {
     this.checkNoteSize(input.content);
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
+      const account = this.account(principal.account);
+      const [held, first] =
+        idempotencyKey === undefined
+          ? [await sql.personaForWrite(account, profile), undefined]
+          : await sql.personaAndEntryForWrite(account, profile, 'notes', 'idempotency_key', idempotencyKey);
+      if (!held) throw notFoundPersona(profile);
+      const p = held;
       if (idempotencyKey !== undefined) {
-        const first = await sql.noteByIdempotencyKey(p.id, idempotencyKey);
         if (first && first.state !== 'live') {
           throw problem.conflict(
             'The note first written with this Idempotency-Key has been forgotten; send a new Idempotency-Key to write a new note.',
@@ -606,10 +619,17 @@ export class Personas {
   ) {
     if (patch.content !== undefined) this.checkNoteSize(patch.content);
     return this.sql.transaction(async (sql) => {
-      const p = await this.holdPersona(sql, this.account(principal.account), profile);
-      const asIs = expected === undefined ? undefined : await sql.note(p.id, id);
-      if (asIs) await requireEntryMatch(sql, p, 'note', id, asIs.state === 'live' ? asIs : undefined, expected);
-      const n = await this.liveNote(p, id, sql);
+      const [held, found] = await sql.personaAndEntryForWrite(
+        this.account(principal.account),
+        profile,
+        'notes',
+        'id',
+        id,
+      );
+      if (!held) throw notFoundPersona(profile);
+      const p = held;
+      if (found) await requireEntryMatch(sql, p, 'note', id, found.state === 'live' ? found : undefined, expected);
+      const n = found?.state === 'live' ? found : await this.liveNote(p, id, sql);
       const next = {
         content: patch.content ?? n.content,
         kind: patch.kind ?? n.kind,
@@ -676,17 +696,20 @@ export class Personas {
     account = this.account(account);
     const words = queryWords(q);
     const personaId = profile === undefined ? null : (await this.requirePersona(account, profile)).id;
+    const fields = await this.sql.recallFields(words, account, personaId, limit, RECALL_CANDIDATES);
+    const notes = await this.sql.recallNotes(words, account, personaId, limit, RECALL_CANDIDATES);
+    const answer = {
+      fields: fields.hits.map((r) => ({ profile: r.profile, score: r.score, ...fieldView(r) })),
+      notes: notes.hits.map((r) => ({ profile: r.profile, score: r.score, ...noteView(r) })),
+    };
+    // Said only when a list stopped early, so that every other answer is what it always was.
+    if (!fields.capped && !notes.capped) return answer;
     return {
-      fields: (await this.sql.recallFields(words, account, personaId, limit)).map((r) => ({
-        profile: r.profile,
-        score: r.score,
-        ...fieldView(r),
-      })),
-      notes: (await this.sql.recallNotes(words, account, personaId, limit)).map((r) => ({
-        profile: r.profile,
-        score: r.score,
-        ...noteView(r),
-      })),
+      ...answer,
+      stopped_early: {
+        ...(fields.capped ? { fields: RECALL_CANDIDATES } : {}),
+        ...(notes.capped ? { notes: RECALL_CANDIDATES } : {}),
+      },
     };
   }
 

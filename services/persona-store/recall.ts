@@ -4,6 +4,14 @@ import { problem } from '../kit/problem.ts';
 export const MAX_QUERY_WORDS = 32;
 
 /**
+ * Most matching entries ranked per list (fields, notes). Ranking reads every candidate (its score is
+ * computed from its text), so a word in nearly every note would cost in proportion to the persona; when
+ * more entries match, the newest RECALL_CANDIDATES of them (by when the entry was first written) are
+ * ranked and the answer says so (`capped`). Fewer matches: every one is ranked, as always.
+ */
+export const RECALL_CANDIDATES = 1000;
+
+/**
  * Control characters (NUL among them, which ends an FTS5 string early and made SQLite fail) and lone
  * surrogates carry no word: they separate words, like white space.
  */

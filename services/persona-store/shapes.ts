@@ -212,6 +212,16 @@ export const RecallResult = z
     notes: z
       .array(Note.extend({ profile: z.string(), score: z.number() }))
       .meta({ description: 'Matching live notes, best first (bm25); ranked apart from fields.' }),
+    stopped_early: z
+      .object({
+        fields: z.number().int().optional(),
+        notes: z.number().int().optional(),
+      })
+      .optional()
+      .meta({
+        description:
+          'Present only when a list stopped early: more entries matched than recall ranks, so that list ranked only its newest matches (by when each was first written), as many as given here; an older match may score higher than its hits. Absent: every match was ranked.',
+      }),
   })
   .meta({ id: 'RecallResult' });
 

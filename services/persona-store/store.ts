@@ -1,5 +1,5 @@
 import { sql, type Insertable, type QueryCreator } from 'kysely';
-import type { Db, IndexColumns, PersonaEngine, RecalledField, RecalledNote } from './engines/engine.ts';
+import type { Db, IndexColumns, PersonaEngine, RecallHits } from './engines/engine.ts';
 import { CHANGE_ACTIONS } from '../../common/change-log.ts';
 import { fieldIndexText } from './recall.ts';
 import {
@@ -97,6 +97,29 @@ export class PersonaSql {
         this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '=', profile),
       )
       .executeTakeFirst();
+  }
+  /**
+   * The persona row held for this write (as personaForWrite), and its entry of `table` whose `column` is
+   * `name`, read right after the lock: one round trip where the engine sends both at once (see
+   * PersonaEngine.together). Read after the lock, the entry is what a write this one waited for left.
+   */
+  async personaAndEntryForWrite<T extends EntryTable>(
+    account: string,
+    profile: string,
+    table: T,
+    column: 'key' | 'id' | 'idempotency_key',
+    name: string,
+  ): Promise<[PersonaRow | undefined, EntryRow<T> | undefined]> {
+    const lock = this.engine.lockForWrite(
+      this.db.selectFrom('personas').selectAll().where('account', '=', account).where('profile', '=', profile),
+    );
+    const entry = this.selectEntries(table).where(
+      'persona_id',
+      '=',
+      this.db.selectFrom('personas').select('id').where('account', '=', account).where('profile', '=', profile),
+    );
+    const [personas, entries] = await this.engine.together(this.db, [lock, entry.where(column, '=', name)]);
+    return [personas![0] as PersonaRow | undefined, entries![0] as EntryRow<T> | undefined];
   }
   async personaByIdForWrite(id: number): Promise<PersonaRow | undefined> {
     return this.engine.lockForWrite(this.db.selectFrom('personas').selectAll().where('id', '=', id)).executeTakeFirst();
@@ -311,11 +334,23 @@ export class PersonaSql {
     await this.engine.fullText.unindexNote(this.db, row);
   }
   // Recall
-  recallFields(words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledField[]> {
-    return this.engine.fullText.recallFields(this.db, words, account, personaId, limit);
+  recallFields(
+    words: string[],
+    account: string,
+    personaId: number | null,
+    limit: number,
+    candidates: number,
+  ): Promise<RecallHits<'fields'>> {
+    return this.engine.fullText.recallFields(this.db, words, account, personaId, limit, candidates);
   }
-  recallNotes(words: string[], account: string, personaId: number | null, limit: number): Promise<RecalledNote[]> {
-    return this.engine.fullText.recallNotes(this.db, words, account, personaId, limit);
+  recallNotes(
+    words: string[],
+    account: string,
+    personaId: number | null,
+    limit: number,
+    candidates: number,
+  ): Promise<RecallHits<'notes'>> {
+    return this.engine.fullText.recallNotes(this.db, words, account, personaId, limit, candidates);
   }
 
   // Change log

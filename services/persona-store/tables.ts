@@ -259,7 +259,7 @@ export const TABLES: {
   },
 };
 
-type TableName = keyof typeof TABLES;
+export type TableName = keyof typeof TABLES;
 
 /** The columns of a table's row, in order: what the store selects (never PostgreSQL's `search`). */
 export const columnsOf = <T extends TableName>(table: T) =>
@@ -271,6 +271,20 @@ const typeOf = (column: Column): ColumnType => (typeof column === 'string' ? col
 const ADDED_BY_SQLITE_SECOND = new Set<string>(['live_fields', 'live_notes']);
 /** Columns both engines got by their third migration (the change log's `via`): the first leaves them out. */
 const ADDED_BY_THIRD = new Set<string>(['via']);
+
+/** The PostgreSQL type of each column of a table, for a statement that binds a column as an array (move-in's). */
+export function postgresTypes(name: TableName): Record<string, 'bigint' | 'integer' | 'text'> {
+  const columns = TABLES[name].columns as Record<string, Column>;
+  return Object.fromEntries(
+    Object.entries(columns).map(([column, type]) => {
+      const t = typeOf(type);
+      return [
+        column,
+        t === 'key' || t === 'persona' ? 'bigint' : t === 'integer' || t === 'count' ? 'integer' : 'text',
+      ];
+    }),
+  );
+}
 
 /** CREATE TABLE and its indexes on `engine`; PostgreSQL's searched tables carry their tsvector. */
 function createTable(engine: EngineName, name: TableName, skip: ReadonlySet<string> = new Set()): string {
@@ -312,6 +326,13 @@ const NAMES = Object.keys(TABLES) as TableName[];
  * Snowball stemmer and no stop words, so that every word counts as in FTS5 (English's stop list holds
  * "not", "and", "or", which a person may well search for).
  */
+/**
+ * SQLite: an entry's number in its FTS5 index is its persona's id times FTS_PERSONA_SPAN plus its own row id
+ * (a field's id, a note's seq), so that one persona's entries are one range of the index, and recall of a
+ * persona ranks that range alone (FTS5 reads a rowid range without visiting the rest).
+ */
+export const FTS_PERSONA_SPAN = 2 ** 32;
+
 const FULL_TEXT: Record<EngineName, string> = {
   sqlite: `CREATE VIRTUAL TABLE fields_fts USING fts5 (key, description, value, content = '', tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE notes_fts USING fts5 (content, content = '', tokenize = 'porter unicode61');`,
@@ -320,6 +341,15 @@ CREATE TEXT SEARCH CONFIGURATION persona_text (COPY = pg_catalog.english);
 ALTER TEXT SEARCH CONFIGURATION persona_text
   ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH persona_stem;`,
 };
+
+/**
+ * PostgreSQL's full-text indexes as the migrations leave them (the first makes them, the second sets their
+ * pending list), for a bulk write into empty tables that builds them once at its end (move-in.ts).
+ */
+export const POSTGRES_SEARCH_INDEXES = (['fields', 'notes'] as const).map((table) => ({
+  drop: `DROP INDEX ${table}_search`,
+  create: `CREATE INDEX ${table}_search ON ${table} USING GIN (search) WITH (gin_pending_list_limit = 64)`,
+}));
 
 /** The triggers that keep the live counts on the persona row, as each engine writes them. */
 const LIVE_COUNTS: Record<EngineName, string> = {
@@ -373,6 +403,15 @@ export const MIGRATIONS: Record<EngineName, string[]> = {
       LIVE_COUNTS.sqlite,
     ].join('\n'),
     'ALTER TABLE events ADD COLUMN via TEXT;',
+    // The FTS5 indexes made again, their entries numbered persona first (FTS_PERSONA_SPAN), with the freed pages
+    // zeroed. The notes are indexed here; the fields by the engine (their text comes from their JSON values).
+    [
+      'PRAGMA secure_delete = ON;',
+      'DROP TABLE fields_fts;',
+      'DROP TABLE notes_fts;',
+      FULL_TEXT.sqlite,
+      `INSERT INTO notes_fts (rowid, content) SELECT persona_id * ${FTS_PERSONA_SPAN} + seq, content FROM notes WHERE state = 'live';`,
+    ].join('\n'),
   ],
   postgres: [
     [

@@ -1,5 +1,5 @@
-import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
-import type { EngineName, EntryRow, EntryTable, FieldRow, NoteRow, PersonaTables } from '../tables.ts';
+import type { Compilable, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { EngineName, EntryRow, EntryTable, FieldRow, NoteRow, PersonaTables, TableName } from '../tables.ts';
 
 /** A handle on the tables: the engine's Kysely instance, or one transaction of it. */
 export type Db = Kysely<PersonaTables>;
@@ -9,14 +9,26 @@ export type Recalled<T extends EntryTable> = EntryRow<T> & { profile: string; sc
 export type RecalledField = Recalled<'fields'>;
 export type RecalledNote = Recalled<'notes'>;
 
-/** What FullText's recall of one kind of entry does: live entries holding every word, of one persona or of all the account's; best first. */
+/** What recall found of one kind of entry: the hits, best first, and whether more matched than were ranked. */
+export interface RecallHits<T extends EntryTable> {
+  hits: Recalled<T>[];
+  /** More than `candidates` entries matched: the newest `candidates` of them were ranked (recall.ts). */
+  capped: boolean;
+}
+
+/**
+ * What FullText's recall of one kind of entry does: of the live entries holding every word, of one persona
+ * or of all the account's, the newest `candidates` (by row id) are ranked, and the best `limit` answered,
+ * best first (ties: the older first).
+ */
 export type Recall<T extends EntryTable> = (
   db: Db,
   words: string[],
   account: string,
   personaId: number | null,
   limit: number,
-) => Promise<Recalled<T>[]>;
+  candidates: number,
+) => Promise<RecallHits<T>>;
 
 /** A field's text as the index takes it: key, description, value. */
 export type FieldText = [key: string, description: string, value: string];
@@ -33,6 +45,8 @@ export type IndexColumns = Record<string, RawBuilder<unknown>>;
  * must be given the row as it was indexed).
  */
 export interface FullText {
+  /** Whether index/unindex do anything (SQLite's FTS5 tables): a bulk write then needs its rows back to index them. */
+  readonly indexesAfterWrite: boolean;
   fieldColumns(state: FieldRow['state'], text: () => FieldText): IndexColumns;
   noteColumns(state: NoteRow['state'], content: string): IndexColumns;
   indexField(db: Db, row: FieldRow, text: FieldText): Promise<void>;
@@ -68,6 +82,19 @@ export interface PersonaEngine {
    * then a row's write and its change-log entry go to the database as one statement, one round trip.
    */
   readonly writesInOneStatement: boolean;
+  /**
+   * Sends `statements` (reads) at once inside `write` and answers their rows in order: PostgreSQL takes them
+   * in one round trip and runs each after the one before it (a read after a lock sees what the write it
+   * waited for committed); SQLite runs them one after another.
+   */
+  together(db: Db, statements: Compilable[]): Promise<unknown[][]>;
+  /**
+   * Writes many rows of a table in one statement, the searched tables' tsvector set as a write sets it
+   * (PostgreSQL, for a bulk write); absent where rows go in through Kysely and are indexed after (SQLite).
+   */
+  insertRows?(db: Db, table: TableName, rows: Record<string, unknown>[]): Promise<void>;
+  /** Round trips to the database so far (PostgreSQL; statements sent together count once); SQLite has none. */
+  roundTrips(): number;
   /** Makes a read of the persona row inside `write` hold that row until the transaction ends. */
   lockForWrite<O>(
     query: SelectQueryBuilder<PersonaTables, 'personas', O>,

@@ -1,9 +1,19 @@
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../kit/config.ts';
 import { problem } from '../../kit/problem.ts';
-import { ENTRIES, MIGRATIONS as ALL_MIGRATIONS, type EntryTable, type PersonaTables } from '../tables.ts';
+import { fieldIndexText } from '../recall.ts';
+import {
+  columnsOf,
+  ENTRIES,
+  MIGRATIONS as ALL_MIGRATIONS,
+  postgresTypes,
+  type EntryTable,
+  type FieldRow,
+  type PersonaTables,
+  type TableName,
+} from '../tables.ts';
 import type { Db, Destruction, FieldText, FullText, PersonaEngine, Recall, Recalled } from './engine.ts';
 
 /** The tables as PostgreSQL has them (tables.ts): in the login's own schema (see migrate). */
@@ -58,8 +68,11 @@ async function migrate(db: Kysely<PersonaTables>): Promise<void> {
 export const wordsOf = (text: string): string => text.replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ');
 
 /** Stemmed full text in persona_text; the key weighs most, then the description, then the value. */
+const fieldVector = (key: RawBuilder<unknown>, description: RawBuilder<unknown>, value: RawBuilder<unknown>) =>
+  sql`setweight(to_tsvector('persona_text', ${key}), 'A') || setweight(to_tsvector('persona_text', ${description}), 'B') || to_tsvector('persona_text', ${value})`;
 const FIELD_VECTOR = ([key, description, value]: FieldText) =>
-  sql`setweight(to_tsvector('persona_text', ${wordsOf(key)}), 'A') || setweight(to_tsvector('persona_text', ${wordsOf(description)}), 'B') || to_tsvector('persona_text', ${wordsOf(value)})`;
+  fieldVector(sql`${wordsOf(key)}`, sql`${wordsOf(description)}`, sql`${wordsOf(value)}`);
+const noteVector = (content: RawBuilder<unknown>) => sql`to_tsvector('persona_text', ${content})`;
 
 /**
  * The query: every word a phrase of its own pieces (phraseto_tsquery, which reads no operator), all
@@ -71,17 +84,91 @@ const QUERY = (words: string[]) =>
     sql` && `,
   );
 
-/** Recall of one kind of entry by its tsvector: ts_rank_cd, higher for better matches; ties in row order. */
+/** Entries of a persona a recall of notes looks at first to tell a word in most of them (see recallFrom). */
+const PROBE = 100;
+
+/** The row id of a persona's n-th newest live note, or NULL when it has fewer (an index-only scan of notes_by_persona). */
+const nthNewestNote = (personaId: number, n: number) =>
+  sql<
+    number | null
+  >`(SELECT seq FROM notes WHERE persona_id = ${personaId} AND state = 'live' ORDER BY seq DESC OFFSET ${n - 1} LIMIT 1)`;
+
+/**
+ * The persona's live notes from row id `from` on, as notes_by_persona holds them: the row comparison is one
+ * only that index can read as a range (read by seq alone, the whole table would be walked for an old persona).
+ */
+const newestOf = (personaId: number, from: RawBuilder<unknown>) =>
+  sql`e.persona_id = ${personaId} AND e.state = 'live' AND (e.persona_id, e.state, e.seq) >= (${personaId}::bigint, 'live', ${from})`;
+
+/** What a recall's `matches` hold of each match: the entry's columns, its persona's profile, its tsvector. */
+const matched = (table: EntryTable) =>
+  sql`${sql.join(columnsOf(table).map((c) => sql.ref(`e.${c}`)))}, p.profile AS profile, e.search`;
+
+/**
+ * The end of a recall statement: of `matches` (see matched; the newest first, at most `candidates + 1`,
+ * all of the caller's account), the newest `candidates` ranked by ts_rank_cd (higher is better), the best
+ * `limit` answered, best first, ties the older first; `capped` when `matches` holds more. Only when
+ * `answer` holds (else no row).
+ */
+function ranked(table: EntryTable, limit: number, candidates: number, answer = sql`TRUE`) {
+  const rowId = sql.ref(`m.${ENTRIES[table].rowId}`);
+  return sql`SELECT ${sql.join(columnsOf(table).map((c) => sql.ref(`m.${c}`)))}, m.profile, ts_rank_cd(m.search, query.q) AS score,
+      (SELECT count(*) FROM matches) > ${candidates} AS capped
+    FROM (SELECT * FROM matches ORDER BY ${sql.ref(ENTRIES[table].rowId)} DESC LIMIT ${candidates}) m, query
+    WHERE ${answer}
+    ORDER BY score DESC, ${rowId} LIMIT ${limit}`;
+}
+
+/**
+ * Recall of one kind of entry by its tsvector: the newest `candidates + 1` matches of the scope, more than
+ * `candidates` capping the ranking at the newest `candidates` (see ranked). The GIN index finds the matches,
+ * but a word in most entries is most of the index and of the rows: so for the notes of one persona, the
+ * newest PROBE notes are read first, and where most of them match, the newest 3 x `candidates` notes are
+ * read through notes_by_persona instead (ts_match_vq, which no index answers): when they hold more than
+ * `candidates` matches (or are all the persona's notes), those are the newest matches, and the GIN index
+ * is not read at all. The answer is the same either way.
+ */
 function recallFrom<T extends EntryTable>(table: T): Recall<T> {
   const rowId = sql.ref(`e.${ENTRIES[table].rowId}`);
-  return async (db, words, account, personaId, limit) => {
-    const { rows } = await sql<
-      Recalled<T> & { search?: unknown }
-    >`SELECT e.*, p.profile AS profile, ts_rank_cd(e.search, q) AS score
-      FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, (SELECT ${QUERY(words)} AS q) query
-      WHERE e.search @@ q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId}) AND e.state = 'live'
-      ORDER BY score DESC, ${rowId} LIMIT ${limit}`.execute(db);
-    return rows.map(({ search: _search, ...row }) => row as Recalled<T>);
+  return async (db, words, account, personaId, limit, candidates) => {
+    type Row = Recalled<T> & { capped: boolean };
+    const answer = (rows: Row[]) => ({
+      hits: rows.map(({ capped: _capped, ...row }) => row as unknown as Recalled<T>),
+      capped: rows[0]?.capped ?? false,
+    });
+    const query = sql`WITH query AS (SELECT ${QUERY(words)} AS q)`;
+    if (table === 'notes' && personaId !== null) {
+      // A statement of its own, planned in a moment: most recalls go on to the GIN index.
+      const { rows: probe } = await sql<{ dense: boolean }>`${query}
+        SELECT count(*) > 0 AND 2 * count(*) FILTER (WHERE ts_match_vq(n.search, query.q)) >= count(*) AS dense
+        FROM (SELECT e.search FROM notes e WHERE ${newestOf(personaId, nthNewestNote(personaId, PROBE))}
+          ORDER BY e.seq DESC LIMIT ${PROBE}) n, query`.execute(db);
+      if (probe[0]?.dense) {
+        const windowFrom = nthNewestNote(personaId, 3 * candidates);
+        const { rows } = await sql<Row>`${query},
+          matches AS MATERIALIZED (
+            SELECT ${matched(table)} FROM notes e JOIN personas p ON p.id = e.persona_id, query
+            WHERE ${newestOf(personaId, sql`coalesce(${windowFrom}, 0)`)} AND p.account = ${account}
+              AND ts_match_vq(e.search, query.q)
+            ORDER BY e.seq DESC LIMIT ${candidates + 1})
+          ${ranked(table, limit, candidates, sql`(SELECT count(*) FROM matches) > ${candidates} OR ${windowFrom} IS NULL`)}`.execute(
+          db,
+        );
+        if (rows.length > 0) return answer(rows);
+      }
+    }
+    // Most words match fewer entries than are ranked: any `candidates + 1` of them tell, unsorted, and then
+    // they are all of them. Only where more match are the matches ordered to rank the newest.
+    const gin = (newest: boolean) => sql<Row>`${query},
+      matches AS MATERIALIZED (
+        SELECT ${matched(table)} FROM ${sql.table(table)} e JOIN personas p ON p.id = e.persona_id, query
+        WHERE e.search @@ query.q AND p.account = ${account} AND (${personaId}::bigint IS NULL OR e.persona_id = ${personaId})
+          AND e.state = 'live'
+        ${newest ? sql`ORDER BY ${rowId} DESC` : sql``} LIMIT ${candidates + 1})
+      ${ranked(table, limit, candidates)}`;
+    const { rows } = await gin(false).execute(db);
+    if (rows[0]?.capped) return answer((await gin(true).execute(db)).rows);
+    return answer(rows);
   };
 }
 
@@ -91,9 +178,10 @@ function recallFrom<T extends EntryTable>(table: T): Recall<T> {
  * both, and each row version is another entry in every index of the table).
  */
 const tsvector: FullText = {
+  indexesAfterWrite: false,
   fieldColumns: (state, text) => ({ search: state === 'live' ? FIELD_VECTOR(text()) : sql`NULL` }),
   noteColumns: (state, content) => ({
-    search: state === 'live' ? sql`to_tsvector('persona_text', ${wordsOf(content)})` : sql`NULL`,
+    search: state === 'live' ? noteVector(sql`${wordsOf(content)}`) : sql`NULL`,
   }),
   // The row's own statement has set (or cleared) its tsvector already.
   async indexField() {},
@@ -103,6 +191,37 @@ const tsvector: FullText = {
   recallFields: recallFrom('fields'),
   recallNotes: recallFrom('notes'),
 };
+
+/**
+ * Rows of a table in one INSERT, each column bound as one array (unnest): a bulk write's statement costs
+ * the server one parse and the client no statement text per row. A searched table's live rows get their
+ * tsvector from the same text and expression a write's own statement uses (FullText above).
+ */
+async function insertRows(db: Db, table: TableName, rows: Record<string, unknown>[]): Promise<void> {
+  if (rows.length === 0) return;
+  const types = postgresTypes(table);
+  const columns = Object.keys(rows[0]!).filter((c) => c in types);
+  const bound = columns.map((c) => [c, rows.map((r) => r[c] ?? null), types[c]!] as const);
+  const live = (r: Record<string, unknown>) => r.state === 'live';
+  const text: [string, unknown[]][] =
+    table === 'notes'
+      ? [['words', rows.map((r) => (live(r) ? wordsOf(r.content as string) : null))]]
+      : table === 'fields'
+        ? (['k', 'd', 'v'] as const).map((name, i) => [
+            name,
+            rows.map((r) => (live(r) ? wordsOf(fieldIndexText(r as unknown as FieldRow)[i]!) : null)),
+          ])
+        : [];
+  const t = (c: string) => sql.ref(`t.${c}`);
+  const search =
+    table === 'notes' ? [noteVector(t('words'))] : table === 'fields' ? [fieldVector(t('k'), t('d'), t('v'))] : [];
+  await sql`INSERT INTO ${sql.table(table)} (${sql.join([...columns.map((c) => sql.ref(c)), ...(search.length ? [sql.ref('search')] : [])])})
+    SELECT ${sql.join([...columns.map((c) => t(c)), ...search])}
+    FROM unnest(${sql.join([
+      ...bound.map(([, values, type]) => sql`${values}::${sql.raw(type)}[]`),
+      ...text.map(([, values]) => sql`${values}::text[]`),
+    ])}) AS t(${sql.join([...columns, ...text.map(([name]) => name)].map((c) => sql.ref(c)))})`.execute(db);
+}
 
 /** How long a rewrite waits for transactions older than the destruction to end (see vacuumDestruction). */
 const OLDER_TRANSACTIONS_WAIT_MS = 30_000;
@@ -196,11 +315,14 @@ function preparedName(text: string): string | undefined {
  * answered as the caller's to fix. PostgreSQL's text cannot hold U+0000, and it refuses such a query
  * (SQLSTATE 22021) rather than answer: 422, never a server error. SQLite stores it.
  */
-function personaClient(everPrepared: Set<string>) {
+function personaClient(everPrepared: Set<string>, sent: { roundTrips: number }) {
   return class PersonaClient extends pg.Client {
     private readonly prepared = new Set<string>();
+    /** Statements sent and not yet answered: one sent behind another goes in the same round trip (pipelined). */
+    private waiting = 0;
 
     override query(...args: unknown[]): never {
+      if (this.waiting++ === 0) sent.roundTrips++;
       const [text, values] = args;
       if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
         const name = preparedName(text);
@@ -212,7 +334,10 @@ function personaClient(everPrepared: Set<string>) {
       }
       const answer = (super.query as (...a: unknown[]) => unknown)(...args);
       if (answer instanceof Promise) {
-        return answer.catch((err: unknown) => {
+        const answered = () => {
+          this.waiting--;
+        };
+        return answer.finally(answered).catch((err: unknown) => {
           if ((err as { code?: string } | undefined)?.code === '22021') {
             throw problem.unprocessable(
               'The request holds the character U+0000 (NUL), which the PostgreSQL database cannot store or compare; remove it and send the request again.',
@@ -221,9 +346,43 @@ function personaClient(everPrepared: Set<string>) {
           throw err;
         }) as never;
       }
+      this.waiting--;
       return answer as never;
     }
   };
+}
+
+/** The connection a Kysely bound to one connection (a transaction's) sends through, to send past Kysely's one-at-a-time. */
+const connectionOf = (db: Db) => db.getExecutor().provideConnection(async (connection) => connection);
+
+/**
+ * One write transaction in which BEGIN travels with the first statement (the client pipelines it): a
+ * round trip fewer per write. COMMIT waits for every answer, as the write's answer depends on it.
+ */
+function pipelinedTransaction<T>(db: Db, fn: (db: Db) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (tx) => {
+    const connection = await connectionOf(tx);
+    const begun = connection.executeQuery(CompiledQuery.raw('begin'));
+    begun.catch(() => undefined);
+    try {
+      const result = await fn(tx);
+      await begun;
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+      return result;
+    } catch (err) {
+      await begun.catch(() => undefined);
+      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+/** Statements sent at once, answered in order (see PersonaEngine.together). */
+async function sentTogether(db: Db, statements: Compilable[]): Promise<unknown[][]> {
+  const connection = await connectionOf(db);
+  const answers = statements.map((s) => connection.executeQuery(s.compile()));
+  for (const a of answers) a.catch(() => undefined);
+  return (await Promise.all(answers)).map((a) => a.rows as unknown[]);
 }
 
 /** PostgreSQL at `url`: shared by every copy of the app that points at it. */
@@ -232,8 +391,11 @@ export async function openPostgresEngine(
 ): Promise<PersonaEngine & { readonly pool: pg.Pool }> {
   // Every statement name any connection prepared: what /metrics and the bounded-memory test count.
   const prepared = new Set<string>();
+  const sent = { roundTrips: 0 };
   const pool = new pg.Pool({
-    Client: personaClient(prepared),
+    Client: personaClient(prepared, sent),
+    // A statement sent before the one ahead of it is answered travels with it (see write and together).
+    pipeline: true,
     connectionString: options.url,
     // The login's own schema only (see migrate); pg_catalog is always searched first.
     options: '-c search_path="$user"',
@@ -256,7 +418,10 @@ export async function openPostgresEngine(
     db,
     fullText: tsvector,
     destruction: vacuumDestruction(db),
-    write: (fn) => db.transaction().execute(fn),
+    write: (fn) => pipelinedTransaction(db, fn),
+    together: (db, statements) => sentTogether(db, statements),
+    roundTrips: () => sent.roundTrips,
+    insertRows,
     writesInOneStatement: true,
     lockForWrite: (query) => query.forUpdate(),
     accountOf(sub) {
