@@ -164,7 +164,7 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   const summary = [
     `${plural(sum(requests), 'request')} from hubs in the ${span} (${refused} refused), ${plural(sum(errors), 'error')}; busiest minute ${Math.max(...requests)}.`,
     own > 0
-      ? `Not drawn: ${plural(own, 'call')} of the app's own (this console, the services between themselves)${ownFailed > 0 ? `, ${ownFailed} failed` : ''}.`
+      ? `Not drawn: ${plural(own, 'call')} of the app\u2019s own (this console, the services\u2019 calls to each other)${ownFailed > 0 ? `, ${ownFailed} failed` : ''}.`
       : '',
     why ? `Not read now: ${why}.` : '',
   ]
@@ -271,7 +271,7 @@ function Activity({ minutes, setMinutes }: { minutes: number; setMinutes: (minut
           <p class="muted">
             ${
               // One string: htm drops the space where a line break meets a value ("every60 s").
-              `Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}. Requests from hubs are every caller a service did not prove to be this app (a hub credential, or none); the app's own calls are counted apart, and probes not at all.`
+              `Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}. Requests from hubs are every caller a service did not prove to be this app (a hub credential, or none); the app\u2019s own calls are counted apart, and probes not at all.`
             }
           </p>`}
     />
