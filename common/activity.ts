@@ -20,12 +20,22 @@ export const METRIC_NAMES = {
 } as const;
 
 /**
- * Routes the charts leave out: the supervisor's probes, every few seconds, would draw its rhythm
- * (and a 503 of /ready while a service starts is not a failed request of the hub's).
+ * Routes the charts leave out, even from the app's own traffic: the supervisor's probes, every few
+ * seconds, would draw its rhythm (and a 503 of /ready while a service starts is not a failed request).
  */
 export const PROBE_ROUTES: readonly string[] = ['/healthy', '/ready'];
 
-/** One minute of a service's HTTP traffic, probes left out. */
+/**
+ * The `caller` label of the HTTP counters (services/kit/callers.ts): the app's own traffic (this
+ * console, the services' calls to each other, the supervisor's probes) as the service proved it. Every
+ * other value (a hub's credential, nothing proven) is a hub's or another program's.
+ */
+export const APP_CALLER = 'app';
+
+/**
+ * One minute of a service's HTTP traffic, probes left out: the hubs' (every caller the service did not
+ * prove to be the app: a hub's credential, or none) and, apart, the app's own.
+ */
 export interface MinutePoint {
   /** ISO time the minute starts. */
   at: string;
@@ -34,6 +44,10 @@ export interface MinutePoint {
   refused: number;
   /** 5xx answers and requests abandoned before the answer. */
   errors: number;
+  /** The app's own requests (this console, the services' calls to each other), and of them refused and failed. */
+  appRequests: number;
+  appRefused: number;
+  appErrors: number;
 }
 
 /** One hour of a service's own counters. */
@@ -62,4 +76,12 @@ export interface ActivityView {
   /** How often the console reads every service's /metrics, in seconds. */
   intervalSeconds: number;
   services: Record<string, ServiceActivity>;
+}
+
+/** A span of minutes in words, as the charts' titles say it: "last hour", "last 6 hours", "last day". */
+export function spanWords(minutes: number): string {
+  if (minutes === 60) return 'last hour';
+  if (minutes === 1440) return 'last day';
+  if (minutes % 60 === 0) return `last ${minutes / 60} hours`;
+  return minutes === 1 ? 'last minute' : `last ${minutes} minutes`;
 }

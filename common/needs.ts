@@ -168,17 +168,26 @@ export const CONNECTION_NEED: Need = {
 
 /**
  * The page's headline (and the tray's tooltip): the aggregate state and a sentence; when something
- * waits for the person, the sentence lists the actions. `needs` may include what the states cannot
- * show (a gateway without a connection), which turns an all-ready headline into "waiting" too.
+ * waits for the person, the sentence lists the actions; when the person stopped some services while
+ * others run, it names them. `needs` may include what the states cannot show (a gateway without a
+ * connection), which turns an all-ready headline into "waiting" too.
  */
 export function headline(
-  states: readonly ServiceState[],
+  services: readonly { name: ServiceName; state: ServiceState }[],
   needs: readonly Need[],
 ): { state: AggregateState; text: string } {
-  const aggregate = aggregateState(states);
+  const aggregate = aggregateState(services.map((s) => s.state));
   const taken = [...new Set(needs.filter((n) => n.kind === 'port-taken').map((n) => n.action))];
   if (taken.length > 0)
     return { state: 'error', text: `A port of this app is held by another program: ${taken.join('; ')}.` };
+  const stopped = services.filter((s) => s.state === 'stopped' || s.state === 'stopping');
+  if (aggregate === 'degraded' && stopped.length > 0 && stopped.length < services.length) {
+    const names = stopped.map((s) => SERVICE_CATALOGUE[s.name].label).join(', ');
+    return {
+      state: aggregate,
+      text: `Stopped: ${names}. Start ${stopped.length === 1 ? 'it' : 'them'} on the Services page.`,
+    };
+  }
   const waiting = needs.length > 0 && (aggregate === 'ready' || aggregate === 'waiting' || aggregate === 'starting');
   if (!waiting) return { state: aggregate, text: `${AGGREGATE_WORDS[aggregate]}.` };
   const actions = [...new Set(needs.map((n) => n.action))];

@@ -149,6 +149,13 @@ export const LOCAL_SESSION_FILE = 'local-session';
  */
 export const IDENTITY_PLACES = { keysFile: 'public-keys.json', socket: 'identity.sock' } as const;
 
+/**
+ * The provider's socket in its data folder (on Windows, a file naming its pipe), where the console
+ * calls it: the provider takes no credential, so the channel is what tells the app's own calls from a
+ * hub's in its counters (services/kit/callers.ts).
+ */
+export const PROVIDER_SOCKET = 'provider.sock';
+
 /** The audiences of the services that check tokens: what a hub credential mints tokens for unless it names others. */
 export const TOKEN_AUDIENCES: readonly string[] = SERVICES.flatMap((s) => (s.audience === null ? [] : [s.audience]));
 

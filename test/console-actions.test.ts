@@ -111,33 +111,43 @@ describe('the overview', () => {
     expect(view.attention).toEqual([]);
   });
 
-  it('counts the persona store\u2019s requests and refusals per minute from its /metrics', async () => {
+  it('counts a hub\u2019s requests and refusals per minute from the services\u2019 /metrics, the app\u2019s own apart', async () => {
     const before = await data<ActivityView>('overview.activity');
     for (const name of ['identity', 'persona-store', 'repohost-gateway'] as const)
       expect(before.services[name]!.reading.ok, name).toBe(true);
-    const total = (view: ActivityView, member: 'requests' | 'refused' | 'errors') =>
-      view.services['persona-store']!.minutes.reduce((sum, m) => sum + m[member], 0);
+    type Counted = 'requests' | 'refused' | 'errors' | 'appRequests' | 'appRefused' | 'appErrors';
+    const total = (view: ActivityView, member: Counted, service = 'persona-store') =>
+      view.services[service]!.minutes.reduce((sum, m) => sum + m[member], 0);
     expect(before.services['persona-store']!.minutes).toHaveLength(60);
     expect(before.services['persona-store']!.hours).toHaveLength(24);
-    // Three answered requests and one refused (no token), made straight to the store as a hub would; probes are not charted.
-    const token = (
-      (
-        await http(`${identity()}/v1/auth/service-token`, {
-          method: 'POST',
-          authorization: `Bearer ${credential}`,
-          body: { audience: 'persona' },
-        })
-      ).body as { token: string }
-    ).token;
+    // A hub: its own credential, made on the console; its token minted at identity's port; three answered
+    // requests straight to the store. One refused (no token): nothing proves who sent it, so it is not the
+    // app's. Probes are not charted.
+    const hub = await data<NewHubCredential>('hub.createCredential', { label: 'activity', expiresInDays: 1 });
+    const minted = await http(`${identity()}/v1/auth/service-token`, {
+      method: 'POST',
+      authorization: `Bearer ${hub.credential}`,
+      body: { audience: 'persona' },
+    });
+    expect(minted.status).toBe(200);
+    const token = (minted.body as { token: string }).token;
     for (let i = 0; i < 3; i++)
       expect((await http(`${persona()}/v1/personas`, { authorization: `Bearer ${token}` })).status).toBe(200);
     expect((await http(`${persona()}/v1/personas`)).status).toBe(401);
     expect((await http(`${persona()}/healthy`)).status).toBe(200);
+    // The app's own: the console reads the personas with the person's own credential, one call.
+    await data('personas.list');
     const after = await data<ActivityView>('overview.activity');
     expect(total(after, 'requests') - total(before, 'requests')).toBe(4);
     expect(total(after, 'refused') - total(before, 'refused')).toBe(1);
     expect(total(after, 'errors') - total(before, 'errors')).toBe(0);
+    expect(total(after, 'appRequests') - total(before, 'appRequests')).toBe(1);
+    // At identity, the hub's one mint; the console's calls (the credential, its own tokens) and the
+    // persona store's revocation checks are the app's.
+    expect(total(after, 'requests', 'identity') - total(before, 'requests', 'identity')).toBe(1);
+    expect(total(after, 'appRequests', 'identity') - total(before, 'appRequests', 'identity')).toBeGreaterThan(0);
     expect(after.services['persona-store']!.counters).toContain('http_requests_total');
+    await data('hub.revokeCredential', { id: hub.id });
   });
 
   it('counts the provider\u2019s CLI runs and tokens per hour, and its requests per minute', async () => {
@@ -151,6 +161,8 @@ describe('the overview', () => {
     });
     expect(answer.status).toBe(200);
     const usage = (answer.body as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    // The console's provider page reads its models on the provider's socket: the app's own, not a hub's.
+    await data('provider.status');
     const after = await data<ActivityView>('overview.activity');
     expect(hour(after, 'modelprov_cli_runs_total:ok') - hour(before, 'modelprov_cli_runs_total:ok')).toBe(1);
     expect(hour(after, 'modelprov_tokens_total') - hour(before, 'modelprov_tokens_total')).toBe(
@@ -159,8 +171,10 @@ describe('the overview', () => {
     expect(provider(after).counters).toEqual(
       expect.arrayContaining(['modelprov_cli_runs_total', 'modelprov_tokens_total', 'http_requests_total']),
     );
-    const requests = (view: ActivityView) => provider(view).minutes.reduce((sum, m) => sum + m.requests, 0);
-    expect(requests(after) - requests(before)).toBe(1);
+    const count = (view: ActivityView, member: 'requests' | 'appRequests') =>
+      provider(view).minutes.reduce((sum, m) => sum + m[member], 0);
+    expect(count(after, 'requests') - count(before, 'requests')).toBe(1);
+    expect(count(after, 'appRequests') - count(before, 'appRequests')).toBe(1);
   });
 });
 
@@ -553,6 +567,10 @@ describe('the overview when a service is down', () => {
         severity: 'warning',
         place: 'services',
         text: 'Persona store: stopped. Start it (Services), or Start all.',
+      });
+      expect(view.headline).toEqual({
+        state: 'degraded',
+        text: 'Stopped: persona store. Start it on the Services page.',
       });
       expect(view.counts.personas).toEqual({
         error: 'The persona store is not answering (it is stopped). Start it in the Services panel, then try again.',

@@ -183,16 +183,24 @@ beforeAll(async () => {
     credential,
     platform,
   });
-  // More writes, so that the change log has a second page (the console shows ten entries a page).
-  const token = (
+  // More writes, so that the change log has a second page (the console shows ten entries a page), made as
+  // a hub makes them: with a hub credential, so that the overview charts them as a hub's traffic (the
+  // seeding above used the app's own credential, which they leave out). Revoked once done: no hub is connected.
+  const identityCall = async (method: string, path: string, authorization: string, body?: unknown) =>
     (await (
-      await fetch(`${url('identity')}/v1/auth/service-token`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ audience: 'persona' }),
+      await fetch(`${url('identity')}${path}`, {
+        method,
+        headers: { authorization, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
       })
-    ).json()) as { token: string }
-  ).token;
+    ).json()) as Record<string, string>;
+  const seeder = await identityCall('POST', '/v1/session-credentials', `Bearer ${credential}`, {
+    label: 'seeding',
+    audiences: ['persona'],
+  });
+  const token = (
+    await identityCall('POST', '/v1/auth/service-token', `Bearer ${seeder.credential}`, { audience: 'persona' })
+  ).token!;
   for (let i = 1; i <= 6; i++) {
     const res = await fetch(`${url('persona')}/v1/personas/${seeded.profile}/fields/chore_${i}`, {
       method: 'PUT',
@@ -219,6 +227,15 @@ beforeAll(async () => {
       source: 'assistant',
     });
   }
+
+  expect(
+    (
+      await fetch(`${url('identity')}/v1/session-credentials/${seeder.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${credential}` },
+      })
+    ).status,
+  ).toBeLessThan(300);
 
   // The hub's use of the provider, so the overview has CLI runs and tokens to chart.
   for (const content of ['Say hello.', 'Name a colour.']) {
@@ -306,10 +323,11 @@ describe('the console in Chromium against `npm run serve`', () => {
     expect(await count('Open subscriptions')).toBe('1');
     expect(await count('Platform connections')).toBe('1');
     const persona = page.locator('figure.chart[data-chart="persona-minutes"] .chart-summary');
-    // The seeding wrote to the persona store as a hub would; its own /metrics counted it.
+    // The seeding wrote to the persona store as a hub would; its own /metrics counted it, apart from the app's own.
     await expect
-      .poll(async () => Number(/^(\d+) requests/.exec(await persona.innerText())?.[1] ?? 0), PAGE_WAIT)
+      .poll(async () => Number(/^(\d+) requests from hubs/.exec(await persona.innerText())?.[1] ?? 0), PAGE_WAIT)
       .toBeGreaterThan(40);
+    expect(await persona.innerText()).toMatch(/Not drawn: \d+ calls of the app\u2019s own/);
     expect(await page.locator('figure.chart[data-chart="persona-minutes"] rect.bar.requests').count()).toBeGreaterThan(
       0,
     );

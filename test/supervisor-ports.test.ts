@@ -318,12 +318,7 @@ describe('a port already held by another program when the app starts', { timeout
     expect(needs[1]!.text).toBe(
       `The persona store was not started: it trusts the identity service, whose port ${identityPort} is held by node (process ${impostor.pid}), not by this app. To move the identity service instead, set IDENTITY_PORT to a free port.`,
     );
-    expect(
-      headline(
-        statuses.map((s) => s.state),
-        needs,
-      ),
-    ).toEqual({
+    expect(headline(statuses, needs)).toEqual({
       state: 'error',
       text: `A port of this app is held by another program: Stop node (process ${impostor.pid}), then start the identity service.`,
     });

@@ -1,6 +1,6 @@
 /**
  * The activity history from real prom-client text (the kit's ServiceMetrics): increases per minute and
- * per hour, a restarted process counted from zero, and never more than an hour of minutes and a day
+ * per hour, the hubs' requests apart from the app's own, a restarted process counted from zero, and never more than an hour of minutes and a day
  * of hours kept, whatever time passes. The clock is a parameter, so no test waits for it.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,6 +122,33 @@ describe('ActivityHistory', () => {
     for (const h of view.hours.slice(0, -1)) expect([8, 9]).toContain(h.counts.modelprov_cli_runs_total);
   });
 
+  it('keeps the app\u2019s own requests apart from the hubs\u2019, by the caller the service put on them', async () => {
+    const line = (status: string, caller: string, n: number) =>
+      `http_requests_total{method="GET",route="/v1/models",status_class="${status}",caller="${caller}",service="model-provider"} ${n}\n`;
+    const errors = (caller: string, n: number) =>
+      `http_request_errors_total{method="GET",route="/v1/models",kind="failed",caller="${caller}",service="model-provider"} ${n}\n`;
+    const text =
+      line('2xx', 'hub', 3) +
+      line('4xx', 'unverified', 2) +
+      line('5xx', 'hub', 1) +
+      errors('hub', 1) +
+      line('2xx', 'app', 40) +
+      line('4xx', 'app', 5) +
+      line('5xx', 'app', 2) +
+      errors('app', 2) +
+      // Probes are left out, the app's or not.
+      `http_requests_total{method="GET",route="/ready",status_class="5xx",caller="app",service="model-provider"} 9\n`;
+    const split = new ActivityHistory(
+      { status: () => [{ name: 'model-provider', state: 'ready', port: 1, url: '', restarts: 0, pid: 7 }] },
+      { metricsText: async () => text },
+      { now: () => Date.parse('2026-03-01T10:00:30Z') },
+    );
+    await split.sample();
+    const { at, ...minute } = split.view().services['model-provider']!.minutes.at(-1)!;
+    expect(at).toBe('2026-03-01T10:00:00.000Z');
+    expect(minute).toEqual({ requests: 6, refused: 2, errors: 1, appRequests: 47, appRefused: 5, appErrors: 2 });
+  });
+
   it('says why a service could not be read', async () => {
     const history = new ActivityHistory(
       { status: () => [{ name: 'identity', state: 'stopped', port: 1, url: 'http://127.0.0.1:1', restarts: 0 }] },
@@ -201,6 +228,27 @@ describe('the history on disk', () => {
     const view = later.view(MINUTES_KEPT).services['persona-store']!;
     expect(view.minutes.every((m) => m.requests === 0)).toBe(true);
     expect(view.hours.every((h) => Object.keys(h.counts).length === 0)).toBe(true);
+  });
+
+  it('a history written before the app\u2019s own calls were counted apart keeps its hours, not its minutes', async () => {
+    const file = join(dir, 'version-1.json');
+    const at = Date.parse('2026-03-01T09:50:00Z');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        version: 1,
+        services: {
+          'persona-store': {
+            totals: [],
+            minutes: [{ at: new Date(at).toISOString(), requests: 240, refused: 15, errors: 0 }],
+            hours: [[Date.parse('2026-03-01T09:00:00Z'), { persona_writes_total: 3 }]],
+          },
+        },
+      }),
+    );
+    const view = world(file).open().view().services['persona-store']!;
+    expect(view.minutes.every((m) => m.requests === 0 && m.appRequests === 0)).toBe(true);
+    expect(view.hours.at(-2)!.counts).toEqual({ persona_writes_total: 3 });
   });
 
   it('a file that is not a history starts empty instead of failing', async () => {

@@ -3,12 +3,14 @@
  * once a minute (and whenever the overview asks), turns counter totals into increases, and keeps one
  * point a minute and one an hour for the last day. Bounded: 1,440 + 24 points per service. A counter
  * that went down (the service restarted) counts from zero. With a file, the history is written after
- * every reading and read back at start, so the charts survive a restart of the app.
+ * every reading and read back at start, so the charts survive a restart of the app. A minute keeps the
+ * hubs' requests apart from the app's own, by the `caller` label the service put on them.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import {
+  APP_CALLER,
   METRIC_NAMES,
   PROBE_ROUTES,
   type ActivityView,
@@ -29,17 +31,27 @@ export const MINUTES_KEPT = 24 * 60;
 export const MINUTES_SHOWN = 60;
 export const HOURS_KEPT = 24;
 
-/** The history file: a version, and per service its points and the totals of its current process. */
+/**
+ * The history file: a version, and per service its points and the totals of its current process.
+ * Version 1 mixed the app's own requests into each minute: its minutes are not read back (its hours are).
+ */
+const MinuteStored = z.object({
+  at: z.string(),
+  requests: z.number(),
+  refused: z.number(),
+  errors: z.number(),
+  appRequests: z.number(),
+  appRefused: z.number(),
+  appErrors: z.number(),
+});
 const Stored = z.object({
-  version: z.literal(1),
+  version: z.union([z.literal(1), z.literal(2)]),
   services: z.record(
     z.string(),
     z.object({
       pid: z.number().int().optional(),
       totals: z.array(z.tuple([z.string().max(2_000), z.number()])).max(10_000),
-      minutes: z
-        .array(z.object({ at: z.string(), requests: z.number(), refused: z.number(), errors: z.number() }))
-        .max(MINUTES_KEPT),
+      minutes: z.array(z.unknown()).max(MINUTES_KEPT),
       hours: z.array(z.tuple([z.number(), z.record(z.string(), z.number())])).max(HOURS_KEPT),
     }),
   ),
@@ -52,6 +64,18 @@ const HOURLY = [
   METRIC_NAMES.personaRecalls,
   METRIC_NAMES.requests,
 ];
+
+function emptyMinute(at: number): MinutePoint {
+  return {
+    at: new Date(at).toISOString(),
+    requests: 0,
+    refused: 0,
+    errors: 0,
+    appRequests: 0,
+    appRefused: 0,
+    appErrors: 0,
+  };
+}
 
 export interface Sample {
   name: string;
@@ -144,7 +168,7 @@ export class ActivityHistory {
       for (let i = shown - 1; i >= 0; i--) {
         const at = thisMinute - i * MINUTE;
         const point = track.minutes.get(at);
-        minutes.push(point ? { ...point } : { at: new Date(at).toISOString(), requests: 0, refused: 0, errors: 0 });
+        minutes.push(point ? { ...point } : emptyMinute(at));
       }
       const hours: HourPoint[] = [];
       for (let i = HOURS_KEPT - 1; i >= 0; i--) {
@@ -214,14 +238,14 @@ export class ActivityHistory {
         ...(track.pid !== undefined ? { pid: track.pid } : {}),
         totals: [...track.totals],
         // Quiet minutes are not written: the view fills them with zeros.
-        minutes: [...track.minutes.values()].filter((m) => m.requests > 0 || m.errors > 0),
+        minutes: [...track.minutes.values()].filter((m) => m.requests > 0 || m.errors > 0 || m.appRequests > 0),
         hours: [...track.hours].filter(([, counts]) => Object.keys(counts).length > 0),
       };
     }
     try {
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
       const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, JSON.stringify({ version: 1, services }), { mode: 0o600 });
+      writeFileSync(temporary, JSON.stringify({ version: 2, services }), { mode: 0o600 });
       renameSync(temporary, file);
     } catch {
       // A full or read-only disk costs the history after a restart, never the charts now.
@@ -246,10 +270,13 @@ export class ActivityHistory {
       // The totals of a process still running carry on: its next reading adds only what is new.
       track.pid = saved.pid;
       track.totals = new Map(saved.totals);
-      for (const m of saved.minutes) {
-        const at = Date.parse(m.at);
+      // A version 1 minute counted the app's own requests as the hubs': it would draw them again.
+      for (const raw of stored.version === 2 ? saved.minutes : []) {
+        const m = MinuteStored.safeParse(raw);
+        if (!m.success) continue;
+        const at = Date.parse(m.data.at);
         if (Number.isFinite(at) && at >= firstMinute && at <= now)
-          track.minutes.set(at, { ...m, at: new Date(at).toISOString() });
+          track.minutes.set(at, { ...m.data, at: new Date(at).toISOString() });
       }
       for (const [at, counts] of saved.hours) if (at >= firstHour && at <= now) track.hours.set(at, counts);
     }
@@ -259,12 +286,7 @@ export class ActivityHistory {
     const now = this.now();
     const minuteAt = Math.floor(now / MINUTE) * MINUTE;
     const hourAt = Math.floor(now / HOUR) * HOUR;
-    const minute = track.minutes.get(minuteAt) ?? {
-      at: new Date(minuteAt).toISOString(),
-      requests: 0,
-      refused: 0,
-      errors: 0,
-    };
+    const minute = track.minutes.get(minuteAt) ?? emptyMinute(minuteAt);
     const hour = track.hours.get(hourAt) ?? {};
     for (const s of samples) {
       const key = `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;
@@ -274,11 +296,18 @@ export class ActivityHistory {
       const delta = s.value >= before ? s.value - before : s.value;
       if (delta <= 0 || !Number.isFinite(delta)) continue;
       if (s.labels.route !== undefined && PROBE_ROUTES.includes(s.labels.route)) continue;
+      // The app's own only where the service proved it (services/kit/callers.ts); anything else is the hubs'.
+      const app = s.labels.caller === APP_CALLER;
       if (s.name === METRIC_NAMES.requests) {
-        minute.requests += delta;
-        if (s.labels.status_class === '4xx') minute.refused += delta;
+        if (app) minute.appRequests += delta;
+        else minute.requests += delta;
+        if (s.labels.status_class === '4xx') {
+          if (app) minute.appRefused += delta;
+          else minute.refused += delta;
+        }
       } else if (s.name === METRIC_NAMES.errors) {
-        minute.errors += delta;
+        if (app) minute.appErrors += delta;
+        else minute.errors += delta;
       }
       if (HOURLY.includes(s.name as (typeof HOURLY)[number])) {
         const part = s.labels.kind ?? s.labels.outcome ?? s.labels.scope ?? s.labels.target_kind;

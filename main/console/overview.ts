@@ -4,14 +4,14 @@
  * charts. Each part is read on its own: a service that does not answer makes its own counts say why,
  * never the whole page fail.
  */
-import type { ActivityView } from '../../common/activity.ts';
+import { spanWords, type ActivityView } from '../../common/activity.ts';
 import type { Attention, Count, OverviewView, ServiceView } from '../../common/contract.ts';
 import { CONNECTION_NEED, headline, serviceNeed, type Need } from '../../common/needs.ts';
 import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
 import { STATE_ADVICE, STATE_WORDS, TROUBLE_STATES } from '../../common/states.ts';
 import { z } from 'zod';
-import { MINUTES_KEPT } from './activity.ts';
-import { method, NoParams, personaPath, type MethodContext } from './method-spec.ts';
+import { MINUTES_KEPT, MINUTES_SHOWN } from './activity.ts';
+import { method, personaPath, type MethodContext } from './method-spec.ts';
 import type { ServiceClient } from './service-client.ts';
 import type { ConnectionList, SessionCredentialList } from '../../services/identity/shapes.ts';
 import type { Readiness } from '../../services/model-provider/shapes.ts';
@@ -95,7 +95,13 @@ function serviceAttention(s: ServiceView): Attention | undefined {
   };
 }
 
-async function overview(ctx: MethodContext): Promise<OverviewView> {
+/** The span the overview's charts show, in minutes (what "Needs attention" names errors over): an hour unless asked. */
+const Span = z
+  .object({ minutes: z.number().int().min(1).max(MINUTES_KEPT).optional() })
+  .strict()
+  .optional();
+
+async function overview(ctx: MethodContext, minutes = MINUTES_SHOWN): Promise<OverviewView> {
   const { services, supervisor, crashes } = ctx;
   const current = supervisor.status();
   const personas = personaProfiles(services);
@@ -182,14 +188,15 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
       place: 'platform',
     });
   }
-  // Every error a chart draws in red is named here too (the last hour, as the chart shows it by default).
-  const hour = ctx.activity.view(60);
-  for (const [name, service] of Object.entries(hour.services)) {
+  // Every error a chart draws in red is named here too, over the span the charts show: the hubs' (the
+  // app's own are not drawn; the console says so where its own call failed).
+  const shown = ctx.activity.view(minutes);
+  for (const [name, service] of Object.entries(shown.services)) {
     const errors = (service?.minutes ?? []).reduce((n, m) => n + m.errors, 0);
     if (errors === 0) continue;
     attention.push({
       severity: 'warning',
-      text: `The ${SERVICE_CATALOGUE[name as ServiceName].label} failed ${errors === 1 ? 'one request' : `${errors} requests`} in the last hour (the red in its chart); its log says why.`,
+      text: `The ${SERVICE_CATALOGUE[name as ServiceName].label} failed ${errors === 1 ? 'one request' : `${errors} requests`} of hubs in the ${spanWords(shown.services[name]!.minutes.length)} (the red in its chart); its log says why.`,
       place: 'services',
     });
   }
@@ -204,31 +211,11 @@ async function overview(ctx: MethodContext): Promise<OverviewView> {
   // A provider that waits says so as its need (card and headline), not a second time here.
   if (ready && !needs.some((n) => n.service === 'model-provider')) attention.push(...providerAttention(ready));
   return {
-    headline: stoppedHeadline(
-      headline(
-        statuses.map((s) => s.state),
-        needs,
-      ),
-      statuses,
-    ),
+    headline: headline(statuses, needs),
     services: statuses,
     needs,
     counts: { personas: personaCount, fields, notes, openSubscriptions, connections, hubCredentials },
     attention,
-  };
-}
-
-/** A headline that names the services stopped while others run, and where to start them. */
-function stoppedHeadline(
-  said: { state: OverviewView['headline']['state']; text: string },
-  statuses: readonly ServiceView[],
-): OverviewView['headline'] {
-  const stopped = statuses.filter((s) => s.state === 'stopped' || s.state === 'stopping');
-  if (stopped.length === 0 || stopped.length === statuses.length || said.state !== 'degraded') return said;
-  const names = stopped.map((s) => SERVICE_CATALOGUE[s.name].label).join(', ');
-  return {
-    state: 'degraded',
-    text: `Stopped: ${names}. Start ${stopped.length === 1 ? 'it' : 'them'} on the Services page.`,
   };
 }
 
@@ -248,16 +235,11 @@ export function expiringSoon<C extends { purpose: string; expires_at: string | n
 }
 
 export const OVERVIEW_METHODS = {
-  'overview.get': method(NoParams, async (_p, ctx) => overview(ctx)),
+  // `minutes`: the span the page's charts show, so that every error they draw is named.
+  'overview.get': method(Span, async (p, ctx) => overview(ctx, p?.minutes)),
   // Read now, so the chart's last minute is current when the page asks.
-  'overview.activity': method(
-    z
-      .object({ minutes: z.number().int().min(1).max(MINUTES_KEPT).optional() })
-      .strict()
-      .optional(),
-    async (p, ctx): Promise<ActivityView> => {
-      await ctx.activity.sample();
-      return ctx.activity.view(p?.minutes);
-    },
-  ),
+  'overview.activity': method(Span, async (p, ctx): Promise<ActivityView> => {
+    await ctx.activity.sample();
+    return ctx.activity.view(p?.minutes);
+  }),
 };

@@ -2,7 +2,8 @@
  * How the console reaches the services: plain HTTP on loopback, with tokens minted from the identity
  * service with the local account's session credential. Identity itself is called only on its socket in
  * its data folder, never on its port: every call to it carries the session credential, and only what
- * answers there is identity. Tokens live in this module's memory only; they are never part of a result
+ * answers there is identity. The provider, which takes no credential, is called on its socket too, so
+ * its counters tell the console's calls from a hub's. Tokens live in this module's memory only; they are never part of a result
  * or an error message.
  */
 import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
@@ -66,6 +67,7 @@ const UNREACHABLE: Record<ServiceState, string> = {
 export class ServiceClient {
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
   private identityChannel?: IdentityChannel;
+  private providerChannel?: IdentityChannel;
 
   constructor(private readonly supervisor: Supervisor) {}
 
@@ -73,6 +75,16 @@ export class ServiceClient {
   private identity(): IdentityChannel {
     this.identityChannel ??= overSocket(this.supervisor.url('identity'), this.supervisor.identitySocket());
     return this.identityChannel;
+  }
+
+  /**
+   * The provider's socket, made once: it takes no credential, so calling it there is what keeps the
+   * console's calls apart from a hub's in its counters (services/kit/callers.ts). The channel is the
+   * kit's owner-only socket client, which checks the folder and the socket are this user's.
+   */
+  private provider(): IdentityChannel {
+    this.providerChannel ??= overSocket(this.supervisor.url('model-provider'), this.supervisor.providerSocket());
+    return this.providerChannel;
   }
 
   /** Calls a service with the credential it expects: a minted token, the session credential (identity) or none. */
@@ -170,9 +182,12 @@ export class ServiceClient {
     }
     const headers: Record<string, string> = { ...request.headers, accept: 'application/json' };
     if (authorization) headers.authorization = authorization;
-    if (service === 'identity') {
+    // Identity and the provider on their sockets in their data folders; the others on their ports, with a token.
+    const channel =
+      service === 'identity' ? this.identity() : service === 'model-provider' ? this.provider() : undefined;
+    if (channel) {
       try {
-        const { status, body } = await this.identity().call({
+        const { status, body } = await channel.call({
           method: request.method ?? 'GET',
           path: url.pathname + url.search,
           headers,

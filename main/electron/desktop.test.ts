@@ -460,6 +460,23 @@ describe('the tray menu is built from the services\u2019 state', () => {
       provider.find((i) => i.label === 'Stop')!.enabled,
     ]).toEqual([false, true]);
   });
+
+  it('a service the person stopped changes the icon and is named in the tooltip, as on the overview', () => {
+    const statuses = [
+      status('identity', 'ready'),
+      status('persona-store', 'stopped'),
+      status('model-provider', 'ready'),
+    ];
+    expect(aggregateState(statuses)).toBe('degraded');
+    expect(trayTooltip(statuses)).toBe(
+      'Hub services: Stopped: persona store. Start it on the Services page. (2 of 3 ready)',
+    );
+    // Stopped beside one that waits for the person: the stop is the news.
+    const waiting = [status('persona-store', 'stopped'), status('model-provider', 'waiting', { waitingOn: ['login'] })];
+    expect(trayTooltip(waiting)).toBe(
+      'Hub services: Stopped: persona store. Start it on the Services page. (0 of 2 ready)',
+    );
+  });
 });
 
 describe('notification decisions', () => {

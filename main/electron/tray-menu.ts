@@ -53,10 +53,7 @@ export function aggregateState(statuses: readonly ServiceStatus[]): AggregateSta
 export function trayTooltip(statuses: readonly ServiceStatus[]): string {
   const ready = statuses.filter((s) => s.state === 'ready').length;
   const needs = statuses.flatMap((s) => serviceNeed(s) ?? []);
-  const { text } = headline(
-    statuses.map((s) => s.state),
-    needs,
-  );
+  const { text } = headline(statuses, needs);
   return `Hub services: ${text} (${ready} of ${statuses.length} ready)`;
 }
 

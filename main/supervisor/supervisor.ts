@@ -30,6 +30,7 @@ import {
   identityPlaces,
   personaSettingsToken,
   placement,
+  providerSocket,
   serviceEnv,
   settingsFile,
   type Placement,
@@ -221,6 +222,10 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
 
   identitySocket(): string {
     return identityPlaces(this.dataDir, this.env).socket;
+  }
+
+  providerSocket(): string {
+    return providerSocket(this.dataDir, this.env);
   }
 
   async start(name: ServiceName): Promise<void> {

@@ -39,6 +39,8 @@ export interface Supervisor extends EventEmitter {
   localCredential(): Promise<string>;
   /** Identity's socket in its data folder: the one way the console calls identity (services/kit/identity-channel.ts). */
   identitySocket(): string;
+  /** The provider's socket in its data folder: where the console calls it, so its calls count as the app's own. */
+  providerSocket(): string;
   /** The app's settings that reach the services' environments (read at each start of a service). */
   readonly settings: ServiceSettingsStore;
   /** Probes a running service now (a person's "re-check"); its status once that probe answered. */

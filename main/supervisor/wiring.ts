@@ -18,6 +18,7 @@ import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 import { CLI_ENVIRONMENT_NAMES } from '../../services/model-provider/invocation.ts';
 import {
   IDENTITY_PLACES,
+  PROVIDER_SOCKET,
   SERVICE_CATALOGUE,
   SERVICE_NAMES,
   type ServiceName,
@@ -294,6 +295,11 @@ export function placement(name: ServiceName, dataDir: string, env: NodeJS.Proces
 export function identityPlaces(dataDir: string, env: NodeJS.ProcessEnv): { keysFile: string; socket: string } {
   const folder = placement('identity', dataDir, env).dataDir;
   return { keysFile: join(folder, IDENTITY_PLACES.keysFile), socket: join(folder, IDENTITY_PLACES.socket) };
+}
+
+/** The provider's socket, in its data folder wherever the user placed it. */
+export function providerSocket(dataDir: string, env: NodeJS.ProcessEnv): string {
+  return join(placement('model-provider', dataDir, env).dataDir, PROVIDER_SOCKET);
 }
 
 export function baseUrl(p: Pick<Placement, 'host' | 'port'>): string {

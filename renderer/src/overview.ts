@@ -4,7 +4,7 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { METRIC_NAMES, type ActivityView, type ServiceActivity } from '../../common/activity.ts';
+import { METRIC_NAMES, spanWords, type ActivityView, type ServiceActivity } from '../../common/activity.ts';
 import type { Count, Need, OverviewView } from '../../common/contract.ts';
 import { SERVICE_CATALOGUE, type ServiceName } from '../../common/services.ts';
 import { AGGREGATE_WORDS, aggregateState, RUNNING_STATES, STATE_WORDS } from '../../common/states.ts';
@@ -25,7 +25,9 @@ function CountCell({ label, count, href }: { label: string; count: Count; href: 
 }
 
 export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) {
-  const overview = useCall<OverviewView>('overview.get', undefined, 'overview', 5_000);
+  // The charts' span: "Needs attention" names every error they draw over the same span.
+  const [minutes, setMinutes] = useState(60);
+  const overview = useCall<OverviewView>('overview.get', { minutes }, 'overview', 5_000, minutes);
   const control = useServiceControl(overview.reload);
   return html`<section aria-labelledby="overview-title">
     <h2 id="overview-title" tabindex="-1">Overview</h2>
@@ -78,7 +80,7 @@ export function Overview({ showLog }: { showLog: (name: ServiceName) => void }) 
     />
     ${
       // No charts under an overview that cannot be read (the app quit, the console is gone): they would be stale.
-      overview.load.state === 'done' ? html`<${Activity} />` : null
+      overview.load.state === 'done' ? html`<${Activity} minutes=${minutes} setMinutes=${setMinutes} />` : null
     }
   </section>`;
 }
@@ -139,19 +141,16 @@ function reason(a: ServiceActivity | undefined): string | undefined {
   return a.reading.reason.replace(/\.$/, '');
 }
 
-/** How long a run of slots covers, in words: "last hour", "last 24 hours", "last 3 hours". */
-function spanWords(slots: number, minutesPerSlot: number): string {
-  const minutes = slots * minutesPerSlot;
-  if (minutes === 60) return 'last hour';
-  if (minutes === 1440) return 'last day';
-  return minutes % 60 === 0 ? `last ${plural(minutes / 60, 'hour')}` : `last ${plural(minutes, 'minute')}`;
-}
-
+/**
+ * A service's requests per minute: the hubs' (every caller the service did not prove to be the app) as
+ * bars, their 5xx and abandoned in red; the app's own (this console, the services' calls to each other)
+ * counted in the sentence, never drawn, so the chart shows what the hubs did.
+ */
 function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; activity: ServiceActivity | undefined }) {
-  const span = spanWords(activity?.minutes.length || 60, 1);
-  const title = `${SERVICE_CATALOGUE[name].title}: requests and errors per minute, ${span}`;
+  const span = spanWords(activity?.minutes.length || 60);
+  const title = `${SERVICE_CATALOGUE[name].title}: requests from hubs and errors per minute, ${span}`;
   const why = reason(activity);
-  if (!activity || (why && activity.minutes.every((m) => m.requests === 0))) {
+  if (!activity || (why && activity.minutes.every((m) => m.requests === 0 && m.appRequests === 0))) {
     return html`<figure class="chart" data-chart=${id}>
       <figcaption>${title}</figcaption>
       <p class="muted chart-summary">Not counted: ${why ?? 'no reading yet'}.</p>
@@ -160,7 +159,17 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
   const requests = activity.minutes.map((m) => m.requests);
   const errors = activity.minutes.map((m) => m.errors);
   const refused = sum(activity.minutes.map((m) => m.refused));
-  const summary = `${plural(sum(requests), 'request')} in the ${span} (${refused} refused), ${plural(sum(errors), 'error')}; busiest minute ${Math.max(...requests)}.`;
+  const own = sum(activity.minutes.map((m) => m.appRequests));
+  const ownFailed = sum(activity.minutes.map((m) => m.appErrors));
+  const summary = [
+    `${plural(sum(requests), 'request')} from hubs in the ${span} (${refused} refused), ${plural(sum(errors), 'error')}; busiest minute ${Math.max(...requests)}.`,
+    own > 0
+      ? `Not drawn: ${plural(own, 'call')} of the app\u2019s own (this console, the services\u2019 calls to each other)${ownFailed > 0 ? `, ${ownFailed} failed` : ''}.`
+      : '',
+    why ? `Not read now: ${why}.` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
   return html`<${BarChart}
     id=${id}
     title=${title}
@@ -168,7 +177,7 @@ function MinuteChart({ id, name, activity }: { id: string; name: ServiceName; ac
     summary=${summary}
     times=${activity.minutes.map((m) => m.at)}
     series=${[
-      { kind: 'requests', label: 'requests', values: requests },
+      { kind: 'requests', label: 'requests from hubs', values: requests },
       { kind: 'errors', label: 'errors (5xx, abandoned)', values: errors },
     ]}
   />`;
@@ -187,7 +196,7 @@ function HourChart(props: HourChartSpec & { activity: ServiceActivity | undefine
   const { id, activity, counter } = props;
   const many = `${props.one}s`;
   const { title: what, label: who } = SERVICE_CATALOGUE[props.service];
-  const title = `${what}: ${many} per hour, ${spanWords(activity?.hours.length || 24, 60)}`;
+  const title = `${what}: ${many} per hour, ${spanWords((activity?.hours.length || 24) * 60)}`;
   const why = reason(activity);
   if (!activity || !activity.counters.includes(counter)) {
     const missing = why ?? `the ${who} does not count this yet (no ${counter} at its /metrics)`;
@@ -201,7 +210,7 @@ function HourChart(props: HourChartSpec & { activity: ServiceActivity | undefine
     id=${id}
     title=${title}
     slotLabel="hour"
-    summary=${`${plural(sum(values), props.one)} in the ${spanWords(values.length, 60)}; busiest hour ${Math.max(...values)}.`}
+    summary=${`${plural(sum(values), props.one)} in the ${spanWords(values.length * 60)}; busiest hour ${Math.max(...values)}.`}
     times=${activity.hours.map((h) => h.at)}
     series=${[{ kind: props.kind, label: many, values }]}
   />`;
@@ -229,8 +238,7 @@ const HOUR_CHARTS: HourChartSpec[] = [
   },
 ];
 
-function Activity() {
-  const [minutes, setMinutes] = useState(60);
+function Activity({ minutes, setMinutes }: { minutes: number; setMinutes: (minutes: number) => void }) {
   const activity = useCall<ActivityView>('overview.activity', { minutes }, `activity:${minutes}`, 30_000);
   return html`<section class="activity" aria-labelledby="activity-title">
     <div class="section-head">
@@ -263,7 +271,7 @@ function Activity() {
           <p class="muted">
             ${
               // One string: htm drops the space where a line break meets a value ("every60 s").
-              `Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}.`
+              `Counted by each service at its /metrics (Prometheus format; your own Prometheus can read it too), read every ${view.intervalSeconds} s and kept for a day on disk, so a restart keeps the history; last read ${formatTime(view.at)}. Requests from hubs are every caller a service did not prove to be this app (a hub credential, or none); the app\u2019s own calls are counted apart, and probes not at all.`
             }
           </p>`}
     />

@@ -3,6 +3,7 @@ import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { Api, type Reply, type RouteContext, type RouteSpec } from '../kit/api.ts';
 import { ALLOWED_ALGORITHMS, bearerToken } from '../kit/auth.ts';
+import { noteAppCaller } from '../kit/callers.ts';
 import { problem } from '../kit/problem.ts';
 import { lifetimeWithin, MAX_SESSION_SECONDS, type Accounts, type SessionPrincipal } from './accounts.ts';
 import { AUDIENCE_NAME } from './config.ts';
@@ -92,8 +93,11 @@ export function identityApi(parts: IdentityParts): Api {
       ...spec,
       auth: false,
       problems: [401, ...(spec.problems ?? [])],
-      // Before the body is read, like a token.
-      checkCaller: (req) => void registeredService(parts.services, req.get('authorization')),
+      // Before the body is read, like a token. A registered service is the app's own (its HTTP counters keep it apart from a hub's).
+      checkCaller: (req) => {
+        registeredService(parts.services, req.get('authorization'));
+        noteAppCaller(req);
+      },
       handler: (ctx) => spec.handler(ctx, registeredService(parts.services, ctx.req.get('authorization'))),
     });
   /** A token this service minted: its signature, issuer and expiry, and the claims named present. */

@@ -2,6 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { Principal, TokenVerifier } from './auth.ts';
+import { noteVerifiedCaller } from './callers.ts';
 import { Problem, earlyProblem, problem } from './problem.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -172,6 +173,13 @@ export class Api {
     });
   }
 
+  /** The request's caller, verified, and noted as the app's or a hub's for the HTTP counters (callers.ts). */
+  private async verifyCaller(req: Request): Promise<Principal> {
+    const principal = await this.verifier!.verify(req.get('authorization'));
+    noteVerifiedCaller(req, principal);
+    return principal;
+  }
+
   route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, H extends AnyObject>(
     spec: RouteSpec<P, Q, B, H>,
   ): void {
@@ -247,7 +255,7 @@ export class Api {
       if (verified?.operationId === spec.operationId && 'principal' in verified) principal = verified.principal;
       else {
         try {
-          principal = await this.verifier!.verify(req.get('authorization'));
+          principal = await this.verifyCaller(req);
         } catch (refusal) {
           // Answered by the route, after the checks that come before it (a caller without a token gets 401, never a screen's refusal).
           this.screened.set(req, { operationId: spec.operationId, refusal });
@@ -264,7 +272,7 @@ export class Api {
       // An app that does not mount `screening` (an Api used on its own) still screens, just before validation.
       if (spec.screen && !this.screenRan.has(req)) await screen(req);
       const screened = this.screened.get(req);
-      if (screened?.operationId !== spec.operationId) return this.verifier!.verify(req.get('authorization'));
+      if (screened?.operationId !== spec.operationId) return this.verifyCaller(req);
       if ('refusal' in screened) throw screened.refusal;
       return screened.principal;
     };
@@ -308,7 +316,7 @@ export class Api {
         if (auth)
           this.screened.set(req, {
             operationId: spec.operationId,
-            principal: await this.verifier!.verify(req.get('authorization')),
+            principal: await this.verifyCaller(req),
           });
       };
       check().then(() => next('router'), next);

@@ -3,6 +3,7 @@ import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Express } from 'express';
 import { PROBLEM_ENVELOPE, type ErrorEnvelope } from './api.ts';
+import { servesTheAppOnly } from './callers.ts';
 import { ConfigError } from './config.ts';
 import { DEFAULT_MAX_CONNECTIONS } from './connections.ts';
 import { MAX_SOCKET_PATH_BYTES } from './identity-channel.ts';
@@ -23,6 +24,7 @@ export interface LocalSocketListener {
  * pipe with a random name, written (owner-only) to the file at `path`, so only who can read the folder
  * can find the pipe; the name is new at every start, and Windows refuses to make a pipe whose name is
  * taken. Its own HTTP shell, with the kit's timeouts and connection bound apart from the TCP port's.
+ * What arrives here is counted as the app's own traffic (callers.ts): only the user's programs can reach it.
  */
 export async function listenOnLocalSocket(app: Express, path: string): Promise<LocalSocketListener> {
   const windows = process.platform === 'win32';
@@ -46,6 +48,7 @@ export async function listenOnLocalSocket(app: Express, path: string): Promise<L
     early: (status, detail) => envelope.early(status, detail),
     speaker: 'This service',
   });
+  servesTheAppOnly(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(address, () => {

@@ -1,6 +1,7 @@
 /**
  * Each service's counters, in the Prometheus text format through prom-client, at `GET /metrics`:
- * HTTP answers by method, route template and status class, and whatever counters the service adds.
+ * HTTP answers by method, route template, status class and caller (the app's own or a hub's, as the
+ * service proved it: callers.ts), and whatever counters the service adds.
  * A label never carries a profile, a key, a prompt or any content: the HTTP labels are the route's
  * template (`/v1/personas/{profile}`), never the path sent, and a service's own counters take only
  * the label values it declared when it made them. `/metrics` answers only this machine (loopback
@@ -9,8 +10,10 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Registry } from 'prom-client';
+import { provenCaller, type Caller } from './callers.ts';
 import { isLoopbackHost } from './config.ts';
 import { parseHostHeader } from './host-check.ts';
+import { PROBE_PATHS } from './probes.ts';
 import { problem } from './problem.ts';
 import { RELAYED_PEER } from './supervised.ts';
 
@@ -40,8 +43,8 @@ const NAME = /^[a-z][a-z0-9_]*_total$/;
 
 export class ServiceMetrics {
   readonly registry = new Registry();
-  private readonly requestCounter: Counter<'method' | 'route' | 'status_class'>;
-  private readonly errorCounter: Counter<'method' | 'route' | 'kind'>;
+  private readonly requestCounter: Counter<'method' | 'route' | 'status_class' | 'caller'>;
+  private readonly errorCounter: Counter<'method' | 'route' | 'kind' | 'caller'>;
   private readonly handles = new Map<Counter<string>, Map<string, { inc(): void }>>();
 
   /** `service` becomes a default label of every series (`service="persona-store"`), as a scrape of several services needs. */
@@ -49,14 +52,14 @@ export class ServiceMetrics {
     this.registry.setDefaultLabels({ service });
     this.requestCounter = new Counter({
       name: 'http_requests_total',
-      help: 'HTTP requests answered, by method, route template and status class (2xx, 3xx, 4xx, 5xx).',
-      labelNames: ['method', 'route', 'status_class'],
+      help: 'HTTP requests answered, by method, route template, status class (2xx, 3xx, 4xx, 5xx) and caller (app: the app itself or the person\u2019s own credential; hub: a hub\u2019s credential; unverified: nothing proven).',
+      labelNames: ['method', 'route', 'status_class', 'caller'],
       registers: [this.registry],
     });
     this.errorCounter = new Counter({
       name: 'http_request_errors_total',
-      help: 'HTTP requests that failed: answered 5xx (kind="failed"), or the connection closed before the answer (kind="aborted").',
-      labelNames: ['method', 'route', 'kind'],
+      help: 'HTTP requests that failed: answered 5xx (kind="failed"), or the connection closed before the answer (kind="aborted"); by caller, as http_requests_total.',
+      labelNames: ['method', 'route', 'kind', 'caller'],
       registers: [this.registry],
     });
   }
@@ -102,14 +105,17 @@ export class ServiceMetrics {
 
   /** Middleware, mounted first: counts every answer when it is sent, or when the client left before it. */
   readonly countRequests: RequestHandler = (req, res, next) => {
-    const labels = () => ({ method: METHODS.has(req.method) ? req.method : 'other', route: routeTemplate(req) });
+    const labels = () => {
+      const route = routeTemplate(req);
+      return { method: METHODS.has(req.method) ? req.method : 'other', route, caller: callerOf(req, route) };
+    };
     res.on('finish', () => {
-      const { method, route } = labels();
+      const { method, route, caller } = labels();
       // Scrapes are not the service's work: counting them would draw the scraper's own rhythm on every chart.
       if (route === METRICS_PATH) return;
       const status = res.statusCode;
-      this.handle(this.requestCounter, { method, route, status_class: `${Math.floor(status / 100)}xx` }).inc();
-      if (status >= 500) this.handle(this.errorCounter, { method, route, kind: 'failed' }).inc();
+      this.handle(this.requestCounter, { method, route, status_class: `${Math.floor(status / 100)}xx`, caller }).inc();
+      if (status >= 500) this.handle(this.errorCounter, { method, route, kind: 'failed', caller }).inc();
     });
     res.on('close', () => {
       if (!res.writableFinished) this.handle(this.errorCounter, { ...labels(), kind: 'aborted' }).inc();
@@ -139,6 +145,15 @@ export class ServiceMetrics {
       );
     };
   }
+}
+
+/**
+ * Who made the request, as the service proved it (callers.ts); a probe is the app's whoever asks, as it
+ * does no work (the supervisor asks every few seconds).
+ */
+function callerOf(req: Request, route: string): Caller {
+  if ((PROBE_PATHS as readonly string[]).includes(route)) return 'app';
+  return provenCaller(req) ?? 'unverified';
 }
 
 /** The route's template in OpenAPI style (`/v1/personas/{profile}`), or UNMATCHED_ROUTE: never the path sent. */

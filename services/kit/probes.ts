@@ -5,6 +5,10 @@ import { ProblemSchema } from './api.ts';
 
 export type Check = () => boolean | Promise<boolean>;
 
+/** Where the probes answer: liveness, then readiness. */
+export const PROBE_PATHS = ['/healthy', '/ready'] as const;
+const [HEALTHY_PATH, READY_PATH] = PROBE_PATHS;
+
 /** A service's probes: the named checks of /ready, the sentence that says what a failing one means, and what /ready checks in a line (its summary in the document). */
 export interface Probes {
   checks: Record<string, Check>;
@@ -20,7 +24,7 @@ const CheckResults = z
 export function documentProbes(registry: OpenAPIRegistry, readiness: string): void {
   registry.registerPath({
     method: 'get',
-    path: '/healthy',
+    path: HEALTHY_PATH,
     operationId: 'healthy',
     summary: 'Liveness: answers whenever the process is up; checks nothing',
     tags: ['probes'],
@@ -34,7 +38,7 @@ export function documentProbes(registry: OpenAPIRegistry, readiness: string): vo
   });
   registry.registerPath({
     method: 'get',
-    path: '/ready',
+    path: READY_PATH,
     operationId: 'ready',
     summary: readiness,
     tags: ['probes'],
@@ -66,7 +70,7 @@ export function documentProbes(registry: OpenAPIRegistry, readiness: string): vo
  */
 export function mountProbes(app: Express, checks: Record<string, Check>, explain: Record<string, string> = {}): void {
   mountHealthy(app);
-  app.get('/ready', async (_req, res) => {
+  app.get(READY_PATH, async (_req, res) => {
     const results: Record<string, 'ok' | 'failing'> = {};
     const failing: string[] = [];
     for (const [name, check] of Object.entries(checks)) {
@@ -100,7 +104,7 @@ export function mountProbes(app: Express, checks: Record<string, Check>, explain
 
 /** `/healthy`: answers whenever the process is up, checks nothing. */
 function mountHealthy(app: Express): void {
-  app.get('/healthy', (_req, res) => {
+  app.get(HEALTHY_PATH, (_req, res) => {
     res.json({ status: 'ok' });
   });
 }

@@ -2,6 +2,8 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECRET_PREFIXES } from '../../common/secret-formats.ts';
+import { PROVIDER_SOCKET } from '../../common/services.ts';
+import { listenOnLocalSocket, type LocalSocketListener } from '../kit/local-socket.ts';
 import { createLogger, type Logger } from '../kit/logger.ts';
 import { ServiceMetrics } from '../kit/metrics.ts';
 import { serve, type RunningService } from '../kit/server.ts';
@@ -84,7 +86,24 @@ export async function startModelProvider(
     startedAt: Math.floor(Date.now() / 1000),
   });
   let stopping = false;
-  const running = await serve(app, config, log, () => processes.killAll(), { drainMs: 2_000 });
+  let socket: LocalSocketListener | undefined;
+  const running = await serve(
+    app,
+    config,
+    log,
+    async () => {
+      await socket?.close(2_000);
+      await processes.killAll();
+    },
+    { drainMs: 2_000 },
+  );
+  // The console calls here (owner-only), so that its calls count as the app's own, never as a hub's (services/kit/callers.ts).
+  try {
+    socket = await listenOnLocalSocket(app, join(config.dataDir, PROVIDER_SOCKET));
+  } catch (err) {
+    await running.close();
+    throw err;
+  }
   const probe = lockdown.ensureProbed();
   return {
     url: running.url,

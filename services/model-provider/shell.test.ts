@@ -76,11 +76,11 @@ describe("the kit's refusals, in the provider's envelope", () => {
 });
 
 describe("the kit's /metrics", () => {
-  it('counts completions by route template and status class, for this machine only', async () => {
+  it('counts completions by route template, status class and caller (its port proves no one), for this machine only', async () => {
     await p.client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'counted once' }] });
     const text = await (await fetch(`${p.url}/metrics`)).text();
     expect(text).toMatch(
-      /http_requests_total\{method="POST",route="\/v1\/chat\/completions",status_class="2xx",service="model-provider"\} [1-9]/,
+      /http_requests_total\{method="POST",route="\/v1\/chat\/completions",status_class="2xx",caller="unverified",service="model-provider"\} [1-9]/,
     );
     // A browser page is refused by the provider's own guard before the kit's check.
     const fromPage = await envelope(await fetch(`${p.url}/metrics`, { headers: { origin: 'https://evil.example' } }));
