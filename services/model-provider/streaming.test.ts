@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatCompletionChunk } from './shapes.ts';
 import { processAlive } from './test-support/stand-in.ts';
 import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
 
@@ -155,6 +156,12 @@ describe('MODELPROV_STREAM=deltas', () => {
         choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
       };
       expect(line).toBe(JSON.stringify(chunk));
+    }
+    // Every chunk, the finish and usage chunks too, is what the service's own schema declares, member for member.
+    expect(r.data.at(-1)).toBe('[DONE]');
+    for (const line of r.data.slice(0, -1)) {
+      const chunk: unknown = JSON.parse(line);
+      expect(ChatCompletionChunk.parse(chunk)).toEqual(chunk);
     }
   });
 
