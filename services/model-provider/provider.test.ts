@@ -3,7 +3,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatCompletion, ChatCompletionChunk, ProviderErrorBody } from './shapes.ts';
 import { groupMembers, processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { startProvider, type StartedProvider } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 let p: StartedProvider;
 

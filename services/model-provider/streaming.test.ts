@@ -4,7 +4,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatCompletionChunk } from './shapes.ts';
 import { processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { startProvider, type StartedProvider } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 /*
  * MODELPROV_STREAM=deltas against the real service and the stand-in CLI printing partial messages
