@@ -10,8 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, type Setting } from '../services/kit/config.ts';
 import { identitySettings, loadIdentityConfig } from '../services/identity/config.ts';
-import { loadModelProviderConfig, modelProviderSettings, STREAM_MODES } from '../services/model-provider/config.ts';
-import { PROVIDER_STREAM_MODES } from './contract.ts';
+import { loadModelProviderConfig, modelProviderSettings } from '../services/model-provider/config.ts';
 import { ACTIONS } from '../services/persona-store/change-log.ts';
 import {
   FORGET_MODES as STORE_FORGET_MODES,
@@ -157,10 +156,6 @@ describe('each service takes its facts from the catalogue', () => {
   it('the persona store logs the shared change-log actions and forget modes (the same lists, not copies)', () => {
     expect(ACTIONS).toBe(CHANGE_ACTIONS);
     expect(STORE_FORGET_MODES).toBe(FORGET_MODES);
-  });
-
-  it('the console offers exactly the provider\u2019s stream modes', () => {
-    expect(PROVIDER_STREAM_MODES).toEqual(STREAM_MODES);
   });
 
   it('the words are distinct and read as a person would', () => {

@@ -146,22 +146,6 @@ export interface OverviewView {
   attention: Attention[];
 }
 
-/**
- * How the provider sends a streamed completion (its MODELPROV_STREAM, services/model-provider/config.ts):
- * `whole` when the run has ended, `deltas` as the CLI writes it. Kept in the app's settings; the console
- * changes it, and it applies when the provider restarts.
- */
-export const PROVIDER_STREAM_MODES = ['whole', 'deltas'] as const;
-export type ProviderStreamMode = (typeof PROVIDER_STREAM_MODES)[number];
-
-/** `provider.setStream`'s answer: the mode kept, the one the provider runs with now, and whether a restart is still needed. */
-export interface ProviderStreamView {
-  setting: ProviderStreamMode;
-  running: ProviderStreamMode | null;
-  /** MODELPROV_STREAM set in the environment the services start from: it wins over the setting. */
-  fromEnvironment: boolean;
-}
-
 /** A step of the first run, as the service that confirms it answers now. */
 export interface FirstRunStepBase {
   /** Confirmed by the service just now. */

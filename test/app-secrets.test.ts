@@ -12,7 +12,8 @@ import { importExport, ImportRefused } from '../services/persona-store/import.ts
 import { field, note, startTestbed, type Testbed } from '../services/persona-store/test-support/harness.ts';
 import { newSignalSecret } from '../services/repohost-gateway/subscriptions.ts';
 import { tempDir } from './support/identity.ts';
-import { freePort, spawnService, waitFor } from './support/process.ts';
+import { freePort, spawnService } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 /**
  * Nothing this app issues is kept as a memory: every secret format of common/secret-formats.ts,

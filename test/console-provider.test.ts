@@ -13,6 +13,7 @@ import { standInBinary } from '../services/model-provider/test-support/stand-in.
 import { SETTLE_MS, STACK_TIMING } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
 import { ROOT, freePort } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 import { launchChromium } from './support/chromium.ts';
 
 interface ProviderStatus {
@@ -61,16 +62,20 @@ async function providerOnly(cliBinary: string) {
  * stays `live`, and no event says when); the deadline is a backstop.
  */
 async function probedStatus(api: ReturnType<typeof createConsoleApi>): Promise<ProviderStatus> {
-  const deadline = Date.now() + SETTLE_MS;
-  for (;;) {
-    const result = await api.call({ method: 'provider.status' });
-    if (result.ok) {
+  let last: unknown;
+  return waitFor(
+    'the provider\u2019s probe to finish',
+    async () => {
+      const result = await api.call({ method: 'provider.status' });
+      last = result;
+      if (!result.ok) return undefined;
       const status = result.data as ProviderStatus;
-      if (status.ready.checks.lockdown.state !== 'pending') return status;
-    }
-    if (Date.now() > deadline) throw new Error(`the provider's probe did not finish: ${JSON.stringify(result)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+      return status.ready.checks.lockdown.state !== 'pending' && status;
+    },
+    SETTLE_MS,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(last)}`);
+  });
 }
 
 /** The console's provider panel for `supervisor`, in Debian's Chromium through the headless console server. */

@@ -13,7 +13,8 @@ import { createConsoleApi } from '../main/console/api.ts';
 import { openTerminal } from '../main/electron/terminal.ts';
 import { ServiceSupervisor } from '../main/supervisor/supervisor.ts';
 import { tempDir } from './support/identity.ts';
-import { freePort, waitFor } from './support/process.ts';
+import { freePort } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const dir = tempDir('console-terminal');
 const record = join(dir, 'ran.txt');

@@ -22,6 +22,7 @@ import { createConsoleApi } from '../main/console/api.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { SETTLE_MS, startConsoleStack, type ConsoleStack } from './support/console-stack.ts';
 import { tempDir } from './support/identity.ts';
+import { waitFor } from './support/wait-for.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: SETTLE_MS + 60_000 });
 
@@ -112,10 +113,15 @@ describe('a CLI that is not signed in', () => {
 
   it('signing in, then re-check: the step is ticked and the provider is ready at once', async () => {
     rmSync(signedOutFile);
-    // The provider re-probes at most once in 5 s; a re-check inside that answers as before (backstop deadline).
-    const deadline = Date.now() + SETTLE_MS;
-    let step = await data<CliSignInStep>('firstRun.recheckSignIn');
-    while (!step.done && Date.now() < deadline) step = await data<CliSignInStep>('firstRun.recheckSignIn');
+    // The provider re-probes at most once in 5 s; a re-check inside that answers as before.
+    const step = await waitFor(
+      'a re-check to find the CLI signed in',
+      async () => {
+        const answer = await data<CliSignInStep>('firstRun.recheckSignIn');
+        return answer.done && answer;
+      },
+      SETTLE_MS,
+    );
     expect(step).toMatchObject({ done: true, text: 'The CLI is signed in.' });
     expect(statusOf('model-provider').state).toBe('ready');
     expect(statusOf('model-provider').waitingOn).toBeUndefined();

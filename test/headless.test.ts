@@ -8,7 +8,8 @@ import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { startGitHubDouble, type GitHubDouble } from './github-double/double.ts';
 import { tempDir } from './support/identity.ts';
-import { ROOT, freePort, waitFor } from './support/process.ts';
+import { ROOT, freePort } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { descendants, isAlive } from '../main/supervisor/process-tree.ts';
 import { tempDir } from './support/identity.ts';
 import { freePort, ROOT, spawnService } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 /**
  * Runs an npm script to its end without blocking this process: a blocked event loop keeps an HTTP
@@ -58,15 +59,17 @@ describe('npm run service -- identity, as a process', () => {
       npmRun.stdout!.on('data', (d: Buffer) => (output += d.toString()));
       npmRun.stderr!.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise<number | null>((r) => npmRun.once('exit', (code) => r(code)));
-      const deadline = Date.now() + 30_000;
-      while (
-        !(await fetch(`http://127.0.0.1:${port}/healthy`)
-          .then((r) => r.ok)
-          .catch(() => false))
-      ) {
-        if (Date.now() > deadline) throw new Error(`the service did not start:\n${output}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitFor(
+        'the service to start',
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthy`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        30_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}:\n${output}`);
+      });
       const family = descendants(npmRun.pid!);
       expect(family.length).toBeGreaterThan(0);
       send(npmRun.pid!);
@@ -79,9 +82,7 @@ describe('npm run service -- identity, as a process', () => {
         ),
       ).toBe('refused');
       // npm has exited; its children are gone by then or moments later (reaped): wait for that, not for a set time.
-      const gone = Date.now() + 10_000;
-      while (family.some(isAlive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 20));
-      expect(family.filter(isAlive)).toEqual([]);
+      await waitFor(`npm\u2019s children to be gone (${family.join(', ')})`, () => !family.some(isAlive), 10_000);
     });
   }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from './support/identity.ts';
 import { ROOT } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const PARENT_WATCH = join(ROOT, 'main', 'supervisor', 'parent-watch.mjs');
 
@@ -67,16 +68,6 @@ function inProcessTable(pid: number): boolean {
   }
 }
 
-/** Polls the file system or process table for an event; the timeout is only a backstop for a test that would hang. */
-async function until(condition: () => boolean, timeoutMs = 50_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return condition();
-}
-
 const started: { parent: ChildProcess; child: number; dir: string }[] = [];
 afterEach(() => {
   for (const { parent, child, dir } of started.splice(0)) {
@@ -124,7 +115,7 @@ async function family(watched: boolean) {
   });
   started.push({ parent, child, dir });
   // The parent must outlive the child's start: parent-watch takes the parent it watches from process.ppid at import.
-  expect(await until(() => existsSync(files.started))).toBe(true);
+  await waitFor('the child to start', () => existsSync(files.started));
   expect(inProcessTable(child)).toBe(true);
   return {
     parent,
@@ -145,7 +136,7 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
   it('when the parent is SIGKILLed, the child leaves the process table within seconds, through its own SIGTERM handler', async () => {
     const { parent, child, stoppedFile } = await family(true);
     await killParent(parent);
-    expect(await until(() => !inProcessTable(child))).toBe(true);
+    await waitFor('the child to stop', () => !inProcessTable(child));
     // It stopped through SIGTERM, so a service runs its graceful stop (closes its database) rather than being cut off.
     expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
   });
@@ -173,15 +164,15 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
     expect(signal).toBe('SIGKILL');
     expect(child).toBeGreaterThan(0);
     // The child starts after its parent is already gone, then stops itself through its SIGTERM handler.
-    expect(await until(() => existsSync(startedFile))).toBe(true);
-    expect(await until(() => !inProcessTable(child))).toBe(true);
+    await waitFor('the child to start', () => existsSync(startedFile));
+    await waitFor('the child to stop', () => !inProcessTable(child));
     expect(readFileSync(stoppedFile, 'utf8')).toBe('SIGTERM');
   });
 
   it('while the parent lives, the watched child keeps running, however many times the watch looks', async () => {
     const { child, stoppedFile, ticks } = await family(true);
     const looked = ticks();
-    expect(await until(() => ticks() >= looked + 3)).toBe(true);
+    await waitFor('the watch to look three more times', () => ticks() >= looked + 3);
     expect(inProcessTable(child)).toBe(true);
     expect(existsSync(stoppedFile)).toBe(false);
   });
@@ -190,7 +181,7 @@ describe.skipIf(process.platform === 'win32')('a service whose parent dies stops
     const { parent, child, stoppedFile, orphanedFile } = await family(false);
     await killParent(parent);
     // The child itself sees that it has a new parent: the moment a watch would have stopped it.
-    expect(await until(() => existsSync(orphanedFile))).toBe(true);
+    await waitFor('the child to see its new parent', () => existsSync(orphanedFile));
     expect(inProcessTable(child)).toBe(true);
     expect(existsSync(stoppedFile)).toBe(false);
   });

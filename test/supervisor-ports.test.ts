@@ -18,7 +18,8 @@ import { nodeChildLauncher, type ProcessLauncher } from '../main/supervisor/laun
 import { ServiceSupervisor, type SupervisorParts } from '../main/supervisor/supervisor.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { tempDir } from './support/identity.ts';
-import { freePort, waitFor } from './support/process.ts';
+import { freePort } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const supervisors: ServiceSupervisor[] = [];
 const programs: ReturnType<typeof spawn>[] = [];

@@ -11,7 +11,8 @@ import { isAlive } from '../main/supervisor/process-tree.ts';
 import { DEFAULT_RESTART_POLICY, backoffDelay } from '../main/supervisor/backoff.ts';
 import { standInBinary } from '../services/model-provider/test-support/stand-in.ts';
 import { tempDir } from './support/identity.ts';
-import { ROOT, freePort, spawnService, waitFor } from './support/process.ts';
+import { ROOT, freePort, spawnService } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const supervisors: ServiceSupervisor[] = [];
 afterEach(async () => {

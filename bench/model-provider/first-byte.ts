@@ -26,6 +26,7 @@ import { build, buildErrors } from '../../main/build/build.ts';
 import { bundlePath } from '../../main/supervisor/service-bundles.ts';
 import { cliArgs, runEnvironment } from '../../services/model-provider/invocation.ts';
 import { startModelProvider } from '../../services/model-provider/service.ts';
+import type { StreamMode } from '../../services/model-provider/shapes.ts';
 import { processAlive, standInBinary } from '../../services/model-provider/test-support/stand-in.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
 import { completionRequest } from './_completion-request.ts';
@@ -120,7 +121,7 @@ const date = `${new Date().toISOString().slice(0, 16)}Z`;
   };
   const peerCwd = join(dir, 'peer-cwd');
   mkdirSync(peerCwd);
-  const provider = (mode: 'deltas' | 'whole') =>
+  const provider = (mode: StreamMode) =>
     startServer(
       `model-provider (${mode})`,
       [bundlePath('model-provider')],

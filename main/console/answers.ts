@@ -4,9 +4,9 @@
  * and its page read one declaration. The page imports this file with `import type`; answers of the
  * console's own (states, logs, overview, first run) are in common/contract.ts.
  */
-import type { HubService, ProviderStreamView } from '../../common/contract.ts';
+import type { HubService } from '../../common/contract.ts';
 import type { NewSessionCredential, SessionCredential } from '../../services/identity/shapes.ts';
-import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
+import type { ModelList, Readiness, StreamMode } from '../../services/model-provider/shapes.ts';
 import type { Event, Export, IdentityBlock } from '../../services/persona-store/shapes.ts';
 import type { Subscription } from '../../services/repohost-gateway/shapes.ts';
 
@@ -18,6 +18,18 @@ export interface SubscriptionListView {
   profile: string;
   total: number;
   items: SubscriptionView[];
+}
+
+/**
+ * How the provider sends a streamed completion, as the console shows and changes it: the mode kept in the
+ * app's settings (applied when the provider restarts) and the one the running provider reports; also
+ * `provider.setStream`'s answer.
+ */
+export interface ProviderStreamView {
+  setting: StreamMode;
+  running: StreamMode | null;
+  /** MODELPROV_STREAM set in the environment the services start from: it wins over the setting. */
+  fromEnvironment: boolean;
 }
 
 /** `provider.status`: the provider's `/ready` body (200 or 503) and `/v1/models` as it answered them, and the stream mode. */

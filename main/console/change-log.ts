@@ -54,14 +54,14 @@ async function currentValues(
 ): Promise<Record<string, unknown> | undefined> {
   if (entry.target_kind === 'persona') {
     const block = await services.call<{ persona: Card }>('persona-store', { path: urlPath`/v1/personas/${profile}` });
-    return block.body.persona as unknown as Record<string, unknown>;
+    return block.body.persona;
   }
   const path =
     entry.target_kind === 'field'
       ? urlPath`/v1/personas/${profile}/fields/${entry.target}`
       : urlPath`/v1/personas/${profile}/notes/${entry.target}`;
   const answer = await services.call<Field | Note>('persona-store', { path, acceptStatus: [404] });
-  return answer.status === 200 ? (answer.body as unknown as Record<string, unknown>) : undefined;
+  return answer.status === 200 ? answer.body : undefined;
 }
 
 /**

@@ -5,18 +5,19 @@
 import { z } from 'zod';
 import { SERVICE_NAMES } from '../../common/services.ts';
 import { urlPath } from '../../common/url-path.ts';
-import {
-  PROVIDER_STREAM_MODES,
-  type LogLine,
-  type LogPage,
-  type ProviderStreamView,
-  type ServiceView,
-} from '../../common/contract.ts';
+import type { LogLine, LogPage, ServiceView } from '../../common/contract.ts';
 import type { ConnectionList, ConnectionSummary } from '../../services/identity/shapes.ts';
 import type { ModelList, Readiness } from '../../services/model-provider/shapes.ts';
 import type { EventPage, IdentityBlock, RecallResult } from '../../services/persona-store/shapes.ts';
 import type { Subscription, SubscriptionList } from '../../services/repohost-gateway/shapes.ts';
-import type { PersonaView, ProviderStatus, SubscriptionListView, SubscriptionView } from './answers.ts';
+import { ServiceSettings } from '../supervisor/wiring.ts';
+import type {
+  PersonaView,
+  ProviderStatus,
+  ProviderStreamView,
+  SubscriptionListView,
+  SubscriptionView,
+} from './answers.ts';
 import {
   Cursor,
   Limit,
@@ -367,13 +368,16 @@ export const METHODS = {
     return { ready: ready.body, models: models.body, stream: streamView(ctx, ready.body) };
   }),
   // Kept in the app's settings; the provider gets it as MODELPROV_STREAM when it next starts.
-  'provider.setStream': method(z.object({ mode: z.enum(PROVIDER_STREAM_MODES) }).strict(), async ({ mode }, ctx) => {
-    ctx.supervisor.settings.set({ providerStream: mode });
-    const ready = await ctx.services
-      .call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] })
-      .catch(() => undefined);
-    return streamView(ctx, ready?.body);
-  }),
+  'provider.setStream': method(
+    z.object({ mode: ServiceSettings.shape.providerStream.unwrap() }).strict(),
+    async ({ mode }, ctx) => {
+      ctx.supervisor.settings.set({ providerStream: mode });
+      const ready = await ctx.services
+        .call<Readiness>('model-provider', { path: '/ready', acceptStatus: [503] })
+        .catch(() => undefined);
+      return streamView(ctx, ready?.body);
+    },
+  ),
   ...PERSONA_ACTIONS,
   ...HUB_METHODS,
   ...OVERVIEW_METHODS,

@@ -360,7 +360,7 @@ describe('the tray menu is built from the services\u2019 state', () => {
       'separator',
       'Quit (stops every service)',
     ]);
-    const persona = template.find((i) => i.id === 'service:persona-store')!.submenu as MenuItemConstructorOptions[];
+    const persona = template.find((i) => i.id === 'service:persona-store')!.submenu!;
     expect(persona.map((i) => [i.label ?? i.type, i.enabled ?? true])).toEqual([
       ['Port 8000', false],
       ['Port 8004 on 127.0.0.1 is already in use.', false],
@@ -369,11 +369,11 @@ describe('the tray menu is built from the services\u2019 state', () => {
       ['Stop', false],
       ['Restart', true],
     ]);
-    const identity = template.find((i) => i.id === 'service:identity')!.submenu as MenuItemConstructorOptions[];
+    const identity = template.find((i) => i.id === 'service:identity')!.submenu!;
     expect(identity.find((i) => i.label === 'Start')!.enabled).toBe(false);
-    identity.find((i) => i.label === 'Stop')!.click!({} as never, undefined, {} as never);
+    identity.find((i) => i.label === 'Stop')!.click!({ checked: false });
     expect(a.stop).toHaveBeenCalledWith('identity');
-    template.find((i) => i.id === 'quit')!.click!({} as never, undefined, {} as never);
+    template.find((i) => i.id === 'quit')!.click!({ checked: false });
     expect(a.quit).toHaveBeenCalled();
   });
 
@@ -383,9 +383,9 @@ describe('the tray menu is built from the services\u2019 state', () => {
     const close = template.find((i) => i.id === 'close-to-tray')!;
     const login = template.find((i) => i.id === 'launch-at-login')!;
     expect([close.type, close.checked, login.type, login.checked]).toEqual(['checkbox', false, 'checkbox', true]);
-    close.click!({ checked: true } as never, undefined, {} as never);
+    close.click!({ checked: true });
     expect(a.setCloseToTray).toHaveBeenCalledWith(true);
-    login.click!({ checked: false } as never, undefined, {} as never);
+    login.click!({ checked: false });
     expect(a.setLaunchAtLogin).toHaveBeenCalledWith(false);
   });
 

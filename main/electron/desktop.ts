@@ -20,7 +20,7 @@ import { CONSOLE_URL, applySecurityRestrictions, consoleWindowOptions } from './
 import type { SettingsStore } from './settings-schema.ts';
 import { trayIsShown } from './tray-host.ts';
 import type { DesktopTestHooks, ServiceView, TestHookEvent, TrayItemView, WindowView } from './test-hooks.ts';
-import { aggregateState, trayTemplate, trayTooltip, type AggregateState } from './tray-menu.ts';
+import { aggregateState, trayTemplate, trayTooltip, type AggregateState, type TrayItem } from './tray-menu.ts';
 
 export type ElectronParts = Pick<
   typeof Electron,
@@ -106,11 +106,7 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
 
   const windowView = (): WindowView | undefined => {
     if (!window || window.isDestroyed()) return undefined;
-    // getLastWebPreferences exists at run time but is not in Electron's type declarations.
-    const prefs =
-      (
-        window.webContents as unknown as { getLastWebPreferences(): WindowView['webPreferences'] | null }
-      ).getLastWebPreferences() ?? {};
+    const prefs = window.webContents.getLastWebPreferences() ?? {};
     return {
       visible: window.isVisible(),
       focused: window.isFocused(),
@@ -235,7 +231,7 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   // Applied at every start, so the entry follows the app when it moves (an AppImage file, a new install).
   setLaunchAtLogin(app, settings.get().launchAtLogin, launchTarget);
 
-  let menu: Electron.MenuItemConstructorOptions[] = [];
+  let menu: TrayItem[] = [];
   const refreshTray = () => {
     if (!tray) return;
     const statuses = supervisor.status();
@@ -317,7 +313,7 @@ export async function runDesktop(e: ElectronParts, parts: DesktopParts): Promise
   };
 }
 
-function viewOf(item: Electron.MenuItemConstructorOptions): TrayItemView {
+function viewOf(item: TrayItem): TrayItemView {
   const submenu = Array.isArray(item.submenu) ? item.submenu.map(viewOf) : undefined;
   return {
     ...(item.id !== undefined ? { id: item.id } : {}),
@@ -329,12 +325,12 @@ function viewOf(item: Electron.MenuItemConstructorOptions): TrayItemView {
   };
 }
 
-function clickItem(items: Electron.MenuItemConstructorOptions[], id: string): boolean {
+function clickItem(items: TrayItem[], id: string): boolean {
   for (const item of items) {
     if (item.id === id) {
       if (item.enabled === false || !item.click) return false;
       const checked = item.type === 'checkbox' ? !item.checked : Boolean(item.checked);
-      item.click({ ...item, checked } as unknown as Electron.MenuItem, undefined, {} as Electron.KeyboardEvent);
+      item.click({ checked });
       return true;
     }
     if (Array.isArray(item.submenu) && clickItem(item.submenu, id)) return true;

@@ -3,8 +3,8 @@
  * store (plain Node; settings.ts opens the store itself with electron-store, which needs Electron).
  */
 import { z } from 'zod';
-import { PROVIDER_STREAM_MODES } from '../../common/contract.ts';
 import { DEFAULT_HUB_CREDENTIAL_DAYS } from '../console/settings.ts';
+import { ServiceSettings } from '../supervisor/wiring.ts';
 
 export const settingsSchema = z.object({
   /** Start the app when the user signs in (login items on macOS and Windows, XDG autostart on Linux). Off by default. */
@@ -18,7 +18,7 @@ export const settingsSchema = z.object({
   /** Start every service when the app starts. */
   startServicesOnLaunch: z.boolean().default(true),
   /** How the provider sends a streamed completion (its MODELPROV_STREAM); changed on the console's provider page, applied when the provider restarts. */
-  providerStream: z.enum(PROVIDER_STREAM_MODES).default('whole'),
+  providerStream: ServiceSettings.shape.providerStream,
   /** The person finished (or dismissed) the first-run guide; until then the console opens on it. */
   firstRunDone: z.boolean().default(false),
   /** Native notifications, each of which the tray turns off: a service gave up, a signal failed for good, the CLI signed out. */

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/identity.ts';
-import { waitFor } from '../../test/support/process.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { appleScriptString, openTerminal, shellQuoted, terminalCommand, unquotable } from './terminal.ts';
 
 const dir = tempDir('terminal');

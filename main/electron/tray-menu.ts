@@ -41,6 +41,15 @@ export interface TrayOptions {
   notifications?: Record<NoticeKind, boolean>;
 }
 
+/**
+ * One item of the tray menu: Electron's options, with a click that reads only whether the item is checked,
+ * so that the test hooks click an item as Electron would (desktop.ts) without making a MenuItem.
+ */
+export type TrayItem = Omit<MenuItemConstructorOptions, 'click' | 'submenu'> & {
+  click?: (item: { checked: boolean }) => void;
+  submenu?: TrayItem[];
+};
+
 // Not RUNNING_STATES: here a service backing off can be started at once, and one stopping cannot.
 const RUNNING: ServiceState[] = ['starting', 'live', 'waiting', 'ready', 'degraded', 'stopping'];
 
@@ -61,8 +70,8 @@ export function trayTemplate(
   statuses: readonly ServiceStatus[],
   actions: TrayActions,
   options: TrayOptions,
-): MenuItemConstructorOptions[] {
-  const services: MenuItemConstructorOptions[] = statuses.map((s) => {
+): TrayItem[] {
+  const services: TrayItem[] = statuses.map((s) => {
     const running = RUNNING.includes(s.state);
     const need = serviceNeed(s);
     return {

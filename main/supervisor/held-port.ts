@@ -27,11 +27,18 @@ interface TcpHandle {
   getsockname(out: { port?: number; address?: string }): number;
 }
 
-const createServerHandle = (
-  net as unknown as {
-    _createServerHandle(address: string, port: number, family: 4 | 6, fd: undefined, flags: number): TcpHandle | number;
-  }
-)._createServerHandle;
+declare module 'node:net' {
+  /** Node's own (internal) way to bind a TCP handle, as its cluster module does: the handle, or a negative errno. */
+  function _createServerHandle(
+    address: string,
+    port: number,
+    family: 4 | 6,
+    fd: undefined,
+    flags: number,
+  ): TcpHandle | number;
+}
+
+const createServerHandle = net._createServerHandle;
 
 /** How long a caller may take to send a request's headers to the supervisor's stand-in (the services' own bound). */
 const STAND_IN_TIMEOUT_MS = 10_000;

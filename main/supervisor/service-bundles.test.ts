@@ -12,6 +12,7 @@ import { build } from '../build/build.ts';
 import { MANIFEST, type Manifest } from './build-outputs.ts';
 import { PROJECT_ROOT } from './launcher-paths.ts';
 import { bundlePath, serviceBundles } from './service-bundles.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 // A project-like folder: out/ two levels above each bundle, with the project's package.json and node_modules.
 const project = mkdtempSync(join(tmpdir(), 'bundles-'));
@@ -84,15 +85,15 @@ describe('service bundles', () => {
     });
     try {
       // Polled: nothing says when a port starts answering; the deadline is a backstop for a loaded machine.
-      const deadline = Date.now() + 60_000;
-      let body: { status?: string } | undefined;
-      while (!body && Date.now() < deadline) {
-        body = await fetch(`http://127.0.0.1:${port}/healthy`).then(
-          (r) => r.json() as Promise<{ status: string }>,
-          () => undefined,
-        );
-        if (!body) await new Promise((r) => setTimeout(r, 50));
-      }
+      const body = await waitFor(
+        'the bundle to answer /healthy',
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthy`).then(
+            (r) => r.json() as Promise<{ status: string }>,
+            () => undefined,
+          ),
+        60_000,
+      );
       expect(body).toMatchObject({ status: 'ok' });
     } finally {
       child.kill('SIGKILL');

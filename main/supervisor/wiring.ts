@@ -13,9 +13,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PROVIDER_STREAM_MODES, type ProviderStreamMode } from '../../common/contract.ts';
 import { SECRET_FORMATS } from '../../common/secret-formats.ts';
 import { CLI_ENVIRONMENT_NAMES } from '../../services/model-provider/invocation.ts';
+import { StreamMode } from '../../services/model-provider/shapes.ts';
 import {
   IDENTITY_PLACES,
   PROVIDER_SOCKET,
@@ -142,17 +142,16 @@ function serviceTokenIn(dataDir: string, name: string): string {
 }
 
 /** The app's settings that reach a service's environment; each applies when its service (re)starts. */
-export interface ServiceSettings {
+export const ServiceSettings = z.object({
   /** MODELPROV_STREAM of the provider. */
-  providerStream: ProviderStreamMode;
-}
+  providerStream: StreamMode.default('whole'),
+});
+export type ServiceSettings = z.infer<typeof ServiceSettings>;
 
 export interface ServiceSettingsStore {
   get(): ServiceSettings;
   set(patch: Partial<ServiceSettings>): ServiceSettings;
 }
-
-const serviceSettingsSchema = z.object({ providerStream: z.enum(PROVIDER_STREAM_MODES).default('whole') });
 
 /** Headless (`npm run serve`) keeps them here, in the data folder; the desktop app in its own settings. */
 export const SETTINGS_FILE = 'settings.json';
@@ -173,8 +172,8 @@ export function settingsFile(dataDir: string): ServiceSettingsStore {
     } catch {
       /* missing or not JSON: the defaults */
     }
-    const settings = serviceSettingsSchema.parse({});
-    for (const [key, schema] of Object.entries(serviceSettingsSchema.shape)) {
+    const settings = ServiceSettings.parse({});
+    for (const [key, schema] of Object.entries(ServiceSettings.shape)) {
       const value = schema.safeParse(stored[key]);
       if (value.success) (settings as Record<string, unknown>)[key] = value.data;
     }
@@ -183,7 +182,7 @@ export function settingsFile(dataDir: string): ServiceSettingsStore {
   return {
     get: read,
     set(patch) {
-      const next = serviceSettingsSchema.parse({ ...read(), ...patch });
+      const next = ServiceSettings.parse({ ...read(), ...patch });
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       writeFileSync(`${file}.tmp`, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
       renameSync(`${file}.tmp`, file);
@@ -204,7 +203,7 @@ export interface Wiring {
   settingsToken?: string;
   /** The other ports this app listens on (the headless console's). */
   appPorts?: Iterable<number>;
-  providerStream?: ProviderStreamMode;
+  providerStream?: StreamMode;
 }
 
 interface WiredContext {

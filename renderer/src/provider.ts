@@ -1,9 +1,8 @@
 /** The chat-model provider: CLI found, signed in or not, the lockdown lists (tools, MCP servers, hooks), the models, and how it streams. */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import type { ProviderStreamMode, ProviderStreamView } from '../../common/contract.ts';
-import type { ProviderStatus } from '../../main/console/answers.ts';
-import type { LockdownCheck, LoginCheck } from '../../services/model-provider/shapes.ts';
+import type { ProviderStatus, ProviderStreamView } from '../../main/console/answers.ts';
+import type { LockdownCheck, LoginCheck, StreamMode as Mode } from '../../services/model-provider/shapes.ts';
 import { Empty, Loaded, formatTime, useCall } from './states.ts';
 import { ActionAnswer, type Outcome } from './outcome.ts';
 import { call } from './transport.ts';
@@ -36,10 +35,12 @@ function List({ items, none }: { items: string[]; none: string }) {
   </ul>`;
 }
 
-const STREAM_TEXT: Record<ProviderStreamMode, string> = {
+/** Each of the provider's stream modes in words, in the order offered (the compiler asks for every mode). */
+const STREAM_TEXT: Record<Mode, string> = {
   whole: 'the whole reply at once, when the CLI has finished',
   deltas: 'the words as the CLI writes them',
 };
+const MODES = Object.keys(STREAM_TEXT) as Mode[];
 
 /**
  * The stream mode as a choice of two, the one in force checked (never a button named after the mode it is
@@ -49,7 +50,7 @@ export function StreamMode({ view, changed }: { view: ProviderStreamView; change
   const [busy, setBusy] = useState(false);
   const [said, setSaid] = useState<Outcome>();
   // The choice just made shows at once, before the saved setting is read back.
-  const [picked, setPicked] = useState<ProviderStreamMode | undefined>();
+  const [picked, setPicked] = useState<Mode | undefined>();
   const setting = picked ?? view.setting;
   const act = async (method: string, params: unknown, done: string) => {
     setBusy(true);
@@ -68,7 +69,7 @@ export function StreamMode({ view, changed }: { view: ProviderStreamView; change
   return html`<div data-check="stream" class="stream-mode">
     <fieldset disabled=${busy || view.fromEnvironment}>
       <legend>Streamed replies send</legend>
-      ${(['whole', 'deltas'] as const).map(
+      ${MODES.map(
         (mode) =>
           html`<label key=${mode} class="choice"
             ><input

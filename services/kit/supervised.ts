@@ -61,6 +61,17 @@ interface ElectronParentPort {
   on(event: 'message', listener: (event: { data: unknown }) => void): void;
 }
 
+function isParentPort(port: unknown): port is ElectronParentPort {
+  return (
+    typeof port === 'object' &&
+    port !== null &&
+    'postMessage' in port &&
+    typeof port.postMessage === 'function' &&
+    'on' in port &&
+    typeof port.on === 'function'
+  );
+}
+
 export function parentChannel(): ParentChannel | undefined {
   if (typeof process.send === 'function') {
     return {
@@ -72,8 +83,9 @@ export function parentChannel(): ParentChannel | undefined {
       onMessage: (listener) => void process.on('message', (message, handle) => listener(message, handle)),
     };
   }
-  const port = (process as unknown as { parentPort?: ElectronParentPort }).parentPort;
-  if (port) {
+  // Electron's utility process has `process.parentPort`; plain Node has none.
+  const port: unknown = 'parentPort' in process ? process.parentPort : undefined;
+  if (isParentPort(port)) {
     return {
       carriesHandles: false,
       send: (message) => port.postMessage(message),

@@ -6,7 +6,7 @@ import { errorSummary } from '../kit/logger.ts';
 import type { ServiceMetrics } from '../kit/metrics.ts';
 import { requireJson } from './json-body.ts';
 import type { CliLocation } from './cli-binary.ts';
-import { complete, type Completion, type CompletionParts } from './completions.ts';
+import { complete, type CompletionParts } from './completions.ts';
 import { ProviderError, providerEnvelope, providerError } from './errors.ts';
 import { DeltaStream, sendWhole } from './stream-events.ts';
 import type { Lockdown } from './lockdown.ts';
@@ -216,7 +216,7 @@ async function answerCompletion(parts: ProviderAppParts, req: Request, res: Resp
   const request = parseCompletionRequest(req.body);
   const deltas = request.stream === true && parts.stream === 'deltas' ? new DeltaStream(res) : undefined;
   let unfollow: (() => void) | undefined;
-  let completion: Completion;
+  let completion: ChatCompletion;
   try {
     // The provider checks no key, but callers that present different ones never share a run or a failure.
     completion = await complete(parts, request, req.get('authorization') ?? '', controller.signal, (reply) => {

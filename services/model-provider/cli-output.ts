@@ -1,5 +1,6 @@
 import { providerError, ProviderError } from './errors.ts';
 import type { RunResult } from './cli-process.ts';
+import type { FinishReason, Usage } from './shapes.ts';
 
 /** What a run loaded, from its `system/init` event (and the hook events the CLI prints around it). */
 export interface Loaded {
@@ -70,13 +71,6 @@ export function lockdownBreach(loaded: Loaded, structured: boolean): string | un
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number };
-}
-
 /** prompt_tokens counts everything the model read: fresh input plus cache reads plus cache writes. */
 export function usageOf(raw: unknown): Usage {
   const u = (raw ?? {}) as Record<string, unknown>;
@@ -99,7 +93,7 @@ export interface CliAnswer {
   /** The model answered with tool-call syntax (or tried to use a tool) instead of text. */
   toolCall: boolean;
   /** `length`: cut at the output limit (max_tokens); `stop`: finished, or ended at a stop sequence. */
-  finish: 'stop' | 'length';
+  finish: FinishReason;
   /** The reply ended at one of the caller's stop sequences. */
   stopped?: boolean;
 }

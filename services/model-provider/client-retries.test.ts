@@ -5,9 +5,10 @@ import { ChatOpenAI } from '@langchain/openai';
 import { APICallError, generateText, RetryError, streamText } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { startProvider, type StartedProvider } from './test-support/provider.ts';
 import { llamaIndexChat, llamaIndexClient } from './test-support/llama-index.ts';
 import { RETRY_WAIT_CODE, withoutRetryWaits } from './test-support/retry-waits.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 /*
  * The Vercel AI SDK and LangChain as the hub would use them, with their default retry settings, against

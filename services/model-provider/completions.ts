@@ -12,7 +12,6 @@ import {
   usageOf,
   type CliAnswer,
   type Loaded,
-  type Usage,
 } from './cli-output.ts';
 import type { CliProcesses, RunResult } from './cli-process.ts';
 import { ProviderError, providerError } from './errors.ts';
@@ -20,27 +19,11 @@ import { requestKey, type FailureMemory, type SharedRuns } from './identical-req
 import { cliArgs, runVariables } from './invocation.ts';
 import { runSettings } from './members.ts';
 import { PartialReply, firstStop } from './partial-reply.ts';
-import type { StreamMode } from './config.ts';
 import type { Lockdown } from './lockdown.ts';
 import { isModelAlias, MODEL_ALIASES } from './models.ts';
 import { ClientGone, type RunSlots } from './run-slots.ts';
+import type { ChatCompletion, StreamMode, Usage } from './shapes.ts';
 import { translate, type CompletionRequest } from './translate.ts';
-
-export interface Completion {
-  id: string;
-  object: 'chat.completion';
-  created: number;
-  model: string;
-  choices: [
-    {
-      index: 0;
-      message: { role: 'assistant'; content: string; refusal: null };
-      logprobs: null;
-      finish_reason: 'stop' | 'length';
-    },
-  ];
-  usage: Usage;
-}
 
 export interface CompletionParts {
   processes: CliProcesses;
@@ -52,7 +35,7 @@ export interface CompletionParts {
   timeoutSeconds: number;
   logger: Logger;
   /** Identical requests in flight share one run (and its partial reply). */
-  sharedRuns: SharedRuns<Completion, PartialReply>;
+  sharedRuns: SharedRuns<ChatCompletion, PartialReply>;
   /** MODELPROV_STREAM: with `deltas`, plain runs ask the CLI for partial messages and their text is shown as it comes. */
   stream: StreamMode;
   /** Failures another run would repeat, answered again without a run for a short window. */
@@ -130,7 +113,7 @@ export async function complete(
   caller: string,
   signal: AbortSignal,
   follow?: (reply: PartialReply) => void,
-): Promise<Completion> {
+): Promise<ChatCompletion> {
   const model = request.model === undefined || request.model === '' ? parts.defaultModel : request.model;
   if (!isModelAlias(model)) throw providerError.modelNotFound(model, MODEL_ALIASES);
   const { systemPrompt, prompt, jsonSchema } = translate(request, parts.systemPrompt);
@@ -217,7 +200,7 @@ async function runCompletion(
   run: PreparedRun,
   signal: AbortSignal,
   reply: PartialReply,
-): Promise<Completion> {
+): Promise<ChatCompletion> {
   const { model, structured } = run;
   const release = await parts.slots.acquire(signal);
   let answer: CliAnswer;

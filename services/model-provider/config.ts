@@ -1,12 +1,9 @@
 import { SERVICE_CATALOGUE } from '../../common/services.ts';
 import { commonSettings, integerSetting, loadConfig, parse, setting } from '../kit/config.ts';
 import { MODEL_ALIASES } from './models.ts';
+import { STREAM_MODES } from './shapes.ts';
 
 const MODEL_PROVIDER = SERVICE_CATALOGUE['model-provider'];
-
-/** MODELPROV_STREAM: `whole` sends a streamed reply at once when the run has ended; `deltas` sends its text as the CLI writes it. */
-export const STREAM_MODES = ['whole', 'deltas'] as const;
-export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const modelProviderSettings = {
   ...commonSettings(MODEL_PROVIDER, { fallback: '4mb' }),

@@ -28,7 +28,7 @@ export class ProviderError extends Problem {
     return this.options.type ?? defaultType(this.status);
   }
 
-  envelope() {
+  envelope(): ProviderErrorBody {
     return { error: { message: this.message, type: this.type, param: this.options.param ?? null, code: this.code } };
   }
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor } from './test-support/provider.ts';
+import { startProvider } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 const post = (url: string, content: string, signal?: AbortSignal) =>
   fetch(`${url}/v1/chat/completions`, {
@@ -52,11 +53,10 @@ describe('the bounded queue', () => {
       const first = post(p.url, 'hold the slot [stand-in:hang]', holder.signal).catch((e: unknown) => e);
       const run = await waitFor('the slot holder to run', () => p.runs().find((r) => r.grandchildPid));
       const queued = post(p.url, 'waiting in the queue');
-      for (;;) {
+      await waitFor('the second request to queue', async () => {
         const body = (await (await fetch(`${p.url}/ready`)).json()) as { runs: { queued: number } };
-        if (body.runs.queued === 1) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+        return body.runs.queued === 1;
+      });
       let refused: unknown;
       try {
         await p.client.chat.completions.create({

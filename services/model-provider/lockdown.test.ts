@@ -5,7 +5,8 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { PROBE_PROMPT } from './lockdown.ts';
 import { standInBinary } from './test-support/stand-in.ts';
-import { startProvider, waitFor } from './test-support/provider.ts';
+import { startProvider } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 interface ReadyBody {
   status: string;

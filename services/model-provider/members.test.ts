@@ -5,8 +5,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUEST_MEMBERS } from './shapes.ts';
 import { processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { startProvider, type StartedProvider } from './test-support/provider.ts';
 import { findPython, PYTHON_CLIENT } from './test-support/python.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 /*
  * Every request member is honoured or refused in words (README, "Request members"): stop sequences and

@@ -1,3 +1,5 @@
+import type { Model, ModelList } from './shapes.ts';
+
 /**
  * The four model aliases the service accepts. The CLI itself accepts any name (an unknown one only fails
  * later, when signed in), so the service checks the alias. These four each name one model family in the
@@ -21,11 +23,11 @@ export function isModelAlias(name: string): name is ModelAlias {
 }
 
 /** One model as OpenAI's models.retrieve answers it (and as each item of the list is). */
-export function modelEntry(id: ModelAlias, created: number) {
-  return { id, object: 'model' as const, created, owned_by: 'local-cli' };
+export function modelEntry(id: ModelAlias, created: number): Model {
+  return { id, object: 'model', created, owned_by: 'local-cli' };
 }
 
 /** The model list in the chat-completions list shape. */
-export function modelList(created: number) {
-  return { object: 'list' as const, data: MODEL_ALIASES.map((id) => modelEntry(id, created)) };
+export function modelList(created: number): ModelList {
+  return { object: 'list', data: MODEL_ALIASES.map((id) => modelEntry(id, created)) };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort, ROOT, spawnService } from '../../test/support/process.ts';
 import { processAlive, standInBinary } from './test-support/stand-in.ts';
-import { waitFor } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 function runService(env: Record<string, string>) {
   return spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'services', 'run.ts'), 'model-provider'], {
@@ -27,10 +27,7 @@ describe('npm run service -- model-provider', () => {
       port,
     );
     try {
-      for (;;) {
-        if ((await fetch(`${svc.url}/ready`)).status === 200) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor('the provider to be ready', async () => (await fetch(`${svc.url}/ready`)).status === 200);
       const ok = await fetch(`${svc.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

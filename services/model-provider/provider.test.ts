@@ -1,8 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatCompletion, ChatCompletionChunk, ProviderErrorBody } from './shapes.ts';
 import { groupMembers, processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { startProvider, type StartedProvider } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 let p: StartedProvider;
 
@@ -130,6 +132,26 @@ describe('completions through the official openai client', () => {
     const events = (await raw.text()).split('\n\n').filter(Boolean);
     expect(events).toHaveLength(4);
     expect(events[3]).toBe('data: [DONE]');
+  });
+
+  it('answers, chunks and refusals are what its own schemas declare, member for member', async () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${p.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'schema check' }], ...body }),
+      });
+    // A schema's parse drops a member it does not declare: equal means nothing more and nothing less.
+    const whole: unknown = await (await post({})).json();
+    expect(ChatCompletion.parse(whole)).toEqual(whole);
+    const events = (await (await post({ stream: true })).text()).split('\n\n').filter(Boolean);
+    expect(events.pop()).toBe('data: [DONE]');
+    for (const event of events) {
+      const chunk: unknown = JSON.parse(event.slice('data: '.length));
+      expect(ChatCompletionChunk.parse(chunk)).toEqual(chunk);
+    }
+    const refused: unknown = await (await post({ model: 'gpt-4o' })).json();
+    expect(ProviderErrorBody.parse(refused)).toEqual(refused);
   });
 
   it('returns a json_schema answer as a JSON string in choices[0].message.content', async () => {

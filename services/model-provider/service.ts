@@ -11,12 +11,13 @@ import { createProviderApp } from './app.ts';
 import { locateCli } from './cli-binary.ts';
 import { CliProcesses } from './cli-process.ts';
 import { loadModelProviderConfig } from './config.ts';
-import { runCounters, type Completion } from './completions.ts';
+import { runCounters } from './completions.ts';
 import type { PartialReply } from './partial-reply.ts';
 import { FailureMemory, SharedRuns } from './identical-requests.ts';
 import { runEnvironment } from './invocation.ts';
 import { Lockdown } from './lockdown.ts';
 import { RunSlots } from './run-slots.ts';
+import type { ChatCompletion } from './shapes.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
@@ -58,7 +59,7 @@ export async function startModelProvider(
     partialMessages: config.stream === 'deltas',
   });
   const slots = new RunSlots(config.maxConcurrent, config.maxQueue);
-  const sharedRuns = new SharedRuns<Completion, PartialReply>({
+  const sharedRuns = new SharedRuns<ChatCompletion, PartialReply>({
     graceMs: config.retryGraceSeconds * 1000,
     onLeftAlone: () =>
       log.info(

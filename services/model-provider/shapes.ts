@@ -141,7 +141,8 @@ export const REQUEST_MEMBERS: ReadonlySet<string> = new Set(Object.keys(ChatComp
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-const Usage = z
+/** What a reply cost, in OpenAI's words: the whole answer's `usage`, and the last chunk's of a stream. */
+export const Usage = z
   .object({
     prompt_tokens: z.number().int().meta({ description: 'Input, cache reads and cache writes.' }),
     completion_tokens: z.number().int(),
@@ -149,30 +150,34 @@ const Usage = z
     prompt_tokens_details: z.object({ cached_tokens: z.number().int() }),
   })
   .meta({ id: 'Usage' });
+export type Usage = z.infer<typeof Usage>;
+
+/** How a reply ends: `stop` (finished, or at a stop sequence), `length` (cut at max_tokens). */
+export const FinishReason = z.enum(['stop', 'length']).meta({ description: 'length: cut at max_tokens.' });
+export type FinishReason = z.infer<typeof FinishReason>;
 
 /** What every chat-completions answer begins with, whole or streamed (OpenAI's): its id, its kind, when, the model. */
 const completionOf = <Kind extends string>(object: Kind) =>
   z.object({ id: z.string(), object: z.literal(object), created: z.number().int(), model: z.string() });
 
-/** A whole answer (`stream` absent or false). */
+/** A whole answer (`stream` absent or false): one choice. */
 export const ChatCompletion = completionOf('chat.completion')
   .extend({
-    choices: z
-      .array(
-        z.object({
-          index: z.literal(0),
-          message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
-          logprobs: z.null(),
-          finish_reason: z.enum(['stop', 'length']).meta({ description: 'length: cut at max_tokens.' }),
-        }),
-      )
-      .length(1),
+    choices: z.tuple([
+      z.object({
+        index: z.literal(0),
+        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        logprobs: z.null(),
+        finish_reason: FinishReason,
+      }),
+    ]),
     usage: Usage,
   })
   .meta({
     id: 'ChatCompletion',
     description: 'OpenAI chat.completion; with a JSON schema, content is the structured answer as a JSON string.',
   });
+export type ChatCompletion = z.infer<typeof ChatCompletion>;
 
 /** One server-sent event of a streamed answer: a text chunk, the finish chunk, the usage chunk (`choices: []`); then `data: [DONE]`. */
 export const ChatCompletionChunk = completionOf('chat.completion.chunk')
@@ -182,7 +187,7 @@ export const ChatCompletionChunk = completionOf('chat.completion.chunk')
         index: z.literal(0),
         delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
         logprobs: z.null(),
-        finish_reason: z.enum(['stop', 'length']).nullable(),
+        finish_reason: FinishReason.nullable(),
       }),
     ),
     usage: Usage.optional(),
@@ -192,6 +197,15 @@ export const ChatCompletionChunk = completionOf('chat.completion.chunk')
     description:
       'OpenAI chat.completion.chunk, one per `data:` line, then `data: [DONE]`. A failure after text was sent ends the stream with one `data:` line holding the error envelope instead, and no [DONE].',
   });
+export type ChatCompletionChunk = z.infer<typeof ChatCompletionChunk>;
+
+/**
+ * How a streamed completion (`stream: true`) is sent, MODELPROV_STREAM: `whole` when the run has ended,
+ * `deltas` as the CLI writes its text. The app's setting, the console's choice and `/ready` take it from here.
+ */
+export const STREAM_MODES = ['whole', 'deltas'] as const;
+export const StreamMode = z.enum(STREAM_MODES);
+export type StreamMode = z.infer<typeof StreamMode>;
 
 /** Every refusal, in OpenAI's error envelope; `code` names it (the README's table lists each with its status). */
 export const ProviderErrorBody = z
@@ -210,6 +224,7 @@ export const ProviderErrorBody = z
     }),
   })
   .meta({ id: 'Error', description: 'OpenAI error envelope.' });
+export type ProviderErrorBody = z.infer<typeof ProviderErrorBody>;
 
 export const Healthy = z.object({ status: z.literal('ok'), version: z.string() }).meta({ id: 'Healthy' });
 
@@ -250,7 +265,7 @@ export const Readiness = z.object({
     cap: z.number().int(),
     max_queue: z.number().int(),
   }),
-  stream: z.enum(['whole', 'deltas']),
+  stream: StreamMode,
 });
 export type Readiness = z.infer<typeof Readiness>;
 export type LockdownCheck = z.infer<typeof LockdownCheck>;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processAlive, standInBinary, type StandInRun } from './test-support/stand-in.ts';
-import { waitFor } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 /**
  * The stand-in CLI counts the runs alive when it starts (the concurrency tests read that). A run killed

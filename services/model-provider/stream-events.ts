@@ -1,17 +1,10 @@
 import type { Response } from 'express';
-import type { Completion } from './completions.ts';
 import type { ProviderError } from './errors.ts';
+import type { ChatCompletion, ChatCompletionChunk, ProviderErrorBody } from './shapes.ts';
 
-/** One chat.completion.chunk of a reply, as server-sent events carry it. */
-type Chunk = {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: unknown[];
-  usage?: unknown;
-};
-type ReplyId = { id: string; created: number; model: string };
+/** What every chunk of one reply repeats. */
+type ReplyId = Pick<ChatCompletionChunk, 'id' | 'created' | 'model'>;
+type Delta = ChatCompletionChunk['choices'][number]['delta'];
 
 const HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -19,29 +12,40 @@ const HEADERS = {
   connection: 'keep-alive',
 };
 
-const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-const base = (r: ReplyId): Omit<Chunk, 'choices'> => ({
+const event = (data: ChatCompletionChunk | ProviderErrorBody) => `data: ${JSON.stringify(data)}\n\n`;
+const chunk = (r: ReplyId, rest: Pick<ChatCompletionChunk, 'choices' | 'usage'>): ChatCompletionChunk => ({
   id: r.id,
   object: 'chat.completion.chunk',
   created: r.created,
   model: r.model,
+  ...rest,
 });
-const textChunk = (r: ReplyId, delta: Record<string, string>): Chunk => ({
-  ...base(r),
-  choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
-});
+const textChunk = (r: ReplyId, delta: Delta): ChatCompletionChunk =>
+  chunk(r, { choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] });
+
+const EMPTY_CONTENT = '"content":""';
+
+/** A text chunk's event before and after its content's JSON string. */
+function aroundContent(r: ReplyId, delta: Omit<Delta, 'content'>): [before: string, after: string] {
+  const whole = event(textChunk(r, { ...delta, content: '' }));
+  // Every quote inside a JSON string is escaped, so only the member itself reads `"content":""`.
+  const at = whole.lastIndexOf(EMPTY_CONTENT) + EMPTY_CONTENT.length;
+  return [whole.slice(0, at - 2), whole.slice(at)];
+}
 
 /** The end of every finished reply: the finish-reason chunk (`stop`, or `length` when cut at max_tokens), the usage chunk (always sent, `choices: []`), [DONE]. */
-function ending(c: Completion): string {
-  const finish = c.choices[0].finish_reason;
-  return `${event({ ...base(c), choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] })}${event({ ...base(c), choices: [], usage: c.usage })}data: [DONE]\n\n`;
+function ending(c: ChatCompletion): string {
+  const finish = chunk(c, {
+    choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: c.choices[0].finish_reason }],
+  });
+  return `${event(finish)}${event(chunk(c, { choices: [], usage: c.usage }))}data: [DONE]\n\n`;
 }
 
 /**
  * MODELPROV_STREAM=whole: the whole reply as server-sent events, at once: text chunk, finish-reason chunk,
  * usage chunk, [DONE]. The text is empty only when the caller's own stop sequence or limit came first.
  */
-export function sendWhole(res: Response, c: Completion): void {
+export function sendWhole(res: Response, c: ChatCompletion): void {
   res.status(200).set(HEADERS);
   res.end(`${event(textChunk(c, { role: 'assistant', content: c.choices[0].message.content }))}${ending(c)}`);
 }
@@ -78,18 +82,14 @@ export class DeltaStream {
   }
 
   /**
-   * The bytes `event(textChunk(reply, delta))` gives, written around the content: on the path of every delta
-   * only the text is encoded, not the whole chunk object (streaming.test.ts checks each chunk against it).
+   * `event(textChunk(reply, delta))` cut around its content, made once per reply: on the path of every delta
+   * only the text is encoded, not the whole chunk object (streaming.test.ts checks each chunk's bytes).
    */
   private frame(reply: ReplyId): { first: string; next: string; end: string } {
     if (this.framed?.id === reply.id) return this.framed;
-    const head = `data: {"id":${JSON.stringify(reply.id)},"object":"chat.completion.chunk","created":${JSON.stringify(reply.created)},"model":${JSON.stringify(reply.model)},"choices":[{"index":0,"delta":{`;
-    this.framed = {
-      id: reply.id,
-      first: `${head}"role":"assistant","content":`,
-      next: `${head}"content":`,
-      end: '},"logprobs":null,"finish_reason":null}]}\n\n',
-    };
+    const [first, end] = aroundContent(reply, { role: 'assistant' });
+    const [next] = aroundContent(reply, {});
+    this.framed = { id: reply.id, first, next, end };
     return this.framed;
   }
 
@@ -97,7 +97,7 @@ export class DeltaStream {
    * The finished reply: what of its text was held back (a tail that could have begun tool-call syntax), then
    * the ending every stream has. False when the CLI's final text does not continue what was sent (the rest is then not sent).
    */
-  finish(c: Completion): boolean {
+  finish(c: ChatCompletion): boolean {
     const content = c.choices[0].message.content;
     const continues = content.startsWith(this.sent);
     if (continues && content.length > this.sent.length) this.text(c, content.slice(this.sent.length));

@@ -2,8 +2,10 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatCompletionChunk } from './shapes.ts';
 import { processAlive } from './test-support/stand-in.ts';
-import { startProvider, waitFor, type StartedProvider } from './test-support/provider.ts';
+import { startProvider, type StartedProvider } from './test-support/provider.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 /*
  * MODELPROV_STREAM=deltas against the real service and the stand-in CLI printing partial messages
@@ -155,6 +157,12 @@ describe('MODELPROV_STREAM=deltas', () => {
         choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
       };
       expect(line).toBe(JSON.stringify(chunk));
+    }
+    // Every chunk, the finish and usage chunks too, is what the service's own schema declares, member for member.
+    expect(r.data.at(-1)).toBe('[DONE]');
+    for (const line of r.data.slice(0, -1)) {
+      const chunk: unknown = JSON.parse(line);
+      expect(ChatCompletionChunk.parse(chunk)).toEqual(chunk);
     }
   });
 

@@ -9,6 +9,7 @@ import { startTestIdentity } from '../../test/support/identity.ts';
 import { postgresUnavailable, startPostgres } from '../../test/support/postgres.ts';
 import { freePort, ROOT } from '../../test/support/process.ts';
 import { Client, note } from './test-support/harness.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 /**
  * The installed app runs the built bundle, not these sources: PostgreSQL's client (pg) must be inside it,
@@ -53,15 +54,18 @@ describe.skipIf(skip !== undefined)(`the persona store's bundle${skip ? ` (skipp
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       // Polled: nothing says when a port starts answering; the deadline is a backstop for a loaded machine.
-      const deadline = Date.now() + 120_000;
-      let ready: unknown;
-      while (!ready && Date.now() < deadline && child.exitCode === null) {
-        ready = await fetch(`http://127.0.0.1:${port}/ready`).then(
-          (r) => (r.ok ? r.json() : undefined),
-          () => undefined,
-        );
-        if (!ready) await new Promise((r) => setTimeout(r, 100));
-      }
+      const ready = await waitFor(
+        'the bundle to answer /ready',
+        async (): Promise<unknown> => {
+          // A bundle that exits is an answer too: the check below then fails naming it.
+          if (child.exitCode !== null) return `exited (${child.exitCode})`;
+          return fetch(`http://127.0.0.1:${port}/ready`).then(
+            (r) => (r.ok ? r.json() : undefined),
+            () => undefined,
+          );
+        },
+        120_000,
+      );
       expect(ready).toMatchObject({ checks: { database: 'ok' } });
       const c = new Client(`http://127.0.0.1:${port}`, await identity.mint(identity.localCredential, 'persona'));
       expect((await c.call('POST', '/v1/personas', { profile: 'ada', display_name: 'Ada' })).status).toBe(201);

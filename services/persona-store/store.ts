@@ -35,6 +35,9 @@ export interface EventFilter {
   limit: number;
 }
 
+/** What a logged write does with the database: insert or update a row, the entry's statement ahead of it or not. */
+type RowWriter = Pick<QueryCreator<PersonaTables>, 'insertInto' | 'updateTable'>;
+
 /**
  * All data access of the persona store, through Kysely, on either engine. Nothing here decides
  * anything: the rules (revisions, forgetting, recall, credentials) live in their own files and call
@@ -61,15 +64,10 @@ export class PersonaSql {
    * that can, one statement (the entry's INSERT a data-modifying CTE of the row's, named "logged"), one
    * round trip; else the row's statement and then the entry's, in the same transaction.
    */
-  private async logged<T>(
-    entry: LogEntry | undefined,
-    write: (db: QueryCreator<PersonaTables>) => Promise<T>,
-  ): Promise<T> {
+  private async logged<T>(entry: LogEntry | undefined, write: (db: RowWriter) => Promise<T>): Promise<T> {
     if (entry === undefined) return write(this.db);
     if (this.engine.writesInOneStatement) {
-      const written = await write(
-        this.db.with('logged', (db) => db.insertInto('events').values(entry)) as unknown as QueryCreator<PersonaTables>,
-      );
+      const written = await write(this.db.with('logged', (db) => db.insertInto('events').values(entry)));
       this.wroteEntry(entry);
       return written;
     }

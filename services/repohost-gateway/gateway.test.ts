@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionCheck, startWorld, type World } from '../../test/github-double/world.ts';
 import { tempDir } from '../../test/support/identity.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { startRepohostGateway } from './service.ts';
 import { tokenRejectionSuite } from '../../test/support/token-suite.ts';
 
@@ -39,14 +40,6 @@ afterAll(async () => {
 });
 
 const platformCalls = () => world.double.calls.length;
-
-async function eventually(ok: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('authentication comes before the platform', () => {
   tokenRejectionSuite({
@@ -821,9 +814,9 @@ describe('rate limits and conditional requests', () => {
     // The platform holds its answer until every one of the N reads has joined the one in flight.
     const hold = world.double.hold('repos/get');
     const answers = Promise.all(Array.from({ length: N }, () => world.call('GET', '/v1/repos/alice/notes')));
-    await eventually(
-      () => world.gateway.parts.platform.counters.coalesced - coalesced === N - 1,
+    await waitFor(
       'the reads to join the one in flight',
+      () => world.gateway.parts.platform.counters.coalesced - coalesced === N - 1,
     );
     expect(hold.arrived).toBe(1);
     hold.release();

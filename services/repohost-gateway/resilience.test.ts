@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../../test/github-double/world.ts';
 import { tempDir } from '../../test/support/identity.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { openIdentityStore } from '../identity/service.ts';
 import { CredentialResolver } from './credential-resolver.ts';
 import { startRepohostGateway, type RunningGateway } from './service.ts';
@@ -24,14 +25,6 @@ const WRITER_B = `github_pat_${'a7'.repeat(20)}`;
 const SHORT_TIMEOUT_MS = 2000;
 let world: World;
 let hook: string;
-
-async function eventually(ok: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function newPull(repo: string, branch: string): number {
   const d = world.double;
@@ -337,7 +330,8 @@ describe('credentials that stop being current', () => {
       const hold = world.double.hold('apps/create-installation-access-token');
       const own = callWith(gateway, ownToken, 'main', '/v1/repos/joiner/app');
       try {
-        await eventually(() => hold.waiting === 1, 'the own request\u2019s resolution to reach the platform');
+        // The own request's resolution reaches the platform.
+        await hold.when((h) => h.waiting === 1);
         // Its answer comes while the other resolution is still held: it is asked about on its own, not joined to it.
         const refused = await callWith(gateway, revokedToken, 'main', '/v1/repos/joiner/app');
         expect(refused.status).toBe(401);
@@ -406,10 +400,14 @@ describe('credentials that stop being current', () => {
       const checks = gateway.parts.resolver.checks;
       expect((await identityCall('DELETE', '/v1/connections/main', x.credential)).status).toBe(204);
       // Inside the window the gateway may still act; it asks the identity service again once the window has passed.
-      let status = 200;
-      const deadline = Date.now() + 30_000;
-      while (status === 200 && Date.now() < deadline)
-        status = (await callWith(gateway, x.token, 'main', '/v1/repos/windowed/app')).status;
+      const status = await waitFor(
+        'the gateway to ask the identity service again',
+        async () => {
+          const answered = (await callWith(gateway, x.token, 'main', '/v1/repos/windowed/app')).status;
+          return answered !== 200 && answered;
+        },
+        30_000,
+      );
       expect(status).toBe(404);
       expect(gateway.parts.resolver.checks).toBeGreaterThan(checks);
       const calls = platformCallsTo(x.repo);
@@ -485,10 +483,11 @@ describe('per-credential throttling', () => {
       await resolveBoth(gateway, token);
       const since = world.double.calls.length;
       const first = write(gateway, token, 'wa', 'writer-a/r', 'a1');
-      await eventually(() => hold.arrived === 1, 'writer-a\u2019s first write to reach the platform');
+      // Writer-a's first write reaches the platform, then a second write.
+      await hold.when((h) => h.arrived === 1);
       const queued = write(gateway, token, 'wa', 'writer-a/r', 'a2');
       const other = write(gateway, token, 'wb', 'writer-b/r', 'b1');
-      await eventually(() => hold.arrived === 2, 'a second write to reach the platform');
+      await hold.when((h) => h.arrived === 2);
       hold.release();
       expect([(await first).status, (await queued).status, (await other).status]).toEqual([201, 201, 201]);
       const order = world.double.calls
@@ -569,7 +568,7 @@ describe('credentials in memory', () => {
         ...parts().platform.fingerprints(),
         ...parts().subscriptions.heldFingerprints(),
       ];
-      await eventually(() => !everywhere().includes(fingerprint!), 'the expired credential to be dropped', 60_000);
+      await waitFor('the expired credential to be dropped', () => !everywhere().includes(fingerprint!), 60_000);
       expect(everywhere()).not.toContain(fingerprint);
 
       // The next call resolves a new credential, before the platform ever refused the old one.

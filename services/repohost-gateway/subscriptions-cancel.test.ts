@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionCheck, startWorld, type World } from '../../test/github-double/world.ts';
 import { tempDir } from '../../test/support/identity.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { openDatabase } from '../kit/sqlite.ts';
 import { gatewayMigrations, SubscriptionStore, type GatewayDatabase } from './store.ts';
 import { toModel } from './subscriptions.ts';
@@ -76,15 +77,6 @@ async function startReceiver(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.server!.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(receiver.server!.address() as AddressInfo).port}/signals`;
-}
-
-/** Polls a gateway read until `ok`; the overall test timeout is the backstop. */
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 type Sub = Record<string, unknown> & { id: string; state: string };
@@ -167,10 +159,10 @@ describe('cancelling a subscription', () => {
     // Signed with its own secret: another subscription's does not verify it.
     expect(() => verify(other.secret, arrival!)).toThrow();
 
-    const delivered = await until(
-      () => read(sub.id),
-      (s) => s.signal === 'sent',
-    );
+    const delivered = await waitFor('the signal to be sent', async () => {
+      const s = await read(sub.id);
+      return s.signal === 'sent' && s;
+    });
     expect(delivered).toMatchObject({
       state: 'cancelled',
       event: 'cancelled',
@@ -228,10 +220,7 @@ describe('cancelling a subscription', () => {
 
     // Past its lifetime, not yet marked by a sweep (sweeps are an hour apart here): the cancel finds it expired.
     const expiring = await open({ kind: 'pull_merged', pull: newPull('expiring'), expires_in_seconds: 1 });
-    await until(
-      async () => Date.now(),
-      (now) => now > Date.parse(expiring.expires_at as string),
-    );
+    await waitFor('its expiry to pass', () => Date.now() > Date.parse(expiring.expires_at as string));
     const expired = await cancel(expiring.id);
     expect(expired.status).toBe(200);
     expect(expired.body).toMatchObject({ state: 'expired', event: null });
@@ -308,10 +297,10 @@ describe('a cancel racing a sweep sends one signal', () => {
     expect(got).toHaveLength(1);
     expect(verify(sub.secret, got[0]!).data).toMatchObject({ event: 'pull_merged', state: 'ended' });
     expect(
-      await until(
-        () => read(sub.id),
-        (s) => s.signal === 'sent',
-      ),
+      await waitFor('the signal to be sent', async () => {
+        const s = await read(sub.id);
+        return s.signal === 'sent' && s;
+      }),
     ).toMatchObject({ state: 'ended', signal_attempts: 1 });
   });
 
@@ -346,10 +335,7 @@ describe('a cancel racing a sweep sends one signal', () => {
     try {
       sweeping = world.gateway.parts.subscriptions.sweep();
       // The sweep has read the subscription as active and asked the platform: the request is waiting at the double.
-      await until(
-        async () => hold.waiting,
-        (w) => w >= 1,
-      );
+      await hold.when((h) => h.waiting >= 1);
       const res = await cancel(sub.id);
       expect(res.body).toMatchObject({ state: 'cancelled', event: 'cancelled' });
     } finally {
@@ -374,10 +360,10 @@ describe('what a subscription reports of its delivery', () => {
     const sub = await open({ kind: 'run_completed', run_id: runId }).finally(() => undefined);
     try {
       await receiver.arrived(sub.id);
-      const failing = await until(
-        () => read(sub.id),
-        (s) => (s.signal_attempts as number) >= 1,
-      );
+      const failing = await waitFor('a first failed attempt', async () => {
+        const s = await read(sub.id);
+        return (s.signal_attempts as number) >= 1 && s;
+      });
       expect(failing).toMatchObject({
         state: 'ended',
         event: 'run_completed',
@@ -393,10 +379,10 @@ describe('what a subscription reports of its delivery', () => {
     } finally {
       receiver.mode = 'answer';
     }
-    const delivered = await until(
-      () => read(sub.id),
-      (s) => s.signal === 'sent',
-    );
+    const delivered = await waitFor('the signal to be sent', async () => {
+      const s = await read(sub.id);
+      return s.signal === 'sent' && s;
+    });
     expect(delivered).toMatchObject({ signal_last_status: 200, signal_last_error: null, signal_next_at: null });
     expect(delivered.signal_attempts).toBe(receiver.of(sub.id).length);
   });

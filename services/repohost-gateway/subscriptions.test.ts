@@ -3,25 +3,11 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionCheck, startWorld, type World } from '../../test/github-double/world.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 const PAT = `github_pat_${'c3'.repeat(20)}`;
 let world: World;
 let hook: string;
-
-async function eventually<T>(
-  probe: () => Promise<T> | T,
-  ok: (v: T) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const signalsFor = (id: string) => world.receiver.received.filter((r) => r.headers['webhook-id'] === `msg_${id}`);
 
@@ -93,14 +79,10 @@ describe('subscriptions end with exactly one signed signal', () => {
     await world.gateway.parts.subscriptions.sweep();
     expect((await read(sub.id)).state).toBe('active');
     world.double.addStatus('dana/app', head, { context: 'external-ci', state: 'success' });
-    await eventually(
-      async () => {
-        await world.gateway.parts.subscriptions.sweep();
-        return (await read(sub.id)).state;
-      },
-      (s) => s === 'ended',
-      'checks to settle',
-    );
+    await waitFor('checks to settle', async () => {
+      await world.gateway.parts.subscriptions.sweep();
+      return (await read(sub.id)).state === 'ended';
+    });
     const signal = verified(sub.secret, sub.id);
     expect(signal.type).toBe('subscription.ended');
     expect(signal.data).toEqual({
@@ -224,11 +206,7 @@ describe('subscriptions end with exactly one signed signal', () => {
       ).toBeGreaterThanOrEqual(2000);
       world.receiver.status = 200;
       world.receiver.headers = {};
-      await eventually(
-        () => read(sub.id),
-        (s) => s.signal === 'sent',
-        'the retried signal',
-      );
+      await waitFor('the retried signal', async () => (await read(sub.id)).signal === 'sent');
       const [first, second] = signalsFor(sub.id);
       expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
       // The retry base is 50 ms here; the receiver asked for 2 s, and was not called before (less a little for clocks).
@@ -256,11 +234,7 @@ describe('subscriptions end with exactly one signed signal', () => {
     });
     expect(refused.signal_next_at).toEqual(expect.any(String));
     world.receiver.status = 200;
-    await eventually(
-      () => read(sub.id),
-      (s) => s.signal === 'sent',
-      'the retried signal',
-    );
+    await waitFor('the retried signal', async () => (await read(sub.id)).signal === 'sent');
     expect(await read(sub.id)).toMatchObject({
       signal_last_status: 200,
       signal_last_error: null,
@@ -285,19 +259,14 @@ describe('subscription limits', () => {
     const sub = await open({ kind: 'pull_merged', pull: n, expires_in_seconds: 1 });
     expect(Date.parse(sub.expires_at) - Date.parse(sub.created_at)).toBe(1000);
     // Its moment is the event here: once the clock has passed it, the next sweep marks it expired.
-    await eventually(
-      () => Date.now() > Date.parse(sub.expires_at),
-      (passed) => passed,
-      'its expiry to pass',
-    );
+    await waitFor('its expiry to pass', () => Date.now() > Date.parse(sub.expires_at));
     await world.gateway.parts.subscriptions.sweep();
     expect(await read(sub.id)).toMatchObject({ state: 'expired', event: null });
     // A hub waiting for it learns that it will not come, as for a cancel.
-    const ended = await eventually(
-      () => read(sub.id),
-      (s) => s.signal === 'sent',
-      'the expiry signal to be delivered',
-    );
+    const ended = await waitFor('the expiry signal to be delivered', async () => {
+      const s = await read(sub.id);
+      return s.signal === 'sent' && s;
+    });
     expect(ended).toMatchObject({ signal_attempts: 1, signal_last_status: 200, signal_next_at: null });
     expect(verified(sub.secret, sub.id)).toEqual({
       type: 'subscription.ended',
@@ -367,11 +336,10 @@ describe('subscription limits', () => {
     try {
       world.double.mergePullOutside('dana/app', n);
       expect((await read(sub.id)).state).toBe('ended');
-      const given = await eventually(
-        () => read(sub.id),
-        (s) => s.signal !== 'pending',
-        'the signal to be settled',
-      );
+      const given = await waitFor('the signal to be settled', async () => {
+        const s = await read(sub.id);
+        return s.signal !== 'pending' && s;
+      });
       expect(given).toMatchObject({
         signal: 'failed',
         signal_attempts: 0,
@@ -429,11 +397,8 @@ describe('subscription limits', () => {
     const n = newPull('background');
     const sub = await open({ kind: 'pull_merged', pull: n });
     world.double.mergePullOutside('dana/app', n);
-    await eventually(
-      () => signalsFor(sub.id).length,
-      (k) => k === 1,
-      'the background sweep to end it',
-    );
+    // The background sweep ends it: its signal arriving is the event.
+    await world.receiver.when(() => signalsFor(sub.id).length === 1);
     expect(verified(sub.secret, sub.id).data.event).toBe('pull_merged');
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/process.ts';
 import { Contract, ContractViolation } from './contract.ts';
 import { startGitHubDouble, type GitHubDouble } from './double.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 interface Recorded {
   method: string;
@@ -166,9 +167,14 @@ describe('the double behaves like the platform', () => {
     double.addCheckRun('alice/web', sha, { name: 'moment', settleMs: 300 });
     const order = ['queued', 'in_progress', 'completed'];
     const seen: string[] = [];
-    const deadline = Date.now() + 30_000;
-    while (seen.at(-1) !== 'completed' && Date.now() < deadline) seen.push(await state('moment'));
-    expect(seen.at(-1)).toBe('completed');
+    await waitFor(
+      'the check run to complete',
+      async () => {
+        seen.push(await state('moment'));
+        return seen.at(-1) === 'completed';
+      },
+      30_000,
+    );
     expect(seen.map((s) => order.indexOf(s))).toEqual([...seen.map((s) => order.indexOf(s))].sort((a, b) => a - b));
   });
 
@@ -231,16 +237,14 @@ describe('the double behaves like the platform', () => {
       });
       const { token, expiresAt } = await auth({ type: 'installation' });
       expect(Date.parse(expiresAt)).toBeLessThanOrEqual(Date.now() + 1_000);
-      // Read until the platform refuses it (the expiry is the event), with the test's timeout as the backstop.
-      let status = 200;
-      while (status === 200) {
+      // Read until the platform refuses it (the expiry is the event).
+      const status = await waitFor('the token to expire', async () => {
         const res = await fetch(`${double.url}/installation/repositories`, {
           headers: { authorization: `token ${token}` },
         });
-        status = res.status;
         await res.body?.cancel();
-        if (status === 200) await new Promise((r) => setTimeout(r, 50));
-      }
+        return res.status !== 200 && res.status;
+      });
       expect(status).toBe(401);
       expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     } finally {
@@ -270,9 +274,9 @@ describe('the double behaves like the platform', () => {
     }).catch((e: Error) => e.name);
     expect(gaveUp).toBe('TimeoutError');
     // The double notices the caller left once the connection closes.
-    while (hold.waiting > 0) await new Promise((r) => setTimeout(r, 10));
+    await hold.when((h) => h.waiting === 0);
     const waiting = fetch(`${double.url}/repos/alice/web`, { headers: { authorization: `token ${TOKEN}` } });
-    while (hold.waiting < 1) await new Promise((r) => setTimeout(r, 10));
+    await hold.when((h) => h.waiting === 1);
     hold.release();
     expect((await waiting).status).toBe(200);
     expect(hold.arrived).toBe(2);

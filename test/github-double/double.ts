@@ -146,6 +146,8 @@ export interface Hold {
   readonly waiting: number;
   /** Requests that arrived while held. */
   readonly arrived: number;
+  /** Resolves once `ok` holds of the counts: looked at now and at each arrival, each caller that goes away and the release. */
+  when(ok: (counts: { waiting: number; arrived: number }) => boolean): Promise<void>;
   /** Lets every waiting request (and later ones) through, and ends the hold. */
   release(): void;
 }
@@ -1437,10 +1439,18 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
       const waiting = new Set<() => void>();
       let arrived = 0;
       let released = false;
+      const watchers = new Set<() => void>();
+      const counts = () => ({ waiting: waiting.size, arrived });
+      const changed = () => {
+        for (const look of [...watchers]) look();
+      };
       holds.set(operationId, {
         wait(res) {
           arrived += 1;
-          if (released) return Promise.resolve('released');
+          if (released) {
+            changed();
+            return Promise.resolve('released');
+          }
           return new Promise((resolve) => {
             const go = () => {
               waiting.delete(go);
@@ -1451,9 +1461,11 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
             const gone = () => {
               waiting.delete(go);
               resolve('gone');
+              changed();
             };
             waiting.add(go);
             res.once('close', gone);
+            changed();
           });
         },
       });
@@ -1464,10 +1476,22 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
         get arrived() {
           return arrived;
         },
+        when(ok) {
+          return new Promise<void>((resolve) => {
+            const look = () => {
+              if (!ok(counts())) return;
+              watchers.delete(look);
+              resolve();
+            };
+            watchers.add(look);
+            look();
+          });
+        },
         release() {
           released = true;
           holds.delete(operationId);
           for (const go of [...waiting]) go();
+          changed();
         },
       };
     },

@@ -38,7 +38,14 @@ export interface World {
   /** Every answer the tests received from the gateway, for the projection check. */
   answers: { method: string; path: string; status: number; body: unknown }[];
   /** Signals arrive here; it answers `status` with `headers` (for example a Retry-After with 429). */
-  receiver: { url: string; received: Received[]; status: number; headers: Record<string, string> };
+  receiver: {
+    url: string;
+    received: Received[];
+    status: number;
+    headers: Record<string, string>;
+    /** Resolves once `ok` holds of what arrived: looked at now and at each arrival. */
+    when(ok: (received: Received[]) => boolean): Promise<void>;
+  };
   /** A token for repohost-api of the local account. */
   token(audience?: string): Promise<string>;
   /** PUTs a platform connection for a profile at the identity service. */
@@ -64,6 +71,7 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
   const answers: World['answers'] = [];
 
   const received: Received[] = [];
+  const arrivals = new Set<() => void>();
   const receiverState = { status: 200, headers: {} as Record<string, string> };
   const receiver: Server = createServer((req, res) => {
     const at = Date.now();
@@ -72,6 +80,7 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
     req.on('end', () => {
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at });
       res.writeHead(receiverState.status, receiverState.headers).end();
+      for (const look of [...arrivals]) look();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -119,6 +128,17 @@ export async function startWorld(gatewayEnv: Record<string, string> = {}): Promi
       },
       set headers(h: Record<string, string>) {
         receiverState.headers = h;
+      },
+      when(ok) {
+        return new Promise<void>((resolve) => {
+          const look = () => {
+            if (!ok(received)) return;
+            arrivals.delete(look);
+            resolve();
+          };
+          arrivals.add(look);
+          look();
+        });
       },
     },
     token: (audience = 'repohost-api') => identity.mint(identity.localCredential, audience),

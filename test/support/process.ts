@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait-for.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -77,17 +78,6 @@ function release(port: number): void {
   if (filed) rmSync(join(RESERVATIONS, String(port)), { force: true });
 }
 
-/** Polls for what no event announces (the process table, a log line, a run record); the timeout is only a backstop. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 150_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Whether a process with this pid exists (signal 0: ESRCH means gone; EPERM means it is someone else's). */
 export function processExists(pid: number): boolean {
   try {
@@ -140,19 +130,22 @@ export async function spawnService(
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode}): ${out}`);
-    try {
-      if ((await fetch(`${url}/healthy`)).ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not become healthy: ${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    await waitFor(
+      `${name} to answer /healthy`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode}): ${out}`);
+        return fetch(`${url}/healthy`).then(
+          (r) => r.ok,
+          () => false, // not listening yet
+        );
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    if (child.exitCode !== null) throw err;
+    child.kill('SIGKILL');
+    throw new Error(`${name} did not become healthy: ${out}`);
   }
   return {
     child,

@@ -76,18 +76,3 @@ export async function startProvider(
     close: () => service.close(),
   };
 }
-
-/** Polls until `get` gives something truthy (it may be async). */
-export async function waitFor<T>(
-  what: string,
-  get: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await get();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

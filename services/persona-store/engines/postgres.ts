@@ -10,7 +10,6 @@ import {
   MIGRATIONS as ALL_MIGRATIONS,
   postgresTypes,
   type EntryTable,
-  type FieldRow,
   type PersonaTables,
   type TableName,
 } from '../tables.ts';
@@ -119,6 +118,13 @@ function ranked(table: EntryTable, limit: number, candidates: number, answer = s
     ORDER BY score DESC, ${rowId} LIMIT ${limit}`;
 }
 
+/** A ranked row without its `capped` column: recall answers that once, beside the hits. */
+function hitOf<Hit extends object>(row: Hit & { capped: boolean }): Hit {
+  const hit: Hit & { capped?: boolean } = { ...row };
+  delete hit.capped;
+  return hit;
+}
+
 /**
  * Recall of one kind of entry by its tsvector: the newest `candidates + 1` matches of the scope, more than
  * `candidates` capping the ranking at the newest `candidates` (see ranked). The GIN index finds the matches,
@@ -133,7 +139,7 @@ function recallFrom<T extends EntryTable>(table: T): Recall<T> {
   return async (db, words, account, personaId, limit, candidates) => {
     type Row = Recalled<T> & { capped: boolean };
     const answer = (rows: Row[]) => ({
-      hits: rows.map(({ capped: _capped, ...row }) => row as unknown as Recalled<T>),
+      hits: rows.map(hitOf),
       capped: rows[0]?.capped ?? false,
     });
     const query = sql`WITH query AS (SELECT ${QUERY(words)} AS q)`;
@@ -192,6 +198,13 @@ const tsvector: FullText = {
   recallNotes: recallFrom('notes'),
 };
 
+/** A TEXT NOT NULL column of a row being inserted, whose words its tsvector is made of. */
+function textOf(row: Record<string, unknown>, column: string): string {
+  const value = row[column];
+  if (typeof value !== 'string') throw new Error(`the column ${column} of a row to insert is not text`);
+  return value;
+}
+
 /**
  * Rows of a table in one INSERT, each column bound as one array (unnest): a bulk write's statement costs
  * the server one parse and the client no statement text per row. A searched table's live rows get their
@@ -205,11 +218,15 @@ async function insertRows(db: Db, table: TableName, rows: Record<string, unknown
   const live = (r: Record<string, unknown>) => r.state === 'live';
   const text: [string, unknown[]][] =
     table === 'notes'
-      ? [['words', rows.map((r) => (live(r) ? wordsOf(r.content as string) : null))]]
+      ? [['words', rows.map((r) => (live(r) ? wordsOf(textOf(r, 'content')) : null))]]
       : table === 'fields'
         ? (['k', 'd', 'v'] as const).map((name, i) => [
             name,
-            rows.map((r) => (live(r) ? wordsOf(fieldIndexText(r as unknown as FieldRow)[i]!) : null)),
+            rows.map((r) => {
+              if (!live(r)) return null;
+              const field = { key: textOf(r, 'key'), description: textOf(r, 'description'), value: textOf(r, 'value') };
+              return wordsOf(fieldIndexText(field)[i]!);
+            }),
           ])
         : [];
   const t = (c: string) => sql.ref(`t.${c}`);

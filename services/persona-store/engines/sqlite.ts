@@ -29,7 +29,7 @@ function keepingStatements(sqlite: Sqlite): SqliteDatabase & { prepared: () => n
       if (!statement) {
         prepared++;
         if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value!);
-        statement = sqlite.prepare(text) as unknown as SqliteStatement;
+        statement = sqlite.prepare(text);
         statements.set(text, statement);
       }
       return statement;
