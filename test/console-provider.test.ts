@@ -112,9 +112,9 @@ describe('the provider panel when completions would not work', () => {
 
     const { page, dl } = await providerPanel(supervisor);
     expect(await dl.locator('[data-check="ready"]').innerText()).toBe('no: see the checks below');
-    // The provider's own sentence says what to do: remove them from the CLI's configuration, then restart.
+    // The provider's own sentence names what was loaded and says what to do: fix the CLI's configuration, then restart.
     expect(await dl.locator('[data-check="lockdown"]').innerText()).toMatch(
-      /^not confirmed \(not_ok\)\. .*remove them from the CLI's configuration/,
+      /^not confirmed \(not_ok\)\. The CLI loaded tools Bash, WebFetch; MCP servers github; hooks SessionStart:startup, .*fix that in the CLI's configuration, then restart the service\.$/,
     );
     expect(await dl.locator('[data-check="tools"] li').allInnerTexts()).toEqual(['Bash', 'WebFetch']);
     expect(await dl.locator('[data-check="mcp"] li').allInnerTexts()).toEqual(['github']);
