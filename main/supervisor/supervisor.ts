@@ -248,6 +248,8 @@ export class ServiceSupervisor extends EventEmitter implements Supervisor {
   async stop(name: ServiceName): Promise<void> {
     const slot = this.slot(name);
     slot.desired = 'stopped';
+    // The log says so, or a person reading "restarting in N ms" would wait for a restart that never comes.
+    if (slot.state === 'backing-off' && slot.timer) this.note(slot.name, 'restart called off: stopped in this app');
     this.clearTimer(slot);
     if (slot.starting) await slot.starting;
     if (!slot.proc) {
