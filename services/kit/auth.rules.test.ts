@@ -131,16 +131,17 @@ describe('createTokenVerifier', () => {
       );
   });
 
-  it('refuses a token without sub or exp by name, and one whose sub is empty', async () => {
+  it('refuses a token without sub or exp by name, and one whose sub is not an account (empty, not text)', async () => {
     expect((await refusal(`Bearer ${await good({ subject: undefined })}`)).detail).toBe(
       'The token lacks the sub claim; ask the identity service for a new one.',
     );
     expect((await refusal(`Bearer ${await good({ exp: undefined })}`)).detail).toBe(
       'The token lacks the exp claim; ask the identity service for a new one.',
     );
-    expect((await refusal(`Bearer ${await good({ subject: '' })}`)).detail).toBe(
-      'The token names no account (sub); ask the identity service for a new one.',
-    );
+    for (const sub of ['', 42, ['acct-1']])
+      expect((await refusal(`Bearer ${await good({ subject: undefined, claims: { sub } })}`)).detail).toBe(
+        'The token names no account (sub); ask the identity service for a new one.',
+      );
   });
 
   it('refuses other unacceptable claims in general words', async () => {

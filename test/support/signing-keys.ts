@@ -40,7 +40,8 @@ export interface TokenShape {
   /** Seconds since the epoch; omitted: none. */
   exp?: number;
   nbf?: number;
-  claims?: JWTPayload;
+  /** Any members, of any type (a sub that is a number, an iat that is text): what a token may carry, not what identity mints. */
+  claims?: Record<string, unknown>;
   /** Overrides the header's kid (the key's own otherwise). */
   kid?: string;
   alg?: string;
@@ -48,7 +49,7 @@ export interface TokenShape {
 
 /** A token signed with `key`, carrying exactly the claims given. */
 export function sign(key: SigningKey, shape: TokenShape): Promise<string> {
-  const jwt = new SignJWT(shape.claims ?? {}).setProtectedHeader({
+  const jwt = new SignJWT((shape.claims ?? {}) as JWTPayload).setProtectedHeader({
     alg: shape.alg ?? (key.jwk.alg as string),
     kid: shape.kid ?? key.kid,
   });
