@@ -106,9 +106,26 @@ describe('randomPartPattern and randomPartsIn', () => {
   it('finds a random part bare, or behind up to three words ending in _ or -, and nothing longer or behind more', () => {
     expect(body).toHaveLength(43);
     const pattern = randomPartPattern(sessionCredential);
-    for (const run of [body, `HUBS_${body}`, `hubs-${body}`, `my_hubs_${body}`, `a_b_c-${body}`, `Abcdefghijkl_${body}`, `a1_${body}`])
+    for (const run of [
+      body,
+      `HUBS_${body}`,
+      `hubs-${body}`,
+      `my_hubs_${body}`,
+      `a_b_c-${body}`,
+      `Abcdefghijkl_${body}`,
+      `a1_${body}`,
+    ])
       expect(pattern.exec(run)?.[1], run).toBe(body);
-    for (const run of [`a_b_c_d_${body}`, `Abcdefghijklm_${body}`, `1a_${body}`, `_${body}`, `${body}A`, `${body.slice(1)}`, `x${body}`, `hubs.${body}`])
+    for (const run of [
+      `a_b_c_d_${body}`,
+      `Abcdefghijklm_${body}`,
+      `1a_${body}`,
+      `_${body}`,
+      `${body}A`,
+      `${body.slice(1)}`,
+      `x${body}`,
+      `hubs.${body}`,
+    ])
       expect(pattern.exec(run), run).toBeNull();
   });
 

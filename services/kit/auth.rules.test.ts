@@ -7,7 +7,14 @@
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { epoch, ownerOnlyFolder, sign, signingKey, writeKeySet, type SigningKey } from '../../test/support/signing-keys.ts';
+import {
+  epoch,
+  ownerOnlyFolder,
+  sign,
+  signingKey,
+  writeKeySet,
+  type SigningKey,
+} from '../../test/support/signing-keys.ts';
 import { ALLOWED_ALGORITHMS, bearerToken, createTokenVerifier, type TokenVerifier } from './auth.ts';
 import { Problem } from './problem.ts';
 
@@ -51,7 +58,16 @@ describe('bearerToken', () => {
   });
 
   it('takes nothing else: another scheme, no space, no credential, two words, text before the scheme, no header', () => {
-    for (const header of ['Basic abc', 'Bearerabc', 'Bearer ', 'Bearer', 'Bearer a b', 'x Bearer abc', 'Bearer\tabc', ''])
+    for (const header of [
+      'Basic abc',
+      'Bearerabc',
+      'Bearer ',
+      'Bearer',
+      'Bearer a b',
+      'x Bearer abc',
+      'Bearer\tabc',
+      '',
+    ])
       expect(bearerToken(header), header).toBeUndefined();
     expect(bearerToken(undefined)).toBeUndefined();
   });
@@ -159,7 +175,9 @@ describe('createTokenVerifier', () => {
       'The token is not valid; ask the identity service for a new one.',
     );
     for (const junk of ['not-a-jwt', 'a.b.c'])
-      expect((await refusal(`Bearer ${junk}`)).detail).toBe('The token is not valid; ask the identity service for a new one.');
+      expect((await refusal(`Bearer ${junk}`)).detail).toBe(
+        'The token is not valid; ask the identity service for a new one.',
+      );
   });
 
   it('accepts asymmetric algorithms only: an HMAC keyed with anything, and none, are refused', async () => {
@@ -193,7 +211,11 @@ describe('createTokenVerifier', () => {
 
   it('fails closed with 503 while no key is at hand, saying so without naming where it looks, and says keys are missing', async () => {
     const folder = ownerOnlyFolder('auth-none');
-    const v = createTokenVerifier({ identityUrl: ISSUER, audience: AUDIENCE, keys: { file: join(folder, 'public-keys.json') } });
+    const v = createTokenVerifier({
+      identityUrl: ISSUER,
+      audience: AUDIENCE,
+      keys: { file: join(folder, 'public-keys.json') },
+    });
     expect(await v.keysAvailable()).toBe(false);
     const unavailable = await refusal(`Bearer ${await good()}`, v);
     expect(unavailable.status).toBe(503);

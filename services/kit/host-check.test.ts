@@ -30,7 +30,14 @@ describe('parseHostHeader', () => {
     expect(parseHostHeader('127.0.0.1:0')).toEqual({ name: '127.0.0.1', port: 0 });
     expect(parseHostHeader('127.0.0.1:08001')).toEqual({ name: '127.0.0.1', port: 8001 });
     expect(parseHostHeader('127.0.0.1:1')).toEqual({ name: '127.0.0.1', port: 1 });
-    for (const bad of ['127.0.0.1:65536', '127.0.0.1:99999', '127.0.0.1:123456', '127.0.0.1:', '127.0.0.1:8x', '127.0.0.1:-1'])
+    for (const bad of [
+      '127.0.0.1:65536',
+      '127.0.0.1:99999',
+      '127.0.0.1:123456',
+      '127.0.0.1:',
+      '127.0.0.1:8x',
+      '127.0.0.1:-1',
+    ])
       expect(parseHostHeader(bad), bad).toBeUndefined();
   });
 
@@ -62,9 +69,25 @@ describe('parseHostHeader', () => {
 
 describe('isAllowedHost', () => {
   it('allows every loopback name with any port or none, and nothing else by default', () => {
-    for (const host of ['127.0.0.1', '127.0.0.1:8004', '127.9.8.7:1', 'localhost:3000', 'LOCALHOST', '[::1]:8001', '[::1]'])
+    for (const host of [
+      '127.0.0.1',
+      '127.0.0.1:8004',
+      '127.9.8.7:1',
+      'localhost:3000',
+      'LOCALHOST',
+      '[::1]:8001',
+      '[::1]',
+    ])
       expect(isAllowedHost(host), host).toBe(true);
-    for (const host of [undefined, '', 'example.com', 'evil.example:8004', '127.0.0.1.evil.example', '[::2]', '127.0.0.1:99999'])
+    for (const host of [
+      undefined,
+      '',
+      'example.com',
+      'evil.example:8004',
+      '127.0.0.1.evil.example',
+      '[::2]',
+      '127.0.0.1:99999',
+    ])
       expect(isAllowedHost(host), String(host)).toBe(false);
   });
 

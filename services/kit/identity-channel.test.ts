@@ -86,7 +86,11 @@ describe('the channel over identity\u2019s socket', () => {
 
   it('sends a GET by default, asking for JSON as localhost, and answers the status, headers and parsed body', async () => {
     const answer = await channel.call({ path: '/v1/auth/token-status?x=1' });
-    expect(answer).toEqual({ status: 200, headers: expect.objectContaining({ 'x-echo': 'yes' }), body: { active: true } });
+    expect(answer).toEqual({
+      status: 200,
+      headers: expect.objectContaining({ 'x-echo': 'yes' }),
+      body: { active: true },
+    });
     const last = heard.at(-1)!;
     expect(last).toMatchObject({ method: 'GET', url: '/v1/auth/token-status?x=1', body: '' });
     expect(last.headers).toMatchObject({ host: 'localhost', accept: 'application/json' });
@@ -158,9 +162,9 @@ describe('the channel over identity\u2019s socket', () => {
     expect(await none.answers()).toBe(false);
     // A file that is ours but no socket: nothing answers there.
     writeFileSync(join(folder, 'plain.sock'), '');
-    await expect(overSocket('http://127.0.0.1:8001', join(folder, 'plain.sock')).call({ path: '/healthy' })).rejects.toThrow(
-      `the identity service does not answer on its socket ${join(folder, 'plain.sock')}`,
-    );
+    await expect(
+      overSocket('http://127.0.0.1:8001', join(folder, 'plain.sock')).call({ path: '/healthy' }),
+    ).rejects.toThrow(`the identity service does not answer on its socket ${join(folder, 'plain.sock')}`);
   });
 
   it('on Windows, reads the pipe\u2019s name from the file in identity\u2019s folder (checked here with a socket\u2019s path as the name)', async () => {
@@ -184,59 +188,64 @@ describe('the channel over identity\u2019s socket', () => {
 });
 
 const windows = process.platform === 'win32';
-describe.skipIf(windows)(`whose files are trusted to be identity\u2019s${windows ? ' (skipped: Windows has no such modes)' : ''}`, () => {
-  const uid = process.getuid!();
+describe.skipIf(windows)(
+  `whose files are trusted to be identity\u2019s${windows ? ' (skipped: Windows has no such modes)' : ''}`,
+  () => {
+    const uid = process.getuid!();
 
-  it('a file of the user\u2019s in a folder only the user may write', () => {
-    const folder = ownerOnlyFolder('ours');
-    writeFileSync(join(folder, 'keys.json'), '{}');
-    expect(notOursBecause(join(folder, 'keys.json'), 'keys file')).toBeUndefined();
-    // Others may read and enter the folder: only writing it would let them put a file there.
-    chmodSync(folder, 0o755);
-    expect(notOursBecause(join(folder, 'keys.json'), 'keys file')).toBeUndefined();
-  });
-
-  it('nothing in a folder the group or others may write, saying how to fix it', () => {
-    for (const mode of [0o720, 0o702, 0o777]) {
-      const folder = ownerOnlyFolder('open');
+    it('a file of the user\u2019s in a folder only the user may write', () => {
+      const folder = ownerOnlyFolder('ours');
       writeFileSync(join(folder, 'keys.json'), '{}');
-      chmodSync(folder, mode);
-      expect(notOursBecause(join(folder, 'keys.json'), 'keys file'), mode.toString(8)).toBe(
-        `the folder of ${join(folder, 'keys.json')} is not yours alone (other users may write it), so nothing in it proves it is identity's; make it owner-only (chmod 700 ${folder})`,
-      );
-    }
-  });
+      expect(notOursBecause(join(folder, 'keys.json'), 'keys file')).toBeUndefined();
+      // Others may read and enter the folder: only writing it would let them put a file there.
+      chmodSync(folder, 0o755);
+      expect(notOursBecause(join(folder, 'keys.json'), 'keys file')).toBeUndefined();
+    });
 
-  it('nothing missing, nothing that is a symbolic link', () => {
-    const folder = ownerOnlyFolder('links');
-    expect(notOursBecause(join(folder, 'identity.sock'), 'socket')).toBe(`there is no socket at ${join(folder, 'identity.sock')}`);
-    expect(notOursBecause(join(folder, 'no-folder', 'identity.sock'), 'socket')).toBe(
-      `there is no socket at ${join(folder, 'no-folder', 'identity.sock')}`,
-    );
-    writeFileSync(join(folder, 'real'), '');
-    symlinkSync(join(folder, 'real'), join(folder, 'identity.sock'));
-    expect(notOursBecause(join(folder, 'identity.sock'), 'socket')).toBe(
-      `${join(folder, 'identity.sock')} is a symbolic link, not identity's socket`,
-    );
-  });
+    it('nothing in a folder the group or others may write, saying how to fix it', () => {
+      for (const mode of [0o720, 0o702, 0o777]) {
+        const folder = ownerOnlyFolder('open');
+        writeFileSync(join(folder, 'keys.json'), '{}');
+        chmodSync(folder, mode);
+        expect(notOursBecause(join(folder, 'keys.json'), 'keys file'), mode.toString(8)).toBe(
+          `the folder of ${join(folder, 'keys.json')} is not yours alone (other users may write it), so nothing in it proves it is identity's; make it owner-only (chmod 700 ${folder})`,
+        );
+      }
+    });
 
-  it.skipIf(uid !== 0)(
-    `nothing that belongs to another user, nor in another user\u2019s folder${uid !== 0 ? ' (skipped: only root can give a file away)' : ''}`,
-    () => {
-      const folder = ownerOnlyFolder('theirs');
-      writeFileSync(join(folder, 'keys.json'), '{}');
-      chownSync(join(folder, 'keys.json'), uid + 4242, uid + 4242);
-      expect(notOursBecause(join(folder, 'keys.json'), 'keys file')).toBe(
-        `${join(folder, 'keys.json')} does not belong to you, so it is not identity's keys file`,
+    it('nothing missing, nothing that is a symbolic link', () => {
+      const folder = ownerOnlyFolder('links');
+      expect(notOursBecause(join(folder, 'identity.sock'), 'socket')).toBe(
+        `there is no socket at ${join(folder, 'identity.sock')}`,
       );
-      const theirs = join(ownerOnlyFolder('their-folder'), 'sub');
-      mkdirSync(theirs, { mode: 0o700 });
-      writeFileSync(join(theirs, 'keys.json'), '{}');
-      chownSync(theirs, uid + 4242, uid + 4242);
-      expect(notOursBecause(join(theirs, 'keys.json'), 'keys file')).toMatch(/is not yours alone/);
-    },
-  );
-});
+      expect(notOursBecause(join(folder, 'no-folder', 'identity.sock'), 'socket')).toBe(
+        `there is no socket at ${join(folder, 'no-folder', 'identity.sock')}`,
+      );
+      writeFileSync(join(folder, 'real'), '');
+      symlinkSync(join(folder, 'real'), join(folder, 'identity.sock'));
+      expect(notOursBecause(join(folder, 'identity.sock'), 'socket')).toBe(
+        `${join(folder, 'identity.sock')} is a symbolic link, not identity's socket`,
+      );
+    });
+
+    it.skipIf(uid !== 0)(
+      `nothing that belongs to another user, nor in another user\u2019s folder${uid !== 0 ? ' (skipped: only root can give a file away)' : ''}`,
+      () => {
+        const folder = ownerOnlyFolder('theirs');
+        writeFileSync(join(folder, 'keys.json'), '{}');
+        chownSync(join(folder, 'keys.json'), uid + 4242, uid + 4242);
+        expect(notOursBecause(join(folder, 'keys.json'), 'keys file')).toBe(
+          `${join(folder, 'keys.json')} does not belong to you, so it is not identity's keys file`,
+        );
+        const theirs = join(ownerOnlyFolder('their-folder'), 'sub');
+        mkdirSync(theirs, { mode: 0o700 });
+        writeFileSync(join(theirs, 'keys.json'), '{}');
+        chownSync(theirs, uid + 4242, uid + 4242);
+        expect(notOursBecause(join(theirs, 'keys.json'), 'keys file')).toMatch(/is not yours alone/);
+      },
+    );
+  },
+);
 
 describe('the channel to an identity elsewhere (https, over plain http here)', () => {
   let server: Server;
@@ -260,7 +269,11 @@ describe('the channel to an identity elsewhere (https, over plain http here)', (
     expect(channel.url).toBe(`${base}/identity//`);
     expect(channel.where).toBe(`${base}/identity//`);
     const answer = await channel.call({ path: '/v1/auth/token-status' });
-    expect(answer).toEqual({ status: 200, headers: expect.objectContaining({ 'x-echo': 'yes' }), body: { active: true } });
+    expect(answer).toEqual({
+      status: 200,
+      headers: expect.objectContaining({ 'x-echo': 'yes' }),
+      body: { active: true },
+    });
     const last = heard.at(-1)!;
     expect(last).toMatchObject({ method: 'GET', url: '/identity/v1/auth/token-status', body: '' });
     expect(last.headers.accept).toBe('application/json');
@@ -278,7 +291,11 @@ describe('the channel to an identity elsewhere (https, over plain http here)', (
     const last = heard.at(-1)!;
     expect(last.method).toBe('PUT');
     expect(last.body).toBe('{"token":"t"}');
-    expect(last.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer t', accept: 'text/plain' });
+    expect(last.headers).toMatchObject({
+      'content-type': 'application/json',
+      authorization: 'Bearer t',
+      accept: 'text/plain',
+    });
   });
 
   it('answers no body for an empty or non-JSON answer, and follows no redirect', async () => {

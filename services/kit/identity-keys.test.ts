@@ -10,7 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, errors, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { epoch, ownerOnlyFolder, sign, signingKey, writeKeySet, type SigningKey } from '../../test/support/signing-keys.ts';
+import {
+  epoch,
+  ownerOnlyFolder,
+  sign,
+  signingKey,
+  writeKeySet,
+  type SigningKey,
+} from '../../test/support/signing-keys.ts';
 import { keySource, KeysUnavailable, THUMBPRINT, type KeySource } from './identity-keys.ts';
 
 const ISSUER = 'http://127.0.0.1:8001';
@@ -22,7 +29,8 @@ beforeAll(async () => {
   other = await signingKey('k2');
 });
 
-const token = (k = key, kid?: string) => sign(k, { issuer: ISSUER, audience: 'kit-test', subject: 'a', exp: epoch(300), kid });
+const token = (k = key, kid?: string) =>
+  sign(k, { issuer: ISSUER, audience: 'kit-test', subject: 'a', exp: epoch(300), kid });
 /** The payload of `jwt` as `source` verifies it, or the error it refuses it with. */
 async function check(source: KeySource, jwt: string): Promise<unknown> {
   try {
@@ -65,9 +73,7 @@ describe('the keys file identity writes', () => {
       expect(await source.available()).toBe(false);
       return (err as Error).message;
     };
-    expect(await why()).toBe(
-      `there is no keys file at ${file} (the identity service writes it when it starts)`,
-    );
+    expect(await why()).toBe(`there is no keys file at ${file} (the identity service writes it when it starts)`);
     expect(source.loads).toBe(0);
     for (const [content, message] of [
       ['{not json', `${file} is not a JSON Web Key Set`],
@@ -75,7 +81,10 @@ describe('the keys file identity writes', () => {
       ['{"keys":"k1"}', `${file} holds no public key`],
       ['{"keys":[]}', `${file} holds no public key`],
       // Private keys are never handed to a verifier, nor members that are not keys at all.
-      [JSON.stringify({ keys: [{ ...key.jwk, d: 'private' }, null, 'k1', { kid: 'k1' }, { kty: 1 }] }), `${file} holds no public key`],
+      [
+        JSON.stringify({ keys: [{ ...key.jwk, d: 'private' }, null, 'k1', { kid: 'k1' }, { kty: 1 }] }),
+        `${file} holds no public key`,
+      ],
       [JSON.stringify({ keys: [{ kty: 'EC', kid: 'k1' }] }), undefined],
     ] as const) {
       writeFileSync(file, content);
@@ -251,7 +260,13 @@ describe('the pinned keys of an identity elsewhere', () => {
 
   it('a thumbprint is 43 base64url characters (RFC 7638, SHA-256)', () => {
     expect(THUMBPRINT.test(pinnedThumbprint)).toBe(true);
-    for (const bad of ['a'.repeat(42), 'a'.repeat(44), `${'a'.repeat(42)}=`, `${'a'.repeat(42)}+`, ` ${'a'.repeat(43)}`])
+    for (const bad of [
+      'a'.repeat(42),
+      'a'.repeat(44),
+      `${'a'.repeat(42)}=`,
+      `${'a'.repeat(42)}+`,
+      ` ${'a'.repeat(43)}`,
+    ])
       expect(THUMBPRINT.test(bad), bad).toBe(false);
     expect(THUMBPRINT.test(`-_${'Az09'.repeat(10)}a`)).toBe(true);
   });

@@ -39,7 +39,11 @@ describe('trustIdentity', () => {
     const t = trust({ identityUrl: 'http://127.0.0.1:9001', identityKeysFile: 'rel/keys.json' });
     expect(t.keys).toEqual({ file: resolve('rel/keys.json') });
     expect(t.channel.where).toBe(`its socket ${resolve('rel/identity.sock')}`);
-    const both = trust({ identityUrl: 'http://127.0.0.1:9001', identityKeysFile: '/srv/id/k.json', identitySocket: 'id.sock' });
+    const both = trust({
+      identityUrl: 'http://127.0.0.1:9001',
+      identityKeysFile: '/srv/id/k.json',
+      identitySocket: 'id.sock',
+    });
     expect(both.channel.where).toBe(`its socket ${resolve('id.sock')}`);
     // Elsewhere, a keys file kept on this machine is enough for the keys; the calls go over https.
     const far = trust({ identityUrl: 'https://id.example.com', identityKeysFile: '/srv/id/k.json' });
@@ -54,12 +58,18 @@ describe('trustIdentity', () => {
     const here = trust({ identityUrl: 'http://127.0.0.1:8001', identityKeyThumbprints: [A] });
     expect(here.keys).toEqual({ jwksUrl: 'http://127.0.0.1:8001/.well-known/jwks.json', thumbprints: [A] });
     expect(here.channel.where).toBe(`its socket ${join(folder, 'identity.sock')}`);
-    const socket = trust({ identityUrl: 'http://id.example.com', identityKeyThumbprints: [A], identitySocket: '/run/id.sock' });
+    const socket = trust({
+      identityUrl: 'http://id.example.com',
+      identityKeyThumbprints: [A],
+      identitySocket: '/run/id.sock',
+    });
     expect(socket.channel.where).toBe('its socket /run/id.sock');
   });
 
   it('refuses both a keys file and thumbprints', () => {
-    expect(refusal({ identityUrl: 'http://127.0.0.1:8001', identityKeysFile: '/k.json', identityKeyThumbprints: [A] })).toBe(
+    expect(
+      refusal({ identityUrl: 'http://127.0.0.1:8001', identityKeysFile: '/k.json', identityKeyThumbprints: [A] }),
+    ).toBe(
       "Set one of DEMO_IDENTITY_KEYS_FILE and DEMO_IDENTITY_KEY_THUMBPRINTS, not both: the keys come from the file, or from the identity service's published set filtered by the thumbprints.",
     );
   });
@@ -74,14 +84,19 @@ describe('trustIdentity', () => {
   it('refuses plain http to another machine without a socket', () => {
     expect(refusal({ identityUrl: 'http://id.example.com', identityKeyThumbprints: [A] })).toBe(
       'DEMO_IDENTITY_URL is plain http to another machine (http://id.example.com): nothing proves who answers there, and this service sends it tokens and its own secrets. ' +
-        'Use an https:// URL, or set DEMO_IDENTITY_SOCKET to the identity service\u2019s socket.'.replace('\u2019', "'"),
+        'Use an https:// URL, or set DEMO_IDENTITY_SOCKET to the identity service\u2019s socket.'.replace(
+          '\u2019',
+          "'",
+        ),
     );
   });
 
   it('refuses a socket path longer than the system takes (103 bytes), counting bytes, not characters', () => {
     const at = (bytes: number, char = 's') => `/${char.repeat(bytes - '/identity.sock'.length - 1)}/identity.sock`;
     expect(Buffer.byteLength(at(103))).toBe(103);
-    expect(trust({ identityUrl: 'http://127.0.0.1:8001', identitySocket: at(103) }).channel.where).toBe(`its socket ${at(103)}`);
+    expect(trust({ identityUrl: 'http://127.0.0.1:8001', identitySocket: at(103) }).channel.where).toBe(
+      `its socket ${at(103)}`,
+    );
     expect(refusal({ identityUrl: 'http://127.0.0.1:8001', identitySocket: at(104) })).toBe(
       `The identity service's socket ${at(104)} is 104 bytes long; the system takes at most 103. ` +
         'Give identity a shorter data folder (IDENTITY_DATA_DIR, or --data-dir) and DEMO_IDENTITY_SOCKET with it.',
@@ -96,7 +111,9 @@ describe('trustIdentity', () => {
     Object.defineProperty(process, 'platform', { ...platform, value: 'win32' });
     try {
       const long = `/${'s'.repeat(200)}/identity.sock`;
-      expect(trust({ identityUrl: 'http://127.0.0.1:8001', identitySocket: long }).channel.where).toBe(`its socket ${long}`);
+      expect(trust({ identityUrl: 'http://127.0.0.1:8001', identitySocket: long }).channel.where).toBe(
+        `its socket ${long}`,
+      );
     } finally {
       Object.defineProperty(process, 'platform', platform);
     }
@@ -118,8 +135,12 @@ describe('identityTrustSettings', () => {
 
   it('says in its help text where each comes from by default and what it replaces', () => {
     expect(settings.identityKeysFile.description).toMatch(/\(a JWK set\).*\(public-keys\.json\).*Default: that file/);
-    expect(settings.identityKeyThumbprints.description).toMatch(/thumbprints \(RFC 7638\).*Instead of IDENTITY_KEYS_FILE\.$/);
-    expect(settings.identitySocket.description).toMatch(/\(identity\.sock;.*Default: beside the keys file.*https:\/\/ IDENTITY_URL needs none\.$/);
+    expect(settings.identityKeyThumbprints.description).toMatch(
+      /thumbprints \(RFC 7638\).*Instead of IDENTITY_KEYS_FILE\.$/,
+    );
+    expect(settings.identitySocket.description).toMatch(
+      /\(identity\.sock;.*Default: beside the keys file.*https:\/\/ IDENTITY_URL needs none\.$/,
+    );
   });
 
   it('takes text for the keys file and the socket, and a list of thumbprints: at least one, each 43 base64url characters', () => {
@@ -131,7 +152,9 @@ describe('identityTrustSettings', () => {
       expect(r.success, text).toBe(false);
       return r.error!.issues.map((i) => i.message).join('; ');
     };
-    expect(why(`${A}, sha256:abc`)).toBe('must be comma-separated SHA-256 JWK thumbprints (RFC 7638), 43 base64url characters each');
+    expect(why(`${A}, sha256:abc`)).toBe(
+      'must be comma-separated SHA-256 JWK thumbprints (RFC 7638), 43 base64url characters each',
+    );
     expect(why('')).toMatch(/name at least one thumbprint/);
     expect(why(' , ')).toMatch(/name at least one thumbprint/);
   });

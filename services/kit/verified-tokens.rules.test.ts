@@ -7,7 +7,14 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { epoch, ownerOnlyFolder, sign, signingKey, writeKeySet, type SigningKey } from '../../test/support/signing-keys.ts';
+import {
+  epoch,
+  ownerOnlyFolder,
+  sign,
+  signingKey,
+  writeKeySet,
+  type SigningKey,
+} from '../../test/support/signing-keys.ts';
 import { createTokenVerifier, type TokenVerifier } from './auth.ts';
 import { DEFAULT_VERIFIED_TOKENS_BYTES, rememberVerifiedTokens } from './verified-tokens.ts';
 

@@ -180,7 +180,14 @@ describe('cliEnvironment and runEnvironment', () => {
   });
 
   it('on Windows, compares names without regard to case', () => {
-    const env = { Path: 'C:\\bin', systemroot: 'C:\\Windows', lc_all: 'C', Xdg_Data_Home: 'D', Api_Key: 'no', lc_: 'no' };
+    const env = {
+      Path: 'C:\\bin',
+      systemroot: 'C:\\Windows',
+      lc_all: 'C',
+      Xdg_Data_Home: 'D',
+      Api_Key: 'no',
+      lc_: 'no',
+    };
     expect(cliEnvironment(env, 'win32')).toEqual({
       Path: 'C:\\bin',
       systemroot: 'C:\\Windows',

@@ -70,7 +70,13 @@ const SHAPES: [string, string[], string[]][] = [
   [
     'an OpenAI API key',
     [`sk-${L(20)}T3BlbkFJ${L(20)}`, `sk-proj-${L(40)}`, `sk-${L(48)}`],
-    [`sk-aT3BlbkFJ${L(20)}${ASKED}`, `sk-${L(20)}T3BlbkFJab${ASKED}`, `sk-proj-abc${ASKED}`, `sk-a ${ASKED}`, `sk-${L(49)}`],
+    [
+      `sk-aT3BlbkFJ${L(20)}${ASKED}`,
+      `sk-${L(20)}T3BlbkFJab${ASKED}`,
+      `sk-proj-abc${ASKED}`,
+      `sk-a ${ASKED}`,
+      `sk-${L(49)}`,
+    ],
   ],
   [
     'a Google API key',
@@ -105,7 +111,12 @@ const SHAPES: [string, string[], string[]][] = [
   [
     'a Discord token',
     [`M${L(24)}.${L(6)}.${L(30)}`],
-    [`Ma.${L(6)}.${L(30)}${ASKED}`, `M${L(24)}.a.${L(30)}${ASKED}`, `M${L(24)}.${L(6)}.a ${ASKED}`, `A${L(24)}.${L(6)}.${L(30)}`],
+    [
+      `Ma.${L(6)}.${L(30)}${ASKED}`,
+      `M${L(24)}.a.${L(30)}${ASKED}`,
+      `M${L(24)}.${L(6)}.a ${ASKED}`,
+      `A${L(24)}.${L(6)}.${L(30)}`,
+    ],
   ],
   ['an Atlassian token', [`ATATT3${L(58)}_=`], [`ATATT3abc${ASKED}`]],
   ['an Azure storage key', [`AccountKey=${fill('ab+/', 86)}==`], [`AccountKey=abc==${ASKED}`]],
@@ -126,7 +137,15 @@ describe('the shapes people paste by mistake', () => {
   }
 
   it('asks the shapes of a text with a run of 15 token characters of any kind (letters at both ends of each range, digits, - . / _ + =), or a PEM header', () => {
-    for (const ten of ['aaaaaaaaaa', 'zzzzzzzzzz', 'AAAAAAAAAA', 'ZZZZZZZZZZ', '----------', '9999999999', '0000000000'])
+    for (const ten of [
+      'aaaaaaaaaa',
+      'zzzzzzzzzz',
+      'AAAAAAAAAA',
+      'ZZZZZZZZZZ',
+      '----------',
+      '9999999999',
+      '0000000000',
+    ])
       expect(fastShape(`xoxb-${ten}`), ten).toBe('a Slack token');
     // The run is broken where the token character would be, were it not one.
     expect(fastShape(`glpat-${L(8)}_${L(11)}`)).toBe('a GitLab token');
@@ -149,12 +168,47 @@ describe('connection strings', () => {
   });
 
   it('keeps one whose password is plainly a placeholder', () => {
-    for (const password of ['${DB_PASSWORD}', '$DB', '${db}', '$_x1', '${DB', '<password>', '<>', '*', '****', 'x', 'xxxx', '...', '%PASSWORD%', '%_%', '{{ db.password }}', '{{}}'])
+    for (const password of [
+      '${DB_PASSWORD}',
+      '$DB',
+      '${db}',
+      '$_x1',
+      '${DB',
+      '<password>',
+      '<>',
+      '*',
+      '****',
+      'x',
+      'xxxx',
+      '...',
+      '%PASSWORD%',
+      '%_%',
+      '{{ db.password }}',
+      '{{}}',
+    ])
       expect(fastShape(`postgres://ada:${password}@db.example.com/app`), password).toBeUndefined();
   });
 
   it('refuses one whose password only resembles a placeholder', () => {
-    for (const password of ['$1abc', 'DB}', '${D-B}', '<pass>word', 'my<pass>', '**x', 'x**', 'xy', 'yx', '....', '..', '%1%', '%DB', '{{pw}', '{pw}}', 'abcx', 'xabc'])
+    for (const password of [
+      '$1abc',
+      'DB}',
+      '${D-B}',
+      '<pass>word',
+      'my<pass>',
+      '**x',
+      'x**',
+      'xy',
+      'yx',
+      '....',
+      '..',
+      '%1%',
+      '%DB',
+      '{{pw}',
+      '{pw}}',
+      'abcx',
+      'xabc',
+    ])
       expect(fastShape(`postgres://ada:${password}@db.example.com/app`), password).toBe(
         'a connection string with a password',
       );
@@ -181,9 +235,21 @@ describe('Authorization headers', () => {
   });
 
   it('keeps Basic placeholders and what does not decode to user:password text', () => {
-    for (const up of ['username:password', 'ada:', ':hunter2hunter2', 'adahunter2', 'ada:<password>', 'ada:$PASSWORD', 'ada:****'])
+    for (const up of [
+      'username:password',
+      'ada:',
+      ':hunter2hunter2',
+      'adahunter2',
+      'ada:<password>',
+      'ada:$PASSWORD',
+      'ada:****',
+    ])
       expect(fastShape(`Authorization: Basic ${basic(up)}`), up).toBeUndefined();
-    for (const bytes of [Buffer.from('\u0001a:hunter2hunter2'), Buffer.from('a:hunter2hunter2\u0001'), Buffer.from('a:h\u00e9llo2')])
+    for (const bytes of [
+      Buffer.from('\u0001a:hunter2hunter2'),
+      Buffer.from('a:hunter2hunter2\u0001'),
+      Buffer.from('a:h\u00e9llo2'),
+    ])
       expect(fastShape(`Authorization: Basic ${basic(bytes)}`)).toBeUndefined();
   });
 
@@ -277,7 +343,13 @@ describe('assignments to a secret\u2019s name', () => {
       'secret: ../config/secretsFile',
     ])
       expect(fastShape(text), text).toBeUndefined();
-    for (const text of ['password: /Xk9mQ2pL7vR3', 'password: /qwrtzpxkvbnm', 'pwd: .../home/ada/x', 'pwd=/home//adalovelace', 'pwd: /home/ada!/x'])
+    for (const text of [
+      'password: /Xk9mQ2pL7vR3',
+      'password: /qwrtzpxkvbnm',
+      'pwd: .../home/ada/x',
+      'pwd=/home//adalovelace',
+      'pwd: /home/ada!/x',
+    ])
       expect(fastShape(text), text).toBe(ASSIGNMENT);
   });
 
@@ -289,9 +361,25 @@ describe('assignments to a secret\u2019s name', () => {
   });
 
   it('a member named like a secret is checked as an assignment (SECRET_MEMBER)', () => {
-    for (const name of ['password', 'DB_PASSWORD', 'clientSecret', 'OPENAI_API_KEY', 'Authorization', 'x-api-key', 'bearer_token'])
+    for (const name of [
+      'password',
+      'DB_PASSWORD',
+      'clientSecret',
+      'OPENAI_API_KEY',
+      'Authorization',
+      'x-api-key',
+      'bearer_token',
+    ])
       expect(SECRET_MEMBER.test(name), name).toBe(true);
-    for (const name of ['passwords', 'secretary', 'author', 'my password', 'password!', `${'a'.repeat(41)}password`, 'tokenizer'])
+    for (const name of [
+      'passwords',
+      'secretary',
+      'author',
+      'my password',
+      'password!',
+      `${'a'.repeat(41)}password`,
+      'tokenizer',
+    ])
       expect(SECRET_MEMBER.test(name), name).toBe(false);
     expect(SECRET_MEMBER.test(`${'a'.repeat(40)}password`)).toBe(true);
   });
@@ -371,9 +459,26 @@ describe('this app\u2019s own secrets, however they are written', () => {
 
 describe('worthSecretlint: which strings secretlint reads', () => {
   it('every string with a URL, a key block or an "@", and every run of 16+ token characters that is not plain words', () => {
-    for (const text of ['a://b', '-----BEGIN x', 'ada@example', 'abcdefghijklmnopq', 'abc1defghijklmnop', '9abc_defgh_ijklm', 'abc_defgh_ijklm9', 'abc_def_ghijklmnopqrstu'])
+    for (const text of [
+      'a://b',
+      '-----BEGIN x',
+      'ada@example',
+      'abcdefghijklmnopq',
+      'abc1defghijklmnop',
+      '9abc_defgh_ijklm',
+      'abc_defgh_ijklm9',
+      'abc_def_ghijklmnopqrstu',
+    ])
       expect(worthSecretlint(text), text).toBe(true);
-    for (const text of ['hello world', 'version 2 of it', 'some_snake_case_name', 'Some-Words/Herein', 'abc_def_ghij_klmn', 'Abc_Def_Ghij_Klmn', ''])
+    for (const text of [
+      'hello world',
+      'version 2 of it',
+      'some_snake_case_name',
+      'Some-Words/Herein',
+      'abc_def_ghij_klmn',
+      'Abc_Def_Ghij_Klmn',
+      '',
+    ])
       expect(worthSecretlint(text), text).toBe(false);
   });
 });
@@ -407,7 +512,9 @@ describe('findCredential and refuseCredentials', () => {
         { where: 'body.b', text: `the token is ${figma}` },
       ]),
     ).toEqual({ kind: 'a credential', where: 'body.b' });
-    expect(await findCredential([{ where: () => 'body.c', text: `the token is ${figma.replace('_', '%5F')}` }])).toEqual({
+    expect(
+      await findCredential([{ where: () => 'body.c', text: `the token is ${figma.replace('_', '%5F')}` }]),
+    ).toEqual({
       kind: 'a credential',
       where: 'body.c',
     });
@@ -415,8 +522,12 @@ describe('findCredential and refuseCredentials', () => {
   });
 
   it('leaves a placeholder password in a URL out of what secretlint reads', async () => {
-    expect(await findCredential([{ where: 'body.e', text: 'postgres://ada:${DB_PASSWORD}@db.example.com/app' }])).toBeUndefined();
-    expect(await findCredential([{ where: 'body.e', text: 'postgres://ada:<password>@db.example.com/app' }])).toBeUndefined();
+    expect(
+      await findCredential([{ where: 'body.e', text: 'postgres://ada:${DB_PASSWORD}@db.example.com/app' }]),
+    ).toBeUndefined();
+    expect(
+      await findCredential([{ where: 'body.e', text: 'postgres://ada:<password>@db.example.com/app' }]),
+    ).toBeUndefined();
   });
 
   it('refuses with 422 naming the place and the kind, never the string', async () => {

@@ -4,7 +4,13 @@ import { fieldKey, normaliseKey } from './field-key.ts';
 
 describe('normaliseKey: one key however it is written', () => {
   it('camelCase, spaces and hyphens are one snake_case key', () => {
-    for (const raw of ['favouriteColour', 'Favourite Colour', 'favourite-colour', 'FAVOURITE_COLOUR', ' favourite  colour '])
+    for (const raw of [
+      'favouriteColour',
+      'Favourite Colour',
+      'favourite-colour',
+      'FAVOURITE_COLOUR',
+      ' favourite  colour ',
+    ])
       expect(normaliseKey(raw), raw).toBe('favourite_colour');
   });
 

@@ -250,7 +250,9 @@ describe('each rule of a signal address, in its own words', () => {
     expect(parseSignalPrefix('http://u@x:*')).toMatch(/is not a URL such as|without user information/);
     expect(parseSignalPrefix('ftp://x')).toBe('"ftp://x" is not an http or https address');
     for (const bad of ['http:x', 'http:/x', 'http://u@x', 'http://:p@x', 'http://x/@'])
-      expect(parseSignalPrefix(bad), bad).toBe(`"${bad}" must be scheme://host[:port][/path], without user information`);
+      expect(parseSignalPrefix(bad), bad).toBe(
+        `"${bad}" must be scheme://host[:port][/path], without user information`,
+      );
     for (const bad of ['http://x/?', 'http://x/#', 'http://x/?a=1', 'http://x#f'])
       expect(parseSignalPrefix(bad), bad).toBe(`"${bad}" must not have a query or a fragment`);
   });
@@ -287,7 +289,9 @@ describe('each rule of a signal address, in its own words', () => {
     );
     // (A whole segment of %2E%2E is ".." to the parser, which resolves it before the path is compared.)
     for (const raw of ['http://127.0.0.1:9000/a%2Eb', 'http://127.0.0.1:9000/a%2fb', 'http://127.0.0.1:9000/a%5Cb'])
-      expect(loopback.refusal(raw), raw).toBe('signal_url\u2019s path must not encode ".", "/" or "\\" (%2E, %2F, %5C)');
+      expect(loopback.refusal(raw), raw).toBe(
+        'signal_url\u2019s path must not encode ".", "/" or "\\" (%2E, %2F, %5C)',
+      );
   });
 
   it('refuses user information behind extra slashes, which the URL parser skips', () => {
@@ -321,7 +325,10 @@ describe('each rule of a signal address, in its own words', () => {
   });
 
   it('a path is under a prefix at a segment boundary, whether the prefix ends in "/" or not', () => {
-    const a = new SignalAddresses(prefixes('http://127.0.0.1:9000/a/b', 'http://127.0.0.1:9001/c/', 'http://127.0.0.1:9002/'), []);
+    const a = new SignalAddresses(
+      prefixes('http://127.0.0.1:9000/a/b', 'http://127.0.0.1:9001/c/', 'http://127.0.0.1:9002/'),
+      [],
+    );
     expect(a.refusal('http://127.0.0.1:9000/a/b')).toBeUndefined();
     expect(a.refusal('http://127.0.0.1:9000/a/b/c')).toBeUndefined();
     expect(a.refusal('http://127.0.0.1:9000/a/bc')).toMatch(/allowed prefix/);
