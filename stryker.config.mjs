@@ -33,6 +33,9 @@ export default {
   cleanTempDir: true,
   // Two cores, shared: one test process per core.
   concurrency: 2,
+  // A mutant that loops for ever is stopped after this (and 1.5 times its tests' own time); on a machine shared
+  // with other work the default 5 s also stopped mutants that were merely slow, and each stop restarts a runner.
+  timeoutMS: 10_000,
   thresholds: { high: 95, low: 90, break: null },
   ignorePatterns: ['out', 'dist', 'release', 'test-artifacts', 'reports', '.data', '.venv', 'docs/screenshots'],
 };

@@ -47,6 +47,7 @@ describe('urlPath, each refusal in its own words', () => {
     const whole = new TypeError('urlPath: a value must be a whole segment between slashes.');
     expect(() => urlPath`/v1${'a'}/`).toThrow(whole);
     expect(() => urlPath`/v1/${'a'}b`).toThrow(whole);
+    expect(() => urlPath`/v1/${'a'}b/`).toThrow(whole);
     expect(() => urlPath`/v1/${'a'}/x${'b'}`).toThrow(whole);
     expect(() => urlPath`/v1/${'a'}/${'b'}c`).toThrow(whole);
     expect(urlPath`/v1/${'a b'}/${'c/d'}/e/${3}`).toBe('/v1/a%20b/c%2Fd/e/3');

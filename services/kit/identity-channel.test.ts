@@ -119,6 +119,7 @@ describe('the channel over identity\u2019s socket', () => {
     expect(await channel.call({ path: '/empty' })).toMatchObject({ status: 204, body: undefined });
     expect(await channel.call({ path: '/text' })).toMatchObject({ status: 200, body: undefined });
     expect(((await channel.call({ path: '/four-mib' })).body as string).length).toBe(4 * 1024 * 1024 - 2);
+    await expect(channel.call({ path: '/over-four-mib' })).rejects.toMatchObject({ name: 'IdentityUnreachable' });
     await expect(channel.call({ path: '/over-four-mib' })).rejects.toThrow(
       new IdentityUnreachable(`the identity service does not answer on its socket ${path}`),
     );
@@ -129,6 +130,22 @@ describe('the channel over identity\u2019s socket', () => {
     await expect(channel.call({ path: '/silent', timeoutMs: 50 })).rejects.toThrow(
       `the identity service does not answer on its socket ${path}`,
     );
+  });
+
+  it('keeps one connection open for the calls that follow one another', async () => {
+    const keeping = ownerOnlyFolder('channel-keep');
+    const kept = recordingServer(ROUTES);
+    let connections = 0;
+    kept.server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => kept.server.listen(join(keeping, 'identity.sock'), resolve));
+    try {
+      const reused = overSocket('http://127.0.0.1:8001', join(keeping, 'identity.sock'));
+      for (let i = 0; i < 3; i++) expect((await reused.call({ path: '/healthy' })).status).toBe(200);
+      expect(connections).toBe(1);
+    } finally {
+      kept.server.closeAllConnections();
+      await new Promise((resolve) => kept.server.close(resolve));
+    }
   });
 
   it('answers() is whether /healthy answers 200', async () => {

@@ -52,6 +52,23 @@ describe('the keys file identity writes', () => {
     expect(source.loads).toBe(1);
   });
 
+  it('reads a file rewritten in place, of the same size, again at once: its times tell, to the nanosecond', async () => {
+    const file = join(ownerOnlyFolder('keys-in-place'), 'public-keys.json');
+    writeKeySet(file, [key.jwk]);
+    const source = keySource({ file }, { cooldownMs: 600_000 });
+    expect(await check(source, await token())).toBe('a');
+    const before = JSON.stringify({ keys: [key.jwk] });
+    const after = JSON.stringify({ keys: [other.jwk] });
+    expect(after.length).toBe(before.length);
+    writeFileSync(file, after);
+    expect(await check(source, await token(other))).toBe('a');
+    expect(source.loads).toBe(2);
+    // Asking whether keys are at hand reads nothing again while the file is unchanged.
+    expect(await source.available()).toBe(true);
+    expect(await source.available()).toBe(true);
+    expect(source.loads).toBe(2);
+  });
+
   it('reads the file again at once when identity rewrites it, and lets go of a key it removed', async () => {
     const file = join(ownerOnlyFolder('keys-rotate'), 'public-keys.json');
     writeKeySet(file, [key.jwk]);
@@ -74,6 +91,7 @@ describe('the keys file identity writes', () => {
       return (err as Error).message;
     };
     expect(await why()).toBe(`there is no keys file at ${file} (the identity service writes it when it starts)`);
+    expect(new KeysUnavailable('x').name).toBe('KeysUnavailable');
     expect(source.loads).toBe(0);
     for (const [content, message] of [
       ['{not json', `${file} is not a JSON Web Key Set`],
@@ -199,6 +217,8 @@ describe('the pinned keys of an identity elsewhere', () => {
     const path = publish({ keys: [other.jwk, key.jwk] });
     const source = keySource({ jwksUrl: `${base}${path}`, thumbprints: [pinnedThumbprint] });
     expect(source.where).toBe(`the pinned keys of the identity service at ${base}${path}`);
+    // Asked first, it fetches the set to answer.
+    expect(await source.available()).toBe(true);
     expect(await check(source, await token())).toBe('a');
     expect(await check(source, await token(other))).toBeInstanceOf(errors.JWKSNoMatchingKey);
     expect(await source.available()).toBe(true);

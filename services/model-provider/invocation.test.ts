@@ -179,6 +179,10 @@ describe('cliEnvironment and runEnvironment', () => {
     expect(cliEnvironment(env, 'darwin')).toEqual(expected);
   });
 
+  it('passes no variable that is not set', () => {
+    expect(Object.keys(cliEnvironment({ HOME: undefined, USER: 'u' }, 'linux'))).toEqual(['USER']);
+  });
+
   it('on Windows, compares names without regard to case', () => {
     const env = {
       Path: 'C:\\bin',

@@ -10,6 +10,7 @@ import {
   fastShape,
   findCredential,
   looksRandom,
+  mayHoldToken,
   readable,
   refuseCredentials,
   SECRET_MEMBER,
@@ -53,7 +54,13 @@ const SHAPES: [string, string[], string[]][] = [
   ],
   [
     'an AWS secret key',
-    [`aws_secret_access_key = ${fill('ab/+=', 40)}`, `AWSSECRETKEY:"${L(40)}"`, `aws_secret_key=${L(40)}`],
+    [
+      `aws_secret_access_key = ${fill('ab/+=', 40)}`,
+      `AWSSECRETKEY:"${L(40)}"`,
+      `aws_secret_key=${L(40)}`,
+      `aws_secret_accesskey=${L(40)}`,
+      `{"aws_secret_access_key": "${L(40)}"}`,
+    ],
     [`aws_secret_key = abc${ASKED}`, `aws_secret_key = ${L(41)}`],
   ],
   [
@@ -69,7 +76,7 @@ const SHAPES: [string, string[], string[]][] = [
   ['an Anthropic API key', [`sk-ant-api03-${L(18)}_-`], [`sk-ant-api03-abc${ASKED}`, `sk-ant-api3-${L(20)}`]],
   [
     'an OpenAI API key',
-    [`sk-${L(20)}T3BlbkFJ${L(20)}`, `sk-proj-${L(40)}`, `sk-${L(48)}`],
+    [`sk-${L(21)}T3BlbkFJ${L(21)}`, `sk-${L(19)}_-T3BlbkFJ_-${L(19)}`, `sk-proj-${L(40)}`, `sk-${L(48)}`],
     [
       `sk-aT3BlbkFJ${L(20)}${ASKED}`,
       `sk-${L(20)}T3BlbkFJab${ASKED}`,
@@ -116,6 +123,7 @@ const SHAPES: [string, string[], string[]][] = [
       `M${L(24)}.a.${L(30)}${ASKED}`,
       `M${L(24)}.${L(6)}.a ${ASKED}`,
       `A${L(24)}.${L(6)}.${L(30)}`,
+      `M${L(24)}.${L(6)}.${L(39)}`,
     ],
   ],
   ['an Atlassian token', [`ATATT3${L(58)}_=`], [`ATATT3abc${ASKED}`]],
@@ -154,6 +162,18 @@ describe('the shapes people paste by mistake', () => {
     // Fourteen characters are no run: a Slack token is at least fifteen.
     expect(fastShape('xoxb-123456789')).toBeUndefined();
   });
+
+  it('mayHoldToken: 15 token characters in a row (letters, digits, - . / _ + =), or a PEM header; nothing else', () => {
+    for (const text of ['a'.repeat(15), 'zZAa09-./_+=xyz', `x ${'9'.repeat(15)} y`, '-----BEGIN', 'x-----BEGIN PUBLIC'])
+      expect(mayHoldToken(text), text).toBe(true);
+    // Each neighbour of a token range, and other characters, break a run.
+    for (const c of [' ', '!', ',', ':', '@', '[', '`', '{', '~', '\u00e9', '"', '*', '<', '?', '^', '|', '\n'])
+      expect(mayHoldToken(`abcdefg${c}hijklmn${c}opq`), JSON.stringify(c)).toBe(false);
+    for (const c of ['!', ':', '[', '~', '{', '`', '@', ' ']) expect(mayHoldToken(c.repeat(20)), c).toBe(false);
+    expect(mayHoldToken('a'.repeat(14))).toBe(false);
+    expect(mayHoldToken('')).toBe(false);
+    expect(mayHoldToken('-----BEGI')).toBe(false);
+  });
 });
 
 describe('connection strings', () => {
@@ -183,7 +203,7 @@ describe('connection strings', () => {
       '...',
       '%PASSWORD%',
       '%_%',
-      '{{ db.password }}',
+      '{{db.password}}',
       '{{}}',
     ])
       expect(fastShape(`postgres://ada:${password}@db.example.com/app`), password).toBeUndefined();
@@ -259,10 +279,13 @@ describe('Authorization headers', () => {
       'authorization="token kQmZxTrwPLbn"',
       "Authorization : 'bearer  kQmZxTrwPLbn'",
       'AUTHORIZATION=Bearer kQmZxTrwPLbn.,;?',
+      'Authorization: Bearer a1b2c3d4e5.f',
+      '{"Authorization": "Bearer a1b2c3d4e5f6g7"}',
     ])
       expect(fastShape(text), text).toBe('an Authorization header');
     for (const text of [
       'Authorization: Bearer abcdefghi1k',
+      'Authorization: Bearer a1b2c3d4e5f..',
       'Authorization: Bearer kQmZxTrwPLb.,;?',
       'Authorization: Bearer getAccessToken',
       'Authorization: Bearer YOUR_ACCESS_TOKEN',
@@ -302,6 +325,8 @@ describe('assignments to a secret\u2019s name', () => {
       'password: get!AccessToken',
       'password: kQmZxTrwPLbnVcaH',
       'secret = HTTPServer_errorX_y',
+      'password: abcdefghijklmnopq',
+      'password: getABCDEFGHIJKLMNToken',
     ])
       expect(fastShape(text), text).toBe(ASSIGNMENT);
     for (const text of [
@@ -312,6 +337,7 @@ describe('assignments to a secret\u2019s name', () => {
       'secret = process_env_value',
       'password: config.vault.secret_name',
       'token_secret: Foo-barBaz.qux',
+      'password: settings__dbPassword',
     ])
       expect(fastShape(text), text).toBeUndefined();
   });
@@ -351,6 +377,11 @@ describe('assignments to a secret\u2019s name', () => {
       'pwd: /home/ada!/x',
     ])
       expect(fastShape(text), text).toBe(ASSIGNMENT);
+  });
+
+  it('finds an assignment written with escapes, as it reads', () => {
+    expect(fastShape('password%3A hunter2hunter2')).toBe(ASSIGNMENT);
+    expect(fastShape('pass\u200bword: hunter2hunter2')).toBe(ASSIGNMENT);
   });
 
   it('takes the name alone or at the end of a longer one, never inside a word', () => {
@@ -450,6 +481,9 @@ describe('this app\u2019s own secrets, however they are written', () => {
     expect(looksRandom(`Aa0${'az'.repeat(9)}`)).toBe(false);
     expect(looksRandom(`Aa0${'09'.repeat(9)}`)).toBe(false);
     expect(looksRandom(`Aa0${'a@'.repeat(9)}`)).toBe(true);
+    // Each class differs from the others: a capital, a small letter or a digit beside another character is a change.
+    for (const pair of ['A-', 'Z-', 'a-', 'z-', '0-', '9-', 'a~', 'a{', 'A[', 'A@', '0:', '9/', 'a`'])
+      expect(looksRandom(`Aa0${pair.repeat(9)}`), pair).toBe(true);
     // Without a capital, a small letter or a digit it is no random part.
     expect(looksRandom('a1b2c3d4e5f6g7h8i9j0k')).toBe(false);
     expect(looksRandom('A1B2C3D4E5F6G7H8I9J0K')).toBe(false);
@@ -509,7 +543,15 @@ describe('findCredential and refuseCredentials', () => {
     expect(
       await findCredential([
         { where: 'body.a', text: 'plain words only' },
+        { where: 'body.a2', text: 'xyzabcdefghijklmnop' },
         { where: 'body.b', text: `the token is ${figma}` },
+      ]),
+    ).toEqual({ kind: 'a credential', where: 'body.b' });
+    // Strings are read one to a line: one ending in letters does not run into the token of the next.
+    expect(
+      await findCredential([
+        { where: 'body.a', text: 'xyzabcdefghijklmnop' },
+        { where: 'body.b', text: figma },
       ]),
     ).toEqual({ kind: 'a credential', where: 'body.b' });
     expect(
@@ -521,7 +563,13 @@ describe('findCredential and refuseCredentials', () => {
     expect(await findCredential([{ where: 'body.d', text: 'see https://example.com/docs for more' }])).toBeUndefined();
   });
 
-  it('leaves a placeholder password in a URL out of what secretlint reads', async () => {
+  it('leaves a placeholder password in a URL out of what secretlint reads, and nothing else of the URL', async () => {
+    const figma = `figd_${'kQmZxTrwPLbnVcaHdEsYgUfJiOlMpNqR'}${'kQmZxTrwPLbnVcaH'}`;
+    expect(
+      await findCredential([
+        { where: 'body.f', text: `postgres://ada:\${DB_PASSWORD}@db.example.com/app?key=${figma}` },
+      ]),
+    ).toEqual({ kind: 'a credential', where: 'body.f' });
     expect(
       await findCredential([{ where: 'body.e', text: 'postgres://ada:${DB_PASSWORD}@db.example.com/app' }]),
     ).toBeUndefined();

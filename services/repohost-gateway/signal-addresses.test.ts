@@ -249,6 +249,11 @@ describe('each rule of a signal address, in its own words', () => {
     expect(parseSignalPrefix('http://x:*a')).toMatch(/is not a URL such as/);
     expect(parseSignalPrefix('http://u@x:*')).toMatch(/is not a URL such as|without user information/);
     expect(parseSignalPrefix('ftp://x')).toBe('"ftp://x" is not an http or https address');
+    // Only at the start: "http://" further on makes neither a prefix with any port nor an address.
+    expect(parseSignalPrefix('xhttp://x:*')).toMatch(/is not a URL such as/);
+    expect(parseSignalPrefix('http:x/http://y')).toBe(
+      '"http:x/http://y" must be scheme://host[:port][/path], without user information',
+    );
     for (const bad of ['http:x', 'http:/x', 'http://u@x', 'http://:p@x', 'http://x/@'])
       expect(parseSignalPrefix(bad), bad).toBe(
         `"${bad}" must be scheme://host[:port][/path], without user information`,

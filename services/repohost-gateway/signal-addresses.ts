@@ -44,7 +44,8 @@ export function parseSignalPrefix(text: string): SignalPrefix | string {
 }
 
 function under(path: string, prefix: string): boolean {
-  if (prefix === '/' || path === prefix) return true;
+  // A prefix "/" admits every path: each starts with it.
+  if (path === prefix) return true;
   return path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
 }
 
