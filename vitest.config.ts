@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
@@ -9,6 +9,8 @@ export default defineConfig({
       'renderer/**/*.test.ts',
       'test/**/*.test.ts',
     ],
+    // npm run mutate's sandboxes (copies of these very tests) and reports.
+    exclude: [...configDefaults.exclude, '.stryker-tmp/**', 'reports/**'],
     // Builds what changed (main/build/) once per run: tests run the app as `npm run build` leaves it.
     globalSetup: ['main/build/test-setup.ts'],
     // electron-store loads `electron`; inlined, it gets a test's stand-in for Electron (main/electron/settings.test.ts).

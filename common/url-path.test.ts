@@ -35,3 +35,47 @@ describe('urlPath', () => {
     expect(() => urlPath`//evil.example/${'a'}`).toThrow(TypeError);
   });
 });
+
+describe('urlPath, each refusal in its own words', () => {
+  it('says a path starts with one "/"', () => {
+    for (const make of [() => urlPath`v1/${'a'}`, () => urlPath`//x/${'a'}`, () => urlPath``])
+      expect(make).toThrow(new TypeError('urlPath: a path starts with one "/".'));
+    expect(urlPath`/`).toBe('/');
+  });
+
+  it('says a value must be a whole segment, before or after it, for every value', () => {
+    const whole = new TypeError('urlPath: a value must be a whole segment between slashes.');
+    expect(() => urlPath`/v1${'a'}/`).toThrow(whole);
+    expect(() => urlPath`/v1/${'a'}b`).toThrow(whole);
+    expect(() => urlPath`/v1/${'a'}b/`).toThrow(whole);
+    expect(() => urlPath`/v1/${'a'}/x${'b'}`).toThrow(whole);
+    expect(() => urlPath`/v1/${'a'}/${'b'}c`).toThrow(whole);
+    expect(urlPath`/v1/${'a b'}/${'c/d'}/e/${3}`).toBe('/v1/a%20b/c%2Fd/e/3');
+  });
+
+  it('says what is wrong with a value without repeating it', () => {
+    expect(() => urlPath`/v1/${''}`).toThrow(
+      new PathSegmentError('A name in the address is empty; give it at least one character.'),
+    );
+    for (const dots of ['.', '..'])
+      expect(() => urlPath`/v1/${dots}`).toThrow(
+        new PathSegmentError(
+          'A name in the address may not be "." or ".." (it would name another place); choose another.',
+        ),
+      );
+    expect(() => urlPath`/v1/${'\uDC00x'}`).toThrow(
+      new PathSegmentError(
+        'A name in the address is not valid Unicode text (it holds a lone surrogate); send it as ordinary text.',
+      ),
+    );
+    expect(new PathSegmentError('x').name).toBe('PathSegmentError');
+  });
+
+  it("encodes all but letters, digits and -_.!~*'()", () => {
+    expect(urlPath`/${"AZaz09-_.!~*'()"}`).toBe("/AZaz09-_.!~*'()");
+    expect(urlPath`/${' "#%&+,/:;<=>?@[\\]^`{|}'}`).toBe(
+      '/%20%22%23%25%26%2B%2C%2F%3A%3B%3C%3D%3E%3F%40%5B%5C%5D%5E%60%7B%7C%7D',
+    );
+    expect(urlPath`/${'é☃'}`).toBe('/%C3%A9%E2%98%83');
+  });
+});

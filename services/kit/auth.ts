@@ -70,8 +70,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
       throw problem.unauthorized(describeRejection(err, options.audience, issuer));
     }
-    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-    if (aud.length !== 1 || aud[0] !== options.audience) {
+    // jose has checked that this audience is among the token's: it must be the only one.
+    if (Array.isArray(payload.aud) && payload.aud.length !== 1) {
       throw problem.unauthorized(
         `The token must be minted for exactly the audience "${options.audience}"; ask the identity service for one.`,
       );
@@ -94,7 +94,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
 /** The credential of an `Authorization: Bearer <credential>` header; the scheme is case-insensitive (RFC 9110 §11.1). */
 export function bearerToken(authorization: string | undefined): string | undefined {
-  return /^bearer +(\S+)$/i.exec(authorization?.trim() ?? '')?.[1];
+  return authorization === undefined ? undefined : /^bearer +(\S+)$/i.exec(authorization.trim())?.[1];
 }
 
 function describeRejection(err: unknown, audience: string, issuer: string): string {

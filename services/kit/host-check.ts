@@ -4,11 +4,13 @@ import { Problem } from './problem.ts';
 
 /** A Host header split into its name (lower case, IPv6 without brackets) and port; undefined when it is not one. */
 export function parseHostHeader(header: string | undefined): { name: string; port?: number } | undefined {
-  const match = /^(?:\[([0-9a-f:.]+)\]|([^\s:[\]/@?#]+))(?::(\d{1,5}))?$/i.exec(header?.trim() ?? '');
+  if (header === undefined) return undefined;
+  const match = /^(?:\[([0-9a-f:.]+)\]|([^\s:[\]/@?#]+))(?::(\d{1,5}))?$/i.exec(header.trim());
   if (!match) return undefined;
-  const port = match[3] === undefined ? undefined : Number(match[3]);
-  if (port !== undefined && port > 65535) return undefined;
-  return { name: (match[1] ?? match[2]!).toLowerCase(), ...(port === undefined ? {} : { port }) };
+  const name = (match[1] ?? match[2]!).toLowerCase();
+  if (match[3] === undefined) return { name };
+  const port = Number(match[3]);
+  return port > 65535 ? undefined : { name, port };
 }
 
 /**

@@ -62,7 +62,8 @@ function keysFromFile(file: string, { cooldownMs = 5_000, now = Date.now }: KeyS
   let stamp: string | undefined;
   let set: LocalJWKSet | undefined;
   let kids = new Set<string>();
-  let why = `there is no keys file at ${file} yet (the identity service writes it when it starts)`;
+  // Set by each refresh, which every use runs first.
+  let why: string;
   let lastRead = -Infinity;
   let loads = 0;
 

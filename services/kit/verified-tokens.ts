@@ -31,9 +31,10 @@ export function rememberVerifiedTokens(
   verifier: TokenVerifier,
   { maxBytes, now = Date.now }: RememberOptions,
 ): RememberedTokens {
-  const accepted = new Map<string, { principal: Principal; expiresAtMs: number; bytes: number }>();
+  // Keyed by the token; a header without one (undefined) is never a key, so asking for it finds nothing.
+  const accepted = new Map<string | undefined, { principal: Principal; expiresAtMs: number; bytes: number }>();
   let bytes = 0;
-  const forget = (token: string) => {
+  const forget = (token: string | undefined) => {
     const entry = accepted.get(token);
     if (!entry) return;
     accepted.delete(token);
@@ -42,14 +43,15 @@ export function rememberVerifiedTokens(
   return {
     async verify(authorization) {
       const token = bearerToken(authorization);
-      const hit = token === undefined ? undefined : accepted.get(token);
+      const hit = accepted.get(token);
       if (hit && now() < hit.expiresAtMs) {
         // Most recently used goes last, so the budget lets go of tokens nobody sends any more.
-        accepted.delete(token!);
-        accepted.set(token!, hit);
+        accepted.delete(token);
+        accepted.set(token, hit);
         return hit.principal;
       }
-      if (hit) forget(token!);
+      // Expired (or never here): let go of it before it is verified again, which may fail.
+      forget(token);
       const principal = await verifier.verify(authorization);
       const exp = decodeJwt(principal.token).exp;
       const size = principal.token.length + principal.account.length + ENTRY_OVERHEAD_BYTES;

@@ -67,7 +67,8 @@ const SHAPES: Shape[] = [
   { name: 'a Docker Hub token', pattern: /\bdckr_pat_[A-Za-z0-9_-]{27,}/ },
   { name: 'a DigitalOcean token', pattern: /\bdo[opr]_v1_[a-f0-9]{64}\b/ },
   { name: 'a Shopify token', pattern: /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b/ },
-  { name: 'a Databricks token', pattern: /\bdapi[a-f0-9]{32}(?:-\d)?\b/ },
+  // A `-1` suffix (the workspace) needs no pattern of its own: the word boundary before its `-` already ends the token.
+  { name: 'a Databricks token', pattern: /\bdapi[a-f0-9]{32}\b/ },
   { name: 'a Groq key', pattern: /\bgsk_[A-Za-z0-9]{48,}\b/ },
   { name: 'an xAI key', pattern: /\bxai-[A-Za-z0-9]{70,}\b/ },
   { name: 'a Replicate token', pattern: /\br8_[A-Za-z0-9]{37}\b/ },
@@ -107,7 +108,7 @@ function hasTokenRun(text: string, length: number): boolean {
  * shortest) or a PEM header, and so does every random part of this app's secrets: a text with neither
  * (most prose) skips them all.
  */
-const mayHoldToken = (text: string) => hasTokenRun(text, 15) || text.includes('-----BEGIN');
+export const mayHoldToken = (text: string) => hasTokenRun(text, 15) || text.includes('-----BEGIN');
 
 const CONNECTION_STRING = /\b([a-z][a-z0-9+.-]{1,24}):\/\/([^\s:/@'"]+):([^\s@/'"]+)@[^\s/'"]+/gi;
 

@@ -30,9 +30,10 @@ export function parseSignalPrefix(text: string): SignalPrefix | string {
     return `"${text}" is not a URL such as http://127.0.0.1:* or https://hooks.example.com/hub`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `"${text}" is not an http or https address`;
-  if (!/^https?:\/\//i.test(text) || url.username || url.password || text.includes('@'))
+  // No user information without an "@", no query or fragment without a "?" or "#": the text tells, even an empty one.
+  if (!/^https?:\/\//i.test(text) || text.includes('@'))
     return `"${text}" must be scheme://host[:port][/path], without user information`;
-  if (url.search || url.hash || /[?#]/.test(text)) return `"${text}" must not have a query or a fragment`;
+  if (/[?#]/.test(text)) return `"${text}" must not have a query or a fragment`;
   return {
     text,
     protocol: url.protocol as SignalPrefix['protocol'],
@@ -43,7 +44,8 @@ export function parseSignalPrefix(text: string): SignalPrefix | string {
 }
 
 function under(path: string, prefix: string): boolean {
-  if (prefix === '/' || path === prefix) return true;
+  // A prefix "/" admits every path: each starts with it.
+  if (path === prefix) return true;
   return path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
 }
 
@@ -70,6 +72,7 @@ export class SignalAddresses {
     } catch {
       return 'signal_url must be an absolute http or https URL';
     }
+    // Both: the parser skips extra slashes (`http:///user@host`), so the authority as split here may be empty.
     const authority = raw.slice(raw.indexOf('//') + 2).split(/[/?#]/)[0]!;
     if (url.username || url.password || authority.includes('@')) {
       return 'signal_url must not carry user information ("user:password@" before the host); send the address of the receiver itself';
