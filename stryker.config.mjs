@@ -3,7 +3,7 @@
  * `npm run mutate`: StrykerJS changes the security modules' rules one at a time (an operator, a bound, an
  * anchor) and runs the tests related to each change (vitest.mutate.config.ts); a change no test notices is a
  * rule no test pins. Each module must keep at least 90 % of its mutants killed (test/support/mutation-scores.mjs
- * prints the table and fails the run below that). Kept out of `npm test` and CI: a run takes about half an hour.
+ * prints the table and fails the run below that). Kept out of `npm test` and CI: a run takes 15 to 25 minutes.
  */
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
